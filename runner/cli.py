@@ -1,0 +1,78 @@
+"""``benchrun`` command line: parses arguments and dispatches, nothing else.
+
+Each sub-command lives in its own module under :mod:`runner.commands` and exposes
+``register(subparsers)``, which adds its parser and sets ``func`` (called with the parsed
+namespace, returning the exit code). Errors a user can fix arrive here as
+:class:`runner.errors.UserError` and leave as one line on stderr with a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from runner import __version__
+from runner.errors import UserError
+
+#: Sub-command modules, in the order ``--help`` lists them.
+COMMAND_MODULES: tuple[str, ...] = (
+    "runner.commands.run",
+    "runner.commands.show",
+    "runner.commands.validate",
+    "runner.commands.system",
+    "runner.commands.analyze",
+)
+
+DESCRIPTION = """\
+benchrun makes performance measurements trustworthy: it runs the workloads of an
+experiment in rounds, pinned to CPUs, stores every reading in SQLite, discards warm-up,
+and reports means with confidence intervals that account for autocorrelation.
+
+  benchrun init > experiment.yaml     write a commented example experiment
+  benchrun validate experiment.yaml   check it without running anything
+  benchrun run experiment.yaml        measure (Ctrl-C is safe; resume with --resume)
+  benchrun show results/NAME          what a campaign holds
+  benchrun system                     this machine, and the settings that add noise
+  benchrun analyze summary data.csv   the same statistics on data benchrun did not measure
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the top-level parser with every registered sub-command."""
+    parser = argparse.ArgumentParser(
+        prog="benchrun",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"benchrun {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``benchrun`` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        code = args.func(args)
+    except UserError as exc:
+        print(f"benchrun: error: {exc.message}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("benchrun: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `benchrun ... | head`: the reader went away; not an error worth a traceback.
+        return 0
+    return int(code or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

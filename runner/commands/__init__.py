@@ -1,0 +1,1 @@
+"""Sub-commands of ``benchrun``: one module each, each exposing ``register(subparsers)``."""

@@ -1,0 +1,75 @@
+"""Launching one round: argv, pinned CPUs, environment, timeout; measuring it.
+
+CONTRACT (ARCHITECTURE.md "Beyond one machine"): an executor is anything with
+``launch(spec: RoundSpec) -> RoundOutcome``. :class:`LocalExecutor` is the only
+implementation; a Slurm executor will be another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from runner.config import ReadingsSpec
+
+RoundStatus = Literal["ok", "failed", "timeout", "interrupted"]
+
+
+@dataclass(frozen=True)
+class RoundSpec:
+    """Everything needed to launch one round.
+
+    ``argv``: the program and its arguments (with ``shell`` a 1-tuple run by ``/bin/sh -c``).
+    ``env``: the complete environment of the child. ``cpus``: CPUs the child is pinned to
+    before exec (``None`` = not pinned). ``timeout``: seconds, after which the child's
+    process group is killed. ``output_limit``: bytes of stdout/stderr tail kept.
+    """
+
+    workload: str
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    timeout: float
+    shell: bool = False
+    cwd: str | None = None
+    cpus: tuple[int, ...] | None = None
+    readings: ReadingsSpec | None = None
+    output_limit: int = 65536
+
+
+@dataclass(frozen=True)
+class RoundOutcome:
+    """What one round did.
+
+    ``wall_ns``: wall time from just before spawn to reaping, monotonic clock, nanoseconds.
+    ``user_s``/``sys_s``: CPU seconds of the child (and its reaped descendants) from wait4.
+    ``max_rss_kib``: peak resident set of the child in KiB (ru_maxrss on Linux).
+    ``exit_code``: the exit status, or ``-signal`` if killed by a signal.
+    ``readings``: values parsed from stdout (empty unless ``spec.readings``).
+    ``reason``: for a non-ok status, one line saying why.
+    ``started_at``: Unix time (s) at launch. ``cpus``: CPUs the child was pinned to.
+    """
+
+    status: RoundStatus
+    wall_ns: int
+    user_s: float
+    sys_s: float
+    max_rss_kib: int
+    exit_code: int | None
+    started_at: float
+    cpus: tuple[int, ...] | None = None
+    readings: tuple[float, ...] = ()
+    reason: str | None = None
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+
+class Executor(Protocol):
+    """Anything that can run a round."""
+
+    def launch(self, spec: RoundSpec) -> RoundOutcome: ...
+
+    def interrupt(self) -> None:
+        """Kill the round in flight (if any) from a signal handler; thread-safe."""
+        ...

@@ -1,0 +1,98 @@
+"""benchrun statistics: pure functions over numpy arrays, numbers in, frozen dataclasses out.
+
+Every method is specified in METHODS.md (section numbers are cited in each docstring).
+No I/O, no printing, no global state; ``stats`` never imports ``runner``.
+
+The public names below are importable as ``from stats import welch``; each lives in the
+module named in :data:`_EXPORTS` (one module per concept) and is loaded on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: public name -> submodule that defines it
+_EXPORTS: dict[str, str] = {
+    # §1 summaries, outliers
+    "summarize": "summary",
+    "Summary": "summary",
+    "describe": "summary",
+    "Description": "summary",
+    "tukey_outliers": "summary",
+    "OutlierResult": "summary",
+    "aggregate": "summary",
+    # §2 warm-up
+    "mser5": "warmup",
+    # §3 autocorrelation and subsessions
+    "autocorrelation": "autocorr",
+    "acf": "autocorr",
+    "subsession_size": "autocorr",
+    "pilot_subsession_size": "autocorr",
+    "subsession_means": "autocorr",
+    "integrated_autocorrelation_time": "autocorr",
+    "SubsessionChoice": "autocorr",
+    # §4 confidence intervals
+    "mean_ci": "intervals",
+    "median_ci": "intervals",
+    "quantile_ci": "intervals",
+    "bootstrap_ci": "intervals",
+    "proportion_ci": "intervals",
+    "proportion_sample_size": "intervals",
+    "Interval": "intervals",
+    # §5 normality
+    "normality": "normality",
+    "NormalityResult": "normality",
+    # §6 two results
+    "welch": "compare",
+    "welch_from_summary": "compare",
+    "WelchResult": "compare",
+    "tost": "compare",
+    "tost_from_summary": "compare",
+    "TostResult": "compare",
+    "required_sample_size": "compare",
+    "mann_whitney": "compare",
+    "MannWhitneyResult": "compare",
+    "effect_size": "compare",
+    "EffectSize": "compare",
+    "speedup_test": "speedup",
+    "speedup_suite": "speedup",
+    "SpeedupTestResult": "speedup",
+    "SpeedupSuiteResult": "speedup",
+    # §7 many workloads
+    "holm": "multi",
+    "anova": "multi",
+    "kruskal_wallis": "multi",
+    "rank_results": "multi",
+    "OmnibusResult": "multi",
+    "quantile_regression": "quantreg",
+    "QuantileRegressionResult": "quantreg",
+    # §8 HPT
+    "hpt": "hpt",
+    "HptResult": "hpt",
+    "r_speedup": "hpt",
+    "RSpeedupResult": "hpt",
+    # §9 resampling
+    "randomization_test": "resampling",
+    "gmean_ratio_ci": "resampling",
+    "runs_for_ci_width": "resampling",
+    "biplot": "resampling",
+    # §10 sequential looks (controller support)
+    "look_schedule": "sequential",
+    "alpha_spending": "sequential",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'stats' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"stats.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
