@@ -1,0 +1,423 @@
+"""One campaign of ``benchrun run``: open the store, plan, launch, commit, repeat.
+
+This module owns the loop of ARCHITECTURE.md's data flow in fixed mode
+(``settings.rounds`` steady rounds per workload): scheduler -> executor -> store, with
+interruption (SIGINT/SIGTERM) and resume. Nothing here computes statistics.
+
+Durability contract: a round is committed (one SQLite transaction) before the next one is
+launched; a round killed by an interruption is not stored as a round but as an event, and
+is redone on resume. A lock file keeps two runners off the same campaign directory.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any, Protocol
+
+from runner import __version__
+from runner.config import Experiment, Workload
+from runner.errors import UserError
+from runner.executor import Executor, RoundOutcome, RoundSpec
+from runner.scheduler import PassScheduler
+from runner.store import CampaignRow, Store
+
+
+class Display(Protocol):
+    """What the campaign tells the user while it runs (see runner/display.py)."""
+
+    def start(self, campaign: CampaignRow, targets: dict[str, int], done: dict[str, int]) -> None: ...
+
+    def round_done(self, workload: str, outcome: RoundOutcome, value: float | None, warmup: bool) -> None: ...
+
+    def message(self, text: str) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+@dataclass
+class WorkloadState:
+    """Bookkeeping of one workload during a campaign (rebuilt from the store on resume)."""
+
+    workload: Workload
+    workload_id: int
+    launched: int = 0  # rounds stored (any status)
+    steady_ok: int = 0  # ok rounds that are not warm-up
+    failed: int = 0
+    consecutive_failures: int = 0
+    passes: set[int] = field(default_factory=set)
+    stopped: str | None = None  # reason the workload was stopped early
+
+
+@dataclass(frozen=True)
+class CampaignOutcome:
+    """How a campaign ended: ``status`` as stored, and the process exit code to use."""
+
+    campaign_id: int
+    db_path: Path
+    status: str
+    exit_code: int
+    message: str
+
+
+def metric_value(workload: Workload, outcome: RoundOutcome) -> float | None:
+    """The per-round value of the workload's metric, in its unit (seconds, KiB, or readings).
+
+    ``wall_time``: wall_ns / 1e9 s; ``cpu_time``: user + sys s; ``max_rss``: KiB;
+    ``readings``: the mean of the round's readings (each reading is stored separately too).
+    """
+    if workload.metric == "wall_time":
+        return outcome.wall_ns / 1e9
+    if workload.metric == "cpu_time":
+        return outcome.user_s + outcome.sys_s
+    if workload.metric == "max_rss":
+        return float(outcome.max_rss_kib)
+    if outcome.readings:
+        return sum(outcome.readings) / len(outcome.readings)
+    return None
+
+
+def round_readings(workload: Workload, outcome: RoundOutcome) -> tuple[float, ...]:
+    """The readings stored for a round: the parsed ones, or the single metric value."""
+    if outcome.status != "ok":
+        return ()
+    if workload.metric == "readings":
+        return tuple(outcome.readings)
+    value = metric_value(workload, outcome)
+    return () if value is None else (value,)
+
+
+@contextmanager
+def campaign_lock(directory: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``directory/.benchrun.lock`` (one runner per campaign)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / ".benchrun.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
+            raise UserError(
+                f"{directory} is being measured right now by pid {holder}; wait for it or "
+                "choose another output directory",
+                exit_code=1,
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+class _Interrupts:
+    """SIGINT/SIGTERM: stop launching; with ``on_interrupt: kill`` also kill the round."""
+
+    def __init__(self, executor: Executor, kill_round: bool) -> None:
+        self.executor = executor
+        self.kill_round = kill_round
+        self.signum: int | None = None
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> _Interrupts:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._old[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._old.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        first = self.signum is None
+        self.signum = signum
+        if self.kill_round or not first:  # a second Ctrl-C always kills the round
+            self.executor.interrupt()
+
+
+def _workload_spec(w: Workload) -> dict[str, Any]:
+    spec = asdict(w)
+    spec["params"] = dict(w.params)
+    spec["env"] = dict(w.env)
+    return spec
+
+
+def _settings_dict(experiment: Experiment) -> dict[str, Any]:
+    s = asdict(experiment.settings)
+    s["env"] = dict(experiment.settings.env)
+    return s
+
+
+def open_campaign(
+    store: Store, experiment: Experiment, resume: bool, new: bool
+) -> tuple[CampaignRow, bool]:
+    """Find the campaign to continue (``resume``) or create a new one; returns (row, resumed).
+
+    Refuses to resume when the measurement-relevant part of the experiment changed, and
+    refuses to silently abandon an interrupted campaign (``--new`` starts over anyway).
+    """
+    existing = store.campaigns()
+    latest = existing[-1] if existing else None
+    unfinished = latest is not None and latest.status in ("running", "interrupted")
+    if resume:
+        if latest is None:
+            raise UserError(
+                f"nothing to resume in {store.path.parent}: no campaign yet; run without --resume"
+            )
+        if not unfinished:
+            raise UserError(
+                f"nothing to resume: the last campaign in {store.path.parent} is {latest.status}; "
+                "run without --resume to start a new one"
+            )
+        if latest.fingerprint != experiment.measurement_fingerprint():
+            raise UserError(
+                f"{experiment.source_path}: the experiment changed since campaign {latest.id} "
+                "started (commands, parameters, pinning, environment or seed), so its rounds "
+                "would not be comparable; start a new campaign with --new, or rename the "
+                "experiment (name:) to keep both"
+            )
+        return latest, True
+    if unfinished and not new:
+        assert latest is not None
+        raise UserError(
+            f"{store.path.parent} holds an {latest.status} campaign; continue it with "
+            f"`benchrun run {experiment.source_path} --resume`, or start over with --new"
+        )
+    argv = " ".join(sys.argv)
+    campaign_id = store.create_campaign(
+        name=experiment.name,
+        config_path=str(experiment.source_path) if experiment.source_path else None,
+        config_text=experiment.source_text,
+        fingerprint=experiment.measurement_fingerprint(),
+        settings=_settings_dict(experiment),
+        workloads=[
+            {
+                "name": w.name,
+                "metric": w.metric,
+                "unit": w.unit,
+                "direction": w.direction,
+                "spec": _workload_spec(w),
+            }
+            for w in experiment.workloads
+        ],
+        benchrun_version=__version__,
+        command_line=argv,
+    )
+    return store.campaign(campaign_id), False
+
+
+def load_states(store: Store, campaign: CampaignRow, experiment: Experiment) -> dict[str, WorkloadState]:
+    """Rebuild per-workload bookkeeping from what the store holds."""
+    rows = {w.name: w for w in store.workloads(campaign.id)}
+    states: dict[str, WorkloadState] = {}
+    for w in experiment.workloads:
+        row = rows[w.name]
+        st = WorkloadState(workload=w, workload_id=row.id)
+        if row.status == "stopped":
+            st.stopped = row.status_reason or "stopped"
+        states[w.name] = st
+    by_id = {st.workload_id: st for st in states.values()}
+    for r in store.rounds(campaign.id):
+        st = by_id[r.workload_id]
+        st.launched += 1
+        st.passes.add(r.pass_)
+        if r.status == "ok":
+            st.consecutive_failures = 0
+            if not r.warmup:
+                st.steady_ok += 1
+        else:
+            st.failed += 1
+            st.consecutive_failures += 1
+    return states
+
+
+def run_fixed(
+    experiment: Experiment,
+    executor: Executor,
+    display: Display,
+    *,
+    resume: bool = False,
+    new: bool = False,
+    metadata_fn: Any = None,
+    round_facts_fn: Any = None,
+    workload_cpus: tuple[int, ...] | None = None,
+) -> CampaignOutcome:
+    """Run (or resume) a fixed-mode campaign: ``settings.rounds`` steady ok rounds each.
+
+    Returns how it ended; never raises for a workload's failure (those are stored rounds).
+    """
+    settings = experiment.settings
+    campaign_dir = experiment.campaign_dir
+    with campaign_lock(campaign_dir), Store.create_or_open(experiment.db_path) as store:
+        campaign, resumed = open_campaign(store, experiment, resume, new)
+        if resumed:
+            store.set_status(campaign.id, "running", "resumed")
+            store.add_event(campaign.id, "resume", f"resumed by pid {os.getpid()}")
+        elif metadata_fn is not None:
+            store.set_metadata(campaign.id, metadata_fn())
+        states = load_states(store, campaign, experiment)
+        target = settings.warmup_rounds + settings.rounds
+        # a workload that keeps failing now and then must still end: cap launches
+        max_launches = 2 * target + settings.max_consecutive_failures
+
+        def needs_round(name: str) -> bool:
+            st = states[name]
+            if st.stopped:
+                return False
+            if st.launched >= max_launches and st.steady_ok < settings.rounds:
+                st.stopped = f"only {st.steady_ok} of {settings.rounds} rounds succeeded in {st.launched} launches"
+                store.set_workload_status(st.workload_id, "stopped", st.stopped)
+                display.message(f"{name}: stopped: {st.stopped}")
+                return False
+            return st.launched < settings.warmup_rounds or st.steady_ok < settings.rounds
+
+        def done_in_pass(name: str, p: int) -> bool:
+            return p in states[name].passes
+
+        first_pass = max((max(st.passes) for st in states.values() if st.passes), default=0)
+        scheduler = PassScheduler(
+            [w.name for w in experiment.workloads],
+            settings.order,
+            settings.seed,
+            needs_round,
+            done_in_pass,
+            first_pass=first_pass,
+        )
+        base_env = dict(os.environ)
+        base_env.update(settings.env)
+        seq = store.next_seq(campaign.id)
+        display.start(
+            campaign,
+            {n: target for n in states},
+            {n: st.launched for n, st in states.items()},
+        )
+        failure_stop: str | None = None
+        with _Interrupts(executor, settings.on_interrupt == "kill") as interrupts:
+            try:
+                for pass_index, name in scheduler:
+                    if interrupts.signum is not None:
+                        break
+                    st = states[name]
+                    w = st.workload
+                    round_index = st.launched
+                    env = dict(base_env)
+                    env.update(w.env)
+                    argv = w.render(round_index, w.work)
+                    spec = RoundSpec(
+                        workload=name,
+                        argv=argv,
+                        env=env,
+                        timeout=w.timeout if w.timeout is not None else settings.timeout,
+                        shell=w.shell,
+                        cwd=w.cwd,
+                        cpus=workload_cpus,
+                        readings=w.readings if w.metric == "readings" else None,
+                        output_limit=settings.output_limit,
+                    )
+                    outcome = executor.launch(spec)
+                    if outcome.status == "interrupted" or (
+                        interrupts.signum is not None and outcome.status != "ok"
+                    ):
+                        store.add_event(
+                            campaign.id,
+                            "round-interrupted",
+                            f"round {round_index} of {name} was interrupted and will be redone on resume",
+                            {"workload": name, "round_index": round_index},
+                        )
+                        break
+                    warmup = round_index < settings.warmup_rounds
+                    facts = round_facts_fn(workload_cpus) if round_facts_fn else None
+                    store.add_round(
+                        campaign_id=campaign.id,
+                        workload_id=st.workload_id,
+                        seq=seq,
+                        pass_=pass_index,
+                        round_index=round_index,
+                        status=outcome.status,
+                        reason=outcome.reason,
+                        exit_code=outcome.exit_code,
+                        started_at=outcome.started_at,
+                        wall_ns=outcome.wall_ns,
+                        user_s=outcome.user_s,
+                        sys_s=outcome.sys_s,
+                        max_rss_kib=outcome.max_rss_kib,
+                        cpus=",".join(map(str, outcome.cpus)) if outcome.cpus else None,
+                        argv=argv,
+                        work=w.work,
+                        warmup=warmup,
+                        readings=round_readings(w, outcome),
+                        stdout_tail=outcome.stdout_tail if outcome.status != "ok" else None,
+                        stderr_tail=outcome.stderr_tail if outcome.status != "ok" else None,
+                        facts=facts,
+                    )
+                    seq += 1
+                    st.launched += 1
+                    st.passes.add(pass_index)
+                    ok = outcome.status == "ok"
+                    value = metric_value(w, outcome) if ok else None
+                    display.round_done(name, outcome, value, warmup)
+                    if ok:
+                        st.consecutive_failures = 0
+                        if not warmup:
+                            st.steady_ok += 1
+                        continue
+                    st.failed += 1
+                    st.consecutive_failures += 1
+                    display.message(f"{name}: round {round_index} {outcome.status}: {outcome.reason}")
+                    if settings.fail_fast:
+                        failure_stop = f"{name} round {round_index} {outcome.status} ({outcome.reason}) and fail_fast is set"
+                        break
+                    if st.consecutive_failures >= settings.max_consecutive_failures:
+                        st.stopped = (
+                            f"{st.consecutive_failures} failures in a row, last: {outcome.reason}"
+                        )
+                        store.set_workload_status(st.workload_id, "stopped", st.stopped)
+                        store.add_event(campaign.id, "workload-stopped", f"{name}: {st.stopped}")
+                        display.message(
+                            f"{name}: stopped after {st.stopped}; see `benchrun show "
+                            f"{campaign_dir}` for its output"
+                        )
+            finally:
+                display.stop()
+
+        resume_hint = f"benchrun run {experiment.source_path or 'EXPERIMENT.yaml'} --resume"
+        if interrupts.signum is not None:
+            sig = signal.Signals(interrupts.signum).name
+            store.set_status(campaign.id, "interrupted", f"{sig} received")
+            return CampaignOutcome(
+                campaign.id,
+                experiment.db_path,
+                "interrupted",
+                128 + interrupts.signum,
+                f"interrupted ({sig}); every finished round is stored in {experiment.db_path}; "
+                f"continue with: {resume_hint}",
+            )
+        if failure_stop:
+            store.set_status(campaign.id, "failed", failure_stop)
+            return CampaignOutcome(campaign.id, experiment.db_path, "failed", 1, f"stopped: {failure_stop}")
+        stopped = {n: st.stopped for n, st in states.items() if st.stopped}
+        if stopped:
+            reason = "; ".join(f"{n}: {r}" for n, r in stopped.items())
+            store.set_status(campaign.id, "done", f"finished, but stopped early: {reason}")
+            return CampaignOutcome(
+                campaign.id,
+                experiment.db_path,
+                "done",
+                1,
+                f"{len(stopped)} workload(s) stopped early because of failures ({', '.join(stopped)}); "
+                f"`benchrun show {campaign_dir}` shows their output",
+            )
+        store.set_status(campaign.id, "done", f"{settings.rounds} rounds of every workload")
+        return CampaignOutcome(campaign.id, experiment.db_path, "done", 0, "done")
+
+
+def elapsed_since(t0: float) -> float:
+    return time.monotonic() - t0

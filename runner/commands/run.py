@@ -1,0 +1,78 @@
+"""``benchrun run EXPERIMENT``: measure, store every round, print the results table."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rich.console import Console
+
+from runner.campaign import run_fixed
+from runner.config import load_experiment
+from runner.display import RichDisplay, results_table
+from runner.executor import LocalExecutor
+from runner.metadata import collect_metadata, round_facts
+from runner.pinning import pinned_runner, plan_pinning
+from runner.results import workload_results
+from runner.store import Store
+
+HELP = """\
+Run an experiment: every workload in rounds (interleaved in a seeded random order by
+default), pinned away from the runner's CPU, each round committed to
+<output>/<name>/benchrun.db before the next starts. Ctrl-C stops cleanly (the round in
+flight is killed and redone on --resume)."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run an experiment and store every reading", description=HELP)
+    p.add_argument("experiment", help="experiment file (YAML); `benchrun init` writes an example")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted campaign of this experiment instead of starting anew",
+    )
+    p.add_argument(
+        "--new",
+        action="store_true",
+        help="start a new campaign even though the last one was interrupted (it stays stored)",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress display, only the results")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    experiment = load_experiment(args.experiment)
+    env_names = sorted(
+        set(experiment.settings.env)
+        | set(experiment.settings.record_env)
+        | {k for w in experiment.workloads for k in w.env}
+    )
+    plan = plan_pinning(experiment.settings.pin)
+    display = RichDisplay({w.name: w.unit for w in experiment.workloads}, quiet=args.quiet)
+    err = Console(stderr=True)
+    if not args.quiet and plan.reason:
+        err.print(f"pinning: {plan.reason}")
+    with pinned_runner(plan):
+        outcome = run_fixed(
+            experiment,
+            LocalExecutor(),
+            display,
+            resume=args.resume,
+            new=args.new,
+            metadata_fn=lambda: collect_metadata(
+                env_names=env_names,
+                experiment_path=experiment.source_path,
+                workload_cpus=plan.workload_cpus,
+            ),
+            round_facts_fn=round_facts,
+            workload_cpus=plan.workload_cpus,
+        )
+    with Store.open(outcome.db_path) as store:
+        campaign = store.campaign(outcome.campaign_id)
+        results = workload_results(store, campaign, experiment.settings.confidence)
+    Console().print(results_table(results, experiment.settings.confidence))
+    if outcome.exit_code:
+        print(f"benchrun: {outcome.message}", file=sys.stderr)
+    elif not args.quiet:
+        err.print(f"stored in {outcome.db_path}")
+    return outcome.exit_code

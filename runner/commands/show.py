@@ -1,0 +1,122 @@
+"""``benchrun show [DIR]``: what a campaign holds (status, rounds per workload, failures)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from runner.display import results_table
+from runner.errors import UserError
+from runner.results import workload_results
+from runner.store import Store
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "show",
+        help="show what a stored campaign holds",
+        description="Show a campaign: its status, rounds per workload, failures and results. "
+        "DIR is a campaign directory (<output>/<name>), its benchrun.db, or a folder of "
+        "campaigns (default: results), in which case each one is listed.",
+    )
+    p.add_argument("dir", nargs="?", default="results", help="campaign directory or database")
+    p.add_argument("--campaign", type=int, help="campaign id inside the database (default: newest)")
+    p.add_argument("--failures", action="store_true", help="print the output tail of every failed round")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=main)
+
+
+def find_databases(path: Path) -> list[Path]:
+    """The benchrun databases that ``path`` names (a file, a campaign dir, or a parent dir)."""
+    if path.is_file():
+        return [path]
+    if (path / "benchrun.db").is_file():
+        return [path / "benchrun.db"]
+    if path.is_dir():
+        found = sorted(path.glob("*/benchrun.db"))
+        if found:
+            return found
+    raise UserError(f"{path}: no benchrun campaign here (looked for benchrun.db); run `benchrun run FILE` first")
+
+
+def _when(t: float) -> str:
+    return dt.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def main(args: argparse.Namespace) -> int:
+    dbs = find_databases(Path(args.dir))
+    console = Console()
+    docs = []
+    for db in dbs:
+        with Store.open(db) as store:
+            campaign = store.campaign(args.campaign)
+            confidence = float(campaign.settings.get("confidence", 0.95))
+            results = workload_results(store, campaign, confidence)
+            failed_rounds = [r for r in store.rounds(campaign.id) if r.status != "ok"]
+            names = {w.id: w.name for w in store.workloads(campaign.id)}
+            n_campaigns = len(store.campaigns())
+        if args.json:
+            docs.append(
+                {
+                    "database": str(db),
+                    "campaign": campaign.id,
+                    "name": campaign.name,
+                    "status": campaign.status,
+                    "stop_reason": campaign.stop_reason,
+                    "created_at": campaign.created_at,
+                    "updated_at": campaign.updated_at,
+                    "workloads": [
+                        {
+                            "name": r.name,
+                            "unit": r.unit,
+                            "rounds": r.rounds,
+                            "steady": r.steady,
+                            "warmup": r.warmup,
+                            "failed": r.failed,
+                            "status": r.status,
+                            "status_reason": r.status_reason,
+                            "summary": r.summary,
+                        }
+                        for r in results
+                    ],
+                }
+            )
+            continue
+        console.print(
+            f"[bold]{campaign.name}[/] campaign {campaign.id} of {n_campaigns} in {db}\n"
+            f"status: [bold]{campaign.status}[/]"
+            + (f" ({campaign.stop_reason})" if campaign.stop_reason else "")
+            + f"\nstarted {_when(campaign.created_at)}, last write {_when(campaign.updated_at)}, "
+            f"benchrun {campaign.benchrun_version}"
+        )
+        counts = Table(header_style="bold")
+        for col in ("workload", "rounds", "warm-up", "steady", "failed", "status", "last failure"):
+            counts.add_column(col)
+        for r in results:
+            counts.add_row(
+                r.name,
+                str(r.rounds),
+                str(r.warmup),
+                str(r.steady),
+                str(r.failed),
+                r.status + (f": {r.status_reason}" if r.status_reason else ""),
+                r.last_failure or "",
+            )
+        console.print(counts)
+        console.print(results_table(results, confidence))
+        if campaign.status == "interrupted" and campaign.config_path:
+            console.print(f"resume with: benchrun run {campaign.config_path} --resume")
+        if args.failures:
+            for r in failed_rounds:
+                console.rule(f"{names[r.workload_id]} round {r.round_index}: {r.status}: {r.reason}")
+                console.print(f"argv: {r.argv}", markup=False)
+                console.print("stdout (tail):\n" + (r.stdout_tail or ""), markup=False)
+                console.print("stderr (tail):\n" + (r.stderr_tail or ""), markup=False)
+    if args.json:
+        print(json.dumps(docs if len(docs) > 1 else docs[0], indent=2))
+    return 0

@@ -1,0 +1,10 @@
+"""Readers for data benchrun did not measure: CSV, hyperfine, pyperf, Google Benchmark.
+
+``load(path)`` / ``load_many(paths)`` detect the format and return a
+:class:`~runner.importers.dataset.Dataset`; one module per format.
+"""
+
+from runner.importers.dataset import Dataset, GroupKey, Pairing, display_name
+from runner.importers.detect import FORMATS, load, load_many
+
+__all__ = ["FORMATS", "Dataset", "GroupKey", "Pairing", "display_name", "load", "load_many"]

@@ -1,0 +1,270 @@
+"""The one in-memory shape of imported measurements: :class:`Dataset`.
+
+Every importer (CSV long form, hyperfine, pyperf, Google Benchmark) returns a
+:class:`Dataset`: readings grouped by a key ``(system, benchmark, workload)`` in time
+order, one unit and one direction for the whole file (METHODS.md §1: every metric carries
+a unit and a direction). ``benchrun analyze`` hands the arrays to ``stats``; nothing here
+computes a statistic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Literal
+
+import numpy as np
+
+from runner.errors import UserError
+
+Direction = Literal["lower_is_better", "higher_is_better"]
+
+#: (system, benchmark, workload); parts the data does not have are None
+GroupKey = tuple[str | None, str | None, str | None]
+
+#: substrings of a unit that mark a rate (larger is better); everything else is a cost
+_RATE_MARKERS = ("/s", "/sec", "per s", "ops", "op/s", "flop", "hz", "throughput", "qps", "rps")
+
+
+def direction_for_unit(unit: str) -> Direction:
+    """Guess the direction of a metric from its unit (METHODS.md §1).
+
+    Costs (``s``, ``ms``, ``ns``, ``J``, ``bytes``) are ``lower_is_better``; rates
+    (``ops/s``, ``MB/s``, ``GFLOP/s``, ``Hz``) are ``higher_is_better``. An empty or unknown
+    unit counts as a cost; the command line can override the guess.
+    """
+    text = unit.strip().lower()
+    if any(marker in text for marker in _RATE_MARKERS):
+        return "higher_is_better"
+    return "lower_is_better"
+
+
+def display_name(key: GroupKey) -> str:
+    """Human name of a group: the present parts of its key joined by ``/``."""
+    parts = [part for part in key if part is not None]
+    return "/".join(parts) if parts else "(all)"
+
+
+def _benchmark_label(key: GroupKey) -> str:
+    """Name of a group within one system: benchmark and workload parts joined."""
+    parts = [part for part in key[1:] if part is not None]
+    return "/".join(parts) if parts else "(all)"
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """Two systems (or two groups) lined up benchmark by benchmark.
+
+    ``benchmarks[i]`` names the benchmark whose readings are ``a[i]`` (system ``a_name``)
+    and ``b[i]`` (system ``b_name``); this is the benchmark x runs layout that
+    ``stats.speedup_suite``, ``stats.hpt`` and the resampling functions take.
+    """
+
+    a_name: str
+    b_name: str
+    benchmarks: tuple[str, ...]
+    a: tuple[np.ndarray, ...]
+    b: tuple[np.ndarray, ...]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Readings of one or more groups, each in time order, with one unit and direction.
+
+    ``groups`` maps a :data:`GroupKey` to a read-only 1-D float array (first-seen order);
+    ``unit`` is the unit of every value (``"s"``, ``"ns"``, ``"ops/s"``, or ``""``);
+    ``source_format`` is ``"csv"``, ``"hyperfine"``, ``"pyperf"`` or ``"gbench"``;
+    ``direction`` says whether smaller values are better; ``source`` names the file(s);
+    ``notes`` are sentences the importer wants shown beside the results (excluded
+    aggregates, failed runs, debug builds...).
+    """
+
+    groups: Mapping[GroupKey, np.ndarray]
+    unit: str
+    source_format: str
+    direction: Direction = "lower_is_better"
+    source: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        frozen: dict[GroupKey, np.ndarray] = {}
+        for key, values in self.groups.items():
+            arr = np.array(values, dtype=float).ravel()
+            arr.setflags(write=False)
+            frozen[key] = arr
+        object.__setattr__(self, "groups", MappingProxyType(frozen))
+        object.__setattr__(self, "notes", tuple(self.notes))
+
+    # ----------------------------------------------------------------- naming
+    @property
+    def names(self) -> list[str]:
+        """Display names of the groups, in data order."""
+        return [display_name(key) for key in self.groups]
+
+    @property
+    def has_systems(self) -> bool:
+        """True when at least one group has a ``system`` part."""
+        return any(key[0] is not None for key in self.groups)
+
+    @property
+    def systems(self) -> list[str]:
+        """Distinct ``system`` values in data order."""
+        return _unique(key[0] for key in self.groups if key[0] is not None)
+
+    @property
+    def benchmarks(self) -> list[str]:
+        """Distinct benchmark labels (benchmark and workload parts) in data order."""
+        return _unique(_benchmark_label(key) for key in self.groups)
+
+    def named(self) -> dict[str, np.ndarray]:
+        """The groups keyed by display name (data order)."""
+        return {display_name(key): values for key, values in self.groups.items()}
+
+    # -------------------------------------------------------------- selection
+    def select(
+        self,
+        system: str | None = None,
+        benchmark: str | None = None,
+        workload: str | None = None,
+    ) -> Dataset:
+        """The groups whose key matches every part given (None = any)."""
+        wanted = (system, benchmark, workload)
+        kept = {
+            key: values
+            for key, values in self.groups.items()
+            if all(w is None or w == part for w, part in zip(wanted, key, strict=True))
+        }
+        return replace(self, groups=kept)
+
+    def with_direction(self, direction: Direction) -> Dataset:
+        """The same data with ``direction`` overridden (e.g. from the command line)."""
+        return replace(self, direction=direction)
+
+    def for_system(self, system: str) -> dict[str, np.ndarray]:
+        """Benchmark label -> readings of one system (the benchmark x runs layout)."""
+        if system not in self.systems:
+            raise UserError(
+                f"{self.source}: no system {system!r}; systems in the data: "
+                f"{', '.join(self.systems) or '(none)'}"
+            )
+        return {
+            _benchmark_label(key): values for key, values in self.groups.items() if key[0] == system
+        }
+
+    def group(self, name: str) -> np.ndarray:
+        """Readings of the group whose display name is ``name``."""
+        named = self.named()
+        if name not in named:
+            raise UserError(
+                f"{self.source}: no group {name!r}; groups in the data: {', '.join(named)}"
+            )
+        return named[name]
+
+    def pair(self, a: str, b: str) -> Pairing:
+        """Line up A and B benchmark by benchmark.
+
+        With a ``system`` column, ``a`` and ``b`` are systems and the benchmarks are the
+        benchmark labels both have (every benchmark must be present on both sides: a
+        one-sided benchmark is an error, not silently dropped). Without one, ``a`` and
+        ``b`` are group display names and the pairing has a single benchmark.
+        """
+        if a == b:
+            raise UserError(f"A and B are the same ({a!r}); name two different systems")
+        if self.has_systems:
+            left, right = self.for_system(a), self.for_system(b)
+            only_a = [name for name in left if name not in right]
+            only_b = [name for name in right if name not in left]
+            if only_a or only_b:
+                missing = [f"{n} (only in {a})" for n in only_a]
+                missing += [f"{n} (only in {b})" for n in only_b]
+                raise UserError(
+                    f"{self.source}: benchmarks not measured on both systems: {', '.join(missing)}"
+                )
+            names = tuple(left)
+            return Pairing(
+                a, b, names, tuple(left[n] for n in names), tuple(right[n] for n in names)
+            )
+        va, vb = self.group(a), self.group(b)
+        return Pairing(a, b, (f"{a} vs {b}",), (va,), (vb,))
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for item in items:
+        seen.setdefault(item, None)
+    return list(seen)
+
+
+def merge(datasets: list[Dataset]) -> Dataset:
+    """Combine datasets read from several files into one.
+
+    Files without a ``system`` part get the file's label (its stem) as system, so
+    ``analyze speedup old.json new.json --baseline old --candidate new`` works the way
+    ``pyperf compare_to`` users expect. Units must agree; a group key that appears in two
+    files is an error (the files would otherwise be silently concatenated).
+    """
+    if len(datasets) == 1:
+        return datasets[0]
+    units = {d.unit for d in datasets}
+    if len(units) > 1:
+        raise UserError(
+            "the files use different units ("
+            + ", ".join(f"{d.source}: {d.unit or 'none'}" for d in datasets)
+            + "); convert them to one unit first"
+        )
+    directions = {d.direction for d in datasets}
+    groups: dict[GroupKey, np.ndarray] = {}
+    origin: dict[GroupKey, str] = {}
+    for d in datasets:
+        label = _file_label(d.source)
+        for key, values in d.groups.items():
+            new_key: GroupKey = key if key[0] is not None else (label, key[1], key[2])
+            if new_key in groups:
+                raise UserError(
+                    f"group {display_name(new_key)!r} appears in both {origin[new_key]} and "
+                    f"{d.source}; give the files different names or a system column"
+                )
+            groups[new_key] = values
+            origin[new_key] = d.source
+    formats = _unique(d.source_format for d in datasets)
+    notes = tuple(n for d in datasets for n in d.notes)
+    return Dataset(
+        groups=groups,
+        unit=datasets[0].unit,
+        source_format="+".join(formats),
+        direction=datasets[0].direction if len(directions) == 1 else "lower_is_better",
+        source=", ".join(d.source for d in datasets),
+        notes=notes,
+    )
+
+
+def _file_label(source: str) -> str:
+    name = source.rsplit("/", 1)[-1]
+    for suffix in (".gz", ".json", ".csv", ".tsv"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name or source
+
+
+def parse_number(text: object, where: str) -> float:
+    """A finite float from a JSON number or CSV cell, else a :class:`UserError` naming ``where``.
+
+    NaN and infinities are refused: a reading that is not a number cannot be summarised
+    honestly, and silently dropping it would change n.
+    """
+    if isinstance(text, bool) or text is None:
+        raise UserError(f"{where}: expected a number, got {text!r}")
+    if isinstance(text, int | float):
+        value = float(text)
+    else:
+        cell = str(text).strip()
+        if not cell:
+            raise UserError(f"{where}: empty value")
+        try:
+            value = float(cell)
+        except ValueError:
+            raise UserError(f"{where}: value {cell!r} is not a number") from None
+    if not np.isfinite(value):
+        raise UserError(f"{where}: value {text!r} is not finite (NaN or infinity)")
+    return value

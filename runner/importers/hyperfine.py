@@ -1,0 +1,74 @@
+"""hyperfine ``--export-json`` files.
+
+Layout (hyperfine 1.x): ``{"results": [{"command": str, "times": [seconds...],
+"exit_codes": [int...], "parameters": {name: value}, "mean": ..., ...}, ...]}``. Each
+result becomes one group: ``benchmark`` = the command (or its ``--command-name``),
+``workload`` = the parameter values (``name=value`` joined by ``,``) when
+``--parameter-scan``/``--parameter-list`` was used. Readings are the per-run wall times in
+seconds, in the order hyperfine ran them; hyperfine's own summary fields are ignored
+(benchrun recomputes everything from the raw times). Warm-up runs are not exported by
+hyperfine, so none are present.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from runner.errors import UserError
+from runner.importers.dataset import Dataset, GroupKey, parse_number
+
+
+def looks_like_hyperfine(doc: Any) -> bool:
+    """True when ``doc`` (parsed JSON) has hyperfine's ``results[].command`` shape."""
+    if not isinstance(doc, Mapping):
+        return False
+    results = doc.get("results")
+    return (
+        isinstance(results, list)
+        and len(results) > 0
+        and all(isinstance(r, Mapping) and "command" in r for r in results)
+    )
+
+
+def read_hyperfine(doc: Mapping[str, Any], source: str) -> Dataset:
+    """Turn a parsed hyperfine export into a :class:`Dataset` (unit ``s``)."""
+    groups: dict[GroupKey, np.ndarray] = {}
+    notes: list[str] = []
+    for index, result in enumerate(doc["results"]):
+        command = str(result["command"])
+        where = f"{source}: results[{index}] ({command})"
+        times = result.get("times")
+        if times is None:
+            raise UserError(
+                f"{where}: no 'times' array (hyperfine older than 1.7 exports only "
+                "summaries); re-run with a newer hyperfine"
+            )
+        if not isinstance(times, list) or not times:
+            raise UserError(f"{where}: 'times' is empty")
+        values = np.array(
+            [parse_number(t, f"{where} times[{i}]") for i, t in enumerate(times)], dtype=float
+        )
+        params = result.get("parameters") or {}
+        workload = ",".join(f"{k}={v}" for k, v in params.items()) if params else None
+        key: GroupKey = (None, command, workload)
+        if key in groups:
+            raise UserError(f"{where}: the same command appears twice in the export")
+        groups[key] = values
+        codes = result.get("exit_codes") or []
+        failed = sum(1 for c in codes if c not in (0, None))
+        if failed:
+            notes.append(
+                f"{command}: {failed} of {len(codes)} runs exited non-zero (hyperfine -i); "
+                "their times are included"
+            )
+    return Dataset(
+        groups=groups,
+        unit="s",
+        source_format="hyperfine",
+        direction="lower_is_better",
+        source=source,
+        notes=tuple(notes),
+    )

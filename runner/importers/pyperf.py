@@ -1,0 +1,102 @@
+"""pyperf JSON files (``python -m pyperf ... -o bench.json``, also ``.json.gz``).
+
+Layout (pyperf JSON format "1.0"; older version 6 is read the same way):
+``{"version": "1.0", "metadata": {...suite-wide...}, "benchmarks": [{"metadata":
+{"name": ..., "unit": ...}, "runs": [{"metadata": {...}, "warmups": [[loops, value],
+...], "values": [...]}, ...]}, ...]}``. Metadata is inherited suite -> benchmark -> run,
+so ``name`` and ``unit`` may sit at any level. Each run is one worker process; its
+``values`` are already normalised per loop iteration by pyperf. Warm-up values are stored
+separately by pyperf and are *excluded* here (pyperf excludes them too); runs with no
+values are calibration runs and are skipped. A file with one benchmark and a suite with
+several are the same format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from runner.errors import UserError
+from runner.importers.dataset import Dataset, GroupKey, parse_number
+
+#: pyperf unit names -> benchrun unit strings
+PYPERF_UNITS: dict[str, str] = {"second": "s", "byte": "B", "integer": ""}
+
+
+def looks_like_pyperf(doc: Any) -> bool:
+    """True when ``doc`` has pyperf's ``benchmarks[].runs`` shape."""
+    if not isinstance(doc, Mapping):
+        return False
+    benchmarks = doc.get("benchmarks")
+    return (
+        isinstance(benchmarks, list)
+        and len(benchmarks) > 0
+        and all(isinstance(b, Mapping) and isinstance(b.get("runs"), list) for b in benchmarks)
+    )
+
+
+def _metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
+    meta = obj.get("metadata")
+    return dict(meta) if isinstance(meta, Mapping) else {}
+
+
+def read_pyperf(doc: Mapping[str, Any], source: str) -> Dataset:
+    """Turn a parsed pyperf JSON document into a :class:`Dataset`.
+
+    Readings of a benchmark are the ``values`` of its runs concatenated in run order
+    (time order within the file). The unit is the pyperf unit mapped through
+    :data:`PYPERF_UNITS` (``second`` -> ``s``); all benchmarks must share it.
+    """
+    suite_meta = _metadata(doc)
+    groups: dict[GroupKey, np.ndarray] = {}
+    units: dict[str, str] = {}
+    warmups = 0
+    calibration = 0
+    for b_index, bench in enumerate(doc["benchmarks"]):
+        bench_meta = {**suite_meta, **_metadata(bench)}
+        name: str | None = bench_meta.get("name")
+        values: list[float] = []
+        for r_index, run in enumerate(bench["runs"]):
+            if not isinstance(run, Mapping):
+                raise UserError(f"{source}: benchmarks[{b_index}].runs[{r_index}] is not an object")
+            run_meta = {**bench_meta, **_metadata(run)}
+            name = name or run_meta.get("name")
+            unit = run_meta.get("unit", "second")
+            units.setdefault(str(unit), f"benchmarks[{b_index}]")
+            run_values = run.get("values", run.get("samples")) or []
+            warmups += len(run.get("warmups") or [])
+            if not run_values:
+                calibration += 1
+                continue
+            where = f"{source}: benchmarks[{b_index}].runs[{r_index}]"
+            values.extend(parse_number(v, f"{where}.values[{i}]") for i, v in enumerate(run_values))
+        if not name:
+            raise UserError(f"{source}: benchmarks[{b_index}] has no 'name' in its metadata")
+        if not values:
+            raise UserError(f"{source}: benchmark {name!r} has no values (only calibration runs)")
+        key: GroupKey = (None, str(name), None)
+        if key in groups:
+            raise UserError(f"{source}: benchmark {name!r} appears twice")
+        groups[key] = np.asarray(values, dtype=float)
+    if len(units) > 1:
+        raise UserError(
+            f"{source}: benchmarks use different units ({', '.join(sorted(units))}); "
+            "analyse them separately"
+        )
+    pyperf_unit = next(iter(units))
+    unit = PYPERF_UNITS.get(pyperf_unit, pyperf_unit)
+    notes: list[str] = []
+    if warmups:
+        notes.append(f"{warmups} pyperf warm-up values excluded (stored apart by pyperf)")
+    if calibration:
+        notes.append(f"{calibration} pyperf calibration runs (no values) skipped")
+    return Dataset(
+        groups=groups,
+        unit=unit,
+        source_format="pyperf",
+        direction="lower_is_better",
+        source=source,
+        notes=tuple(notes),
+    )
