@@ -1,0 +1,103 @@
+"""``benchrun system``: this machine, and the settings that add noise to measurements.
+
+Prints the reproducibility record (METHODS.md §11) in sections (Hardware, Software, Timer,
+Environment), then each noise warning with the command that changes the setting, then the
+settings that could not be checked. ``--json`` prints the record itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from runner.errors import UserError
+from runner.metadata import (
+    collect_metadata,
+    describe_machine,
+    noise_warnings,
+    unknown_noise_settings,
+)
+from runner.metadata_probes import parse_cpu_list
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``system`` sub-command."""
+    parser = subparsers.add_parser(
+        "system",
+        help="this machine, and the settings that add noise",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the record as JSON instead of tables"
+    )
+    parser.add_argument(
+        "--cpus",
+        metavar="LIST",
+        help="workload CPUs to check (kernel list syntax, e.g. 1 or 2-3,6); default: all",
+    )
+    parser.set_defaults(func=run)
+
+
+def _parse_cpus(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        cpus = parse_cpu_list(text)
+    except ValueError:
+        cpus = []
+    if not cpus or min(cpus) < 0:
+        raise UserError(f"--cpus {text!r}: expected a CPU list such as 1 or 0-3,6")
+    return cpus
+
+
+def run(args: argparse.Namespace) -> int:
+    """Collect the record and print it; returns 0."""
+    cpus = _parse_cpus(getattr(args, "cpus", None))
+    meta = collect_metadata(workload_cpus=cpus)
+    if args.json:
+        print(json.dumps(meta, indent=2, allow_nan=False))
+        return 0
+    _print_human(meta, cpus)
+    return 0
+
+
+def _print_human(meta: dict[str, Any], cpus: list[int] | None) -> None:
+    from rich.console import Console
+    from rich.padding import Padding
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console()
+    current: Table | None = None
+    for section, label, text in describe_machine(meta):
+        if current is None or current.title != section:
+            if current is not None:
+                console.print(current)
+                console.print()
+            current = Table(
+                title=section, title_justify="left", show_header=False, box=None, pad_edge=False
+            )
+            current.add_column(style="bold", no_wrap=True)
+            current.add_column(overflow="fold")
+        current.add_row(label, Text(text))
+    if current is not None:
+        console.print(current)
+
+    warnings = noise_warnings(meta, cpus)
+    unknown = unknown_noise_settings(meta, cpus)
+    console.print()
+    console.print(Text("Noise warnings", style="bold"))
+    if not warnings:
+        console.print("  none: every setting that could be read is quiet")
+    for warning in warnings:
+        console.print(Text(f"  ! {warning.setting}: {warning.found}", style="yellow"))
+        console.print(Padding(Text(f"why: {warning.why}"), (0, 0, 0, 4)))
+        # soft_wrap keeps the command on one line so it can be copied as it is
+        console.print(Text(f"    fix: {warning.fix_command}", style="cyan"), soft_wrap=True)
+    if unknown:
+        console.print()
+        console.print(Text("Not checked (unknown)", style="bold"))
+        for setting, reason in unknown:
+            console.print(Padding(Text(f"? {setting}: {reason}"), (0, 0, 0, 2)))
