@@ -139,10 +139,11 @@ def welch_from_summary(
     ``alternative="greater"`` tests Ha: μ_A > μ_B, ``"less"`` Ha: μ_A < μ_B. The CI of the
     difference is ``d ± t_{q,ν}·se`` (q = 1-α/2 two-sided, 1-α one-sided).
 
-    Example (§12: Michelson 1879 vs 23 later values, km/s - 299000)::
+    Example (§12: Michelson 1879 vs 23 later values, km/s - 299000):
 
-        >>> welch_from_summary(852.4, 79.0105478191**2, 100, 756.2173913, 107.114618526**2, 23)
-        ... # df 27.754, p 0.0003625357
+    >>> r = welch_from_summary(852.4, 79.0105478190518**2, 100, 756.2173913, 107.114618526**2, 23)
+    >>> round(r.df, 3), round(r.p_value, 10), r.df_pilot
+    (27.754, 0.0003625357, 27)
     """
     ma, va, na = _summary(mean_a, var_a, n_a, "a")
     mb, vb, nb = _summary(mean_b, var_b, n_b, "b")
@@ -152,6 +153,8 @@ def welch_from_summary(
     se = math.sqrt(va / na + vb / nb)
     nu = welch_df(va, na, vb, nb)
     notes: list[str] = []
+    base = {"mean_a": ma, "mean_b": mb, "var_a": va, "var_b": vb, "n_a": na, "n_b": nb}
+    base.update(difference=diff, alternative=alternative, confidence=confidence)
     if nu is None:
         # Both samples are constant: the difference is known exactly.
         if diff == 0.0:
@@ -165,8 +168,8 @@ def welch_from_summary(
             "no t-test was computed, p is 0 or 1"
         )
         return WelchResult(
-            ma, mb, va, vb, na, nb, diff, 0.0, None, None, None, p, alternative,
-            confidence, diff, diff, True, tuple(notes),
+            **base, se=0.0, statistic=None, df=None, df_pilot=None, p_value=p,
+            ci_low=diff, ci_high=diff, deterministic=True, notes=tuple(notes),
         )  # fmt: skip
     t = diff / se
     if alternative == "two-sided":
@@ -186,9 +189,9 @@ def welch_from_summary(
     if va == 0.0 or vb == 0.0:
         notes.append("one sample has zero variance: ν is the other sample's n - 1")
     return WelchResult(
-        ma, mb, va, vb, na, nb, diff, se, float(t), float(nu), int(math.floor(nu)),
-        float(min(1.0, p)), alternative, confidence,
-        None if lo is None else float(lo), None if hi is None else float(hi), False, tuple(notes),
+        **base, se=se, statistic=float(t), df=float(nu), df_pilot=math.floor(nu),
+        p_value=float(min(1.0, p)), ci_low=None if lo is None else float(lo),
+        ci_high=None if hi is None else float(hi), deterministic=False, notes=tuple(notes),
     )  # fmt: skip
 
 
@@ -213,8 +216,8 @@ def _welch_power(d: float, va: float, vb: float, n: int, alpha: float) -> float:
     se = math.sqrt((va + vb) / n)
     nu = welch_df(va, n, vb, n)
     ncp = d / se
-    crit = stats.t.ppf(1.0 - alpha / 2.0, nu)
-    return float(stats.nct.sf(crit, nu, ncp) + stats.nct.cdf(-crit, nu, ncp))
+    crit = special.stdtrit(nu, 1.0 - alpha / 2.0)
+    return float(1.0 - special.nctdtr(nu, ncp, crit) + special.nctdtr(nu, ncp, -crit))
 
 
 def required_sample_size(
@@ -257,14 +260,11 @@ def required_sample_size(
 
     def t_bound(k: int) -> float:
         nu = welch_df(va, k, vb, k)
-        return (stats.t.ppf(1 - alpha / 2, nu) + stats.t.ppf(power, nu)) ** 2 * ratio
+        return (special.stdtrit(nu, 1 - alpha / 2) + special.stdtrit(nu, power)) ** 2 * ratio
 
-    # t quantiles shrink as n grows: double, then bisect, for the smallest n meeting the bound
-    lo, hi = n - 1, n
-    while hi < t_bound(hi):
-        lo, hi = hi, hi * 2
-        if hi > 2 * max_n:
-            raise ValueError(f"required sample size exceeds max_n={max_n}")
+    # The bound decreases in n and n0 - 1 fails it (t quantiles exceed z quantiles), while
+    # n1 = ceil(t_bound(n0)) >= n0 meets it; bisect between them for the smallest n.
+    lo, hi = n - 1, max(n, math.ceil(t_bound(n)))
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if mid >= t_bound(mid) else (mid, hi)
@@ -341,14 +341,16 @@ def tost_from_summary(
     d = ma - mb
     nu = welch_df(va, na, vb, nb)
     notes: list[str] = []
+    base = {"mean_a": ma, "mean_b": mb, "difference": d, "delta": delta, "margin": margin}
+    base.update(relative=relative, alpha=alpha)
     if nu is None:
         inside = -delta < d < delta
         p_lo = 0.0 if d > -delta else 1.0
         p_hi = 0.0 if d < delta else 1.0
         notes.append("both samples have zero variance (deterministic): the difference is exact")
         return TostResult(
-            ma, mb, d, delta, margin, relative, alpha, p_lo, p_hi, max(p_lo, p_hi),
-            inside, d, d, None, True, tuple(notes),
+            **base, p_lower=p_lo, p_upper=p_hi, p_value=max(p_lo, p_hi), equivalent=inside,
+            ci_low=d, ci_high=d, df=None, deterministic=True, notes=tuple(notes),
         )  # fmt: skip
     se = math.sqrt(va / na + vb / nb)
     p_lo = float(stats.t.sf((d + delta) / se, nu))
@@ -356,8 +358,8 @@ def tost_from_summary(
     half = float(stats.t.ppf(1 - alpha, nu)) * se
     p = max(p_lo, p_hi)
     return TostResult(
-        ma, mb, d, delta, margin, relative, alpha, p_lo, p_hi, p, p < alpha,
-        d - half, d + half, float(nu), False, tuple(notes),
+        **base, p_lower=p_lo, p_upper=p_hi, p_value=p, equivalent=p < alpha,
+        ci_low=d - half, ci_high=d + half, df=float(nu), deterministic=False, notes=tuple(notes),
     )  # fmt: skip
 
 
@@ -410,8 +412,9 @@ def mann_whitney(x: ArrayLike, y: ArrayLike, alternative: str = "two-sided") -> 
     res = stats.mannwhitneyu(xs, ys, alternative=alternative, method="auto")
     u = float(res.statistic)
     return MannWhitneyResult(
-        u, float(res.pvalue), alternative, xs.size, ys.size, u / (xs.size * ys.size),
-        "scipy.stats.mannwhitneyu(method='auto')",
+        statistic=u, p_value=float(res.pvalue), alternative=alternative, n_x=xs.size,
+        n_y=ys.size, prob_superiority=u / (xs.size * ys.size),
+        method="scipy.stats.mannwhitneyu(method='auto')",
     )  # fmt: skip
 
 
@@ -453,15 +456,13 @@ def _ncp_bound(t_obs: float, df: float, target: float) -> float:
     def f(lam: float) -> float:
         return float(stats.nct.cdf(t_obs, df, lam)) - target
 
-    step = 2.0 + abs(t_obs) * 0.5
-    lo, hi = t_obs - step, t_obs + step
-    while f(lo) < 0:
-        lo -= step
-        step *= 2
-    step = 2.0 + abs(t_obs) * 0.5
-    while f(hi) > 0:
-        hi += step
-        step *= 2
+    width = 2.0 + abs(t_obs) * 0.5
+    lo, hi = t_obs - width, t_obs + width
+    for _ in range(60):  # widen the bracket geometrically until f changes sign
+        if f(lo) >= 0 and f(hi) <= 0:
+            break
+        width *= 2
+        lo, hi = t_obs - width, t_obs + width
     return float(optimize.brentq(f, lo, hi, xtol=1e-12, rtol=1e-12))
 
 
@@ -482,12 +483,10 @@ def effect_size_from_summary(
     sp = math.sqrt(((na - 1) * va + (nb - 1) * vb) / df)
     method = "noncentral t inversion (Steiger & Fouladi 1997); g = J·d (Hedges & Olkin 1985)"
     if sp == 0.0:
-        return EffectSize(
-            None, None, None, None, None, None, confidence, na, nb, method,
-            ("both samples have zero variance: the standardised difference is undefined",),
-        )  # fmt: skip
+        note = "both samples have zero variance: the standardised difference is undefined"
+        return EffectSize(None, None, None, None, None, None, confidence, na, nb, method, (note,))
     d = (ma - mb) / sp
-    j = hedges_correction(df) if df > 1 else float("nan")
+    j = hedges_correction(df)  # df >= 2 since n_a, n_b >= 2
     scale = math.sqrt(1 / na + 1 / nb)
     t_obs = d / scale
     alpha = 1 - confidence
@@ -503,10 +502,10 @@ def effect_size_from_summary(
         lo, hi = d - z * se, d + z * se
         method = "normal approximation, var(d) = (n_a+n_b)/(n_a n_b) + d²/(2(n_a+n_b))"
         notes.append("noncentral t inversion failed; used Hedges & Olkin's normal approximation")
-    if df <= 1:
-        notes.append("Hedges' correction needs n_a + n_b >= 4")
-        return EffectSize(d, None, lo, hi, None, None, confidence, na, nb, method, tuple(notes))
-    return EffectSize(d, j * d, lo, hi, j * lo, j * hi, confidence, na, nb, method, tuple(notes))
+    return EffectSize(
+        cohens_d=d, hedges_g=j * d, d_ci_low=lo, d_ci_high=hi, g_ci_low=j * lo, g_ci_high=j * hi,
+        confidence=confidence, n_a=na, n_b=nb, method=method, notes=tuple(notes),
+    )  # fmt: skip
 
 
 def effect_size(a: ArrayLike, b: ArrayLike, confidence: float = 0.95) -> EffectSize:

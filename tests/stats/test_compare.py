@@ -128,7 +128,9 @@ def test_welch_type_one_error_by_simulation() -> None:
     b = rng.normal(0, 3, size=(reps, 15))
     rejections = sum(
         welch_from_summary(ma, va, 6, mb, vb, 15).p_value < alpha
-        for ma, va, mb, vb in zip(a.mean(1), a.var(1, ddof=1), b.mean(1), b.var(1, ddof=1))
+        for ma, va, mb, vb in zip(
+            a.mean(1), a.var(1, ddof=1), b.mean(1), b.var(1, ddof=1), strict=True
+        )
     )
     se = math.sqrt(alpha * (1 - alpha) / reps)
     assert abs(rejections / reps - alpha) < 3 * se
@@ -156,7 +158,6 @@ def test_required_sample_size_edge_cases() -> None:
         required_sample_size(0.0, 1.0, 1e-6, 1.0, max_n=1000)
 
 
-@pytest.mark.slow
 def test_required_sample_size_power_by_simulation() -> None:
     rng = np.random.default_rng(5)
     ma, va, mb, vb = 100.0, 4.0, 101.5, 9.0
@@ -208,7 +209,7 @@ def test_tost_size_at_the_margin_by_simulation() -> None:
     reps, alpha, delta, n = 4000, 0.05, 0.5, 30
     a = rng.normal(delta, 1.0, size=(reps, n))
     b = rng.normal(0.0, 1.0, size=(reps, n))
-    args = zip(a.mean(1), a.var(1, ddof=1), b.mean(1), b.var(1, ddof=1))
+    args = zip(a.mean(1), a.var(1, ddof=1), b.mean(1), b.var(1, ddof=1), strict=True)
     eq = sum(
         tost_from_summary(ma, va, n, mb, vb, n, delta, relative=False, alpha=alpha).equivalent
         for ma, va, mb, vb in args
@@ -220,7 +221,7 @@ def test_tost_size_at_the_margin_by_simulation() -> None:
     inside = sum(
         tost_from_summary(x.mean(), x.var(ddof=1), n, y.mean(), y.var(ddof=1), n, 1.0,
                           relative=False).equivalent
-        for x, y in zip(a0, rng.normal(0.0, 1.0, size=(500, n)))
+        for x, y in zip(a0, rng.normal(0.0, 1.0, size=(500, n)), strict=True)
     )  # fmt: skip
     assert inside / 500 > 0.9
 
@@ -284,14 +285,13 @@ def test_effect_size_zero_variance() -> None:
     assert r.to_dict()["hedges_g"] is None
 
 
-@pytest.mark.slow
 def test_effect_size_ci_coverage_by_simulation() -> None:
     rng = np.random.default_rng(17)
-    reps, delta = 600, 0.8
+    reps, delta = 1000, 0.8
     a = rng.normal(delta, 1.0, size=(reps, 12))
     b = rng.normal(0.0, 1.0, size=(reps, 9))
     covered = 0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         r = effect_size(x, y, confidence=0.95)
         covered += r.d_ci_low <= delta <= r.d_ci_high
     se = math.sqrt(0.95 * 0.05 / reps)

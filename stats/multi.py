@@ -1,0 +1,398 @@
+"""Many workloads: Holm's correction, omnibus tests, and the ranking of results (METHODS.md §7).
+
+Sources: [PILOT] Li et al., MASCOTS 2016 ("Comparing Results"); [HOEFLER] Hoefler & Belli,
+SC 2015, §3.2 (ANOVA, Kruskal-Wallis, effect size E); S. Holm, *A simple sequentially
+rejective multiple test procedure*, Scand. J. Statist. 6 (1979).
+
+:func:`rank_results` is what the adaptive controller (§10) and ``benchrun analyze compare``
+call: it needs only the summaries (mean, s_q², n_q) of each result, never raw readings.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import stats
+
+from stats.compare import (
+    _clean,
+    required_sample_size,
+    tost_from_summary,
+    welch_from_summary,
+)
+
+DIRECTIONS = ("lower_is_better", "higher_is_better")
+SEPARATED, EQUIVALENT, UNDECIDED = "separated", "equivalent", "undecided"
+
+
+# ----------------------------------------------------------------------------- Holm
+def holm(pvalues: ArrayLike) -> tuple[float, ...]:
+    """Holm's step-down adjusted p-values, in the input order (METHODS.md §7, Holm 1979).
+
+    With p_(1) <= ... <= p_(m) sorted ascending,
+    ``p̃_(i) = max_{j <= i} min(1, (m - j + 1)·p_(j))``. Rejecting every hypothesis with
+    p̃ < α controls the family-wise error rate at α under any dependence.
+
+    >>> holm([0.01, 0.04, 0.03, 0.005])
+    (0.03, 0.06, 0.06, 0.02)
+    """
+    p = np.asarray(pvalues, dtype=float)
+    if p.ndim != 1:
+        raise ValueError("pvalues must be a one-dimensional sequence")
+    if not np.all((p >= 0) & (p <= 1)):
+        raise ValueError("pvalues must be numbers in [0, 1] (no NaN)")
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    adjusted = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * p[order]))
+    out = np.empty(m)
+    out[order] = adjusted
+    return tuple(float(v) for v in out)
+
+
+# ----------------------------------------------------------------------------- omnibus
+@dataclass(frozen=True)
+class PairEffect:
+    """Effect size E = (m_a - m_b)/sqrt(within-group variance) of two groups ([HOEFLER] §3.2)."""
+
+    a: str
+    b: str
+    e: float | None
+
+
+@dataclass(frozen=True)
+class OmnibusResult:
+    """One-way ANOVA or Kruskal-Wallis over k groups (METHODS.md §7, [HOEFLER] §3.2).
+
+    ``statistic`` is F (ANOVA, df = (k-1, N-k)) or H (Kruskal-Wallis, df = (k-1,)).
+    ``within_variance`` is the pooled within-group variance
+    ``MS_within = Σ_i Σ_j (x_ij - m_i)² / (N - k)`` (unit²), and ``effect_sizes`` holds
+    E = (m_a - m_b)/sqrt(MS_within) for every pair a < b of group means (unitless).
+    """
+
+    test: str
+    statistic: float | None
+    p_value: float
+    df: tuple[float, ...]
+    k: int
+    n_total: int
+    names: tuple[str, ...]
+    sizes: tuple[int, ...]
+    means: tuple[float, ...]
+    medians: tuple[float, ...]
+    within_variance: float
+    effect_sizes: tuple[PairEffect, ...]
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        d = _clean(asdict(self))
+        d["effect_sizes"] = [_clean(asdict(e)) for e in self.effect_sizes]
+        return d
+
+
+def _groups(groups: Mapping[str, ArrayLike] | Sequence[ArrayLike]) -> tuple[list, list]:
+    if isinstance(groups, Mapping):
+        names = [str(k) for k in groups]
+        arrays = list(groups.values())
+    else:
+        arrays = list(groups)
+        names = [str(i) for i in range(len(arrays))]
+    if len(arrays) < 2:
+        raise ValueError(f"need at least 2 groups, got {len(arrays)}")
+    out = []
+    for name, g in zip(names, arrays, strict=True):
+        arr = np.asarray(g, dtype=float)
+        if arr.ndim != 1 or arr.size < 2:
+            raise ValueError(f"group {name!r} must be a one-dimensional sample of >= 2 values")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"group {name!r} contains NaN or infinite values")
+        out.append(arr)
+    return names, out
+
+
+def _omnibus(
+    test: str,
+    names: list[str],
+    arrays: list[np.ndarray],
+    stat: float | None,
+    p: float,
+    df: tuple[float, ...],
+    notes: list[str],
+) -> OmnibusResult:
+    k, n_total = len(arrays), sum(a.size for a in arrays)
+    means = [float(a.mean()) for a in arrays]
+    ss_within = sum(float(np.sum((a - a.mean()) ** 2)) for a in arrays)
+    msw = ss_within / (n_total - k)
+    effects = []
+    for i in range(k):
+        for j in range(i + 1, k):
+            e = (means[i] - means[j]) / math.sqrt(msw) if msw > 0 else None
+            effects.append(PairEffect(names[i], names[j], e))
+    if msw == 0:
+        notes.append("within-group variance is 0: effect sizes E are undefined")
+    return OmnibusResult(
+        test=test,
+        statistic=stat,
+        p_value=p,
+        df=df,
+        k=k,
+        n_total=n_total,
+        names=tuple(names),
+        sizes=tuple(a.size for a in arrays),
+        means=tuple(means),
+        medians=tuple(float(np.median(a)) for a in arrays),
+        within_variance=msw,
+        effect_sizes=tuple(effects),
+        notes=tuple(notes),
+    )
+
+
+def anova(groups: Mapping[str, ArrayLike] | Sequence[ArrayLike]) -> OmnibusResult:
+    """One-way ANOVA F-test of equal means (METHODS.md §7, [HOEFLER] §3.2).
+
+    ``F = (Σ n_i (m_i - m)²/(k-1)) / MS_within`` with df (k-1, N-k), via
+    ``scipy.stats.f_oneway``. When every group is constant F is undefined: p is 0 if the
+    means differ and 1 if not, and the result says so.
+    """
+    names, arrays = _groups(groups)
+    k, n = len(arrays), sum(a.size for a in arrays)
+    df = (float(k - 1), float(n - k))
+    if all(np.ptp(a) == 0 for a in arrays):
+        same = len({float(a[0]) for a in arrays}) == 1
+        note = "every group is constant: no F-test, the means are compared exactly"
+        return _omnibus("one-way ANOVA", names, arrays, None, 1.0 if same else 0.0, df, [note])
+    res = stats.f_oneway(*arrays)
+    return _omnibus("one-way ANOVA", names, arrays, float(res.statistic), float(res.pvalue), df, [])
+
+
+def kruskal_wallis(groups: Mapping[str, ArrayLike] | Sequence[ArrayLike]) -> OmnibusResult:
+    """Kruskal-Wallis H test that all groups come from one distribution (METHODS.md §7).
+
+    H on ranks with tie correction, χ² approximation with k-1 df, via ``scipy.stats.kruskal``.
+    The effect sizes E are the same as for :func:`anova` (group means, MS_within).
+    """
+    names, arrays = _groups(groups)
+    df = (float(len(arrays) - 1),)
+    if len({float(v) for a in arrays for v in a}) == 1:
+        note = "all values are identical: H is undefined, p = 1"
+        return _omnibus("Kruskal-Wallis", names, arrays, None, 1.0, df, [note])
+    res = stats.kruskal(*arrays)
+    return _omnibus(
+        "Kruskal-Wallis", names, arrays, float(res.statistic), float(res.pvalue), df, []
+    )
+
+
+# ----------------------------------------------------------------------------- ranking
+@dataclass(frozen=True)
+class PairVerdict:
+    """Verdict on two neighbours a (better) and b in the ranking (METHODS.md §7).
+
+    ``difference = mean_b - mean_a`` (metric unit), ``relative_difference = difference/|mean_a|``;
+    ``effect_size`` = difference / pooled SD of the subsession means (Cohen's d, unitless);
+    ``welch_p`` two-sided, ``welch_p_holm`` Holm-adjusted over the k-1 adjacent pairs;
+    ``tost_p`` for equivalence within ``margin``·|mean_a|; ``required_n`` (subsession means
+    per side, for an undecided pair only) for a Welch test at level alpha/(k-1) and power 0.8.
+    """
+
+    a: str
+    b: str
+    verdict: str
+    welch_p: float
+    welch_p_holm: float
+    tost_p: float
+    ci_overlap: bool
+    difference: float
+    relative_difference: float | None
+    effect_size: float | None
+    required_n: int | None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Results ordered best first, with a verdict for each adjacent pair (METHODS.md §7)."""
+
+    names: tuple[str, ...]
+    estimates: tuple[float, ...]
+    ci_low: tuple[float, ...]
+    ci_high: tuple[float, ...]
+    direction: str
+    pairs: tuple[PairVerdict, ...]
+    alpha: float
+    margin: float
+    confidence: float
+    correction: str = "holm"
+    notes: tuple[str, ...] = ()
+
+    @property
+    def decided(self) -> bool:
+        """True when every adjacent pair is separated or equivalent (the §10 stop condition)."""
+        return all(p.verdict != UNDECIDED for p in self.pairs)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = _clean(asdict(self))
+        d["pairs"] = [_clean(asdict(p)) for p in self.pairs]
+        d["decided"] = self.decided
+        return d
+
+
+def _field(item: Any, key: str, default: Any = ...) -> Any:
+    if isinstance(item, Mapping):
+        if key in item:
+            return item[key]
+    elif hasattr(item, key):
+        return getattr(item, key)
+    if default is ...:
+        raise ValueError(f"each result needs a {key!r} field")
+    return default
+
+
+def rank_results(
+    results: Sequence[Any],
+    alpha: float = 0.01,
+    margin: float = 0.01,
+    confidence: float = 0.95,
+) -> Ranking:
+    """Rank results best first and decide each adjacent pair (METHODS.md §7, [PILOT]).
+
+    ``results``: objects or mappings with ``name``, ``mean``, ``variance`` (s_q² of the
+    subsession means), ``n`` (n_q), ``direction`` ("lower_is_better" or
+    "higher_is_better", the same for all) and optionally ``ci_low``/``ci_high`` (otherwise
+    the Student t interval ``mean ± t_{(1+confidence)/2, n-1}·sqrt(variance/n)``).
+
+    Sorted by mean, best first (stable for ties). For each adjacent pair (a, b):
+    CIs disjoint -> "separated"; else Holm-adjusted (over the k-1 adjacent tests) two-sided
+    Welch p < ``alpha`` -> "separated"; else TOST within ±``margin``·|mean_a| at level
+    ``alpha`` -> "equivalent"; else "undecided", with the n per side that a Welch test at
+    alpha/(k-1) (Holm's first, strictest step) would need for power 0.8.
+
+    >>> r = rank_results([
+    ...     {"name": "old", "mean": 2.10, "variance": 0.0004, "n": 30, "direction": "lower_is_better"},
+    ...     {"name": "new", "mean": 2.00, "variance": 0.0004, "n": 30, "direction": "lower_is_better"},
+    ... ])
+    >>> r.names, r.pairs[0].verdict, r.decided
+    (('new', 'old'), 'separated', True)
+    """
+    alpha, margin, confidence = float(alpha), float(margin), float(confidence)
+    if not 0 < alpha < 0.5:
+        raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
+    if not (math.isfinite(margin) and margin > 0):
+        raise ValueError(f"margin must be a finite number > 0, got {margin}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    items = list(results)
+    if not items:
+        raise ValueError("rank_results needs at least one result")
+    rows: list[_Row] = []
+    for item in items:
+        name = str(_field(item, "name"))
+        mean, var, n = (
+            float(_field(item, "mean")),
+            float(_field(item, "variance")),
+            _field(item, "n"),
+        )
+        direction = _field(item, "direction")
+        if direction not in DIRECTIONS:
+            raise ValueError(f"{name}: direction must be one of {DIRECTIONS}, got {direction!r}")
+        if not (math.isfinite(mean) and math.isfinite(var) and var >= 0):
+            raise ValueError(f"{name}: mean must be finite and variance finite and >= 0")
+        if float(n) != int(n) or int(n) < 2:
+            raise ValueError(f"{name}: n must be an integer >= 2, got {n}")
+        n = int(n)
+        lo, hi = _field(item, "ci_low", None), _field(item, "ci_high", None)
+        if (lo is None) != (hi is None):
+            raise ValueError(f"{name}: give both ci_low and ci_high, or neither")
+        if lo is None:
+            half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * math.sqrt(var / n)
+            lo, hi = mean - half, mean + half
+        rows.append(_Row(name, mean, var, n, direction, float(lo), float(hi)))
+    if len({r.direction for r in rows}) > 1:
+        raise ValueError("results with different directions cannot be ranked together")
+    if len({r.name for r in rows}) != len(rows):
+        raise ValueError("result names must be unique")
+    direction = rows[0].direction
+    sign = 1.0 if direction == "lower_is_better" else -1.0
+    rows.sort(key=lambda r: sign * r.mean)
+    k = len(rows)
+    welch_ps = [
+        welch_from_summary(a.mean, a.var, a.n, b.mean, b.var, b.n).p_value
+        for a, b in itertools.pairwise(rows)
+    ]
+    adjusted = holm(welch_ps)
+    pairs = [
+        _decide(a, b, p, p_holm, k, alpha, margin)
+        for (a, b), p, p_holm in zip(itertools.pairwise(rows), welch_ps, adjusted, strict=True)
+    ]
+    notes = ["adjacent Welch tests corrected with Holm's step-down method"] if k > 2 else []
+    return Ranking(
+        names=tuple(r.name for r in rows),
+        estimates=tuple(r.mean for r in rows),
+        ci_low=tuple(r.lo for r in rows),
+        ci_high=tuple(r.hi for r in rows),
+        direction=direction,
+        pairs=tuple(pairs),
+        alpha=alpha,
+        margin=margin,
+        confidence=confidence,
+        correction="holm",
+        notes=tuple(notes),
+    )
+
+
+class _Row(NamedTuple):
+    name: str
+    mean: float
+    var: float
+    n: int
+    direction: str
+    lo: float
+    hi: float
+
+
+def _decide(
+    a: _Row, b: _Row, p: float, p_holm: float, k: int, alpha: float, margin: float
+) -> PairVerdict:
+    """The §7 verdict for neighbours a (better) and b."""
+    notes: list[str] = []
+    overlap = not (a.hi < b.lo or b.hi < a.lo)
+    diff = b.mean - a.mean
+    rel = diff / abs(a.mean) if a.mean != 0 else None
+    if a.mean == 0:
+        notes.append("mean of a is 0: no relative difference; TOST margin taken as absolute")
+    sp2 = ((a.n - 1) * a.var + (b.n - 1) * b.var) / (a.n + b.n - 2)
+    eff = diff / math.sqrt(sp2) if sp2 > 0 else None
+    t = tost_from_summary(
+        a.mean, a.var, a.n, b.mean, b.var, b.n, margin=margin, relative=a.mean != 0, alpha=alpha
+    )
+    required = None
+    if not overlap or p_holm < alpha:
+        verdict = SEPARATED
+    elif t.equivalent:
+        verdict = EQUIVALENT
+    else:
+        verdict = UNDECIDED
+        try:
+            required = required_sample_size(a.mean, a.var, b.mean, b.var, alpha=alpha / (k - 1))
+        except ValueError:
+            notes.append("the means are too close: more than 10^9 subsession means needed")
+        if required is None and diff == 0:
+            notes.append("equal means: no n separates them; only TOST can end this pair")
+    return PairVerdict(
+        a=a.name,
+        b=b.name,
+        verdict=verdict,
+        welch_p=p,
+        welch_p_holm=p_holm,
+        tost_p=t.p_value,
+        ci_overlap=overlap,
+        difference=diff,
+        relative_difference=rel,
+        effect_size=eff,
+        required_n=required,
+        notes=tuple(notes),
+    )
