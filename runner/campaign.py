@@ -15,7 +15,6 @@ import fcntl
 import os
 import signal
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -34,9 +33,13 @@ from runner.store import CampaignRow, Store
 class Display(Protocol):
     """What the campaign tells the user while it runs (see runner/display.py)."""
 
-    def start(self, campaign: CampaignRow, targets: dict[str, int], done: dict[str, int]) -> None: ...
+    def start(
+        self, campaign: CampaignRow, targets: dict[str, int], done: dict[str, int]
+    ) -> None: ...
 
-    def round_done(self, workload: str, outcome: RoundOutcome, value: float | None, warmup: bool) -> None: ...
+    def round_done(
+        self, workload: str, outcome: RoundOutcome, value: float | None, warmup: bool
+    ) -> None: ...
 
     def message(self, text: str) -> None: ...
 
@@ -214,7 +217,9 @@ def open_campaign(
     return store.campaign(campaign_id), False
 
 
-def load_states(store: Store, campaign: CampaignRow, experiment: Experiment) -> dict[str, WorkloadState]:
+def load_states(
+    store: Store, campaign: CampaignRow, experiment: Experiment
+) -> dict[str, WorkloadState]:
     """Rebuild per-workload bookkeeping from what the store holds."""
     rows = {w.name: w for w in store.workloads(campaign.id)}
     states: dict[str, WorkloadState] = {}
@@ -317,7 +322,7 @@ def run_fixed(
                         env=env,
                         timeout=w.timeout if w.timeout is not None else settings.timeout,
                         shell=w.shell,
-                        cwd=w.cwd,
+                        cwd=workload_cwd(experiment, w),
                         cpus=workload_cpus,
                         readings=w.readings if w.metric == "readings" else None,
                         output_limit=settings.output_limit,
@@ -371,7 +376,9 @@ def run_fixed(
                         continue
                     st.failed += 1
                     st.consecutive_failures += 1
-                    display.message(f"{name}: round {round_index} {outcome.status}: {outcome.reason}")
+                    display.message(
+                        f"{name}: round {round_index} {outcome.status}: {outcome.reason}"
+                    )
                     if settings.fail_fast:
                         failure_stop = f"{name} round {round_index} {outcome.status} ({outcome.reason}) and fail_fast is set"
                         break
@@ -402,7 +409,9 @@ def run_fixed(
             )
         if failure_stop:
             store.set_status(campaign.id, "failed", failure_stop)
-            return CampaignOutcome(campaign.id, experiment.db_path, "failed", 1, f"stopped: {failure_stop}")
+            return CampaignOutcome(
+                campaign.id, experiment.db_path, "failed", 1, f"stopped: {failure_stop}"
+            )
         stopped = {n: st.stopped for n, st in states.items() if st.stopped}
         if stopped:
             reason = "; ".join(f"{n}: {r}" for n, r in stopped.items())
@@ -419,5 +428,13 @@ def run_fixed(
         return CampaignOutcome(campaign.id, experiment.db_path, "done", 0, "done")
 
 
-def elapsed_since(t0: float) -> float:
-    return time.monotonic() - t0
+def workload_cwd(experiment: Experiment, w: Workload) -> str | None:
+    """Where a workload runs: its ``cwd`` (relative to the experiment file's directory), or
+    that directory itself, so that ``python3 bench.py`` finds the script beside the file."""
+    base = experiment.source_path.parent if experiment.source_path else None
+    if w.cwd is None:
+        return str(base) if base else None
+    cwd = Path(w.cwd)
+    if not cwd.is_absolute() and base is not None:
+        cwd = base / cwd
+    return str(cwd)

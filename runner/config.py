@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from runner.errors import UserError
+
 Metric = Literal["wall_time", "cpu_time", "max_rss", "readings"]
 Direction = Literal["lower_is_better", "higher_is_better"]
 
@@ -61,6 +63,8 @@ class Workload:
     cwd: str | None = None
     timeout: float | None = None  # seconds; None = settings.timeout
     per_work: bool = False
+    #: name in the file before matrix expansion (``loop`` for ``loop[n=1]``); None if unexpanded
+    base_name: str | None = None
 
     @property
     def unit(self) -> str:
@@ -135,6 +139,8 @@ class Experiment:
     workloads: tuple[Workload, ...]
     source_path: Path | None = None
     source_text: str = ""
+    #: the file's ``matrix:`` (factor name -> values), empty without one
+    matrix: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
 
     @property
     def campaign_dir(self) -> Path:
@@ -180,12 +186,63 @@ class Experiment:
 # ---------------------------------------------------------------------------------------
 # Parsing and validation (owned by the config work; see load_experiment)
 # ---------------------------------------------------------------------------------------
+# Key tables: runner/config_schema.py; YAML with line numbers: runner/yamlsource.py;
+# placeholders: runner/placeholders.py; durations/sizes and CPU lists: runner/durations.py,
+# runner/cpulist.py. Every problem leaves as UserError("FILE:LINE: key.path: ...").
+
+#: default root of campaign directories, relative to the current working directory
+DEFAULT_OUTPUT = "results"
 
 
-def load_experiment(path: str | Path) -> Experiment:
+def load_experiment(path: str | Path, *, check_commands: bool = True) -> Experiment:
     """Read, validate and expand an experiment file.
 
     Raises :class:`runner.errors.UserError` (exit code 2) with one line
     ``FILE:LINE: key: what is wrong; what is valid`` for any problem.
+    ``check_commands=False`` skips the checks that depend on this machine's files
+    (executables on PATH, ``cwd`` existing) — e.g. to re-read a stored config.
     """
-    raise NotImplementedError
+    display = str(path)
+    file = Path(path).expanduser()
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(
+            f"{display}: file not found; check the path (benchrun init FILE writes an example)"
+        ) from None
+    except IsADirectoryError:
+        raise UserError(f"{display}: is a directory; give the experiment YAML file") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{display}: not UTF-8 text ({exc.reason}); save it as UTF-8") from None
+    except OSError as exc:
+        raise UserError(f"{display}: cannot read: {exc.strerror or exc}") from None
+    resolved = file.resolve()
+    return parse_experiment(
+        text,
+        display=display,
+        base_dir=resolved.parent,
+        source_path=resolved,
+        check_commands=check_commands,
+    )
+
+
+def parse_experiment(
+    text: str,
+    *,
+    display: str = "<experiment>",
+    base_dir: Path | None = None,
+    source_path: Path | None = None,
+    check_commands: bool = True,
+) -> Experiment:
+    """Validate and expand experiment YAML ``text`` (what :func:`load_experiment` does after
+    reading the file). ``base_dir`` anchors relative ``cwd`` and executable paths
+    (default: the current directory); ``display`` names the file in errors."""
+    from runner import config_loader
+
+    return config_loader.build_experiment(
+        text,
+        display=display,
+        base_dir=base_dir if base_dir is not None else Path.cwd(),
+        source_path=source_path,
+        check_commands=check_commands,
+    )

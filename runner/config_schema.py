@@ -45,27 +45,65 @@ TOP_KEYS: tuple[Key, ...] = (
 
 SETTINGS_KEYS: tuple[Key, ...] = (
     Key("rounds", "int", "rounds per workload in fixed mode", minimum=1),
-    Key("warmup_rounds", "int", "rounds run, stored and flagged, excluded from analysis", minimum=0),
+    Key(
+        "warmup_rounds", "int", "rounds run, stored and flagged, excluded from analysis", minimum=0
+    ),
     Key("order", "enum", "order of workloads in a pass", choices=("interleaved", "sequential")),
     Key("pin", "pin", "CPUs for workloads: auto, none, or a CPU list"),
     Key("timeout", "duration", "per-round time limit", exclusive_minimum=0),
-    Key("confidence", "number", "confidence level of intervals", exclusive_minimum=0, exclusive_maximum=1),
+    Key(
+        "confidence",
+        "number",
+        "confidence level of intervals",
+        exclusive_minimum=0,
+        exclusive_maximum=1,
+    ),
     Key("seed", "int", "seed of the random order", minimum=0),
     Key("env", "str_map", "environment variables set for every workload"),
     Key("record_env", "str_list", "names of inherited environment variables to record"),
     Key("fail_fast", "bool", "stop the campaign at the first failed round"),
-    Key("max_consecutive_failures", "int", "give up on a workload after this many failures in a row", minimum=1),
-    Key("on_interrupt", "enum", "Ctrl-C: kill the round in flight or let it finish", choices=("kill", "finish")),
+    Key(
+        "max_consecutive_failures",
+        "int",
+        "give up on a workload after this many failures in a row",
+        minimum=1,
+    ),
+    Key(
+        "on_interrupt",
+        "enum",
+        "Ctrl-C: kill the round in flight or let it finish",
+        choices=("kill", "finish"),
+    ),
     Key("output_limit", "size", "bytes of stdout/stderr tail kept per round"),
     Key("adaptive", "bool", "run until the stopping rule is met (METHODS.md section 10)"),
-    Key("ci_rel_width", "number", "target CI half-width relative to the estimate", nullable=True, exclusive_minimum=0),
-    Key("alpha", "number", "significance level of comparisons", exclusive_minimum=0, exclusive_maximum=1),
-    Key("margin", "number", "relative equivalence margin (TOST)", exclusive_minimum=0, exclusive_maximum=1),
+    Key(
+        "ci_rel_width",
+        "number",
+        "target CI half-width relative to the estimate",
+        nullable=True,
+        exclusive_minimum=0,
+    ),
+    Key(
+        "alpha",
+        "number",
+        "significance level of comparisons",
+        exclusive_minimum=0,
+        exclusive_maximum=1,
+    ),
+    Key(
+        "margin",
+        "number",
+        "relative equivalence margin (TOST)",
+        exclusive_minimum=0,
+        exclusive_maximum=1,
+    ),
     Key("min_rounds", "int", "adaptive: fewest steady rounds per workload", minimum=1),
     Key("min_subsessions", "int", "adaptive: fewest subsession means", nullable=True, minimum=2),
     Key("max_rounds", "int", "adaptive: most rounds per workload", minimum=1),
     Key("max_time", "duration", "adaptive: wall-clock budget of the campaign", exclusive_minimum=0),
-    Key("min_round_time", "duration", "adaptive: grow work until a round lasts this long", minimum=0),
+    Key(
+        "min_round_time", "duration", "adaptive: grow work until a round lasts this long", minimum=0
+    ),
     Key("baseline", "str", "workload the others are compared with", nullable=True),
 )
 
@@ -74,12 +112,25 @@ WORKLOAD_KEYS: tuple[Key, ...] = (
     Key("command", "command", "argv list, or a string split like a shell would", required=True),
     Key("shell", "bool", "run command (one string) with /bin/sh -c"),
     Key("params", "params", "placeholder values: {name} in command and env"),
-    Key("work", "int", "amount of work per round, substituted for {work}", nullable=True, minimum=1),
-    Key("metric", "enum", "what is analysed", choices=("wall_time", "cpu_time", "max_rss", "readings")),
+    Key(
+        "work", "int", "amount of work per round, substituted for {work}", nullable=True, minimum=1
+    ),
+    Key(
+        "metric",
+        "enum",
+        "what is analysed",
+        choices=("wall_time", "cpu_time", "max_rss", "readings"),
+    ),
     Key("readings", "readings", "how to find values the workload prints"),
     Key("env", "str_map", "environment variables for this workload ({param} allowed)"),
     Key("cwd", "str", "working directory, relative to the experiment file", nullable=True),
-    Key("timeout", "duration", "per-round time limit for this workload", nullable=True, exclusive_minimum=0),
+    Key(
+        "timeout",
+        "duration",
+        "per-round time limit for this workload",
+        nullable=True,
+        exclusive_minimum=0,
+    ),
     Key("per_work", "bool", "divide the metric by work (needs work)"),
 )
 
@@ -88,7 +139,9 @@ READINGS_KEYS: tuple[Key, ...] = (
     Key("pattern", "str", "regular expression with exactly one capture group", nullable=True),
     Key("field", "str", "key of the value in each JSON line", nullable=True),
     Key("unit", "str", "unit of the readings"),
-    Key("direction", "enum", "which way is better", choices=("lower_is_better", "higher_is_better")),
+    Key(
+        "direction", "enum", "which way is better", choices=("lower_is_better", "higher_is_better")
+    ),
 )
 
 
@@ -161,7 +214,11 @@ def check_simple(key: Key, value: Any) -> Any:
         _check_bounds(key, value, value)
         return value
     if kind == "number":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
             raise ValueError(f"expected a number, got {describe(value)}")
         _check_bounds(key, value, value)
         return float(value)
@@ -204,7 +261,7 @@ def check_str_map(value: Any) -> dict[str, str]:
             raise ValueError(f"bad variable name {name!r}; names are non-empty and have no '='")
         if isinstance(item, bool) or not isinstance(item, (str, int, float)):
             raise ValueError(
-                f"{name}: expected a string or number, got {describe(item)}; quote it, e.g. \"1\""
+                f'{name}: expected a string or number, got {describe(item)}; quote it, e.g. "1"'
             )
         out[name] = str(item)
     return out
@@ -256,7 +313,12 @@ def _fragment(key: Key) -> dict[str, Any]:
             number["minimum"] = 0
         frag = {"anyOf": [number, {"type": "string", "pattern": DURATION_PATTERN}]}
     elif kind == "size":
-        frag = {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": SIZE_PATTERN}]}
+        frag = {
+            "anyOf": [
+                {"type": "integer", "minimum": 0},
+                {"type": "string", "pattern": SIZE_PATTERN},
+            ]
+        }
     elif kind == "str_list":
         frag = {"type": "array", "items": {"type": "string"}}
     elif kind == "str_map":
@@ -274,13 +336,20 @@ def _fragment(key: Key) -> dict[str, Any]:
         frag = {
             "anyOf": [
                 {"type": "string", "minLength": 1},
-                {"type": "array", "minItems": 1, "items": {"type": ["string", "number", "integer"]}},
+                {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {"type": ["string", "number", "integer"]},
+                },
             ]
         }
     elif kind == "params":
         frag = {"type": "object", "additionalProperties": _SCALAR}
     elif kind == "matrix":
-        frag = {"type": "object", "additionalProperties": {"type": "array", "minItems": 1, "items": _SCALAR}}
+        frag = {
+            "type": "object",
+            "additionalProperties": {"type": "array", "minItems": 1, "items": _SCALAR},
+        }
     elif kind == "readings":
         frag = _section(READINGS_KEYS)
         frag["anyOf"] = [{"required": ["pattern"]}, {"required": ["field"]}]
@@ -314,7 +383,23 @@ def json_schema() -> dict[str, Any]:
     It checks structure and types only; cross-key rules (placeholders, matrix names,
     executables on PATH, CPUs present) need ``benchrun validate``.
     """
+    from dataclasses import MISSING, fields
+
+    from runner.config import DEFAULT_OUTPUT, ReadingsSpec, Settings, Workload
+
     schema = _section(TOP_KEYS)
+    props = schema["properties"]
+    props["output"]["default"] = DEFAULT_OUTPUT
+    workload_props = props["workloads"]["items"]["properties"]
+    readings_props = workload_props["readings"]["properties"]
+    for cls, section in (
+        (Settings, props["settings"]["properties"]),
+        (Workload, workload_props),
+        (ReadingsSpec, readings_props),
+    ):
+        for f in fields(cls):
+            if f.name in section and f.default is not MISSING:
+                section[f.name]["default"] = f.default
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://benchrun.invalid/schema/experiment.json",

@@ -38,7 +38,9 @@ def format_value(value: float | None, unit: str) -> str:
 class RichDisplay:
     """Live per-workload progress for :func:`runner.campaign.run_fixed`."""
 
-    def __init__(self, units: dict[str, str], console: Console | None = None, quiet: bool = False) -> None:
+    def __init__(
+        self, units: dict[str, str], console: Console | None = None, quiet: bool = False
+    ) -> None:
         self.console = console or Console(stderr=True)
         self.units = units
         self.quiet = quiet
@@ -68,11 +70,18 @@ class RichDisplay:
         for name, total in targets.items():
             self.failed[name] = 0
             self.tasks[name] = self.progress.add_task(
-                name, total=total, completed=min(done.get(name, 0), total), workload=name, failed="", last=""
+                name,
+                total=total,
+                completed=min(done.get(name, 0), total),
+                workload=name,
+                failed="",
+                last="",
             )
         self.progress.start()
 
-    def round_done(self, workload: str, outcome: RoundOutcome, value: float | None, warmup: bool) -> None:
+    def round_done(
+        self, workload: str, outcome: RoundOutcome, value: float | None, warmup: bool
+    ) -> None:
         task = self.tasks[workload]
         if outcome.status != "ok":
             self.failed[workload] += 1

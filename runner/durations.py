@@ -28,7 +28,7 @@ _UNIT = "|".join(sorted((re.escape(u) for u in DURATION_UNITS), key=len, reverse
 _DURATION_PART = re.compile(rf"\s*({_NUMBER})\s*({_UNIT})")
 
 #: JSON-Schema ``pattern`` for a duration string (used by ``benchrun schema``)
-DURATION_PATTERN = rf"^\s*(?:{_NUMBER}\s*(?:{_UNIT})?\s*)+$"
+DURATION_PATTERN = rf"^\s*(?:{_NUMBER}|(?:{_NUMBER}\s*(?:{_UNIT})\s*)+)\s*$"
 
 DURATION_HINT = (
     "use seconds as a number, or a number with a unit "
@@ -95,7 +95,9 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*([A-Za-z]*)\s*$")
 #: JSON-Schema ``pattern`` for a size string
 SIZE_PATTERN = r"^\s*\d+(?:\.\d*)?\s*(?:[bB]|[kKmMgG][iI]?[bB])?\s*$"
 
-SIZE_HINT = "use bytes as an integer, or a number with a unit (B, kB, MB, GB, KiB, MiB, GiB), e.g. 64KiB"
+SIZE_HINT = (
+    "use bytes as an integer, or a number with a unit (B, kB, MB, GB, KiB, MiB, GiB), e.g. 64KiB"
+)
 
 
 def parse_size(value: object) -> int:

@@ -31,9 +31,7 @@ def placeholder_names(template: str) -> list[str]:
     return [name for _, name, _, _ in parsed if name is not None]
 
 
-def substitute(
-    template: str, values: Mapping[str, Any], keep: Iterable[str] = LAUNCH_TIME
-) -> str:
+def substitute(template: str, values: Mapping[str, Any], keep: Iterable[str] = LAUNCH_TIME) -> str:
     """Fill every placeholder of ``template`` from ``values`` except those in ``keep``.
 
     Kept names are written back as ``{name}`` (no format spec or conversion allowed on
@@ -54,7 +52,13 @@ def substitute(
         out.append(literal)
         if name is None:
             continue
-        shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+        shown = (
+            "{"
+            + name
+            + (f"!{conversion}" if conversion else "")
+            + (f":{spec}" if spec else "")
+            + "}"
+        )
         if name in kept:
             if spec or conversion:
                 raise ValueError(f"{shown}: {{{name}}} takes no format spec or conversion")

@@ -46,7 +46,9 @@ def round_values(workload: WorkloadRow, rounds: list[RoundRow]) -> np.ndarray:
     return np.asarray(values, dtype=float)
 
 
-def workload_results(store: Store, campaign: CampaignRow, confidence: float) -> list[WorkloadResult]:
+def workload_results(
+    store: Store, campaign: CampaignRow, confidence: float
+) -> list[WorkloadResult]:
     """Summaries of every workload of ``campaign``."""
     out: list[WorkloadResult] = []
     rounds_by_workload: dict[int, list[RoundRow]] = {}

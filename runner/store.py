@@ -360,7 +360,9 @@ class Store:
                 "UPDATE campaign SET status = ?, stop_reason = ?, updated_at = ? WHERE id = ?",
                 (status, reason, now, campaign_id),
             )
-            self._event(c, campaign_id, "status", f"{status}: {reason or ''}".rstrip(": "), None, now)
+            self._event(
+                c, campaign_id, "status", f"{status}: {reason or ''}".rstrip(": "), None, now
+            )
 
     def campaigns(self) -> list[CampaignRow]:
         rows = self.conn.execute("SELECT * FROM campaign ORDER BY id").fetchall()
@@ -373,7 +375,9 @@ class Store:
             if row is None:
                 raise UserError(f"{self.path}: no campaign in this database")
         else:
-            row = self.conn.execute("SELECT * FROM campaign WHERE id = ?", (campaign_id,)).fetchone()
+            row = self.conn.execute(
+                "SELECT * FROM campaign WHERE id = ?", (campaign_id,)
+            ).fetchone()
             if row is None:
                 ids = ", ".join(str(c.id) for c in self.campaigns()) or "none"
                 raise UserError(f"{self.path}: no campaign {campaign_id} (campaigns: {ids})")
@@ -509,7 +513,9 @@ class Store:
         if workload_id is not None:
             rsql += " AND round.workload_id = ?"
             rparams.append(workload_id)
-        for round_id, value in self.conn.execute(rsql + " ORDER BY reading.round_id, reading.idx", rparams):
+        for round_id, value in self.conn.execute(
+            rsql + " ORDER BY reading.round_id, reading.idx", rparams
+        ):
             readings.setdefault(round_id, []).append(value)
         return [
             RoundRow(

@@ -42,9 +42,11 @@ class SourceMap:
     key_lines: dict[PathT, int] = field(default_factory=dict)
     value_lines: dict[PathT, int] = field(default_factory=dict)
 
-    def line(self, path: Sequence[str | int], at: str = "value") -> int:
-        """Line of the value (``at="value"``) or key (``at="key"``) at ``path``; the nearest
-        enclosing path that was written when ``path`` itself was not (a missing key)."""
+    def line(self, path: Sequence[str | int], at: str = "key") -> int:
+        """Line of the key (``at="key"``, where there is one: list items have none) or of
+        the value (``at="value"``) at ``path``; the nearest enclosing path that was written
+        when ``path`` itself was not (a missing key). The key line is the default because a
+        block mapping or list starts on the line after its key."""
         p: PathT = tuple(path)
         table = self.key_lines if at == "key" else self.value_lines
         while True:
@@ -56,7 +58,7 @@ class SourceMap:
                 return 1
             p = p[:-1]
 
-    def error(self, path: Sequence[str | int], message: str, at: str = "value") -> NoReturn:
+    def error(self, path: Sequence[str | int], message: str, at: str = "key") -> NoReturn:
         """Raise the one-line :class:`UserError` ``FILE:LINE: key.path: message``."""
         raise UserError(
             f"{self.display}:{self.line(path, at)}: {dotted(path)}: {one_line(message)}"
@@ -81,6 +83,9 @@ def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
         what = one_line(" ".join(p for p in (exc.context, exc.problem) if p))
+        started = exc.context_mark
+        if started is not None and mark is not None and started.line != mark.line:
+            what += f" (the construct started on line {started.line + 1})"
         raise UserError(
             f"{display}:{line}: YAML syntax error: {what}; "
             "check indentation, colons and quoting on this line or the one before"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+from pathlib import Path
 
 from rich.console import Console
 
@@ -36,12 +38,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="start a new campaign even though the last one was interrupted (it stays stored)",
     )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress display, only the results")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="put the campaign in DIR/<name> instead of the file's `output:`",
+    )
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress display, only the results"
+    )
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
     experiment = load_experiment(args.experiment)
+    if args.output:
+        experiment = dataclasses.replace(experiment, output=Path(args.output))
     env_names = sorted(
         set(experiment.settings.env)
         | set(experiment.settings.record_env)

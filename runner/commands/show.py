@@ -26,7 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("dir", nargs="?", default="results", help="campaign directory or database")
     p.add_argument("--campaign", type=int, help="campaign id inside the database (default: newest)")
-    p.add_argument("--failures", action="store_true", help="print the output tail of every failed round")
+    p.add_argument(
+        "--failures", action="store_true", help="print the output tail of every failed round"
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=main)
 
@@ -41,7 +43,9 @@ def find_databases(path: Path) -> list[Path]:
         found = sorted(path.glob("*/benchrun.db"))
         if found:
             return found
-    raise UserError(f"{path}: no benchrun campaign here (looked for benchrun.db); run `benchrun run FILE` first")
+    raise UserError(
+        f"{path}: no benchrun campaign here (looked for benchrun.db); run `benchrun run FILE` first"
+    )
 
 
 def _when(t: float) -> str:
@@ -113,7 +117,9 @@ def main(args: argparse.Namespace) -> int:
             console.print(f"resume with: benchrun run {campaign.config_path} --resume")
         if args.failures:
             for r in failed_rounds:
-                console.rule(f"{names[r.workload_id]} round {r.round_index}: {r.status}: {r.reason}")
+                console.rule(
+                    f"{names[r.workload_id]} round {r.round_index}: {r.status}: {r.reason}"
+                )
                 console.print(f"argv: {r.argv}", markup=False)
                 console.print("stdout (tail):\n" + (r.stdout_tail or ""), markup=False)
                 console.print("stderr (tail):\n" + (r.stderr_tail or ""), markup=False)

@@ -1,0 +1,119 @@
+"""``benchrun validate FILE``, ``benchrun schema`` and ``benchrun init [FILE]``.
+
+``validate`` loads the experiment exactly as ``run`` would (every rule in
+:mod:`runner.config_loader`) and prints a short summary; ``schema`` prints the JSON Schema
+built from the validator's own key tables; ``init`` writes the commented example
+``runner/templates/init.yaml``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from runner.config import Experiment, load_experiment
+from runner.config_schema import json_schema
+from runner.cpulist import available_cpus, format_cpu_list
+from runner.errors import UserError
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``validate``, ``schema`` and ``init`` sub-commands."""
+    p = subparsers.add_parser(
+        "validate",
+        help="check an experiment file without running anything",
+        description="Check an experiment file (keys, types, placeholders, matrix, executables "
+        "on PATH, CPUs) without running anything. Exit 0 if valid, 2 with one "
+        "FILE:LINE: message otherwise.",
+    )
+    p.add_argument("file", metavar="FILE", help="experiment YAML file")
+    p.set_defaults(func=cmd_validate)
+
+    p = subparsers.add_parser(
+        "schema",
+        help="print the JSON Schema of experiment files",
+        description="Print a JSON Schema (draft 2020-12) of experiment files, for editors. "
+        "It covers structure and types; `benchrun validate` checks the rest.",
+    )
+    p.set_defaults(func=cmd_schema)
+
+    p = subparsers.add_parser(
+        "init",
+        help="write a commented example experiment",
+        description="Write a commented example experiment that runs as is (to stdout, or to FILE).",
+    )
+    p.add_argument("file", metavar="FILE", nargs="?", help="where to write (default: stdout)")
+    p.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    p.set_defaults(func=cmd_init)
+
+
+def template_text() -> str:
+    """The commented example experiment (``runner/templates/init.yaml``)."""
+    return resources.files("runner").joinpath("templates/init.yaml").read_text(encoding="utf-8")
+
+
+def summary_lines(exp: Experiment, display: str) -> list[str]:
+    """The short summary ``benchrun validate`` prints for a valid experiment."""
+    s = exp.settings
+    names = [w.name for w in exp.workloads]
+    shown = ", ".join(names[:8]) + (f", ... ({len(names)} in all)" if len(names) > 8 else "")
+    if s.adaptive:
+        rounds = (
+            f"adaptive: {s.min_rounds}..{s.max_rounds} rounds per workload, budget "
+            f"{s.max_time:g} s, CI target "
+            + ("off" if s.ci_rel_width is None else f"+/-{s.ci_rel_width:.1%}")
+        )
+    else:
+        rounds = f"fixed: {s.rounds} rounds per workload"
+    rounds += f", {s.warmup_rounds} warm-up, order {s.order} (seed {s.seed})"
+    if isinstance(s.pin, tuple):
+        pin = f"CPUs {format_cpu_list(s.pin)}"
+    else:
+        pin = s.pin
+    try:
+        db = os.path.relpath(exp.db_path)
+    except ValueError:  # pragma: no cover - other drive on Windows
+        db = str(exp.db_path)
+    return [
+        f"{display}: OK, experiment {exp.name!r}",
+        f"  workloads ({len(names)}): {shown}",
+        f"  rounds:   {rounds}",
+        f"  pinning:  {pin} (this machine has CPUs {format_cpu_list(available_cpus())}); "
+        f"timeout {s.timeout:g} s per round",
+        f"  results:  {db}",
+    ]
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Load ``args.file`` with every check; print the summary; 0 if valid."""
+    exp = load_experiment(args.file)
+    print("\n".join(summary_lines(exp, args.file)))
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    """Print the JSON Schema to stdout."""
+    print(json.dumps(json_schema(), indent=2))
+    return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """Write the example to stdout or ``args.file`` (refusing to overwrite without --force)."""
+    text = template_text()
+    if not args.file:
+        sys.stdout.write(text)
+        return 0
+    target = Path(args.file)
+    if target.exists() and not args.force:
+        raise UserError(f"{args.file}: already exists; use --force to overwrite it")
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{args.file}: cannot write: {exc.strerror or exc}") from None
+    print(f"wrote {args.file}; check it with: benchrun validate {args.file}", file=sys.stderr)
+    return 0

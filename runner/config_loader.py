@@ -1,0 +1,517 @@
+"""Turning experiment YAML into :class:`runner.config.Experiment` (behind
+:func:`runner.config.load_experiment`): key checks, settings, matrix expansion,
+placeholders, readings, executables.
+
+Rules (documented for users in ``runner/templates/init.yaml``):
+
+- ``output`` is relative to the current working directory (like hyperfine's export paths)
+  and stored absolute; a workload's ``cwd`` and a command path containing ``/`` are
+  relative to the experiment file's directory, which is also the default ``cwd``.
+- ``params``/``matrix`` placeholders are filled in ``command`` and ``env`` at load time;
+  ``{work}``/``{round}`` only in ``command``, at launch time.
+- A workload is multiplied over the matrix names it uses (command or env), in the order
+  the matrix lists them, and named ``name[a=1,b=2]``; one that uses none is not multiplied.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import shlex
+import shutil
+from pathlib import Path
+from typing import Any
+
+from runner.config import DEFAULT_OUTPUT, Experiment, ReadingsSpec, Settings, Workload
+from runner.config_schema import (
+    READINGS_KEYS,
+    SETTINGS_KEYS,
+    SIMPLE_KINDS,
+    TOP_KEYS,
+    WORKLOAD_KEYS,
+    Key,
+    check_simple,
+    describe,
+    key_names,
+    unknown_key_message,
+)
+from runner.cpulist import available_cpus, parse_cpu_list
+from runner.placeholders import LAUNCH_TIME, placeholder_names, substitute
+from runner.yamlsource import PathT, SourceMap, read_yaml
+
+_NAME_OK = re.compile(r"^[^/\\\s.][^/\\\s]*$")
+
+
+def build_experiment(
+    text: str,
+    *,
+    display: str,
+    base_dir: Path,
+    source_path: Path | None,
+    check_commands: bool,
+) -> Experiment:
+    """See :func:`runner.config.parse_experiment`."""
+    data, smap = read_yaml(text, display)
+    if data is None:
+        smap.error(
+            (),
+            "the file is empty; expected a mapping with name: and workloads: "
+            "(benchrun init writes an example)",
+        )
+    if not isinstance(data, dict):
+        smap.error((), f"expected a mapping with name: and workloads:, got {describe(data)}")
+    _check_keys(data, TOP_KEYS, (), smap)
+    name = data["name"]
+    if not isinstance(name, str) or not _NAME_OK.match(name):
+        smap.error(
+            ("name",),
+            f"bad experiment name {describe(name)}; it names a directory: "
+            "no spaces or slashes, not starting with '.'",
+        )
+    description = _simple(data, TOP_KEYS, "description", (), smap, "")
+    output = _simple(data, TOP_KEYS, "output", (), smap, DEFAULT_OUTPUT)
+    if not output.strip():
+        smap.error(("output",), "must not be empty; e.g. results")
+    settings = _parse_settings(data.get("settings"), smap)
+    matrix = _parse_matrix(data.get("matrix"), smap)
+    workloads = _parse_workloads(
+        data["workloads"], matrix, settings, base_dir, smap, check_commands
+    )
+    names = [w.name for w in workloads]
+    if settings.baseline is not None and settings.baseline not in names:
+        smap.error(
+            ("settings", "baseline"),
+            f"no workload named {settings.baseline!r}; valid: {_listing(names)}",
+        )
+    out_path = Path(output).expanduser()
+    return Experiment(
+        name=name,
+        description=description,
+        output=out_path if out_path.is_absolute() else Path.cwd() / out_path,
+        settings=settings,
+        workloads=tuple(workloads),
+        source_path=source_path,
+        source_text=text,
+        matrix={k: tuple(v) for k, v in matrix.items()},
+    )
+
+
+# ------------------------------------------------------------------------------- helpers
+
+
+def _listing(names: list[str], limit: int = 12) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")
+
+
+def _check_keys(
+    mapping: dict[Any, Any], keys: tuple[Key, ...], path: PathT, smap: SourceMap
+) -> None:
+    valid = key_names(keys)
+    for key in mapping:
+        if key in valid:
+            continue
+        message = unknown_key_message(key, valid)
+        if path != ("settings",) and key in key_names(SETTINGS_KEYS):
+            message += f" ({key!r} is a setting: put it under settings:)"
+        smap.error(path + (key,), message)
+    for key in keys:
+        if key.required and key.name not in mapping:
+            where = "the experiment" if not path else "this entry"
+            smap.error(path, f"missing required key {key.name!r} in {where}")
+
+
+def _simple(
+    mapping: dict[str, Any],
+    keys: tuple[Key, ...],
+    name: str,
+    path: PathT,
+    smap: SourceMap,
+    default: Any,
+) -> Any:
+    if name not in mapping:
+        return default
+    key = next(k for k in keys if k.name == name)
+    try:
+        return check_simple(key, mapping[name])
+    except ValueError as exc:
+        smap.error(path + (name,), str(exc))
+
+
+def _mapping(value: Any, path: PathT, smap: SourceMap, what: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        smap.error(path, f"expected a mapping of {what}, got {describe(value)}")
+    return value
+
+
+# ------------------------------------------------------------------------------ settings
+
+
+def _parse_settings(raw: Any, smap: SourceMap) -> Settings:
+    path: PathT = ("settings",)
+    section = _mapping(raw, path, smap, "setting: value")
+    _check_keys(section, SETTINGS_KEYS, path, smap)
+    values: dict[str, Any] = {}
+    for key in SETTINGS_KEYS:
+        if key.name not in section:
+            continue
+        if key.kind in SIMPLE_KINDS:
+            values[key.name] = _simple(section, SETTINGS_KEYS, key.name, path, smap, None)
+        elif key.kind == "pin":
+            values["pin"] = _parse_pin(section["pin"], path + ("pin",), smap)
+    settings = Settings(**values)
+    if settings.min_rounds > settings.max_rounds:
+        smap.error(
+            path + ("max_rounds",),
+            f"max_rounds ({settings.max_rounds}) is below "
+            f"min_rounds ({settings.min_rounds}); raise max_rounds or lower min_rounds",
+        )
+    return settings
+
+
+def _parse_pin(value: Any, path: PathT, smap: SourceMap) -> str | tuple[int, ...]:
+    if value in ("auto", "none"):
+        return str(value)
+    try:
+        return parse_cpu_list(value, available_cpus())
+    except ValueError as exc:
+        smap.error(path, f"{exc}; or use auto | none")
+
+
+# -------------------------------------------------------------------------------- matrix
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool))
+
+
+def _placeholder_name_ok(name: Any, path: PathT, smap: SourceMap, what: str) -> None:
+    if not isinstance(name, str) or not name.isidentifier():
+        smap.error(
+            path,
+            f"{what} name {name!r} cannot be a placeholder; use letters, digits "
+            "and _ (not starting with a digit)",
+        )
+    if name in LAUNCH_TIME:
+        smap.error(
+            path,
+            f"{name!r} is reserved for {{{name}}}, filled in by the runner; pick another name",
+        )
+
+
+def _parse_matrix(raw: Any, smap: SourceMap) -> dict[str, list[Any]]:
+    matrix = _mapping(raw, ("matrix",), smap, "name: [values]")
+    for name, values in matrix.items():
+        path: PathT = ("matrix", name)
+        _placeholder_name_ok(name, path, smap, "matrix")
+        if not isinstance(values, list) or not values:
+            smap.error(
+                path,
+                f"expected a non-empty list of values, got {describe(values)}; e.g. {name}: [1, 2]",
+            )
+        for index, item in enumerate(values):
+            if not _scalar(item):
+                smap.error(path + (index,), f"expected a string or number, got {describe(item)}")
+    return matrix
+
+
+# ----------------------------------------------------------------------------- workloads
+
+
+def _parse_workloads(
+    raw: Any,
+    matrix: dict[str, list[Any]],
+    settings: Settings,
+    base_dir: Path,
+    smap: SourceMap,
+    check_commands: bool,
+) -> list[Workload]:
+    if not isinstance(raw, list):
+        smap.error(
+            ("workloads",), f"expected a list of workloads (- name: ...), got {describe(raw)}"
+        )
+    if not raw:
+        smap.error(
+            ("workloads",), "the list is empty; add at least one workload with name: and command:"
+        )
+    out: list[Workload] = []
+    first_seen: dict[str, int] = {}
+    used_matrix: set[str] = set()
+    for index, item in enumerate(raw):
+        expanded, used = _parse_workload(
+            item, ("workloads", index), matrix, settings, base_dir, smap, check_commands
+        )
+        used_matrix |= used
+        for workload in expanded:
+            if workload.name in first_seen:
+                smap.error(
+                    ("workloads", index, "name"),
+                    f"duplicate workload name {workload.name!r} (also workloads[{first_seen[workload.name]}]); "
+                    "names must be unique after matrix expansion",
+                )
+            first_seen[workload.name] = index
+            out.append(workload)
+    for name in matrix:
+        if name not in used_matrix:
+            smap.error(
+                ("matrix", name),
+                f"no workload uses {{{name}}} in its command or env; use it or remove it",
+            )
+    return out
+
+
+def _parse_workload(
+    item: Any,
+    path: PathT,
+    matrix: dict[str, list[Any]],
+    settings: Settings,
+    base_dir: Path,
+    smap: SourceMap,
+    check_commands: bool,
+) -> tuple[list[Workload], set[str]]:
+    if not isinstance(item, dict):
+        smap.error(
+            path, f"expected a workload mapping (name:, command:, ...), got {describe(item)}"
+        )
+    _check_keys(item, WORKLOAD_KEYS, path, smap)
+    name = item["name"]
+    if not isinstance(name, str) or not name.strip() or any(c in name for c in "\n\r\t"):
+        smap.error(path + ("name",), f"expected a non-empty one-line string, got {describe(name)}")
+
+    def simple(key: str, default: Any) -> Any:
+        return _simple(item, WORKLOAD_KEYS, key, path, smap, default)
+
+    shell = simple("shell", False)
+    work = simple("work", None)
+    per_work = simple("per_work", False)
+    timeout = simple("timeout", None)
+    env_templates = simple("env", {})
+    command = _parse_command(item["command"], shell, path + ("command",), smap)
+    params = _mapping(item.get("params"), path + ("params",), smap, "name: value")
+    for pname, value in params.items():
+        _placeholder_name_ok(pname, path + ("params", pname), smap, "param")
+        if pname in matrix:
+            smap.error(
+                path + ("params", pname),
+                f"{pname!r} is also a matrix name; give it in params or in matrix, not both",
+            )
+        if not _scalar(value):
+            smap.error(
+                path + ("params", pname), f"expected a string or number, got {describe(value)}"
+            )
+    readings = (
+        _parse_readings(item.get("readings"), path + ("readings",), smap)
+        if "readings" in item
+        else None
+    )
+    metric = simple("metric", "readings" if readings is not None else "wall_time")
+    if readings is not None and metric != "readings":
+        smap.error(
+            path + ("metric",),
+            f"metric {metric!r} with readings:; readings imply "
+            "metric: readings (drop metric or drop readings)",
+        )
+    if readings is None and metric == "readings":
+        smap.error(
+            path + ("metric",),
+            "metric: readings needs readings: (pattern: or format: jsonl + field:)",
+        )
+    if per_work and work is None:
+        smap.error(
+            path + ("per_work",), "per_work: true needs work: N (the amount each round does)"
+        )
+    cwd = _parse_cwd(item.get("cwd"), base_dir, path + ("cwd",), smap, check_commands)
+
+    # which placeholders are used, and are they all known?
+    used: set[str] = set()
+    for i, part in enumerate(command):
+        try:
+            used.update(placeholder_names(part))
+        except ValueError as exc:
+            smap.error(path + ("command",) + (() if shell else (i,)), str(exc))
+    if "work" in used and work is None:
+        smap.error(
+            path + ("command",),
+            "uses {work} but the workload has no work:; add work: N "
+            "(the amount substituted for {work})",
+        )
+    for var, template in env_templates.items():
+        try:
+            names = placeholder_names(template)
+        except ValueError as exc:
+            smap.error(path + ("env", var), str(exc))
+        if set(names) & set(LAUNCH_TIME):
+            smap.error(
+                path + ("env", var), "{work} and {round} are filled in command only, not in env"
+            )
+        used.update(names)
+    factors = [m for m in matrix if m in used]
+
+    out: list[Workload] = []
+    for combo in itertools.product(*(matrix[f] for f in factors)):
+        chosen = dict(zip(factors, combo, strict=True))
+        values = {**params, **chosen}
+        argv = tuple(
+            _fill(part, values, LAUNCH_TIME, path + ("command",) + (() if shell else (i,)), smap)
+            for i, part in enumerate(command)
+        )
+        env = {
+            var: _fill(t, values, (), path + ("env", var), smap) for var, t in env_templates.items()
+        }
+        full_name = name
+        if factors:
+            full_name = f"{name}[{','.join(f'{k}={v}' for k, v in chosen.items())}]"
+        if check_commands and not shell:
+            _check_executable(argv[0], cwd, env, settings, path + ("command",), smap)
+        out.append(
+            Workload(
+                name=full_name,
+                command=argv,
+                shell=shell,
+                params=values,
+                work=work,
+                metric=metric,
+                readings=readings,
+                env=env,
+                cwd=cwd,
+                timeout=timeout,
+                per_work=per_work,
+                base_name=name if factors else None,
+            )
+        )
+    return out, set(factors)
+
+
+def _fill(
+    template: str, values: dict[str, Any], keep: tuple[str, ...], path: PathT, smap: SourceMap
+) -> str:
+    try:
+        return substitute(template, values, keep=keep)
+    except ValueError as exc:
+        smap.error(path, str(exc))
+
+
+def _parse_command(raw: Any, shell: bool, path: PathT, smap: SourceMap) -> tuple[str, ...]:
+    if isinstance(raw, str):
+        if not raw.strip():
+            smap.error(path, "empty command; give the program and its arguments")
+        if shell:
+            return (raw,)
+        try:
+            parts = shlex.split(raw)
+        except ValueError as exc:
+            smap.error(
+                path,
+                f"cannot split the command like a shell would ({exc}); fix the quoting "
+                "or give a list of arguments",
+            )
+        return tuple(parts)
+    if not isinstance(raw, list):
+        smap.error(path, f"expected a list of arguments or a string, got {describe(raw)}")
+    if not raw:
+        smap.error(path, "empty command; give the program and its arguments")
+    for i, part in enumerate(raw):
+        if isinstance(part, bool) or not isinstance(part, (str, int, float)):
+            smap.error(path + (i,), f"expected a string argument, got {describe(part)}; quote it")
+    if shell and len(raw) != 1:
+        smap.error(path, "with shell: true give the command as one string (run by /bin/sh -c)")
+    return tuple(str(part) for part in raw)
+
+
+def _parse_cwd(raw: Any, base_dir: Path, path: PathT, smap: SourceMap, check: bool) -> str:
+    if raw is None:
+        return str(base_dir)
+    if not isinstance(raw, str) or not raw:
+        smap.error(path, f"expected a directory path, got {describe(raw)}")
+    directory = base_dir / Path(raw).expanduser()
+    if check and not directory.is_dir():
+        smap.error(
+            path,
+            f"directory {str(directory)!r} does not exist; cwd is relative to the "
+            "experiment file's directory",
+        )
+    return os.path.normpath(directory)
+
+
+def _check_executable(
+    program: str, cwd: str, env: dict[str, str], settings: Settings, path: PathT, smap: SourceMap
+) -> None:
+    if any(p in program for p in ("{work}", "{round}")):
+        return
+    if "/" in program:
+        candidate = Path(cwd) / program
+        if not candidate.exists():
+            smap.error(
+                path,
+                f"executable {program!r} not found (looked for {str(candidate)!r}); "
+                "paths are relative to the experiment file's directory or cwd:",
+            )
+        if candidate.is_dir() or not os.access(candidate, os.X_OK):
+            smap.error(
+                path,
+                f"{program!r} is not an executable file; chmod +x it, or run it through "
+                "its interpreter (e.g. [python3, script.py])",
+            )
+        return
+    search = env.get("PATH", settings.env.get("PATH", os.environ.get("PATH", os.defpath)))
+    if shutil.which(program, path=search) is None:
+        smap.error(
+            path,
+            f"executable {program!r} not found on PATH; install it, fix the name, "
+            "or give its path (e.g. ./prog)",
+        )
+
+
+# ------------------------------------------------------------------------------ readings
+
+
+def _parse_readings(raw: Any, path: PathT, smap: SourceMap) -> ReadingsSpec:
+    if not isinstance(raw, dict):
+        smap.error(
+            path, f"expected a mapping (pattern: REGEX, unit:, direction:), got {describe(raw)}"
+        )
+    _check_keys(raw, READINGS_KEYS, path, smap)
+
+    def simple(key: str, default: Any) -> Any:
+        return _simple(raw, READINGS_KEYS, key, path, smap, default)
+
+    pattern = simple("pattern", None)
+    field_name = simple("field", None)
+    if pattern is not None and field_name is not None:
+        smap.error(path, "give pattern: (regex) or field: (jsonl), not both")
+    inferred = "jsonl" if field_name is not None else "regex"
+    fmt = simple("format", inferred)
+    if fmt == "regex":
+        if pattern is None:
+            smap.error(
+                path, "format regex needs pattern: with one capture group, e.g. 'time=([0-9.]+)'"
+            )
+        try:
+            groups = re.compile(pattern).groups
+        except re.error as exc:
+            smap.error(path + ("pattern",), f"invalid regular expression: {exc}")
+        if groups != 1:
+            smap.error(
+                path + ("pattern",),
+                f"the pattern has {groups} capture groups; it needs exactly "
+                "one, around the number (use (?:...) for other groups)",
+            )
+    else:
+        if field_name is None or not field_name:
+            smap.error(
+                path, "format jsonl needs field: (the key holding the value in each JSON line)"
+            )
+        if pattern is not None:
+            smap.error(
+                path + ("pattern",), "pattern: is for format regex; format jsonl uses field:"
+            )
+    return ReadingsSpec(
+        format=fmt,
+        pattern=pattern,
+        field=field_name,
+        unit=simple("unit", ""),
+        direction=simple("direction", "lower_is_better"),
+    )
