@@ -144,3 +144,12 @@ def results_table(results: list, confidence: float):  # list[WorkloadResult] -> 
             unit,
         )
     return table
+
+
+def stdout_console() -> Console:
+    """A console for results on stdout: the terminal's width, or 160 columns in a pipe or
+    log file (rich's 80-column default would wrap every row of a results table)."""
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)
+    return console

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from runner.campaign import run_fixed
 from runner.config import load_experiment
-from runner.display import RichDisplay, results_table
+from runner.display import RichDisplay, results_table, stdout_console
 from runner.executor import LocalExecutor
 from runner.metadata import collect_metadata, round_facts
 from runner.pinning import pinned_runner, plan_pinning
@@ -82,7 +82,7 @@ def main(args: argparse.Namespace) -> int:
     with Store.open(outcome.db_path) as store:
         campaign = store.campaign(outcome.campaign_id)
         results = workload_results(store, campaign, experiment.settings.confidence)
-    Console().print(results_table(results, experiment.settings.confidence))
+    stdout_console().print(results_table(results, experiment.settings.confidence))
     if outcome.exit_code:
         print(f"benchrun: {outcome.message}", file=sys.stderr)
     elif not args.quiet:

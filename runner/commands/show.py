@@ -7,10 +7,9 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 
-from runner.display import results_table
+from runner.display import results_table, stdout_console
 from runner.errors import UserError
 from runner.results import workload_results
 from runner.store import Store
@@ -54,7 +53,7 @@ def _when(t: float) -> str:
 
 def main(args: argparse.Namespace) -> int:
     dbs = find_databases(Path(args.dir))
-    console = Console()
+    console = stdout_console()
     docs = []
     for db in dbs:
         with Store.open(db) as store:

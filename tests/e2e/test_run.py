@@ -1,0 +1,244 @@
+"""End to end: ``benchrun run`` with real processes, the database read back with sqlite3."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from e2e_util import REPO, query, run_benchrun, start_benchrun, write_experiment
+
+
+def test_demo_runs_and_stores_every_round(tmp_path: Path) -> None:
+    proc = run_benchrun("run", str(REPO / "configs" / "demo.yaml"), "-o", str(tmp_path), "-q")
+    assert proc.returncode == 0, proc.stderr
+    db = tmp_path / "demo" / "benchrun.db"
+    # demo.yaml: rounds 15 + warmup 1; sum-range expands over n in [1e6, 2e6] -> 4 workloads
+    rows = query(
+        db,
+        "SELECT w.name, count(*), sum(r.warmup), sum(r.status = 'ok') FROM round r"
+        " JOIN workload w ON w.id = r.workload_id GROUP BY w.name ORDER BY w.name",
+    )
+    assert rows == [
+        ("sleep-10ms", 16, 1, 16),
+        ("sort-20k", 16, 1, 16),
+        ("sum-range[n=1000000]", 16, 1, 16),
+        ("sum-range[n=2000000]", 16, 1, 16),
+    ]
+    # sort-20k prints 20 readings per round (work: 20), all stored
+    (n_readings,) = query(
+        db,
+        "SELECT count(*) FROM reading JOIN round ON round.id = reading.round_id"
+        " JOIN workload w ON w.id = round.workload_id WHERE w.name = 'sort-20k'",
+    )[0]
+    assert n_readings == 16 * 20
+    # sleep 0.01: the wall time per round is at least 10 ms (the reading is in seconds)
+    walls = [v for (v,) in query(db, "SELECT reading.value FROM reading JOIN round ON round.id ="
+                                     " reading.round_id JOIN workload w ON w.id = round.workload_id"
+                                     " WHERE w.name = 'sleep-10ms'")]
+    assert len(walls) == 16 and min(walls) >= 0.010
+    (status,) = query(db, "SELECT status FROM campaign")[0]
+    assert status == "done"
+    assert "mean" in proc.stdout and "sleep-10ms" in proc.stdout
+    (meta,) = query(db, "SELECT metadata_json FROM campaign")[0]
+    assert meta and "PYTHONHASHSEED" in meta
+
+
+def test_child_sees_its_pinned_cpu(tmp_path: Path, py: str) -> None:
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip("pinning needs two usable CPUs; this machine allows only " + str(allowed))
+    exp = write_experiment(
+        tmp_path,
+        f"""
+        name: pin
+        output: {tmp_path}
+        settings: {{rounds: 3, warmup_rounds: 0, pin: auto}}
+        workloads:
+          - name: affinity
+            command: ["{py}", "-c", "import os; print('mask=%d' % sum(1 << c for c in os.sched_getaffinity(0)))"]
+            readings: {{pattern: 'mask=([0-9]+)', unit: mask}}
+        """,
+    )
+    proc = run_benchrun("run", str(exp), "-q")
+    assert proc.returncode == 0, proc.stderr
+    rows = query(tmp_path / "pin" / "benchrun.db", "SELECT round.cpus, reading.value FROM round"
+                 " JOIN reading ON reading.round_id = round.id")
+    assert len(rows) == 3
+    for cpus, mask in rows:
+        pinned = [int(c) for c in cpus.split(",")]
+        assert mask == sum(1 << c for c in pinned)  # what the child saw == what was recorded
+        # 'auto' never gives the workload every CPU: the runner keeps at least one
+        assert set(pinned) < set(allowed)
+    if len(allowed) == 2:
+        assert {cpus for cpus, _ in rows} == {str(allowed[1])}
+
+
+def test_timeout_and_crash_are_stored_as_failed_and_the_campaign_goes_on(tmp_path: Path, py: str) -> None:
+    exp = write_experiment(
+        tmp_path,
+        f"""
+        name: failing
+        output: {tmp_path}
+        settings: {{rounds: 2, warmup_rounds: 0, timeout: 300ms, max_consecutive_failures: 2}}
+        workloads:
+          - name: hangs
+            command: ["sleep", "30"]
+          - name: crashes
+            command: ["{py}", "-c", "import sys; print('about to fail'); sys.exit(3)"]
+          - name: fine
+            command: ["true"]
+        """,
+    )
+    t0 = time.monotonic()
+    proc = run_benchrun("run", str(exp), "-q")
+    assert time.monotonic() - t0 < 20  # two 0.3 s timeouts, not two 30 s sleeps
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert "stopped" in proc.stderr
+    db = tmp_path / "failing" / "benchrun.db"
+    rows = dict(
+        ((name, status), n)
+        for name, status, n in query(
+            db,
+            "SELECT w.name, r.status, count(*) FROM round r JOIN workload w ON w.id = r.workload_id"
+            " GROUP BY w.name, r.status",
+        )
+    )
+    assert rows == {("hangs", "timeout"): 2, ("crashes", "failed"): 2, ("fine", "ok"): 2}
+    reason, out, code = query(
+        db, "SELECT r.reason, r.stdout_tail, r.exit_code FROM round r JOIN workload w"
+        " ON w.id = r.workload_id WHERE w.name = 'crashes' LIMIT 1"
+    )[0]
+    assert code == 3 and "3" in reason and "about to fail" in out
+    stopped = query(db, "SELECT name FROM workload WHERE status = 'stopped' ORDER BY name")
+    assert stopped == [("crashes",), ("hangs",)]
+
+
+def _rounds_in_db(db: Path) -> int:
+    try:
+        return query(db, "SELECT count(*) FROM round")[0][0]
+    except Exception:
+        return 0
+
+
+def _slow_experiment(tmp_path: Path, out: Path, py: str) -> Path:
+    return write_experiment(
+        tmp_path,
+        f"""
+        name: slow
+        output: {out}
+        settings: {{rounds: 6, warmup_rounds: 1, seed: 7}}
+        workloads:
+          - name: a
+            command: ["{py}", "-c", "import time; time.sleep(0.05); print('v=%d' % {{round}})"]
+            readings: {{pattern: 'v=([0-9]+)', unit: count}}
+          - name: b
+            command: ["sleep", "0.04"]
+          - name: c
+            command: ["sleep", "0.03"]
+        """,
+        name=f"slow-{out.name}.yaml",
+    )
+
+
+def _sequence(db: Path) -> list[tuple]:
+    return query(
+        db,
+        "SELECT w.name, r.round_index, r.pass FROM round r JOIN workload w"
+        " ON w.id = r.workload_id ORDER BY r.seq",
+    )
+
+
+def test_sigkill_then_resume_stores_every_round_exactly_once(tmp_path: Path, py: str) -> None:
+    # The truth: an uninterrupted campaign of the same experiment.
+    ref_exp = _slow_experiment(tmp_path, tmp_path / "ref", py)
+    assert run_benchrun("run", str(ref_exp), "-q").returncode == 0
+    reference = _sequence(tmp_path / "ref" / "slow" / "benchrun.db")
+    assert len(reference) == 3 * 7
+
+    exp = _slow_experiment(tmp_path, tmp_path / "killed", py)
+    db = tmp_path / "killed" / "slow" / "benchrun.db"
+    for kills in range(2):  # kill it twice at different moments
+        proc = start_benchrun("run", str(exp), "-q", *(["--resume"] if kills else []))
+        deadline = time.monotonic() + 60
+        target = 5 + 6 * kills
+        while _rounds_in_db(db) < target and time.monotonic() < deadline:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    proc = run_benchrun("run", str(exp), "-q", "--resume")
+    assert proc.returncode == 0, proc.stderr
+    assert _sequence(db) == reference  # same rounds, same order, nothing twice
+    readings = query(db, "SELECT reading.value FROM reading JOIN round ON round.id = reading.round_id"
+                     " JOIN workload w ON w.id = round.workload_id WHERE w.name = 'a' ORDER BY round.seq")
+    assert [v for (v,) in readings] == [float(i) for i in range(7)]
+    assert query(db, "PRAGMA integrity_check") == [("ok",)]
+    kinds = [k for (k,) in query(db, "SELECT kind FROM event ORDER BY id")]
+    assert kinds.count("resume") == 2
+
+
+def test_sigint_marks_interrupted_and_prints_the_resume_command(tmp_path: Path, py: str) -> None:
+    exp = _slow_experiment(tmp_path, tmp_path / "int", py)
+    db = tmp_path / "int" / "slow" / "benchrun.db"
+    proc = start_benchrun("run", str(exp))
+    deadline = time.monotonic() + 60
+    while _rounds_in_db(db) < 4 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signal.SIGINT
+    assert "Traceback" not in err
+    assert f"benchrun run {exp} --resume" in err
+    (status,) = query(db, "SELECT status FROM campaign")[0]
+    assert status == "interrupted"
+    n_before = _rounds_in_db(db)
+    assert n_before >= 4
+    # running again without --resume refuses to abandon it
+    again = run_benchrun("run", str(exp), "-q")
+    assert again.returncode == 2 and "--resume" in again.stderr
+    done = run_benchrun("run", str(exp), "-q", "--resume")
+    assert done.returncode == 0, done.stderr
+    assert _rounds_in_db(db) == 21
+
+
+def test_resume_refuses_a_changed_experiment(tmp_path: Path, py: str) -> None:
+    exp = _slow_experiment(tmp_path, tmp_path / "chg", py)
+    db = tmp_path / "chg" / "slow" / "benchrun.db"
+    proc = start_benchrun("run", str(exp), "-q")
+    while _rounds_in_db(db) < 3:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    exp.write_text(exp.read_text().replace("sleep\", \"0.04", "sleep\", \"0.05"))
+    refused = run_benchrun("run", str(exp), "-q", "--resume")
+    assert refused.returncode == 2
+    assert "changed" in refused.stderr and "--new" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    fresh = run_benchrun("run", str(exp), "-q", "--new")
+    assert fresh.returncode == 0, fresh.stderr
+    assert query(db, "SELECT id, status FROM campaign ORDER BY id") == [(1, "running"), (2, "done")]
+
+
+def test_show_reports_status_and_failures(tmp_path: Path, py: str) -> None:
+    exp = write_experiment(
+        tmp_path,
+        f"""
+        name: mixed
+        output: {tmp_path}
+        settings: {{rounds: 3, warmup_rounds: 0}}
+        workloads:
+          - name: ok
+            command: ["true"]
+          - name: bad
+            command: ["{py}", "-c", "import sys; sys.stderr.write('boom\\\\n'); sys.exit(1)"]
+        """,
+    )
+    run_benchrun("run", str(exp), "-q")
+    shown = run_benchrun("show", str(tmp_path / "mixed"), "--failures")
+    assert shown.returncode == 0, shown.stderr
+    assert "done" in shown.stdout and "boom" in shown.stdout and "bad" in shown.stdout
+    missing = run_benchrun("show", str(tmp_path / "nothing-here"))
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
