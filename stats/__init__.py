@@ -22,8 +22,10 @@ _EXPORTS: dict[str, str] = {
     "tukey_outliers": "summary",
     "OutlierResult": "summary",
     "aggregate": "summary",
+    "Aggregate": "summary",
     # §2 warm-up
     "mser5": "warmup",
+    "mser5_at_limit": "warmup",
     # §3 autocorrelation and subsessions
     "autocorrelation": "autocorr",
     "acf": "autocorr",
@@ -40,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "proportion_ci": "intervals",
     "proportion_sample_size": "intervals",
     "Interval": "intervals",
+    "subsessions_for_width": "intervals",
     # §5 normality
     "normality": "normality",
     "NormalityResult": "normality",

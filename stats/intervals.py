@@ -1,0 +1,384 @@
+"""Confidence intervals (METHODS.md §4).
+
+- :func:`mean_ci`: Student t interval ``m ± t_{1-α/2, n-1} · s/√n`` (HOEFLER §3.1.2). In
+  benchrun it is applied to *subsession means* (METHODS.md §3), never blindly to raw
+  autocorrelated readings.
+- :func:`median_ci`, :func:`quantile_ci`: distribution-free order-statistic intervals from the
+  binomial distribution (exact), as in LEBOUDEC §2.4.
+- :func:`bootstrap_ci`: BCa bootstrap via :func:`scipy.stats.bootstrap` ([WANG], §4).
+- :func:`proportion_ci`: Wilson score interval with continuity correction exactly as R's
+  ``prop.test`` computes it (METHODS.md §12), with TOUATI's validity warning (§4).
+- :func:`proportion_sample_size`, :func:`subsessions_for_width`: how many benchmarks or
+  subsessions are needed for a target precision (TOUATI §4, PILOT / METHODS.md §12).
+
+Every interval is an :class:`Interval`; unusable bounds are ``None`` with a note, never a
+made-up number. Units: an interval has the unit of the data it was computed from.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from scipy import stats
+
+__all__ = [
+    "Interval",
+    "mean_ci",
+    "median_ci",
+    "quantile_ci",
+    "bootstrap_ci",
+    "proportion_ci",
+    "proportion_sample_size",
+    "subsessions_for_width",
+]
+
+
+# ----------------------------------------------------------------------------- validation
+def as_series(values: Iterable[float] | np.ndarray, *, name: str = "values") -> np.ndarray:
+    """Return ``values`` as a 1-D float64 array, or raise ValueError (house rule 5).
+
+    Raises when the input is empty, not one-dimensional, not numeric, or holds NaN/inf
+    (the message names the first offending index). Shared by the other ``stats`` modules
+    of this concept (summary, autocorr, warmup, normality).
+    """
+    try:
+        x = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numbers: {exc}") from None
+    if x.ndim == 0:
+        x = x.reshape(1)
+    if x.ndim != 1:
+        raise ValueError(f"{name} must be a one-dimensional series, got shape {x.shape}")
+    if x.size == 0:
+        raise ValueError(f"{name} is empty: at least one reading is needed")
+    finite = np.isfinite(x)
+    if not finite.all():
+        i = int(np.argmin(finite))
+        raise ValueError(f"{name} contains a non-finite value ({x[i]!r}) at index {i}")
+    return x
+
+
+def check_confidence(confidence: float) -> float:
+    """Return ``confidence`` as a float if it lies strictly between 0 and 1, else raise."""
+    c = float(confidence)
+    if not 0.0 < c < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    return c
+
+
+def opt_float(v: float | np.floating | None) -> float | None:
+    """A JSON-safe float: ``None`` for None/NaN/inf, a Python float otherwise."""
+    if v is None:
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+# ----------------------------------------------------------------------------- result type
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval for one parameter.
+
+    Attributes: ``estimate`` (point estimate), ``low``/``high`` (bounds, ``None`` when the
+    data cannot support an interval; ``notes`` says why), ``confidence`` (e.g. 0.95),
+    ``method`` (short name), ``n`` (observations used), ``notes``.
+    """
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    confidence: float
+    method: str
+    n: int
+    notes: tuple[str, ...] = ()
+
+    @property
+    def half_width(self) -> float | None:
+        """``(high - low) / 2``, or None without bounds."""
+        if self.low is None or self.high is None:
+            return None
+        return (self.high - self.low) / 2.0
+
+    @property
+    def rel_half_width(self) -> float | None:
+        """Relative width ``half_width / |estimate|`` (METHODS.md §4; what ``ci_rel_width``
+        bounds). None without bounds or when the estimate is 0."""
+        hw = self.half_width
+        if hw is None or self.estimate is None or self.estimate == 0:
+            return None
+        return hw / abs(self.estimate)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable dict (floats or None), including the two derived widths."""
+        return {
+            "estimate": opt_float(self.estimate),
+            "low": opt_float(self.low),
+            "high": opt_float(self.high),
+            "confidence": float(self.confidence),
+            "method": self.method,
+            "n": int(self.n),
+            "half_width": opt_float(self.half_width),
+            "rel_half_width": opt_float(self.rel_half_width),
+            "notes": list(self.notes),
+        }
+
+
+# ----------------------------------------------------------------------------- mean
+def mean_ci(values: Iterable[float] | np.ndarray, confidence: float = 0.95) -> Interval:
+    """Student t confidence interval of the mean (METHODS.md §4, HOEFLER §3.1.2).
+
+    ``m ± t_{1-α/2, n-1} · s / √n`` with ``s`` the sample standard deviation (ddof=1),
+    α = 1 - confidence. Assumes independent, roughly normal observations: in benchrun
+    pass *subsession means* (METHODS.md §3), not raw autocorrelated readings.
+    With n = 1 the bounds are None (no variance estimate); with all values equal the
+    interval has zero width and a note says so.
+
+    Example: ``mean_ci([1, 2, 3, 4]).high`` is 2.5 + 3.182446 · 1.290994 / 2 = 4.55426.
+    """
+    c = check_confidence(confidence)
+    x = as_series(values)
+    n = x.size
+    m = float(np.mean(x))
+    if n < 2:
+        return Interval(m, None, None, c, "student-t", n, ("n = 1: no variance, no CI",))
+    s = float(np.std(x, ddof=1))
+    if s == 0.0:
+        return Interval(m, m, m, c, "student-t", n, ("all values equal: CI has zero width",))
+    half = float(stats.t.ppf(0.5 + c / 2.0, n - 1)) * s / math.sqrt(n)
+    return Interval(m, m - half, m + half, c, "student-t", n)
+
+
+def subsessions_for_width(
+    std: float,
+    n_subsessions: int,
+    mean: float,
+    rel_half_width: float,
+    confidence: float = 0.95,
+) -> int:
+    """Number of subsession means needed for a CI of relative half-width ``rel_half_width``.
+
+    Pilot's planning formula (PILOT; METHODS.md §3, §12): with the current subsession
+    standard deviation ``s`` (ddof=1) over ``h`` subsessions and the current mean ``m``,
+    ``h_needed = ceil((t_{1-α/2, h-1} · s / (rel_half_width · |m|))^2)``, using the t
+    quantile at the *current* degrees of freedom h-1, as Pilot does. §12: 48 Ferrari
+    readings, q = 4, full width 10 % of the mean (``rel_half_width=0.05``) -> 34.
+    """
+    c = check_confidence(confidence)
+    if n_subsessions < 2:
+        raise ValueError("n_subsessions must be >= 2 to have a variance estimate")
+    if not rel_half_width > 0:
+        raise ValueError(f"rel_half_width must be > 0, got {rel_half_width!r}")
+    if mean == 0:
+        raise ValueError("a relative width needs a non-zero mean")
+    if not std >= 0 or not math.isfinite(std):
+        raise ValueError(f"std must be a finite number >= 0, got {std!r}")
+    t = float(stats.t.ppf(0.5 + c / 2.0, n_subsessions - 1))
+    need = (t * std / (rel_half_width * abs(mean))) ** 2
+    # guard against 33.0000000001 from rounding
+    return max(2, int(math.ceil(need - 1e-9)))
+
+
+# ----------------------------------------------------------------------------- quantiles
+def _order_stat_ranks(n: float, p: float, alpha: float) -> tuple[int, int] | None:
+    """1-based ranks (j, k) of the equal-tailed binomial(n, p) order-statistic interval.
+
+    j is the largest rank with P(B <= j-1) <= α/2 and k the smallest with P(B >= k) <= α/2,
+    B ~ Binomial(n, p); then P(x_(j) <= ξ_p < x_(k)) = P(j <= B <= k-1) >= 1 - α.
+    ``n`` may be a (non-integer) effective sample size; callers rescale. None if no such
+    ranks exist within 1..n.
+    """
+    nn = int(math.floor(n))
+    if nn < 1:
+        return None
+    b = stats.binom(nn, p)
+    # largest j with cdf(j-1) <= alpha/2  ->  j - 1 = largest m with cdf(m) <= alpha/2
+    m = int(b.ppf(alpha / 2.0))  # smallest m with cdf(m) >= alpha/2
+    while m >= 0 and b.cdf(m) > alpha / 2.0:
+        m -= 1
+    j = m + 1
+    # smallest k with sf(k-1) = P(B >= k) <= alpha/2
+    k = int(b.isf(alpha / 2.0))  # smallest value v with sf(v) <= alpha/2
+    while k >= 1 and b.sf(k - 1) <= alpha / 2.0:
+        k -= 1
+    k = k + 1
+    if j < 1 or k > nn:
+        return None
+    return j, k
+
+
+def quantile_ci(
+    values: Iterable[float] | np.ndarray,
+    p: float,
+    confidence: float = 0.95,
+    *,
+    ess: float | None = None,
+    sorted_values: bool = False,
+) -> Interval:
+    """Distribution-free CI of the p-quantile from order statistics (METHODS.md §4).
+
+    With B ~ Binomial(n, p), the interval is ``[x_(j), x_(k)]`` (1-based order statistics)
+    where j is the largest rank with ``P(B <= j-1) <= α/2`` and k the smallest with
+    ``P(B >= k) <= α/2``; its exact coverage for continuous data is
+    ``P(j <= B <= k-1) >= 1 - α`` (LEBOUDEC §2.4; same ranks as
+    ``scipy.stats.quantile_test(...).confidence_interval``). The estimate is the
+    type-7 (numpy/R default) sample quantile.
+
+    Autocorrelated readings make the order statistics less informative. If ``ess``
+    (effective sample size < n, e.g. n divided by the integrated autocorrelation time of the
+    indicator series ``x_t <= quantile``) is given, the ranks are computed for
+    Binomial(round(ess), p) and scaled by ``n / ess``: an approximation, stated in the notes.
+    Too few observations for the requested level -> bounds None with a note.
+    """
+    c = check_confidence(confidence)
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"p must be strictly between 0 and 1, got {p!r}")
+    x = as_series(values)
+    xs = x if sorted_values else np.sort(x)
+    n = xs.size
+    est = float(np.quantile(xs, p))
+    alpha = 1.0 - c
+    notes: list[str] = []
+    method = "order-statistic (exact binomial)"
+    m = float(n)
+    if ess is not None and ess < n:
+        m = max(float(ess), 1.0)
+        method = "order-statistic (binomial on effective n)"
+        notes.append(
+            f"readings are autocorrelated: ranks from an effective sample size of {m:.1f} "
+            f"of {n} (approximate)"
+        )
+    ranks = _order_stat_ranks(m, p, alpha)
+    if ranks is None:
+        notes.append(f"n too small for a {_pct(p)} CI at {c * 100:g} %")
+        return Interval(est, None, None, c, method, n, tuple(notes))
+    j, k = ranks
+    if m != n:
+        scale = n / math.floor(m)
+        j = max(1, int(math.floor(j * scale)))
+        k = min(n, int(math.ceil(k * scale)))
+    return Interval(est, float(xs[j - 1]), float(xs[k - 1]), c, method, n, tuple(notes))
+
+
+def _pct(p: float) -> str:
+    return "median" if p == 0.5 else f"p{p * 100:g} quantile"
+
+
+def median_ci(
+    values: Iterable[float] | np.ndarray, confidence: float = 0.95, *, ess: float | None = None
+) -> Interval:
+    """Exact distribution-free CI of the median: :func:`quantile_ci` with p = 0.5.
+
+    Symmetric ranks j and n + 1 - j (METHODS.md §4). Needs n >= 6 at 95 % (HOEFLER:
+    "n > 5"); below that ``low``/``high`` are None with the note
+    "n too small for a median CI at 95 %".
+    """
+    return quantile_ci(values, 0.5, confidence, ess=ess)
+
+
+# ----------------------------------------------------------------------------- bootstrap
+def bootstrap_ci(
+    data: Iterable[float] | np.ndarray | tuple[np.ndarray, ...],
+    statistic: Callable[..., float],
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    method: Literal["BCa", "percentile", "basic"] = "BCa",
+    seed: int | None = 0,
+) -> Interval:
+    """Bootstrap CI of ``statistic`` via :func:`scipy.stats.bootstrap` (METHODS.md §4, WANG).
+
+    ``data`` is one sample (1-D) or a tuple of samples (then ``statistic`` takes one argument
+    per sample and they are resampled independently). BCa with B = 10 000 resamples by
+    default; ``seed`` makes it reproducible. For statistics without a closed form (ratio of
+    geometric means, speedup of medians). Non-finite bounds (degenerate data) become None.
+    """
+    c = check_confidence(confidence)
+    if n_resamples < 100:
+        raise ValueError(f"n_resamples must be >= 100, got {n_resamples}")
+    samples = data if isinstance(data, tuple) else (data,)
+    arrays = tuple(as_series(s, name="data") for s in samples)
+    n = int(sum(a.size for a in arrays))
+    est = float(statistic(*arrays))
+
+    notes: list[str] = []
+    rng = np.random.default_rng(seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = stats.bootstrap(
+            arrays,
+            statistic,
+            confidence_level=c,
+            n_resamples=n_resamples,
+            method=method,
+            random_state=rng,
+            vectorized=False,
+        )
+    for w in caught:
+        notes.append(f"scipy: {str(w.message).splitlines()[0]}")
+    lo = opt_float(res.confidence_interval.low)
+    hi = opt_float(res.confidence_interval.high)
+    if lo is None or hi is None:
+        notes.append("bootstrap distribution is degenerate: no interval")
+        lo = hi = None
+    return Interval(est, lo, hi, c, f"bootstrap {method} (B={n_resamples})", n, tuple(notes))
+
+
+# ----------------------------------------------------------------------------- proportions
+def proportion_ci(successes: int, trials: int, confidence: float = 0.95) -> Interval:
+    """Wilson score interval with continuity correction, as R's ``prop.test`` (METHODS.md §4, §12).
+
+    z = Φ^-1((1+conf)/2), p̂ = x/n, YATES = min(0.5, |x - n/2|) (R's default null p0 = 0.5),
+    z22n = z²/(2n); upper = ``(p_c + z22n + z·sqrt(p_c(1-p_c)/n + z22n/(2n))) / (1 + 2·z22n)``
+    with p_c = p̂ + YATES/n (1 when p_c >= 1); lower likewise with p̂ - YATES/n and -z
+    (0 when p_c <= 0). ``proportion_ci(17, 30, 0.90)`` -> [0.4027157, 0.7184049].
+    Adds TOUATI's warning when ``a·(1 - a/b) <= 5`` (normal approximation not valid).
+    """
+    c = check_confidence(confidence)
+    x, n = int(successes), int(trials)
+    if x != successes or n != trials:
+        raise ValueError("successes and trials must be whole numbers")
+    if n < 1:
+        raise ValueError(f"trials must be >= 1, got {trials}")
+    if not 0 <= x <= n:
+        raise ValueError(f"successes must be between 0 and trials ({n}), got {successes}")
+    z = float(stats.norm.ppf(0.5 + c / 2.0))
+    phat = x / n
+    yates = min(0.5, abs(x - n * 0.5))
+    z22n = z * z / (2.0 * n)
+    pc = phat + yates / n
+    if pc >= 1:
+        upper = 1.0
+    else:
+        upper = (pc + z22n + z * math.sqrt(pc * (1 - pc) / n + z22n / (2 * n))) / (1 + 2 * z22n)
+    pc = phat - yates / n
+    if pc <= 0:
+        lower = 0.0
+    else:
+        lower = (pc + z22n - z * math.sqrt(pc * (1 - pc) / n + z22n / (2 * n))) / (1 + 2 * z22n)
+    notes: list[str] = []
+    if x * (1 - x / n) <= 5:
+        notes.append(
+            f"a(1 - a/b) = {x * (1 - x / n):.2f} <= 5: the normal approximation behind this "
+            "interval is not valid (TOUATI); more benchmarks are needed"
+        )
+    return Interval(
+        phat, max(0.0, lower), min(1.0, upper), c, "wilson-cc (R prop.test)", n, tuple(notes)
+    )
+
+
+def proportion_sample_size(p: float, r: float, confidence: float = 0.95) -> int:
+    """Benchmarks needed to estimate a proportion near ``p`` within ±``r`` (TOUATI §4).
+
+    ``b >= z_{1-α/2}^2 · p(1-p) / r^2``, rounded up; z from the normal distribution.
+    """
+    c = check_confidence(confidence)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be in [0, 1], got {p!r}")
+    if not 0.0 < r < 1.0:
+        raise ValueError(f"r (precision) must be in (0, 1), got {r!r}")
+    z = float(stats.norm.ppf(0.5 + c / 2.0))
+    return max(1, int(math.ceil(z * z * p * (1 - p) / (r * r) - 1e-12)))

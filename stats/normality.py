@@ -1,0 +1,103 @@
+"""Normality check: Shapiro-Wilk plus Q-Q plot points (METHODS.md §5; HOEFLER Rule 6, TOUATI).
+
+benchrun applies it to subsession means (and to raw readings only as a diagnostic). For
+large n the test flags trivial departures, so reports show the Q-Q points beside the p-value.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from stats.intervals import as_series, opt_float
+
+__all__ = ["NormalityResult", "normality"]
+
+#: above this n scipy's p-value for Shapiro-Wilk may be inaccurate (its own warning)
+SHAPIRO_MAX_N = 5000
+
+
+@dataclass(frozen=True)
+class NormalityResult:
+    """Shapiro-Wilk result and Q-Q points.
+
+    Attributes: ``statistic`` (W), ``p_value`` (None when the test cannot run), ``n``,
+    ``alpha``, ``normal`` (p >= alpha, None without a p-value), ``qq_theoretical``
+    (standard normal quantiles at Filliben's plotting positions) and ``qq_sample``
+    (sorted values, same unit as the data), possibly thinned to ``max_points``; ``notes``.
+    """
+
+    statistic: float | None
+    p_value: float | None
+    n: int
+    alpha: float
+    normal: bool | None
+    qq_theoretical: tuple[float, ...]
+    qq_sample: tuple[float, ...]
+    method: str = "shapiro-wilk"
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable dict."""
+        return {
+            "statistic": opt_float(self.statistic),
+            "p_value": opt_float(self.p_value),
+            "n": int(self.n),
+            "alpha": float(self.alpha),
+            "normal": self.normal,
+            "qq_theoretical": [float(v) for v in self.qq_theoretical],
+            "qq_sample": [float(v) for v in self.qq_sample],
+            "method": self.method,
+            "notes": list(self.notes),
+        }
+
+
+def normality(
+    values: Iterable[float] | np.ndarray, alpha: float = 0.05, *, max_points: int = 1000
+) -> NormalityResult:
+    """Shapiro-Wilk test of normality with Q-Q plot points (METHODS.md §5).
+
+    W and p from :func:`scipy.stats.shapiro` (Royston's algorithm); needs n >= 3. Above
+    n = 5000 the p-value may be inaccurate (scipy) and any tiny departure is "significant":
+    a note says so. Q-Q points from :func:`scipy.stats.probplot` (theoretical N(0, 1)
+    quantiles at Filliben's plotting positions vs the sorted values); with more than
+    ``max_points`` values, evenly spaced ranks are kept (first and last included).
+    All values equal: no test (p None) and a note.
+    """
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha!r}")
+    if max_points < 2:
+        raise ValueError("max_points must be >= 2")
+    x = as_series(values)
+    n = x.size
+    notes: list[str] = []
+    osm, osr = stats.probplot(x, dist="norm", fit=False)
+    if n > max_points:
+        idx = np.unique(np.linspace(0, n - 1, max_points).round().astype(int))
+        osm, osr = osm[idx], osr[idx]
+    qq_t = tuple(float(v) for v in osm)
+    qq_s = tuple(float(v) for v in osr)
+    if n < 3:
+        notes.append(f"n = {n}: Shapiro-Wilk needs at least 3 values")
+        return NormalityResult(None, None, n, alpha, None, qq_t, qq_s, notes=tuple(notes))
+    if float(np.ptp(x)) == 0.0:
+        notes.append("all values equal: normality cannot be tested")
+        return NormalityResult(None, None, n, alpha, None, qq_t, qq_s, notes=tuple(notes))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        w, p = stats.shapiro(x)
+    if n > SHAPIRO_MAX_N:
+        notes.append(
+            f"n = {n} > {SHAPIRO_MAX_N}: the p-value may be inaccurate and trivial departures "
+            "from normality are flagged; judge by the Q-Q plot"
+        )
+    w_f, p_f = opt_float(w), opt_float(p)
+    return NormalityResult(
+        w_f, p_f, n, alpha, None if p_f is None else bool(p_f >= alpha), qq_t, qq_s,
+        notes=tuple(notes),
+    )  # fmt: skip

@@ -1,0 +1,83 @@
+"""MSER-5 warm-up detection (METHODS.md §2; White 1997).
+
+References: a brute-force transcription of the METHODS.md §2 formula (independent of the
+vectorised implementation), hand-made series with an obvious answer, and a simulation with
+a planted transient of known length.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stats.warmup import mser5, mser5_at_limit
+
+
+def brute_force_mser5(x: np.ndarray) -> int:
+    """METHODS.md §2 literally: batches of 5, d over the first half, argmin of
+    Σ_{j>d} (z_j - mean_{>d})^2 / (k - d)^2, first minimum on ties."""
+    k = len(x) // 5
+    z = [sum(x[5 * j : 5 * j + 5]) / 5 for j in range(k)]
+    best, best_d = None, 0
+    for d in range(k // 2 + 1):
+        tail = z[d:]
+        m = sum(tail) / len(tail)
+        val = sum((v - m) ** 2 for v in tail) / (k - d) ** 2
+        if best is None or val < best - 1e-15 * abs(best):
+            best, best_d = val, d
+    return 5 * best_d
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_mser5_matches_formula(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 400))
+    x = rng.normal(size=n) + 4.0 * np.exp(-np.arange(n) / rng.uniform(2, 30))
+    assert mser5(x) == brute_force_mser5(list(x))
+
+
+def test_obvious_transient() -> None:
+    """Ten readings at 100 then 90 readings alternating 1, 2: cut exactly 10."""
+    x = np.array([100.0] * 10 + [1.0, 2.0] * 45)
+    assert mser5(x) == 10
+    assert mser5(np.array([1.0, 2.0] * 50)) == 0
+
+
+def test_short_series_and_bad_input() -> None:
+    assert mser5(np.arange(19.0)) == 0  # fewer than 4 batches: no truncation
+    with pytest.raises(ValueError, match="non-finite"):
+        mser5([1.0, float("inf")] * 20)
+    with pytest.raises(ValueError, match="empty"):
+        mser5([])
+
+
+def test_at_limit_flags_a_series_without_steady_state() -> None:
+    """A steady downward trend: MSER-5 cuts as much as allowed (half), which is flagged."""
+    x = np.linspace(100.0, 0.0, 400) + np.random.default_rng(0).normal(0, 0.1, 400)
+    assert mser5(x) == 200
+    assert mser5_at_limit(x)
+    assert not mser5_at_limit(np.random.default_rng(1).normal(size=400))
+
+
+def test_planted_warmup_is_found() -> None:
+    """Planted series (1 000 seeded series, n = 2 000 readings each):
+    x_t = e_t + 8·exp(-t/25) for t < 50 and x_t = e_t afterwards, e_t iid N(0, 1).
+    The transient lasts exactly 50 readings (still 1.1 σ at t = 49).
+
+    Measured (this seed): |d - 50| <= 10 in 87.6 % of series, <= 15 in 91.5 %, d < 40 in 0 %.
+    The brief's target (>= 90 % within ±10) is NOT reached by MSER-5 as METHODS.md §2
+    defines it: past the transient MSER(d) moves like a random walk with drift +1 and
+    standard deviation √2 per batch (in units of σ_z²/(k-d)²), so it overshoots by 3+
+    batches in about 11 % of series whatever n and the transient size. We assert what
+    it does achieve: never too early, >= 85 % within ±10, >= 90 % within ±15.
+    """
+    rng = np.random.default_rng(2024)
+    n, series = 2000, 1000
+    t = np.arange(n)
+    planted = np.where(t < 50, 8.0 * np.exp(-t / 25.0), 0.0)
+    x = rng.standard_normal((series, n)) + planted
+    d = np.array([mser5(row) for row in x])
+    err = d - 50
+    assert np.mean(err < -10) <= 0.01
+    assert np.mean(np.abs(err) <= 10) >= 0.85
+    assert np.mean(np.abs(err) <= 15) >= 0.90
