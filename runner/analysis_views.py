@@ -1,0 +1,400 @@
+"""Terminal views of ``benchrun analyze`` documents (rich tables, verdicts in words).
+
+Each ``render_*`` function takes the JSON-able document a sub-command of
+:mod:`runner.commands.analyze` built and prints it; nothing here computes a statistic, so
+the table and ``--json`` can never disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+Doc = dict[str, Any]
+
+
+def _console() -> Console:
+    console = Console(highlight=False)
+    if not console.is_terminal:  # a file or a pipe: no need to squeeze tables into 80 columns
+        console = Console(highlight=False, width=160)
+    return console
+
+
+def num(value: Any, unit: str = "") -> str:
+    """A number with 4 significant digits and its unit; '-' when missing."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        text = str(value)
+    else:
+        text = f"{value:.4g}"
+    return f"{text} {unit}".rstrip() if unit else text
+
+
+def pval(value: Any) -> str:
+    """A p-value: 3 significant digits, '<1e-4' below that."""
+    if value is None:
+        return "-"
+    return "<1e-4" if value < 1e-4 else f"{value:.3g}"
+
+
+def pct(value: Any) -> str:
+    """A share as a percentage, 3 significant digits."""
+    return "-" if value is None else f"{100 * value:.3g} %"
+
+
+def peq(value: Any) -> str:
+    """'p = 0.0123' or 'p < 1e-4' for running text."""
+    if value is None:
+        return "p = -"
+    return "p < 1e-4" if value < 1e-4 else f"p = {value:.3g}"
+
+
+def interval(low: Any, high: Any, unit: str = "") -> str:
+    """'[low, high] unit', or '-' when a bound is missing."""
+    if low is None or high is None:
+        return "-"
+    return f"[{num(low)}, {num(high)}]" + (f" {unit}" if unit else "")
+
+
+def _title(doc: Doc, what: str) -> str:
+    unit = doc.get("unit") or "no unit"
+    better = "lower is better" if doc.get("direction") == "lower_is_better" else "higher is better"
+    return f"{what} - {doc['source']} ({doc['format']}, {unit}, {better})"
+
+
+def _notes(console: Console, notes: list[str]) -> None:
+    for note in notes:
+        console.print(f"  note: {note}")
+
+
+# ------------------------------------------------------------------------- speedup
+def render_speedup(doc: Doc) -> None:
+    """Speedup-Test per benchmark, then overall speedup, gain and share (TOUATI §3-§4)."""
+    console = _console()
+    res = doc["result"]
+    unit = doc["unit"]
+    base, cand = doc["baseline"], doc["candidate"]
+    table = Table(title=_title(doc, f"Speedup-Test: {cand} vs baseline {base}"))
+    for column in ("benchmark", "n", f"mean {base}", f"mean {cand}", "speedup (mean)",
+                   "mean verdict", "speedup (median)", "median verdict",
+                   "speedup (min, observed)"):  # fmt: skip
+        table.add_column(column, justify="left" if "verdict" in column else "right")
+    for name, r in res["benchmarks"].items():
+        table.add_row(
+            name,
+            f"{r['n_x']}/{r['n_y']}",
+            num(r["mean_x"], unit),
+            num(r["mean_y"], unit),
+            num(r["speedup_mean"]),
+            _verdict(r["mean_verdict"], r["mean_warning"], r.get("mean_p")),
+            num(r["speedup_median"]),
+            _verdict(r["median_verdict"], r["median_warning"], r.get("median_p")),
+            num(r["speedup_min"]),
+        )
+    console.print(table)
+    console.print(
+        f"Overall speedup of means {num(res['overall_speedup_mean'])} "
+        f"(gain {pct(res['gain_mean'])}); of medians {num(res['overall_speedup_median'])} "
+        f"(gain {pct(res['gain_median'])})"
+        + (" with weights from " + doc["weights_file"] if doc.get("weights_file") else "")
+    )
+    for key in ("share_mean", "share_median"):
+        s = res[key]
+        console.print(
+            f"Significantly accelerated ({s['statistic']}): {s['a']} of {s['b']} benchmarks "
+            f"= {pct(s['proportion'])}, {pct(s['confidence'])} CI "
+            f"[{pct(s['ci_low'])}, {pct(s['ci_high'])}]"
+            + ("" if s["valid"] else " (CI may not be valid: a(1-a/b) <= 5)")
+            + f"; {s['benchmarks_needed']} benchmarks needed for +/- {pct(s['precision'])}"
+        )
+    console.print(
+        f"alpha = {res['alpha']}; the speedup of the minimum is observed only, never tested "
+        "(TOUATI)."
+    )
+    _notes(console, doc["notes"])
+
+
+def _verdict(verdict: str, warning: bool, p: Any) -> str:
+    text = verdict
+    if p is not None and verdict != "not enough data":
+        text += f" ({peq(p)})"
+    if warning:
+        text += " *confidence may not hold*"
+    return text
+
+
+# ----------------------------------------------------------------------------- HPT
+def render_hpt(doc: Doc) -> None:
+    """HPT per-benchmark table, confidence, r-speedup and gmean speedup (CHEN §IV)."""
+    console = _console()
+    res, rs = doc["hpt"], doc["r_speedup"]
+    unit = doc["unit"]
+    a, b = doc["a"], doc["b"]
+    names = {"A": a, "B": b, "tie": "tie"}
+    table = Table(title=_title(doc, f"HPT: does {a} outperform {b}?"))
+    for column in ("benchmark", "runs", f"median {a}", f"median {b}", "rank-sum p",
+                   "winner", "d (score)", "rank"):  # fmt: skip
+        table.add_column(column, justify="left" if column == "winner" else "right")
+    for row in res["benchmarks"]:
+        table.add_row(
+            row["benchmark"],
+            f"{row['n_a']}/{row['n_b']}",
+            num(row["median_a"], unit),
+            num(row["median_b"], unit),
+            pval(row["p_value"]) + f" ({row['method']})",
+            names.get(row["winner"], row["winner"]),
+            num(row["d"]),
+            num(row["rank"]),
+        )
+    console.print(table)
+    level = 1 - res["alpha"]
+    if res["winner"] == "A":
+        verdict = f"{a} outperforms {b} with confidence {res['confidence']:.4f}"
+    elif res["winner"] == "B":
+        verdict = f"{b} outperforms {a} with confidence {res['confidence_b']:.4f}"
+    else:
+        verdict = f"neither system outperforms the other at confidence {level:g}"
+    console.print(f"Verdict: {verdict}.")
+    console.print(
+        f"Confidence that {a} outperforms {b}: {res['confidence']:.4f} "
+        f"({b} over {a}: {res['confidence_b']:.4f}); R_A = {num(res['r_a'])}, "
+        f"R_B = {num(res['r_b'])}, signed-rank {res['method']}; "
+        f"{res['wins_a']} wins for {a}, {res['wins_b']} for {b}, {res['ties']} ties; "
+        f"scores: {res['score']}."
+    )
+    if rs["gamma"] is not None:
+        console.print(
+            f"r-speedup: {a} is at least {rs['gamma_grid']:.2f}x better than {b} with "
+            f"confidence {rs['r']:g} (0.01 grid; bisection {rs['gamma']:.6g} "
+            f"+/- {num(rs['precision'])})."
+        )
+    else:
+        console.print(f"r-speedup: none at confidence {rs['r']:g}.")
+    console.print(
+        f"Geometric-mean speedup of medians: {num(rs['gmean_speedup'])}x, which HPT "
+        f"supports only with confidence {rs['gmean_confidence']:.4f} (CHEN Table IV: the "
+        "single number overclaims when this is low)."
+    )
+    _notes(console, doc["notes"] + res.get("notes", []) + rs.get("notes", []))
+
+
+# ------------------------------------------------------------------------ resample
+def render_resample(doc: Doc) -> None:
+    """Randomization test, bootstrap CI of the gmean ratio, runs for a width (WANG)."""
+    console = _console()
+    a, b = doc["a"], doc["b"]
+    test, ci, size = doc["randomization"], doc["gmean_ratio_ci"], doc["runs_for_ci_width"]
+    console.print(f"[bold]{_title(doc, f'Resampling: {a} vs {b}')}[/bold]")
+    console.print(f"Benchmarks: {', '.join(doc['benchmarks'])}")
+    ratio = ci["estimate"]
+    meaning = ""
+    if ratio is not None:
+        larger = ratio > 1
+        if doc["direction"] == "lower_is_better":
+            meaning = f" ({a} {'slower' if larger else 'faster'} than {b})"
+        else:
+            meaning = f" ({a} {'better' if larger else 'worse'} than {b})"
+    console.print(
+        f"Ratio of geometric means of {doc['center']}s, {a}/{b}: {num(ratio)}{meaning}; "
+        f"{pct(ci['confidence'])} CI "
+        + (
+            interval(ci["low"], ci["high"])
+            if ci["low"] is not None and ci["high"] is not None
+            else "not available (see notes)"
+        )
+        + f" ({ci['method']})"
+    )
+    kind = "exact" if test["exact"] else f"{test['n_permutations']} random permutations"
+    same = "differ" if test["p_value"] < 1 - doc["confidence"] else "cannot be told apart"
+    console.print(
+        f"Randomization test (labels permuted within each benchmark, {kind}): "
+        f"{peq(test['p_value'])} -> {a} and {b} {same} at level "
+        f"{1 - doc['confidence']:.3g}"
+    )
+    if size is not None:
+        if size["m"] is not None:
+            console.print(
+                f"Runs per benchmark and system for a CI no wider than {size['width']:g}: "
+                f"{size['m']} (first crossing; {size['m_available']} available)"
+            )
+        else:
+            extra = (
+                f"; about {size['extrapolated_m']} estimated by the 1/sqrt(m) law"
+                if size["extrapolated_m"]
+                else ""
+            )
+            console.print(
+                f"Width {size['width']:g} not reached with the {size['m_available']} runs "
+                f"available{extra}"
+            )
+    notes = doc["notes"] + test.get("notes", []) + ci.get("notes", [])
+    if size is not None:
+        notes += size.get("notes", [])
+    _notes(console, notes)
+
+
+# ------------------------------------------------------------------------- summary
+def render_summary(doc: Doc) -> None:
+    """Location with CIs, spread and diagnostics per group (METHODS.md §1-§5)."""
+    console = _console()
+    unit = doc["unit"]
+    conf = pct(doc["confidence"])
+    table = Table(title=_title(doc, "Summary"))
+    for column in ("group", "n", "warm-up", "mean", f"{conf} CI of mean", "median",
+                   f"{conf} CI of median", "std", "CoV", "min", "q1", "q3", "max", "p90",
+                   "p99"):  # fmt: skip
+        table.add_column(column, justify="left" if column == "group" else "right")
+    diag = Table(title="Diagnostics")
+    for column in ("group", "subsessions", "lag-1 r", "ESS", "Shapiro-Wilk p",
+                   "Tukey outliers", "deterministic", "verdict"):  # fmt: skip
+        diag.add_column(column, justify="left" if column in ("group", "verdict") else "right")
+    notes: list[str] = []
+    for row in doc["groups"]:
+        s = row["summary"]
+        if s is None:
+            table.add_row(row["name"], str(row["readings"]), *["-"] * 13)
+            notes.append(f"{row['name']}: {row['error']}")
+            continue
+        table.add_row(
+            row["name"], str(s["n"]), str(s["warmup_readings"]), num(s["mean"], unit),
+            interval(s["ci_low"], s["ci_high"]), num(s["median"]),
+            interval(s["median_ci_low"], s["median_ci_high"]), num(s["std"]), pct(s["cov"]),
+            num(s["min"]), num(s["q1"]), num(s["q3"]), num(s["max"]), num(s["p90"]),
+            num(s["p99"]),
+        )  # fmt: skip
+        q, h = s["subsession_size"], s["n_subsessions"]
+        diag.add_row(
+            row["name"],
+            f"{h} x {q}" if q is not None and h is not None else "-",
+            num(s["autocorrelation_lag1"]),
+            num(s["ess"]),
+            pval(s["normality_p"]),
+            num(s["outliers"]),
+            num(s["deterministic"]),
+            "CI valid" if s["enough_data"] else "not enough data for a CI",
+        )
+        notes.extend(f"{row['name']}: {note}" for note in s["notes"])
+    console.print(table)
+    console.print(diag)
+    console.print(
+        f"Warm-up: {doc['warmup']}. CIs of the mean are Student t over subsession means "
+        "(rows 'h x q': h means of q readings); median CIs are order-statistic intervals."
+    )
+    _notes(console, doc["notes"] + notes)
+
+
+# ------------------------------------------------------------------------- compare
+_VERDICT_WORDS = {
+    "separated": "{b} is {rel} {worse} than {a}: separated",
+    "equivalent": "{a} and {b} are equivalent within the margin",
+    "undecided": "{a} vs {b}: undecided, need about {n} subsession means each",
+}
+
+
+def render_compare(doc: Doc) -> None:
+    """Ranking (best first), adjacent-pair verdicts and the omnibus tests (§6-§7)."""
+    console = _console()
+    unit = doc["unit"]
+    rank = doc["ranking"]
+    conf = pct(doc["confidence"])
+    table = Table(title=_title(doc, "Ranking, best first"))
+    for column in ("#", "group", "mean", f"{conf} CI", "subsessions"):
+        table.add_column(column, justify="left" if column == "group" else "right")
+    groups = {row["name"]: row["summary"] for row in doc["groups"]}
+    for i, (name, est, lo, hi) in enumerate(
+        zip(rank["names"], rank["estimates"], rank["ci_low"], rank["ci_high"], strict=True), 1
+    ):
+        s = groups[name]
+        table.add_row(
+            str(i), name, num(est, unit), interval(lo, hi),
+            f"{s['n_subsessions']} x {s['subsession_size']}",
+        )  # fmt: skip
+    console.print(table)
+    pairs = Table(title="Adjacent pairs")
+    for column in ("pair", "verdict", "difference", "Welch p", "Holm p", "TOST p",
+                   "CIs overlap", "effect size d [CI]", "n needed"):  # fmt: skip
+        pairs.add_column(column, justify="left" if column in ("pair", "verdict") else "right")
+    worse = "slower/costlier" if doc["direction"] == "lower_is_better" else "lower"
+    sentences: list[str] = []
+    for p in rank["pairs"]:
+        es = p["effect_size_ci"]
+        pairs.add_row(
+            f"{p['a']} vs {p['b']}",
+            p["verdict"],
+            num(p["difference"], unit) + (f" ({pct(p['relative_difference'])})"
+                                          if p["relative_difference"] is not None else ""),
+            pval(p["welch_p"]),
+            pval(p["welch_p_holm"]),
+            pval(p["tost_p"]),
+            num(p["ci_overlap"]),
+            "-"
+            if p["effect_size"] is None
+            else f"{num(p['effect_size'])} {interval(es['d_ci_low'], es['d_ci_high'])}",
+            num(p["required_n"]),
+        )  # fmt: skip
+        rel = pct(abs(p["relative_difference"])) if p["relative_difference"] is not None else ""
+        sentences.append(
+            _VERDICT_WORDS[p["verdict"]].format(
+                a=p["a"], b=p["b"], rel=rel, worse=worse, n=num(p["required_n"])
+            )
+        )
+    console.print(pairs)
+    for sentence in sentences:
+        console.print(f"  {sentence}")
+    console.print(
+        f"alpha = {doc['alpha']} (Welch, Holm-corrected over {len(rank['pairs'])} adjacent "
+        f"pairs); equivalence margin +/- {pct(doc['margin'])} of the better mean (TOST)."
+    )
+    om = doc["omnibus"]
+    for key in ("anova", "kruskal_wallis"):
+        o = om[key]
+        stat = "F" if key == "anova" else "H"
+        console.print(
+            f"{o['test']} on {om['on']}: {stat} = {num(o['statistic'])}, "
+            f"{peq(o['p_value'])} over {o['k']} groups"
+        )
+    notes = list(doc["notes"]) + list(rank.get("notes", []))
+    notes += [f"{e['name']} left out: {e['reason']}" for e in doc["excluded"]]
+    notes += [f"{p['a']} vs {p['b']}: {n}" for p in rank["pairs"] for n in p.get("notes", [])]
+    notes += [f"{om[k]['test']}: {n}" for k in ("anova", "kruskal_wallis") for n in om[k]["notes"]]
+    _notes(console, notes)
+
+
+# ----------------------------------------------------------------------- quantiles
+def render_quantiles(doc: Doc) -> None:
+    """Per benchmark: B - A at each quantile with its bootstrap CI (HOEFLER Rule 8)."""
+    console = _console()
+    unit = doc["unit"]
+    a, b = doc["a"], doc["b"]
+    lower = doc["direction"] == "lower_is_better"
+    notes = list(doc["notes"])
+    for item in doc["benchmarks"]:
+        r = item["result"]
+        table = Table(title=_title(doc, f"Quantile regression, {item['benchmark']}: {b} minus {a}"))
+        for column in ("quantile", f"{a}", f"{b} - {a}", f"{pct(r['confidence'])} CI",
+                       "relative", "reading"):  # fmt: skip
+            table.add_column(column, justify="left" if column == "reading" else "right")
+        for q, base, eff, lo, hi in zip(
+            r["quantiles"], r["intercept"], r["effect"], r["ci_low"], r["ci_high"], strict=True
+        ):
+            if lo is not None and hi is not None and (lo > 0 or hi < 0):
+                up = lo > 0
+                word = ("slower" if up else "faster") if lower else ("higher" if up else "lower")
+                reading = f"{b} {word}"
+            else:
+                reading = "no clear shift"
+            rel = pct(eff / base) if base not in (None, 0) and eff is not None else "-"
+            table.add_row(f"{q:g}", num(base, unit), num(eff, unit), interval(lo, hi), rel, reading)
+        console.print(table)
+        notes += [f"{item['benchmark']}: {n}" for n in r.get("notes", [])]
+        method = r["method"]
+    console.print(
+        f"Fits: {method}; CIs: percentile bootstrap with {doc['benchmarks'][0]['result']['n_boot']}"
+        f" resamples (seed {doc['seed']})."
+    )
+    _notes(console, notes)

@@ -1,0 +1,466 @@
+"""``benchrun analyze``: the statistics of benchrun on data it did not measure.
+
+Reads long-form CSV or the JSON exports of hyperfine, pyperf and Google Benchmark
+(:mod:`runner.importers`), calls the ``stats`` functions (this module computes no
+statistic itself) and prints either rich tables with verdicts in words or, with
+``--json``, one JSON document. Each sub-command builds a JSON-able document first; the
+terminal view (:mod:`runner.analysis_views`) only renders that document, so both outputs
+always say the same thing.
+
+Sub-commands: ``summary`` (METHODS.md §1-§5), ``compare`` (§6.1, §6.4, §7), ``speedup``
+(§6.2), ``hpt`` (§8), ``resample`` (§9), ``quantiles`` (§7 quantile regression).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from runner import analysis_views as views
+from runner.analysis_support import (
+    OneLineParser,
+    add_common,
+    add_two_sides,
+    add_warmup_option,
+    as_dict,
+    call_stats,
+    clean,
+    level,
+    positive,
+    quantile_list,
+    stats_function,
+    stats_module,
+)
+from runner.errors import UserError
+from runner.importers import Dataset, load_many
+from runner.importers.dataset import display_name as views_name
+from runner.importers.weights import read_weights
+
+#: units that are times: a value <= 0 in one of them is suspicious (clock or subtraction)
+TIME_UNITS = {"s", "ms", "us", "µs", "ns", "sec", "seconds", "second"}
+
+
+# ------------------------------------------------------------------------ helpers
+def load_dataset(args: argparse.Namespace) -> Dataset:
+    """Read the DATA files named on the command line and apply the direction override."""
+    time_field = "cpu_time" if args.gbench_time == "cpu" else "real_time"
+    ds = load_many(args.data, fmt=args.format, gbench_time=time_field)
+    if args.direction is not None:
+        ds = ds.with_direction(args.direction)
+    return ds
+
+
+def _header(ds: Dataset, command: str, args: argparse.Namespace) -> dict[str, Any]:
+    notes = list(ds.notes)
+    if ds.unit.lower() in TIME_UNITS or ds.source_format in ("hyperfine", "pyperf", "gbench"):
+        bad = [name for name, v in ds.named().items() if v.size and float(v.min()) <= 0]
+        if bad:
+            notes.append(
+                f"times <= 0 in {', '.join(bad)}: a clock or subtraction error? (kept as they are)"
+            )
+    return {
+        "command": command,
+        "source": ds.source,
+        "format": ds.source_format,
+        "unit": ds.unit,
+        "direction": ds.direction,
+        "confidence": args.confidence,
+        "notes": notes,
+    }
+
+
+def _emit(doc: dict[str, Any], args: argparse.Namespace, render: Callable[..., None]) -> int:
+    doc = clean(doc)
+    if args.json:
+        sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
+    else:
+        render(doc)
+    return 0
+
+
+def _times_for_speedup(ds: Dataset, values: np.ndarray) -> np.ndarray:
+    """Times for the Speedup-Test: rates (higher is better) become 1/x, time per unit."""
+    return 1.0 / values if ds.direction == "higher_is_better" else values
+
+
+def _warmup_for(ds: Dataset, warmup: str | int) -> str | int:
+    """``auto``: pyperf stores warm-ups apart (already excluded), so none; else MSER-5."""
+    if warmup == "auto":
+        return "none" if ds.source_format == "pyperf" else "mser5"
+    return warmup
+
+
+def _key_dict(key: tuple[str | None, str | None, str | None]) -> dict[str, str | None]:
+    return {"system": key[0], "benchmark": key[1], "workload": key[2]}
+
+
+def _summaries(ds: Dataset, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """``stats.summarize`` of every group; a group it refuses gets an ``error`` instead."""
+    warmup = _warmup_for(ds, args.warmup)
+    summarize = stats_function("summarize")
+    rows: list[dict[str, Any]] = []
+    for key, values in ds.groups.items():
+        name = views_name(key)
+        row: dict[str, Any] = {"name": name, **_key_dict(key), "readings": int(values.size)}
+        try:
+            result = summarize(values, confidence=args.confidence, warmup=warmup)
+        except ValueError as exc:
+            row.update(summary=None, error=str(exc))
+        else:
+            row.update(summary=as_dict(result), error=None, _result=result, _values=values)
+        rows.append(row)
+    if all(row["error"] for row in rows):
+        first = rows[0]
+        raise UserError(
+            f"{ds.source}: no group could be summarised ({first['name']}: {first['error']})"
+        )
+    return rows
+
+
+def _public(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in row.items() if not k.startswith("_")} for row in rows]
+
+
+# ---------------------------------------------------------------- sub-commands
+def cmd_summary(args: argparse.Namespace) -> int:
+    """Per group: warm-up, subsession means, CIs, quantiles, normality (METHODS.md §1-§5)."""
+    ds = load_dataset(args)
+    doc = _header(ds, "summary", args)
+    rows = _summaries(ds, args)
+    doc.update(warmup=_warmup_for(ds, args.warmup), groups=_public(rows))
+    return _emit(doc, args, views.render_summary)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Rank the groups and decide each adjacent pair; ANOVA and Kruskal-Wallis (§6-§7)."""
+    ds = load_dataset(args)
+    doc = _header(ds, "compare", args)
+    rows = _summaries(ds, args)
+    usable, excluded = [], []
+    for row in rows:
+        s = row["summary"]
+        if s is None or not s["enough_data"] or s["subsession_variance"] is None:
+            why = row["error"] or "; ".join(
+                n for n in (s or {}).get("notes", []) if "not enough" in n or "readings" in n
+            )
+            excluded.append({"name": row["name"], "reason": why or "not enough data"})
+        else:
+            usable.append(row)
+    if len(usable) < 2:
+        detail = "; ".join(f"{e['name']}: {e['reason']}" for e in excluded)
+        raise UserError(
+            f"{ds.source}: compare needs at least two groups with enough data for a CI "
+            f"({len(usable)} usable){'; ' + detail if detail else ''}"
+        )
+    results = [
+        {
+            "name": row["name"],
+            "mean": row["summary"]["mean"],
+            "variance": row["summary"]["subsession_variance"],
+            "n": row["summary"]["n_subsessions"],
+            "ci_low": row["summary"]["ci_low"],
+            "ci_high": row["summary"]["ci_high"],
+            "direction": ds.direction,
+        }
+        for row in usable
+    ]
+    ranking = call_stats(
+        "compare",
+        "rank_results",
+        results,
+        alpha=args.alpha,
+        margin=args.margin,
+        confidence=args.confidence,
+    )
+    ranking_doc = as_dict(ranking)
+    by_name = {r["name"]: r for r in results}
+    effect = stats_module("compare", "effect_size_from_summary")
+    for pair in ranking_doc["pairs"]:
+        a, b = by_name[pair["a"]], by_name[pair["b"]]
+        es = effect(b["mean"], b["variance"], b["n"], a["mean"], a["variance"], a["n"],
+                    confidence=args.confidence)  # fmt: skip
+        pair["effect_size_ci"] = as_dict(es)
+    # omnibus tests on the subsession means (the approximately independent values, §3)
+    subsession_means = stats_function("subsession_means")
+    groups = {}
+    for row in usable:
+        result = row["_result"]
+        steady = row["_values"][result.warmup_readings :]
+        groups[row["name"]] = subsession_means(steady, result.subsession_size)
+    omnibus = {
+        "on": "subsession means",
+        "anova": as_dict(call_stats("ANOVA", "anova", groups)),
+        "kruskal_wallis": as_dict(call_stats("Kruskal-Wallis", "kruskal_wallis", groups)),
+    }
+    doc.update(
+        warmup=_warmup_for(ds, args.warmup),
+        alpha=args.alpha,
+        margin=args.margin,
+        groups=_public(rows),
+        excluded=excluded,
+        ranking=ranking_doc,
+        omnibus=omnibus,
+    )
+    return _emit(doc, args, views.render_compare)
+
+
+def cmd_speedup(args: argparse.Namespace) -> int:
+    """Touati's Speedup-Test per benchmark and over the suite (METHODS.md §6.2)."""
+    ds = load_dataset(args)
+    doc = _header(ds, "speedup", args)
+    pairing = ds.pair(args.baseline, args.candidate)
+    benchmarks = {
+        name: (_times_for_speedup(ds, x), _times_for_speedup(ds, y))
+        for name, x, y in zip(pairing.benchmarks, pairing.a, pairing.b, strict=True)
+    }
+    if ds.direction == "higher_is_better":
+        doc["notes"].append(
+            f"values are rates ({ds.unit or 'higher is better'}): the Speedup-Test ran on "
+            "1/value (time per unit of work)"
+        )
+    weights = None
+    if args.weights:
+        weights = read_weights(args.weights)
+        unknown = sorted(set(weights) - set(benchmarks))
+        missing = sorted(set(benchmarks) - set(weights))
+        if unknown or missing:
+            raise UserError(
+                f"{args.weights}: weights must name exactly the benchmarks in the data"
+                + (f"; missing: {', '.join(missing)}" if missing else "")
+                + (f"; unknown: {', '.join(unknown)}" if unknown else "")
+            )
+    suite = call_stats(
+        "speedup",
+        "speedup_suite",
+        benchmarks,
+        weights=weights,
+        alpha=args.alpha,
+        confidence=args.confidence,
+        precision=args.precision,
+    )
+    doc.update(
+        baseline=args.baseline,
+        candidate=args.candidate,
+        alpha=args.alpha,
+        precision=args.precision,
+        weights_file=args.weights,
+        result=as_dict(suite),
+    )
+    return _emit(doc, args, views.render_speedup)
+
+
+def _suites(ds: Dataset, a: str, b: str) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """A's and B's readings as benchmark -> runs dicts (same keys, same order)."""
+    pairing = ds.pair(a, b)
+    return (
+        dict(zip(pairing.benchmarks, pairing.a, strict=True)),
+        dict(zip(pairing.benchmarks, pairing.b, strict=True)),
+    )
+
+
+def cmd_hpt(args: argparse.Namespace) -> int:
+    """Hierarchical Performance Testing and r-speedup of A over B (METHODS.md §8)."""
+    ds = load_dataset(args)
+    doc = _header(ds, "hpt", args)
+    suite_a, suite_b = _suites(ds, args.a, args.b)
+    higher = ds.direction == "higher_is_better"
+    result = call_stats(
+        "hpt", "hpt", suite_a, suite_b, higher, args.alpha_benchmark, alpha=args.alpha
+    )
+    speedup = call_stats(
+        "r-speedup",
+        "r_speedup",
+        suite_a,
+        suite_b,
+        r=args.r,
+        higher_is_better=higher,
+        alpha_benchmark=args.alpha_benchmark,
+    )
+    doc.update(a=args.a, b=args.b, r=args.r, hpt=as_dict(result), r_speedup=as_dict(speedup))
+    return _emit(doc, args, views.render_hpt)
+
+
+def cmd_resample(args: argparse.Namespace) -> int:
+    """Randomization test, bootstrap CI of the gmean ratio, runs for a CI width (§9)."""
+    ds = load_dataset(args)
+    doc = _header(ds, "resample", args)
+    suite_a, suite_b = _suites(ds, args.a, args.b)
+    test = call_stats(
+        "randomization test",
+        "randomization_test",
+        suite_a,
+        suite_b,
+        n_permutations=args.resamples,
+        seed=args.seed,
+        center=args.center,
+    )
+    ci = call_stats(
+        "bootstrap CI",
+        "gmean_ratio_ci",
+        suite_a,
+        suite_b,
+        confidence=args.confidence,
+        n_resamples=args.resamples,
+        seed=args.seed,
+        center=args.center,
+    )
+    size = None
+    if args.ci_width is not None:
+        size = call_stats(
+            "runs for CI width",
+            "runs_for_ci_width",
+            suite_a,
+            suite_b,
+            args.ci_width,
+            confidence=args.confidence,
+            seed=args.seed,
+            center=args.center,
+        )
+    doc.update(
+        a=args.a,
+        b=args.b,
+        center=args.center,
+        seed=args.seed,
+        benchmarks=list(suite_a),
+        randomization=as_dict(test),
+        gmean_ratio_ci=as_dict(ci),
+        runs_for_ci_width=None if size is None else as_dict(size),
+    )
+    return _emit(doc, args, views.render_resample)
+
+
+def cmd_quantiles(args: argparse.Namespace) -> int:
+    """Quantile regression of B vs A at the 5th..95th percentiles, per benchmark (§7)."""
+    ds = load_dataset(args)
+    doc = _header(ds, "quantiles", args)
+    pairing = ds.pair(args.a, args.b)
+    kwargs: dict[str, Any] = {"confidence": args.confidence, "n_boot": args.resamples}
+    if args.quantiles is not None:
+        kwargs["quantiles"] = args.quantiles
+    results = []
+    for name, xa, xb in zip(pairing.benchmarks, pairing.a, pairing.b, strict=True):
+        fit = call_stats(
+            f"quantile regression ({name})",
+            "quantile_regression",
+            xa,
+            xb,
+            seed=args.seed,
+            **kwargs,
+        )
+        results.append({"benchmark": name, "result": as_dict(fit)})
+    doc.update(a=args.a, b=args.b, seed=args.seed, benchmarks=results)
+    return _emit(doc, args, views.render_quantiles)
+
+
+# ------------------------------------------------------------------- parser
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``benchrun analyze`` and its sub-commands."""
+    parser = subparsers.add_parser(
+        "analyze",
+        help="statistics on data benchrun did not measure (CSV, hyperfine, pyperf, gbench)",
+        description="Run benchrun's statistics on imported measurements. The input format "
+        "is detected: long-form CSV (one reading per row, in time order), hyperfine "
+        "--export-json, pyperf JSON, Google Benchmark --benchmark_format=json.",
+    )
+    sub = parser.add_subparsers(dest="analysis", metavar="ANALYSIS", parser_class=OneLineParser)
+    parser.set_defaults(func=lambda args: _no_analysis(parser))
+
+    p = sub.add_parser("summary", help="per group: mean and median with CIs, spread, warm-up")
+    add_common(p)
+    add_warmup_option(p)
+    p.set_defaults(func=cmd_summary)
+
+    p = sub.add_parser("compare", help="rank the groups; is each neighbour really different?")
+    add_common(p)
+    add_warmup_option(p)
+    p.add_argument(
+        "--alpha", type=level, default=0.01, help="level of the Welch tests (default 0.01)"
+    )
+    p.add_argument(
+        "--margin",
+        type=positive,
+        default=0.01,
+        help="equivalence margin, relative to the better mean (default 0.01 = 1 %%)",
+    )
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("speedup", help="Touati's Speedup-Test: is the candidate faster?")
+    add_common(p)
+    p.add_argument("--baseline", required=True, help="system of the initial version")
+    p.add_argument("--candidate", required=True, help="system of the optimised version")
+    p.add_argument("--alpha", type=level, default=0.05, help="risk level (default 0.05)")
+    p.add_argument("--weights", metavar="FILE", help="CSV benchmark,weight for the overall speedup")
+    p.add_argument(
+        "--precision",
+        type=level,
+        default=0.05,
+        help="half-width r wanted for the share of accelerated benchmarks (default 0.05)",
+    )
+    p.set_defaults(func=cmd_speedup)
+
+    p = sub.add_parser("hpt", help="Hierarchical Performance Testing of A vs B (Chen et al.)")
+    add_common(p)
+    add_two_sides(p)
+    p.add_argument(
+        "--r", type=level, default=0.95, help="confidence wanted for the r-speedup (0.95)"
+    )
+    p.add_argument(
+        "--alpha", type=level, default=0.05, help="level of the HPT verdict (default 0.05)"
+    )
+    p.add_argument(
+        "--alpha-benchmark",
+        type=level,
+        default=None,
+        help="level of the per-benchmark rank-sum tests (default 0.05, 0.10 below 5 runs)",
+    )
+    p.set_defaults(func=cmd_hpt)
+
+    p = sub.add_parser(
+        "resample", help="randomization test and bootstrap CI of the ratio of geometric means"
+    )
+    add_common(p)
+    add_two_sides(p)
+    p.add_argument(
+        "--ci-width",
+        type=positive,
+        default=None,
+        metavar="D",
+        help="also find the runs per benchmark for a CI of the ratio no wider than D",
+    )
+    p.add_argument(
+        "--center",
+        choices=("mean", "median"),
+        default="mean",
+        help="per-benchmark statistic inside the geometric mean (default mean)",
+    )
+    p.add_argument(
+        "--resamples", type=int, default=10_000, help="permutations / bootstrap resamples"
+    )
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0: reproducible)")
+    p.set_defaults(func=cmd_resample)
+
+    p = sub.add_parser(
+        "quantiles", help="quantile regression: how B shifts each percentile of A (5th..95th)"
+    )
+    add_common(p)
+    add_two_sides(p)
+    p.add_argument(
+        "--quantiles",
+        type=quantile_list,
+        default=None,
+        metavar="Q1,Q2,...",
+        help="quantiles to fit (default 0.05,0.10,...,0.95)",
+    )
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0: reproducible)")
+    p.set_defaults(func=cmd_quantiles)
+
+
+def _no_analysis(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
