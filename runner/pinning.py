@@ -190,9 +190,7 @@ def _plan_explicit(cpus: tuple[int, ...], usable: tuple[int, ...], sysfs: Path) 
         raise UserError(f"pin: CPU list {list(cpus)} repeats a CPU; {valid}")
     missing = sorted(set(cpus) - set(usable))
     if missing:
-        raise UserError(
-            f"pin: {_cpu_word(missing)} not available to this process; {valid}"
-        )
+        raise UserError(f"pin: {_cpu_word(missing)} not available to this process; {valid}")
     workload = tuple(sorted(cpus))
     cores, known = physical_cores(usable, sysfs)
     taken = {c for core in cores if set(core) & set(workload) for c in core}
