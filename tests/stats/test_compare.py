@@ -24,9 +24,8 @@ from stats.compare import (
     welch_from_summary,
 )
 
-NIST = Path("/work/shared/refdata/nist/Michelso.dat")
-if not NIST.exists():  # pragma: no cover - the lead may move shared/ next to main/
-    NIST = Path(__file__).resolve().parents[3] / "shared" / "refdata" / "nist" / "Michelso.dat"
+# the checkout has shared/ beside it (here and in CI): <parent>/main/tests/stats/this_file
+NIST = Path(__file__).resolve().parents[3] / "shared" / "refdata" / "nist" / "Michelso.dat"
 
 # 23 speed-of-light values (km/s - 299000) used against Michelson 1879 in METHODS.md §12.
 # Provenance: Pilot's unit test TestSpeedOfLight (unit_test_statistics.cc, Yan Li), which
