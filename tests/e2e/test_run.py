@@ -35,9 +35,15 @@ def test_demo_runs_and_stores_every_round(tmp_path: Path) -> None:
     )[0]
     assert n_readings == 16 * 20
     # sleep 0.01: the wall time per round is at least 10 ms (the reading is in seconds)
-    walls = [v for (v,) in query(db, "SELECT reading.value FROM reading JOIN round ON round.id ="
-                                     " reading.round_id JOIN workload w ON w.id = round.workload_id"
-                                     " WHERE w.name = 'sleep-10ms'")]
+    walls = [
+        v
+        for (v,) in query(
+            db,
+            "SELECT reading.value FROM reading JOIN round ON round.id ="
+            " reading.round_id JOIN workload w ON w.id = round.workload_id"
+            " WHERE w.name = 'sleep-10ms'",
+        )
+    ]
     assert len(walls) == 16 and min(walls) >= 0.010
     (status,) = query(db, "SELECT status FROM campaign")[0]
     assert status == "done"
@@ -64,8 +70,10 @@ def test_child_sees_its_pinned_cpu(tmp_path: Path, py: str) -> None:
     )
     proc = run_benchrun("run", str(exp), "-q")
     assert proc.returncode == 0, proc.stderr
-    rows = query(tmp_path / "pin" / "benchrun.db", "SELECT round.cpus, reading.value FROM round"
-                 " JOIN reading ON reading.round_id = round.id")
+    rows = query(
+        tmp_path / "pin" / "benchrun.db",
+        "SELECT round.cpus, reading.value FROM round JOIN reading ON reading.round_id = round.id",
+    )
     assert len(rows) == 3
     for cpus, mask in rows:
         pinned = [int(c) for c in cpus.split(",")]
@@ -76,7 +84,9 @@ def test_child_sees_its_pinned_cpu(tmp_path: Path, py: str) -> None:
         assert {cpus for cpus, _ in rows} == {str(allowed[1])}
 
 
-def test_timeout_and_crash_are_stored_as_failed_and_the_campaign_goes_on(tmp_path: Path, py: str) -> None:
+def test_timeout_and_crash_are_stored_as_failed_and_the_campaign_goes_on(
+    tmp_path: Path, py: str
+) -> None:
     exp = write_experiment(
         tmp_path,
         f"""
@@ -109,8 +119,9 @@ def test_timeout_and_crash_are_stored_as_failed_and_the_campaign_goes_on(tmp_pat
     )
     assert rows == {("hangs", "timeout"): 2, ("crashes", "failed"): 2, ("fine", "ok"): 2}
     reason, out, code = query(
-        db, "SELECT r.reason, r.stdout_tail, r.exit_code FROM round r JOIN workload w"
-        " ON w.id = r.workload_id WHERE w.name = 'crashes' LIMIT 1"
+        db,
+        "SELECT r.reason, r.stdout_tail, r.exit_code FROM round r JOIN workload w"
+        " ON w.id = r.workload_id WHERE w.name = 'crashes' LIMIT 1",
     )[0]
     assert code == 3 and "3" in reason and "about to fail" in out
     stopped = query(db, "SELECT name FROM workload WHERE status = 'stopped' ORDER BY name")
@@ -172,8 +183,11 @@ def test_sigkill_then_resume_stores_every_round_exactly_once(tmp_path: Path, py:
     proc = run_benchrun("run", str(exp), "-q", "--resume")
     assert proc.returncode == 0, proc.stderr
     assert _sequence(db) == reference  # same rounds, same order, nothing twice
-    readings = query(db, "SELECT reading.value FROM reading JOIN round ON round.id = reading.round_id"
-                     " JOIN workload w ON w.id = round.workload_id WHERE w.name = 'a' ORDER BY round.seq")
+    readings = query(
+        db,
+        "SELECT reading.value FROM reading JOIN round ON round.id = reading.round_id"
+        " JOIN workload w ON w.id = round.workload_id WHERE w.name = 'a' ORDER BY round.seq",
+    )
     assert [v for (v,) in readings] == [float(i) for i in range(7)]
     assert query(db, "PRAGMA integrity_check") == [("ok",)]
     kinds = [k for (k,) in query(db, "SELECT kind FROM event ORDER BY id")]
@@ -212,7 +226,7 @@ def test_resume_refuses_a_changed_experiment(tmp_path: Path, py: str) -> None:
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
-    exp.write_text(exp.read_text().replace("sleep\", \"0.04", "sleep\", \"0.05"))
+    exp.write_text(exp.read_text().replace('sleep", "0.04', 'sleep", "0.05'))
     refused = run_benchrun("run", str(exp), "-q", "--resume")
     assert refused.returncode == 2
     assert "changed" in refused.stderr and "--new" in refused.stderr
