@@ -85,9 +85,6 @@ _EXPORTS: dict[str, str] = {
     "gmean_ratio_ci": "resampling",
     "runs_for_ci_width": "resampling",
     "biplot": "resampling",
-    # §10 sequential looks (controller support)
-    "look_schedule": "sequential",
-    "alpha_spending": "sequential",
 }
 
 __all__ = sorted(_EXPORTS)
