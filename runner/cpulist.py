@@ -88,3 +88,23 @@ def parse_cpu_list(value: object, available: Iterable[int] | None = None) -> tup
                 f"available: {format_cpu_list(allowed)}"
             )
     return tuple(sorted(cpus))
+
+
+def parse_kernel_cpu_list(text: str) -> tuple[int, ...]:
+    """Parse the kernel's CPU list format (``"0-3,8,10-11"``, as in sysfs) into sorted CPU
+    numbers; empty text gives ``()``, anything malformed raises ``ValueError``."""
+    cpus: set[int] = set()
+    for part in text.strip().split(","):
+        part = part.strip()
+        if not part:
+            continue
+        first, sep, last = part.partition("-")
+        try:
+            lo = int(first)
+            hi = int(last) if sep else lo
+        except ValueError:
+            raise ValueError(f"not a CPU list: {text.strip()!r}") from None
+        if lo < 0 or hi < lo:
+            raise ValueError(f"not a CPU list: {text.strip()!r}")
+        cpus.update(range(lo, hi + 1))
+    return tuple(sorted(cpus))

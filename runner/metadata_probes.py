@@ -19,11 +19,14 @@ import platform
 import re
 import socket
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import psutil
+
+from runner.cpulist import format_cpu_list as format_cpu_list
+from runner.cpulist import parse_kernel_cpu_list
 
 #: procfs root (``/proc/cpuinfo``, ``/proc/cmdline``, ``/proc/sys/kernel/...``)
 PROC = Path("/proc")
@@ -65,6 +68,11 @@ class Unreadable(Exception):
         self.reason = reason
 
 
+def parse_cpu_list(text: str) -> list[int]:
+    """Parse a kernel CPU list such as ``"0-3,8,10-11"`` (empty text -> ``[]``)."""
+    return list(parse_kernel_cpu_list(text))
+
+
 def read_text(path: Path) -> str:
     """The stripped content of a small text file, or :class:`Unreadable` saying why."""
     try:
@@ -75,35 +83,6 @@ def read_text(path: Path) -> str:
         raise Unreadable(f"{path}: permission denied") from None
     except OSError as exc:
         raise Unreadable(f"{path}: {exc.strerror or exc}") from None
-
-
-def parse_cpu_list(text: str) -> list[int]:
-    """Parse a kernel CPU list such as ``"0-3,8,10-11"`` (empty text -> ``[]``)."""
-    cpus: list[int] = []
-    for part in text.strip().split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if "-" in part:
-            lo, hi = part.split("-", 1)
-            cpus.extend(range(int(lo), int(hi) + 1))
-        else:
-            cpus.append(int(part))
-    return sorted(set(cpus))
-
-
-def format_cpu_list(cpus: Iterable[int]) -> str:
-    """The inverse of :func:`parse_cpu_list`: ``[0, 1, 2, 5]`` -> ``"0-2,5"``."""
-    ordered = sorted(set(cpus))
-    parts: list[str] = []
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
-        i = j + 1
-    return ",".join(parts)
 
 
 def _cpuinfo_first_block() -> dict[str, str]:

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.cpulist import format_cpu_list
+from runner.cpulist import parse_kernel_cpu_list as parse_cpu_list
 from runner.errors import UserError
 
 __all__ = [
@@ -54,39 +56,6 @@ class PinPlan:
             "runner_cpus": None if self.runner_cpus is None else list(self.runner_cpus),
             "reason": self.reason,
         }
-
-
-def parse_cpu_list(text: str) -> tuple[int, ...]:
-    """Parse the kernel's CPU list format (``"0-3,8,10-11"``) into sorted CPU numbers."""
-    cpus: set[int] = set()
-    for part in text.strip().split(","):
-        part = part.strip()
-        if not part:
-            continue
-        first, sep, last = part.partition("-")
-        try:
-            lo = int(first)
-            hi = int(last) if sep else lo
-        except ValueError:
-            raise ValueError(f"not a CPU list: {text.strip()!r}") from None
-        if lo < 0 or hi < lo:
-            raise ValueError(f"not a CPU list: {text.strip()!r}")
-        cpus.update(range(lo, hi + 1))
-    return tuple(sorted(cpus))
-
-
-def format_cpu_list(cpus: Iterable[int]) -> str:
-    """The kernel's compact CPU list format: ``(0, 1, 2, 5)`` -> ``"0-2,5"``."""
-    ordered = sorted(set(cpus))
-    parts: list[str] = []
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
-        i = j + 1
-    return ",".join(parts)
 
 
 def allowed_cpus() -> tuple[int, ...]:
