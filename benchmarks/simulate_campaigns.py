@@ -1,0 +1,506 @@
+"""Simulated campaigns: does the adaptive controller keep its error rates? (METHODS.md §10)
+
+Drives the REAL :class:`runner.controller.Controller` and :func:`runner.collector.collect`
+on synthetic workloads whose truth is known (no processes), and runs four other stopping
+rules on exactly the same data:
+
+- ``benchrun``: adaptive mode with the default settings (alpha 0.01, margin 1 %,
+  ci_rel_width 5 %, min_rounds 5, max_rounds 500), one call of collect + decide per round,
+  rounds only for the workloads the controller lists as active; ``benchrun-obf`` the same
+  with O'Brien-Fleming-like alpha spending (little alpha at the early looks).
+- ``hyperfine``: a fixed count of max(10, ⌈3 s / round time⌉) rounds (round time 0.1 s, so
+  30), then Welch's t-test per adjacent pair at alpha on the raw round values (what
+  hyperfine's ``welch_ttest.py`` script does), and a Student t CI over the raw rounds.
+- ``pilot-quick`` / ``pilot-strict``: Pilot's rule as documented (PILOT; METHODS.md §3):
+  after every round, q = the smallest batch size whose batch means have |lag-1 r| <= limit
+  with >= h batch means (quick: 0.8 and 30; strict: 0.1 and 200), stop a workload when the
+  CI full width is <= 20 % (quick) or 10 % (strict) of the mean; then Welch's test on the
+  subsession means per adjacent pair at alpha. Pilot removes warm-up only at the start of
+  a session, so within-round transients stay in its series.
+- ``naive``: Welch's t-test on the raw round values of every pair after every round, a
+  pair is "separated" at its first p < alpha, and the campaign stops when every adjacent
+  pair is separated (or at max_rounds).
+
+Scenarios (each workload independent; cv = coefficient of variation of one round value):
+``normal`` iid N, cv 1 %; ``lognormal`` right-skewed, ``μ(1 + c(e^{σZ} - e^{σ²/2}))`` with
+σ = 0.5 (skewness 1.75; ``lognormal-heavy``: σ = 1, skewness 6.2), cv 1 %; ``ar1`` one value per round, AR(1) φ = 0.7 across rounds (τ = 5.7), marginal cv 1 %;
+``warmup`` 50 readings per round with a transient ``0.3μ·e^{-i/2}`` at the start of every
+round, reading cv 3 %; ``ar1-0.9`` one workload, 10 readings per round from one AR(1)
+chain with φ = 0.9 (τ = 19), reading cv 2 % (coverage only). Suites: 2 workloads 0 %,
+0.5 %, 2 %, 10 % apart, and 5 workloads with neighbours 0 %, 0.5 %, 2 %, 10 % apart.
+
+Columns: **wrong** = share of campaigns with at least one wrong verdict (a pair called
+separated that is truly equal or in the wrong order, or called equivalent while truly
+>= margin apart); **undec** = share ending with an undecided pair; **cov** = share of
+issued 95 % CIs containing the true (steady-state) mean, with **ref** = share of workloads
+with no CI; **rounds/oracle** = median (p90) over campaigns of rounds used / the rounds an
+oracle needs that knows the true variance and autocorrelation time: per workload
+max(min_rounds, width formula, fixed-n power-0.8 Welch or TOST formula at level alpha for
+each adjacent pair), equal allocation, the normal approximation (docs/controller.md).
+
+    python benchmarks/simulate_campaigns.py [--campaigns 200] [--seed 1] [--full] [--jobs 1]
+
+The default grid (16 rows, 200 campaigns each) runs in about 4-5 minutes on one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy import signal
+from scipy import stats as sps
+from scipy.special import ndtri
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from runner.collector import collect  # noqa: E402
+from runner.controller import Controller, ControllerParams  # noqa: E402
+
+PARAMS = ControllerParams(max_time=None)
+ROUND_TIME = 0.1  # seconds, for the hyperfine-like count
+PILOT = {"pilot-quick": (0.8, 30, 0.20), "pilot-strict": (0.1, 200, 0.10)}
+METHODS = ("benchrun", "benchrun-obf", "hyperfine", "pilot-quick", "pilot-strict", "naive")
+
+
+# ----------------------------------------------------------------------------- data
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    per_round: int  # readings per round
+    make: Callable[[np.ndarray, int, int, np.random.Generator], np.ndarray]
+    v1: Callable[[float], float]  # variance of the campaign mean x rounds (oracle)
+    label: str
+
+
+def _ar1(phi: float, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """Stationary AR(1) along the last axis, unit marginal variance."""
+    e = rng.standard_normal(shape) * math.sqrt(1 - phi * phi)
+    x0 = rng.standard_normal(shape[:-1])
+    y, _ = signal.lfilter([1.0], [1.0, -phi], e, axis=-1, zi=(phi * x0)[..., None])
+    return y
+
+
+def _normal(mu: np.ndarray, c: int, r: int, rng: np.random.Generator) -> np.ndarray:
+    z = rng.standard_normal((c, mu.size, r, 1))
+    return mu[None, :, None, None] * (1 + 0.01 * z)
+
+
+def _lognormal_with(sigma: float) -> Callable[..., np.ndarray]:
+    """Right-skewed round values μ(1 + c(e^{σZ} - e^{σ²/2})) with cv 1 %."""
+    sd = math.sqrt((math.exp(sigma**2) - 1) * math.exp(sigma**2))  # sd of e^{σZ}
+
+    def make(mu: np.ndarray, c: int, r: int, rng: np.random.Generator) -> np.ndarray:
+        z = np.exp(sigma * rng.standard_normal((c, mu.size, r, 1))) - math.exp(sigma**2 / 2)
+        return mu[None, :, None, None] * (1 + 0.01 / sd * z)
+
+    return make
+
+
+def _ar1_rounds(mu: np.ndarray, c: int, r: int, rng: np.random.Generator) -> np.ndarray:
+    y = _ar1(0.7, (c, mu.size, r), rng)[..., None]
+    return mu[None, :, None, None] * (1 + 0.01 * y)
+
+
+WARM_READINGS = 50
+
+
+def _warmup(mu: np.ndarray, c: int, r: int, rng: np.random.Generator) -> np.ndarray:
+    i = np.arange(WARM_READINGS)
+    transient = 0.3 * np.exp(-i / 2.0)
+    z = rng.standard_normal((c, mu.size, r, WARM_READINGS))
+    return mu[None, :, None, None] * (1 + transient + 0.03 * z)
+
+
+AR9_READINGS = 10
+
+
+def _ar1_readings(mu: np.ndarray, c: int, r: int, rng: np.random.Generator) -> np.ndarray:
+    y = _ar1(0.9, (c, mu.size, r * AR9_READINGS), rng).reshape(c, mu.size, r, AR9_READINGS)
+    return mu[None, :, None, None] * (1 + 0.02 * y)
+
+
+SCENARIOS = {
+    "normal": Scenario("normal", 1, _normal, lambda m: (0.01 * m) ** 2, "iid normal, cv 1 %"),
+    "lognormal": Scenario(
+        "lognormal",
+        1,
+        _lognormal_with(0.5),
+        lambda m: (0.01 * m) ** 2,
+        "lognormal σ 0.5 (skewness 1.75), cv 1 %",
+    ),
+    "lognormal-heavy": Scenario(
+        "lognormal-heavy",
+        1,
+        _lognormal_with(1.0),
+        lambda m: (0.01 * m) ** 2,
+        "lognormal σ 1 (skewness 6.2), cv 1 %",
+    ),
+    "ar1": Scenario(
+        "ar1", 1, _ar1_rounds, lambda m: (0.01 * m) ** 2 * 1.7 / 0.3, "AR(1) φ 0.7 over rounds"
+    ),
+    "warmup": Scenario(
+        "warmup",
+        WARM_READINGS,
+        _warmup,
+        lambda m: (0.03 * m) ** 2 / WARM_READINGS,
+        "50 readings/round, warm-up transient",
+    ),
+    "ar1-0.9": Scenario(
+        "ar1-0.9",
+        AR9_READINGS,
+        _ar1_readings,
+        lambda m: (0.02 * m) ** 2 * 19 / AR9_READINGS,
+        "AR(1) φ 0.9, 10 readings/round",
+    ),
+}
+
+
+def _suite(steps: tuple[float, ...]) -> np.ndarray:
+    return np.cumprod((1.0,) + tuple(1 + s for s in steps))
+
+
+SUITES = {
+    "2w 0%": _suite((0.0,)),
+    "2w 0.5%": _suite((0.005,)),
+    "2w 2%": _suite((0.02,)),
+    "2w 10%": _suite((0.10,)),
+    "5w mix": _suite((0.0, 0.005, 0.02, 0.10)),
+    "1w": _suite(()),
+}
+
+DEFAULT_GRID = [
+    ("normal", "2w 0%"),
+    ("normal", "2w 0.5%"),
+    ("normal", "2w 2%"),
+    ("normal", "2w 10%"),
+    ("normal", "5w mix"),
+    ("lognormal", "2w 0%"),
+    ("lognormal", "2w 2%"),
+    ("lognormal", "5w mix"),
+    ("lognormal-heavy", "2w 0%"),
+    ("ar1", "2w 0%"),
+    ("ar1", "2w 2%"),
+    ("ar1", "2w 10%"),
+    ("warmup", "2w 0%"),
+    ("warmup", "2w 2%"),
+    ("warmup", "5w mix"),
+    ("ar1-0.9", "1w"),
+    ("normal", "1w"),
+]
+FULL_GRID = [
+    (s, u)
+    for s in ("normal", "lognormal", "lognormal-heavy", "ar1", "warmup")
+    for u in SUITES
+    if u != "1w"
+] + [("ar1-0.9", "1w"), ("normal", "1w")]
+
+
+# ----------------------------------------------------------------------------- outcomes
+@dataclass
+class Outcome:
+    """One campaign of one method: verdicts on pairs (i better than j), CIs, rounds."""
+
+    verdicts: list[tuple[int, int, str]]
+    cis: list[tuple[float, float] | None]
+    rounds: np.ndarray
+    undecided: bool
+
+
+def _welch_p(m1, v1, n1, m2, v2, n2):  # noqa: ANN001, ANN202 - vectorised helper
+    se2 = v1 / n1 + v2 / n2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (m1 - m2) / np.sqrt(se2)
+        df = se2**2 / ((v1 / n1) ** 2 / (n1 - 1) + (v2 / n2) ** 2 / (n2 - 1))
+        p = 2 * sps.t.sf(np.abs(t), df)
+    return np.where(se2 > 0, p, np.where(m1 == m2, 1.0, 0.0))
+
+
+def _adjacent_welch(means, vars_, ns, alpha) -> tuple[list[tuple[int, int, str]], bool]:  # noqa: ANN001
+    order = np.argsort(means, kind="stable")
+    out, undecided = [], False
+    for a, b in zip(order[:-1], order[1:], strict=True):
+        p = float(_welch_p(means[a], vars_[a], ns[a], means[b], vars_[b], ns[b]))
+        if p < alpha:
+            out.append((int(a), int(b), "separated"))
+        else:
+            undecided = True
+    return out, undecided
+
+
+def _t_ci(m: float, v: float, n: int) -> tuple[float, float] | None:
+    if n < 2:
+        return None
+    h = float(sps.t.ppf(0.975, n - 1)) * math.sqrt(v / n)
+    return (m - h, m + h)
+
+
+# ----------------------------------------------------------------------------- methods
+def run_benchrun(data: np.ndarray, params: ControllerParams = PARAMS) -> Outcome:
+    """One campaign driven by the real controller; ``data`` is (k, max_rounds, readings)."""
+    k = data.shape[0]
+    names = [f"w{i}" for i in range(k)]
+    ctrl = Controller(params, [(n, "lower_is_better") for n in names])
+    used = {n: 0 for n in names}
+    stats: dict = {}
+    active = list(names)
+    while True:
+        for i, n in enumerate(names):
+            if n in active:
+                used[n] += 1
+                stats[n] = collect(data[i, : used[n]], confidence=params.confidence)
+        d = ctrl.decide(stats, used, 0.0)
+        if d.stop:
+            break
+        active = list(d.active)
+    index = {n: i for i, n in enumerate(names)}
+    verdicts = [(index[p.a], index[p.b], p.verdict) for p in d.pairs if p.verdict != "undecided"]
+    cis = [
+        (s.ci_low, s.ci_high) if s is not None and s.ci_low is not None else None
+        for s in (stats.get(n) for n in names)
+    ]
+    return Outcome(
+        verdicts,
+        cis,
+        np.array([used[n] for n in names]),
+        any(p.verdict == "undecided" for p in d.pairs),
+    )
+
+
+def run_hyperfine(data: np.ndarray, alpha: float) -> Outcome:
+    n = max(10, math.ceil(3.0 / ROUND_TIME))
+    x = data[:, :n, :].mean(axis=2)
+    m, v = x.mean(axis=1), x.var(axis=1, ddof=1)
+    verdicts, undecided = _adjacent_welch(m, v, np.full(m.size, n), alpha)
+    cis = [_t_ci(m[i], v[i], n) for i in range(m.size)]
+    return Outcome(verdicts, cis, np.full(m.size, n), undecided)
+
+
+def _pilot_one(series: np.ndarray, per_round: int, limit: float, h_min: int, width: float):  # noqa: ANN202
+    """Pilot's rule on one workload: (rounds, q, batch means) at its stop, or budget."""
+    max_r = series.size // per_round
+    cs = np.concatenate(([0.0], np.cumsum(series)))
+    last = None
+    for r in range(1, max_r + 1):
+        n = r * per_round
+        if n < h_min:
+            continue
+        m = cs[n] / n
+        for q in range(1, n // h_min + 1):
+            h = n // q
+            b = (cs[q : h * q + 1 : q] - cs[0 : h * q : q]) / q
+            d = b - m
+            den = float(d @ d)
+            r1 = 0.0 if den == 0 else float(d[:-1] @ d[1:]) / den
+            if abs(r1) <= limit:
+                last = (r, q, b)
+                half = float(sps.t.ppf(0.975, h - 1)) * b.std(ddof=1) / math.sqrt(h)
+                if 2 * half <= width * abs(b.mean()):
+                    return last
+                break
+    if last is not None and last[0] == max_r:
+        return last
+    return (max_r, None, None)
+
+
+def run_pilot(data: np.ndarray, preset: str, alpha: float) -> Outcome:
+    limit, h_min, width = PILOT[preset]
+    k, max_r, per_round = data.shape
+    means, vars_, ns, cis, rounds = [], [], [], [], []
+    for i in range(k):
+        r, q, b = _pilot_one(data[i].reshape(-1), per_round, limit, h_min, width)
+        rounds.append(r)
+        if b is None:
+            means.append(float(data[i, :r].mean()))
+            vars_.append(np.nan)
+            ns.append(0)
+            cis.append(None)
+        else:
+            means.append(float(b.mean()))
+            vars_.append(float(b.var(ddof=1)))
+            ns.append(b.size)
+            cis.append(_t_ci(means[-1], vars_[-1], b.size))
+    if any(n == 0 for n in ns):
+        return Outcome([], cis, np.array(rounds), k > 1)
+    verdicts, undecided = _adjacent_welch(np.array(means), np.array(vars_), np.array(ns), alpha)
+    return Outcome(verdicts, cis, np.array(rounds), undecided)
+
+
+def run_naive(data: np.ndarray, alpha: float) -> Outcome:
+    """Welch after every round on raw round values; first p < alpha separates a pair."""
+    x = data.mean(axis=2)  # (k, R)
+    k, big_r = x.shape
+    r = np.arange(1, big_r + 1)
+    cm = np.cumsum(x, axis=1) / r
+    cv = (np.cumsum(x * x, axis=1) - r * cm * cm) / np.maximum(r - 1, 1)
+    cv = np.maximum(cv, 0)
+    first = np.full((k, k), big_r + 1)
+    sign = np.zeros((k, k))
+    for i in range(k):
+        for j in range(i + 1, k):
+            p = _welch_p(cm[i, 1:], cv[i, 1:], r[1:], cm[j, 1:], cv[j, 1:], r[1:])
+            hit = np.flatnonzero(p < alpha)
+            if hit.size:
+                t = int(hit[0]) + 1  # index into r
+                first[i, j] = first[j, i] = r[t]
+                sign[i, j] = np.sign(cm[j, t] - cm[i, t])  # >0: i better
+                sign[j, i] = -sign[i, j]
+    stop = big_r
+    if k > 1:
+        order = np.argsort(cm, axis=0, kind="stable")  # (k, R)
+        ok = np.ones(big_r, bool)
+        for a in range(k - 1):
+            ok &= first[order[a], order[a + 1]] <= r
+        ok[:1] = False
+        hits = np.flatnonzero(ok)
+        if hits.size:
+            stop = int(r[hits[0]])
+    verdicts = []
+    for i in range(k):
+        for j in range(i + 1, k):
+            if first[i, j] <= stop:
+                verdicts.append((i, j, "separated") if sign[i, j] > 0 else (j, i, "separated"))
+    s = stop - 1
+    cis = [_t_ci(cm[i, s], cv[i, s], stop) for i in range(k)]
+    order = np.argsort(cm[:, s], kind="stable")
+    undecided = any(first[order[a], order[a + 1]] > stop for a in range(k - 1))
+    return Outcome(verdicts, cis, np.full(k, stop), undecided)
+
+
+# ----------------------------------------------------------------------------- oracle, scoring
+def oracle_rounds(scn: Scenario, mu: np.ndarray, params: ControllerParams) -> np.ndarray:
+    """Fixed-n rounds per workload an oracle knowing the variance and τ needs (normal approx)."""
+    a = params.alpha
+    z_w = float(ndtri(0.5 + params.confidence / 2))
+    v = np.array([scn.v1(m) for m in mu])
+    need = np.full(mu.size, float(params.min_rounds))
+    if params.ci_rel_width is not None:
+        need = np.maximum(need, z_w**2 * v / (params.ci_rel_width * mu) ** 2)
+    zp = float(ndtri(0.8))
+    for i in range(mu.size - 1):
+        d = mu[i + 1] - mu[i]
+        delta = params.margin * mu[i]
+        s2 = v[i] + v[i + 1]
+        opts = []
+        if d > 0:
+            opts.append((-ndtri(a / 2) + zp) ** 2 * s2 / d**2)
+        if d < delta:
+            zb = float(ndtri(0.9)) if d == 0 else zp
+            opts.append((-ndtri(a) + zb) ** 2 * s2 / (delta - d) ** 2)
+        n = min(opts)
+        need[i] = max(need[i], n)
+        need[i + 1] = max(need[i + 1], n)
+    return np.ceil(need)
+
+
+def wrong(out: Outcome, mu: np.ndarray, margin: float) -> bool:
+    for a, b, v in out.verdicts:
+        if v == "separated" and not mu[a] < mu[b]:
+            return True
+        if v == "equivalent" and abs(mu[b] - mu[a]) >= margin * min(mu[a], mu[b]) * (1 - 1e-9):
+            return True
+    return False
+
+
+def simulate(
+    scn_name: str,
+    suite: str,
+    campaigns: int,
+    seed: int,
+    methods: tuple[str, ...],
+    params: ControllerParams = PARAMS,
+) -> dict[str, dict[str, float]]:
+    scn, mu = SCENARIOS[scn_name], SUITES[suite]
+    key = [seed, list(SCENARIOS).index(scn_name), list(SUITES).index(suite)]
+
+    def data_of(c: int) -> np.ndarray:  # (k, max_rounds, readings), the same for every method
+        return scn.make(mu, 1, PARAMS.max_rounds, np.random.default_rng(key + [c]))[0]
+
+    oracle = oracle_rounds(scn, mu, PARAMS).sum()
+    rows: dict[str, dict[str, float]] = {}
+    for method in methods:
+        outs = []
+        t0 = time.perf_counter()
+        for c in range(campaigns):
+            data = data_of(c)
+            if method == "benchrun":
+                outs.append(run_benchrun(data, params))
+            elif method == "benchrun-obf":
+                obf = dataclasses.replace(params, spending="obrien-fleming")
+                outs.append(run_benchrun(data, obf))
+            elif method == "hyperfine":
+                outs.append(run_hyperfine(data, PARAMS.alpha))
+            elif method.startswith("pilot"):
+                outs.append(run_pilot(data, method, PARAMS.alpha))
+            else:
+                outs.append(run_naive(data, PARAMS.alpha))
+        cis = [(ci, m) for o in outs for ci, m in zip(o.cis, mu, strict=True)]
+        issued = [ci for ci, _ in cis if ci is not None]
+        covered = sum(1 for ci, m in cis if ci is not None and ci[0] <= m <= ci[1])
+        ratio = np.array([o.rounds.sum() / oracle for o in outs])
+        rows[method] = {
+            "wrong": float(np.mean([wrong(o, mu, PARAMS.margin) for o in outs])),
+            "undecided": float(np.mean([o.undecided for o in outs]))
+            if mu.size > 1
+            else float("nan"),
+            "coverage": covered / len(issued) if issued else float("nan"),
+            "refused": 1 - len(issued) / len(cis),
+            "ratio_median": float(np.median(ratio)),
+            "ratio_p90": float(np.quantile(ratio, 0.9)),
+            "rounds_median": float(np.median([o.rounds.sum() for o in outs])),
+            "oracle": float(oracle),
+            "seconds": time.perf_counter() - t0,
+        }
+    return rows
+
+
+def _fmt(v: float, pct: bool = True) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{100 * v:.1f}" if pct else f"{v:.2f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--campaigns", type=int, default=200, help="campaigns per row (default 200)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--full", action="store_true", help="every scenario x suite (slower)")
+    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--only", default=None, help="scenario:suite,... to run a subset")
+    args = ap.parse_args(argv)
+    grid = FULL_GRID if args.full else DEFAULT_GRID
+    if args.only:
+        grid = [tuple(x.split(":", 1)) for x in args.only.split(",")]
+    methods = tuple(args.methods.split(","))
+    t0 = time.perf_counter()
+    print(
+        f"{args.campaigns} campaigns per row, seed {args.seed}; alpha {PARAMS.alpha}, margin "
+        f"{PARAMS.margin:.0%}, ci_rel_width {PARAMS.ci_rel_width:.0%}, max_rounds {PARAMS.max_rounds}"
+    )
+    print()
+    print(
+        "| scenario | suite | method | wrong % | undec % | cov % | ref % | rounds/oracle median (p90) | oracle rounds |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for scn_name, suite in grid:
+        rows = simulate(scn_name, suite, args.campaigns, args.seed, methods)
+        for method, r in rows.items():
+            print(
+                f"| {scn_name} | {suite} | {method} | {_fmt(r['wrong'])} | {_fmt(r['undecided'])} | "
+                f"{_fmt(r['coverage'])} | {_fmt(r['refused'])} | {r['ratio_median']:.2f} "
+                f"({r['ratio_p90']:.2f}) | {r['oracle']:.0f} |",
+                flush=True,
+            )
+    print(f"\n{len(grid)} rows x {args.campaigns} campaigns in {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
