@@ -23,6 +23,12 @@ COMMAND_MODULES: tuple[str, ...] = (
     "runner.commands.validate",
     "runner.commands.system",
     "runner.commands.analyze",
+    "runner.commands.submit",
+    "runner.commands.queue",
+    "runner.commands.status",
+    "runner.commands.logs",
+    "runner.commands.cancel",
+    "runner.commands.daemon",
 )
 
 DESCRIPTION = """\
@@ -36,6 +42,7 @@ and reports means with confidence intervals that account for autocorrelation.
   benchrun show results/NAME          what a campaign holds
   benchrun system                     this machine, and the settings that add noise
   benchrun analyze summary data.csv   the same statistics on data benchrun did not measure
+  benchrun submit experiment.yaml     queue it for the daemon (benchrun daemon start)
 """
 
 

@@ -1,0 +1,62 @@
+"""``benchrun queue`` (list the daemon's campaigns) and ``benchrun resume ID``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from runner.daemon.protocol import request
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "queue",
+        help="list the daemon's campaigns: queued, running, done, failed, interrupted",
+        description="List every campaign the daemon knows, oldest first, with its state.",
+    )
+    p.add_argument("--json", action="store_true", help="print the entries as JSON")
+    p.set_defaults(func=cmd_queue)
+    r = sub.add_parser(
+        "resume",
+        help="queue a paused (disk full) or interrupted daemon campaign again",
+        description="Put a paused or interrupted campaign back in the queue; the daemon "
+        "continues it from its committed rounds.",
+    )
+    r.add_argument("id", type=int, help="campaign id (from `benchrun queue`)")
+    r.set_defaults(func=cmd_resume)
+
+
+def _when(ts: Any) -> str:
+    if not isinstance(ts, (int, float)):
+        return "-"
+    return time.strftime("%m-%d %H:%M", time.localtime(ts))
+
+
+def cmd_queue(args: argparse.Namespace) -> int:
+    reply = request("queue")
+    entries = reply["entries"]
+    if args.json:
+        print(json.dumps(entries, indent=2))
+        return 0
+    if not entries:
+        print("the queue is empty; add a campaign with `benchrun submit EXPERIMENT`")
+        return 0
+    print(f"{'id':>4}  {'state':<11}  {'prio':>4}  {'submitted':<11}  {'name':<20}  message")
+    for e in entries:
+        state = e["state"]
+        msg = e.get("message") or ""
+        if state == "queued" and e.get("not_before") and e["not_before"] > time.time():
+            msg = f"not before {_when(e['not_before'])}" + (f"; {msg}" if msg else "")
+        print(
+            f"{e['id']:>4}  {state:<11}  {e['priority']:>4}  {_when(e['submitted_at']):<11}  "
+            f"{e['name']:<20}  {msg}"
+        )
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    reply = request("resume", id=args.id)
+    print(f"campaign {args.id} {reply['state']}")
+    return 0

@@ -1,0 +1,207 @@
+"""What ``benchrun status`` shows about a campaign: its live state, read defensively.
+
+Two sources: ``<campaign_dir>/status.json`` (written atomically by adaptive runs after
+every round: CI half-width vs target, undecided pairs, estimated time to finish) when it
+exists and belongs to this campaign, and always the campaign's results DB (rounds per
+workload, counted with plain SQL in read-only mode, so a running campaign is not
+disturbed). Missing keys, a missing file or an unreadable DB only make the view shorter.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class WorkloadLive:
+    """One workload: ``rounds`` stored (ok, steady), ``failed`` rounds, ``target`` rounds
+    (fixed mode) and, from status.json, the CI half-width relative to the mean and its
+    target (fractions), ``done`` and the controller's estimate of rounds still needed."""
+
+    name: str
+    rounds: int = 0
+    warmup: int = 0
+    failed: int = 0
+    target_rounds: int | None = None
+    rel_half_width: float | None = None
+    target_width: float | None = None
+    done: bool | None = None
+    rounds_needed: int | None = None
+
+
+@dataclass
+class CampaignLive:
+    """The live state of one campaign; ``eta_s``/``elapsed_s`` are seconds."""
+
+    campaign_id: int | None
+    status: str | None = None
+    adaptive: bool = False
+    workloads: list[WorkloadLive] = field(default_factory=list)
+    undecided: list[str] = field(default_factory=list)
+    elapsed_s: float | None = None
+    eta_s: float | None = None
+    reason: str | None = None
+    note: str | None = None
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def read_status_json(campaign_dir: Path) -> dict[str, Any] | None:
+    """``status.json`` as a dict, or None if missing or unreadable."""
+    try:
+        data = json.loads((campaign_dir / "status.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def campaign_live(db_path: Path, campaign_id: int | None, base_id: int = 0) -> CampaignLive:
+    """Read the live state of ``campaign_id`` (or the first campaign after ``base_id``)."""
+    live = CampaignLive(campaign_id)
+    if not db_path.is_file():
+        live.note = f"{db_path} does not exist yet"
+        return live
+    try:
+        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5.0)
+        try:
+            if campaign_id is None:
+                row = conn.execute(
+                    "SELECT id FROM campaign WHERE id > ? ORDER BY id LIMIT 1", (base_id,)
+                ).fetchone()
+                if row is None:
+                    live.note = "the campaign has not been created yet"
+                    return live
+                campaign_id = live.campaign_id = int(row[0])
+            row = conn.execute(
+                "SELECT status, settings_json, created_at FROM campaign WHERE id = ?",
+                (campaign_id,),
+            ).fetchone()
+            if row is None:
+                live.note = f"no campaign {campaign_id} in {db_path}"
+                return live
+            live.status = row[0]
+            settings = json.loads(row[1]) if row[1] else {}
+            live.adaptive = bool(settings.get("adaptive"))
+            target = warmup_target = None
+            if not live.adaptive and isinstance(settings.get("rounds"), int):
+                target = settings["rounds"]
+                warmup_target = int(settings.get("warmup_rounds") or 0)
+            live.elapsed_s = time.time() - float(row[2])
+            counts = conn.execute(
+                "SELECT w.name, sum(r.status = 'ok' AND r.warmup = 0), sum(r.warmup),"
+                " sum(r.status != 'ok'), count(r.id) FROM workload w LEFT JOIN round r"
+                " ON r.workload_id = w.id WHERE w.campaign_id = ? GROUP BY w.id ORDER BY w.position",
+                (campaign_id,),
+            ).fetchall()
+        finally:
+            conn.close()
+    except (sqlite3.Error, ValueError) as exc:
+        live.note = f"cannot read {db_path}: {exc}"
+        return live
+    launched = 0
+    for name, ok, warm, failed, total in counts:
+        live.workloads.append(
+            WorkloadLive(name, int(ok or 0), int(warm or 0), int(failed or 0), target)
+        )
+        launched += int(total or 0)
+    if target is not None and live.status == "running" and launched and live.elapsed_s:
+        remaining = sum(
+            max(0, target - w.rounds) + max(0, (warmup_target or 0) - w.warmup)
+            for w in live.workloads
+        )
+        live.eta_s = remaining * live.elapsed_s / launched
+    _merge_status_json(live, db_path.parent)
+    return live
+
+
+def _merge_status_json(live: CampaignLive, campaign_dir: Path) -> None:
+    data = read_status_json(campaign_dir)
+    if data is None:
+        return
+    cid = data.get("campaign_id")
+    if cid is not None and cid != live.campaign_id:
+        return  # written by another campaign of the same directory
+    for key in ("eta_s", "elapsed_s"):
+        value = _num(data.get(key))
+        if value is not None:
+            setattr(live, key, value)
+    if isinstance(data.get("reason"), str):
+        live.reason = data["reason"]
+    undecided = data.get("undecided")
+    if isinstance(undecided, list):
+        live.undecided = [str(u) for u in undecided]
+    workloads = data.get("workloads")
+    if not isinstance(workloads, dict):
+        return
+    by_name = {w.name: w for w in live.workloads}
+    for name, info in workloads.items():
+        if not isinstance(info, dict):
+            continue
+        w = by_name.get(name)
+        if w is None:
+            w = WorkloadLive(str(name))
+            live.workloads.append(w)
+        w.rel_half_width = _num(info.get("rel_half_width"))
+        w.target_width = _num(info.get("target"))
+        if isinstance(info.get("done"), bool):
+            w.done = info["done"]
+        needed = info.get("rounds_needed")
+        if isinstance(needed, int) and not isinstance(needed, bool):
+            w.rounds_needed = needed
+
+
+def format_duration(seconds: float | None) -> str:
+    """``1h02m``, ``3m05s``, ``12s``; ``?`` when unknown."""
+    if seconds is None:
+        return "?"
+    s = int(round(max(0.0, seconds)))
+    if s >= 3600:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    if s >= 60:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s}s"
+
+
+def render(live: CampaignLive) -> list[str]:
+    """The lines ``benchrun status`` prints for a campaign's live state."""
+    lines: list[str] = []
+    if live.campaign_id is not None:
+        mode = "adaptive" if live.adaptive else "fixed"
+        lines.append(
+            f"  results campaign {live.campaign_id} ({mode}, {live.status or '?'}): "
+            f"elapsed {format_duration(live.elapsed_s)}, "
+            f"estimated time to finish {format_duration(live.eta_s)}"
+        )
+    if live.note:
+        lines.append(f"  {live.note}")
+    if live.workloads:
+        width = max(8, *(len(w.name) for w in live.workloads))
+        lines.append(f"  {'workload':<{width}}  rounds      failed  CI half-width / target")
+        for w in live.workloads:
+            rounds = str(w.rounds) + (f"/{w.target_rounds}" if w.target_rounds else "")
+            if w.warmup:
+                rounds += f" +{w.warmup}w"
+            ci = "-"
+            if w.rel_half_width is not None:
+                ci = f"{w.rel_half_width:.2%}"
+                if w.target_width is not None:
+                    ci += f" / {w.target_width:.2%}"
+            if w.done is not None:
+                ci += " done" if w.done else ""
+            if w.rounds_needed is not None and not w.done:
+                ci += f" (~{w.rounds_needed} more rounds)"
+            lines.append(f"  {w.name:<{width}}  {rounds:<10}  {w.failed:>6}  {ci}")
+    if live.undecided:
+        lines.append(f"  undecided pairs: {', '.join(live.undecided)}")
+    if live.reason:
+        lines.append(f"  controller: {live.reason}")
+    return lines

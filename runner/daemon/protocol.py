@@ -1,0 +1,123 @@
+"""The daemon's wire format and its client side.
+
+One request per connection: the client sends one JSON object on one line
+(``{"v": 1, "op": "...", ...}\\n``), the daemon answers one JSON object on one line
+(``{"v": 1, "ok": true, ...}`` or ``{"v": 1, "ok": false, "error": "..."}``) and closes.
+Messages are capped at :data:`MAX_MESSAGE` bytes; anything that is not a JSON object with
+the right version and a known ``op`` gets an error reply, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from typing import Any
+
+from runner.daemon.paths import DaemonPaths
+from runner.errors import UserError
+
+#: protocol version carried in every message
+VERSION = 1
+#: largest request or reply in bytes (the newline included)
+MAX_MESSAGE = 64 * 1024
+#: largest reply the client accepts (queue listings can be longer than requests)
+MAX_REPLY = 16 * 1024 * 1024
+
+
+class ProtocolError(ValueError):
+    """A request the daemon cannot act on; the message goes back in the error reply."""
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One message as a line of UTF-8 JSON (``v`` added)."""
+    return json.dumps({"v": VERSION, **message}, separators=(",", ":")).encode() + b"\n"
+
+
+def decode_request(raw: bytes) -> dict[str, Any]:
+    """Parse one request line; :class:`ProtocolError` says what is wrong with it."""
+    if len(raw) > MAX_MESSAGE:
+        raise ProtocolError(f"request too large ({len(raw)} bytes; at most {MAX_MESSAGE})")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProtocolError("malformed request: not UTF-8") from None
+    try:
+        message = json.loads(text)
+    except ValueError:
+        raise ProtocolError("malformed request: not JSON") from None
+    if not isinstance(message, dict):
+        raise ProtocolError("malformed request: expected a JSON object")
+    if message.get("v") != VERSION:
+        raise ProtocolError(
+            f"unsupported protocol version {message.get('v')!r}; this daemon speaks {VERSION}"
+        )
+    if not isinstance(message.get("op"), str):
+        raise ProtocolError("malformed request: no op")
+    return message
+
+
+def error_reply(text: str, code: int = 1) -> bytes:
+    """An error reply; ``code`` is the exit code the client should use (2: bad input)."""
+    return encode({"ok": False, "error": text, "code": code})
+
+
+def not_running_error(paths: DaemonPaths) -> UserError:
+    return UserError(
+        f"the benchrun daemon is not running (no answer on {paths.socket}); "
+        "start it with `benchrun daemon start`",
+        exit_code=1,
+    )
+
+
+def request(
+    op: str, paths: DaemonPaths | None = None, *, timeout: float = 30.0, **fields: Any
+) -> dict[str, Any]:
+    """Send one request to the daemon and return its reply (``ok`` true).
+
+    A daemon that is not running, or an error reply, is a :class:`UserError` (one line).
+    ``timeout`` is seconds for connecting, sending and receiving together.
+    """
+    paths = paths or DaemonPaths.from_env()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        try:
+            sock.connect(str(paths.socket))
+        except (FileNotFoundError, ConnectionRefusedError):
+            raise not_running_error(paths) from None
+        except PermissionError:
+            raise UserError(
+                f"{paths.socket}: permission denied; the daemon belongs to another user",
+                exit_code=1,
+            ) from None
+        sock.sendall(encode({"op": op, **fields}))
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                break
+            chunks.append(data)
+            size += len(data)
+            if data.endswith(b"\n") or size > MAX_REPLY:
+                break
+    except TimeoutError:
+        raise UserError(f"the benchrun daemon did not answer within {timeout:g} s", 1) from None
+    except (ConnectionResetError, BrokenPipeError):
+        raise UserError("the benchrun daemon closed the connection without answering", 1) from None
+    finally:
+        sock.close()
+    raw = b"".join(chunks)
+    try:
+        reply = json.loads(raw.decode("utf-8"))
+    except ValueError:
+        raise UserError("the benchrun daemon sent an unreadable reply", exit_code=1) from None
+    if not isinstance(reply, dict):
+        raise UserError("the benchrun daemon sent an unreadable reply", exit_code=1)
+    if not reply.get("ok"):
+        code = reply.get("code")
+        raise UserError(
+            str(reply.get("error") or "the daemon refused the request"),
+            code if isinstance(code, int) and code > 0 else 1,
+        )
+    return reply

@@ -1,0 +1,276 @@
+"""The daemon's queue: one SQLite file in the user's data directory (not a results DB).
+
+Only the daemon process writes it (clients talk to the daemon), so there is one writer.
+WAL, ``synchronous=FULL``: a submitted campaign survives a crash or a power loss.
+
+Entry states: ``queued`` (waiting), ``running`` (a ``benchrun run`` child is measuring),
+``done``, ``failed``, ``interrupted`` (stopped by a signal; ``auto_resume`` says whether
+the next daemon start continues it), ``paused`` (the disk filled up; continues after
+``benchrun resume ID``), ``cancelled``. Times are Unix seconds.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.errors import UserError
+
+QUEUE_APPLICATION_ID = 0x62717565  # "bque": marks the file as a benchrun queue
+QUEUE_SCHEMA_VERSION = 1
+
+STATES = ("queued", "running", "done", "failed", "interrupted", "paused", "cancelled")
+FINAL_STATES = ("done", "failed", "cancelled")
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE entry (
+    id INTEGER PRIMARY KEY,
+    state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'failed',
+                                         'interrupted', 'paused', 'cancelled')),
+    experiment TEXT NOT NULL,
+    name TEXT NOT NULL,
+    output TEXT NOT NULL,
+    db_path TEXT NOT NULL,
+    cwd TEXT NOT NULL,
+    config_text TEXT NOT NULL,
+    priority INTEGER NOT NULL DEFAULT 0,
+    not_before REAL,
+    submitted_at REAL NOT NULL,
+    started_at REAL,
+    finished_at REAL,
+    updated_at REAL NOT NULL,
+    pid INTEGER,
+    daemon_pid INTEGER,
+    exit_code INTEGER,
+    message TEXT,
+    base_campaign_id INTEGER,
+    campaign_id INTEGER,
+    resume INTEGER NOT NULL DEFAULT 0,
+    auto_resume INTEGER NOT NULL DEFAULT 0,
+    launches INTEGER NOT NULL DEFAULT 0,
+    log_path TEXT NOT NULL
+);
+CREATE TABLE log (
+    id INTEGER PRIMARY KEY,
+    entry_id INTEGER,
+    at REAL NOT NULL,
+    kind TEXT NOT NULL,
+    message TEXT NOT NULL
+);
+CREATE INDEX entry_by_state ON entry (state, priority, id);
+"""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One queued campaign (see the module docstring for ``state``)."""
+
+    id: int
+    state: str
+    experiment: str
+    name: str
+    output: str
+    db_path: str
+    cwd: str
+    config_text: str
+    priority: int
+    not_before: float | None
+    submitted_at: float
+    started_at: float | None
+    finished_at: float | None
+    updated_at: float
+    pid: int | None
+    daemon_pid: int | None
+    exit_code: int | None
+    message: str | None
+    base_campaign_id: int | None
+    campaign_id: int | None
+    resume: bool
+    auto_resume: bool
+    launches: int
+    log_path: str
+
+    def to_json(self, with_config: bool = False) -> dict[str, Any]:
+        """A JSON-able dict (the config text only when asked: it can be long)."""
+        d = asdict(self)
+        if not with_config:
+            d.pop("config_text")
+        return d
+
+
+_COLUMNS = tuple(Entry.__dataclass_fields__)
+
+
+class QueueDB:
+    """The queue file. Open with :meth:`open` (creates it; refuses corrupt or foreign files)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+
+    @classmethod
+    def open(cls, path: Path) -> QueueDB:
+        """Open or create the queue at ``path``; a corrupt or foreign file is a UserError."""
+        try:
+            conn = sqlite3.connect(path, timeout=10.0, isolation_level=None)
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise UserError(
+                f"{path}: the queue file is not a usable SQLite database ({exc}); move it "
+                "away (the campaigns' results are not in it) and start the daemon again",
+                exit_code=1,
+            ) from None
+        if tables and app_id != QUEUE_APPLICATION_ID:
+            conn.close()
+            raise UserError(
+                f"{path}: this SQLite file is not a benchrun queue; refusing to touch it; "
+                "move it away and start the daemon again",
+                exit_code=1,
+            )
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+            if not tables:
+                conn.execute("BEGIN IMMEDIATE")
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA application_id = {QUEUE_APPLICATION_ID}")
+                conn.execute(
+                    "INSERT INTO meta VALUES ('schema_version', ?)", (str(QUEUE_SCHEMA_VERSION),)
+                )
+                conn.execute("COMMIT")
+            elif conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise sqlite3.DatabaseError("quick_check failed")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise UserError(
+                f"{path}: the queue file is damaged ({exc}); move it away and start the "
+                "daemon again",
+                exit_code=1,
+            ) from None
+        return cls(conn, path)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- entries ---------------------------------------------------------------------------
+
+    def add(
+        self,
+        *,
+        experiment: str,
+        name: str,
+        output: str,
+        db_path: str,
+        cwd: str,
+        config_text: str,
+        priority: int,
+        not_before: float | None,
+        log_dir: Path,
+    ) -> int:
+        """Queue a campaign; returns its id (the id users pass to status, logs, cancel)."""
+        now = time.time()
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            cur = self.conn.execute(
+                "INSERT INTO entry (state, experiment, name, output, db_path, cwd, config_text,"
+                " priority, not_before, submitted_at, updated_at, log_path)"
+                " VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')",
+                (
+                    experiment,
+                    name,
+                    output,
+                    db_path,
+                    cwd,
+                    config_text,
+                    priority,
+                    not_before,
+                    now,
+                    now,
+                ),
+            )
+            entry_id = int(cur.lastrowid or 0)
+            self.conn.execute(
+                "UPDATE entry SET log_path = ? WHERE id = ?",
+                (str(log_dir / f"{entry_id}.log"), entry_id),
+            )
+            self._log(entry_id, "submit", f"queued {experiment} (priority {priority})", now)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        return entry_id
+
+    def get(self, entry_id: int) -> Entry | None:
+        row = self.conn.execute(
+            f"SELECT {', '.join(_COLUMNS)} FROM entry WHERE id = ?", (entry_id,)
+        ).fetchone()
+        return _entry(row) if row else None
+
+    def entries(self, states: tuple[str, ...] = STATES) -> list[Entry]:
+        """Entries in the given states, in id order."""
+        marks = ", ".join("?" * len(states))
+        rows = self.conn.execute(
+            f"SELECT {', '.join(_COLUMNS)} FROM entry WHERE state IN ({marks}) ORDER BY id",
+            states,
+        ).fetchall()
+        return [_entry(r) for r in rows]
+
+    def next_runnable(self, now: float) -> Entry | None:
+        """The queued entry to run next: highest priority, entries already started (being
+        resumed) first, then submission order; ``not_before`` in the future waits."""
+        row = self.conn.execute(
+            f"SELECT {', '.join(_COLUMNS)} FROM entry WHERE state = 'queued'"
+            " AND (not_before IS NULL OR not_before <= ?)"
+            " ORDER BY priority DESC, launches = 0, id LIMIT 1",
+            (now,),
+        ).fetchone()
+        return _entry(row) if row else None
+
+    def next_wakeup(self) -> float | None:
+        """The earliest ``not_before`` of a queued entry (Unix s), if any."""
+        row = self.conn.execute(
+            "SELECT min(not_before) FROM entry WHERE state = 'queued' AND not_before IS NOT NULL"
+        ).fetchone()
+        return row[0] if row and row[0] is not None else None
+
+    def update(self, entry_id: int, **fields: Any) -> None:
+        """Set columns of one entry (``updated_at`` too) in one transaction."""
+        fields["updated_at"] = time.time()
+        cols = ", ".join(f"{k} = ?" for k in fields)
+        self.conn.execute(
+            f"UPDATE entry SET {cols} WHERE id = ?", (*_sql_values(fields.values()), entry_id)
+        )
+
+    def log(self, entry_id: int | None, kind: str, message: str) -> None:
+        """Append to the queue's own event log (what the daemon did and why)."""
+        self._log(entry_id, kind, message, time.time())
+
+    def _log(self, entry_id: int | None, kind: str, message: str, at: float) -> None:
+        self.conn.execute(
+            "INSERT INTO log (entry_id, at, kind, message) VALUES (?, ?, ?, ?)",
+            (entry_id, at, kind, message),
+        )
+
+    def events(self, entry_id: int) -> list[tuple[float, str, str]]:
+        """(time, kind, message) of one entry's queue events, oldest first."""
+        return self.conn.execute(
+            "SELECT at, kind, message FROM log WHERE entry_id = ? ORDER BY id", (entry_id,)
+        ).fetchall()
+
+
+def _sql_values(values: Any) -> list[Any]:
+    return [int(v) if isinstance(v, bool) else v for v in values]
+
+
+def _entry(row: tuple[Any, ...]) -> Entry:
+    d = dict(zip(_COLUMNS, row, strict=True))
+    d["resume"] = bool(d["resume"])
+    d["auto_resume"] = bool(d["auto_resume"])
+    return Entry(**d)
