@@ -65,6 +65,8 @@ class Workload:
     per_work: bool = False
     #: name in the file before matrix expansion (``loop`` for ``loop[n=1]``); None if unexpanded
     base_name: str | None = None
+    #: address-space limit of each round in bytes (RLIMIT_AS); None = settings.memory_limit
+    memory_limit: int | None = None
 
     @property
     def unit(self) -> str:
@@ -126,6 +128,10 @@ class Settings:
     max_time: float = 3600.0
     min_round_time: float = 0.5
     baseline: str | None = None
+    # limits and the quiet-machine guard (issue 6; docs/daemon.md)
+    memory_limit: int | None = None  # bytes of address space per round (RLIMIT_AS); None: off
+    quiet_load: float | None = None  # wait for 1-min load average below this; None: off
+    quiet_max_wait: float = 600.0  # seconds; longest wait for a quiet machine
 
 
 @dataclass(frozen=True)

@@ -287,6 +287,7 @@ def _parse_workload(
     shell = simple("shell", False)
     work = simple("work", None)
     per_work = simple("per_work", False)
+    memory_limit = simple("memory_limit", None)
     timeout = simple("timeout", None)
     env_templates = simple("env", {})
     command = _parse_command(item["command"], shell, path + ("command",), smap)
@@ -379,6 +380,7 @@ def _parse_workload(
                 cwd=cwd,
                 timeout=timeout,
                 per_work=per_work,
+                memory_limit=memory_limit,
                 base_name=name if factors else None,
             )
         )

@@ -105,6 +105,20 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         "min_round_time", "duration", "adaptive: grow work until a round lasts this long", minimum=0
     ),
     Key("baseline", "str", "workload the others are compared with", nullable=True),
+    Key(
+        "memory_limit",
+        "size",
+        "address-space limit of every round (RLIMIT_AS), e.g. 512MiB; null: none",
+        nullable=True,
+    ),
+    Key(
+        "quiet_load",
+        "number",
+        "before each pass wait until the 1-minute load average is below this; null: off",
+        nullable=True,
+        exclusive_minimum=0,
+    ),
+    Key("quiet_max_wait", "duration", "longest wait for a quiet machine", minimum=0),
 )
 
 WORKLOAD_KEYS: tuple[Key, ...] = (
@@ -132,6 +146,12 @@ WORKLOAD_KEYS: tuple[Key, ...] = (
         exclusive_minimum=0,
     ),
     Key("per_work", "bool", "divide the metric by work (needs work)"),
+    Key(
+        "memory_limit",
+        "size",
+        "address-space limit of each round (RLIMIT_AS) for this workload",
+        nullable=True,
+    ),
 )
 
 READINGS_KEYS: tuple[Key, ...] = (

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -45,6 +45,9 @@ class RoundSpec:
     cpus: tuple[int, ...] | None = None
     readings: ReadingsSpec | None = None
     output_limit: int = 65536
+    #: address-space limit of the child in bytes (RLIMIT_AS, set between fork and exec);
+    #: None = no limit (and the fast spawn path without a preexec function)
+    memory_limit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -169,6 +172,35 @@ def _killpg(pgid: int, signum: int) -> None:
         os.killpg(pgid, signum)
     except (ProcessLookupError, PermissionError):
         pass  # the group is gone
+
+
+def _limit_as(limit: int) -> Callable[[], None]:
+    """A preexec function setting RLIMIT_AS (soft and hard) to ``limit`` bytes."""
+
+    def preexec() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return preexec
+
+
+#: what programs print when an allocation fails (CPython, glibc, C++, Go, Rust, Java)
+_OOM_WORDS = (
+    "MemoryError",
+    "Cannot allocate memory",
+    "bad_alloc",
+    "out of memory",
+    "memory allocation of",
+    "OutOfMemoryError",
+)
+
+
+def _memory_reason(limit: int, reason: str, stderr_tail: str) -> str:
+    """The reason of a failed round that ran under ``memory_limit``: say so, and say that
+    the limit was exceeded when the program's output shows a failed allocation."""
+    mib = limit / 2**20
+    if any(word in stderr_tail for word in _OOM_WORDS):
+        return f"exceeded memory_limit {mib:g} MiB (RLIMIT_AS): {reason}"
+    return f"{reason} (memory_limit {mib:g} MiB (RLIMIT_AS) was in force)"
 
 
 def _argv_of(spec: RoundSpec) -> tuple[str, ...]:
@@ -379,6 +411,7 @@ class LocalExecutor:
                     env=self._child_env(spec.env),
                     cwd=spec.cwd,
                     start_new_session=True,
+                    preexec_fn=None if spec.memory_limit is None else _limit_as(spec.memory_limit),
                 )
             except OSError as exc:
                 wall = time.monotonic_ns() - t0
@@ -533,6 +566,8 @@ class LocalExecutor:
             status, reason = "failed", f"killed by signal {_signal_name(-exit_code)}"
         elif exit_code > 0:
             status, reason = "failed", f"exit code {exit_code}"
+        if status == "failed" and spec.memory_limit is not None:
+            reason = _memory_reason(spec.memory_limit, reason or "", stderr.tail_text())
         elif spec.readings is not None:
             if stdout.overflow:
                 mib = self.readings_stdout_limit / 2**20

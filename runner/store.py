@@ -14,6 +14,7 @@ in the workload's unit.
 
 from __future__ import annotations
 
+import errno
 import json
 import sqlite3
 import time
@@ -282,14 +283,37 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any exception)."""
-        self.conn.execute("BEGIN IMMEDIATE")
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any exception).
+
+        A full disk (SQLITE_FULL, ENOSPC) rolls the transaction back and raises
+        :class:`StoreFull`: every round committed before stays intact.
+        """
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise self._full_or(exc) from exc
         try:
             yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
+        except BaseException as exc:
+            self._rollback_quietly()
+            if isinstance(exc, sqlite3.OperationalError) and _is_disk_full(exc):
+                raise StoreFull(self.path, exc) from exc
             raise
-        self.conn.execute("COMMIT")
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            self._rollback_quietly()
+            raise self._full_or(exc) from exc
+
+    def _rollback_quietly(self) -> None:
+        if self.conn.in_transaction:
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass  # SQLite already rolled back (e.g. after SQLITE_FULL)
+
+    def _full_or(self, exc: sqlite3.OperationalError) -> Exception:
+        return StoreFull(self.path, exc) if _is_disk_full(exc) else exc
 
     # -- campaigns -------------------------------------------------------------------------
 
@@ -588,6 +612,37 @@ class Store:
     def integrity_ok(self) -> bool:
         """``PRAGMA integrity_check`` says ``ok``."""
         return self.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+#: exit code of ``benchrun`` when the store's disk is full (EX_TEMPFAIL: try again later)
+EXIT_STORE_FULL = 75
+
+
+class StoreFull(UserError):
+    """The store's file system is full: the transaction was rolled back, nothing committed
+    before it is lost. Exit code :data:`EXIT_STORE_FULL`; the daemon pauses the campaign."""
+
+    def __init__(self, path: Path, cause: BaseException | None = None) -> None:
+        detail = f" ({cause})" if cause is not None else ""
+        super().__init__(
+            f"{path}: the disk is full{detail}; every round committed so far is intact; "
+            f"free space on the file system of {path.parent} and continue with --resume",
+            exit_code=EXIT_STORE_FULL,
+        )
+        self.path = path
+
+
+def _is_disk_full(exc: BaseException) -> bool:
+    """SQLITE_FULL ("database or disk is full") or an ENOSPC/EDQUOT error."""
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code is not None and code & 0xFF == 13:  # SQLITE_FULL
+            return True
+        text = str(exc).lower()
+        return "disk is full" in text or "no space left" in text
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return False
 
 
 def _dumps(value: Any) -> str:
