@@ -29,6 +29,9 @@ from runner.executor import Executor, RoundOutcome, RoundSpec
 from runner.scheduler import PassScheduler
 from runner.store import CampaignRow, Store
 
+#: flag of the rounds that calibrated a workload's ``{work}`` (stored, never analysed)
+CALIBRATION_FLAG = "calibration"
+
 
 class Display(Protocol):
     """What the campaign tells the user while it runs (see runner/display.py)."""
@@ -42,6 +45,8 @@ class Display(Protocol):
     ) -> None: ...
 
     def message(self, text: str) -> None: ...
+
+    def show_decision(self, decision: Any, eta_s: float | None) -> None: ...
 
     def stop(self) -> None: ...
 
@@ -58,6 +63,40 @@ class WorkloadState:
     consecutive_failures: int = 0
     passes: set[int] = field(default_factory=set)
     stopped: str | None = None  # reason the workload was stopped early
+    calibration: int = 0  # rounds launched to calibrate {work} (stored, flagged)
+    warmup_launched: int = 0  # warm-up rounds stored (calibration rounds excluded)
+    #: readings of every steady ok round, in launch order, and the work amount of each
+    steady_readings: list[tuple[float, ...]] = field(default_factory=list)
+    steady_work: list[int | None] = field(default_factory=list)
+    seconds: float = 0.0  # wall time of every stored round, s
+
+    def record(
+        self,
+        ok: bool,
+        warmup: bool,
+        pass_index: int,
+        readings: tuple[float, ...],
+        work: int | None,
+        flags: str,
+        wall_ns: int,
+    ) -> None:
+        """Account for one stored round (as it happens, or when rebuilding on resume)."""
+        self.launched += 1
+        self.passes.add(pass_index)
+        self.seconds += wall_ns / 1e9
+        if CALIBRATION_FLAG in flags.split(","):
+            self.calibration += 1
+        elif warmup:
+            self.warmup_launched += 1
+        if not ok:
+            self.failed += 1
+            self.consecutive_failures += 1
+            return
+        self.consecutive_failures = 0
+        if not warmup:
+            self.steady_ok += 1
+            self.steady_readings.append(readings)
+            self.steady_work.append(work)
 
 
 @dataclass(frozen=True)
@@ -231,17 +270,204 @@ def load_states(
         states[w.name] = st
     by_id = {st.workload_id: st for st in states.values()}
     for r in store.rounds(campaign.id):
-        st = by_id[r.workload_id]
-        st.launched += 1
-        st.passes.add(r.pass_)
-        if r.status == "ok":
-            st.consecutive_failures = 0
-            if not r.warmup:
-                st.steady_ok += 1
-        else:
-            st.failed += 1
-            st.consecutive_failures += 1
+        by_id[r.workload_id].record(
+            r.status == "ok", r.warmup, r.pass_, r.readings, r.work, r.flags, r.wall_ns
+        )
     return states
+
+
+class RoundLauncher:
+    """Launches one round of a workload and commits it before anything else happens.
+
+    Shared by the fixed and the adaptive loop: renders the argv (``{round}``, ``{work}``),
+    builds the environment, launches through the executor, stores the round and its
+    readings in one transaction, updates the workload's bookkeeping and applies the
+    failure rules (``max_consecutive_failures`` stops a workload, ``fail_fast`` the
+    campaign: :attr:`failure_stop`).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        campaign: CampaignRow,
+        experiment: Experiment,
+        executor: Executor,
+        display: Display,
+        states: dict[str, WorkloadState],
+        interrupts: _Interrupts,
+        *,
+        round_facts_fn: Any = None,
+        workload_cpus: tuple[int, ...] | None = None,
+    ) -> None:
+        self.store = store
+        self.campaign = campaign
+        self.experiment = experiment
+        self.executor = executor
+        self.display = display
+        self.states = states
+        self.interrupts = interrupts
+        self.round_facts_fn = round_facts_fn
+        self.workload_cpus = workload_cpus
+        self.base_env = dict(os.environ)
+        self.base_env.update(experiment.settings.env)
+        self.seq = store.next_seq(campaign.id)
+        self.failure_stop: str | None = None
+
+    @property
+    def interrupted(self) -> bool:
+        return self.interrupts.signum is not None
+
+    def spec(self, name: str, argv: tuple[str, ...]) -> RoundSpec:
+        """What the executor needs to launch ``argv`` as a round of workload ``name``."""
+        settings = self.experiment.settings
+        w = self.states[name].workload
+        env = dict(self.base_env)
+        env.update(w.env)
+        return RoundSpec(
+            workload=name,
+            argv=argv,
+            env=env,
+            timeout=w.timeout if w.timeout is not None else settings.timeout,
+            shell=w.shell,
+            cwd=workload_cwd(self.experiment, w),
+            cpus=self.workload_cpus,
+            readings=w.readings if w.metric == "readings" else None,
+            output_limit=settings.output_limit,
+        )
+
+    def launch(
+        self, name: str, pass_index: int, *, work: int | None, warmup: bool, flags: str = ""
+    ) -> RoundOutcome | None:
+        """Run and store the next round of ``name``; None when it was interrupted (then it
+        is not stored as a round but as an event, and is redone on resume)."""
+        settings = self.experiment.settings
+        st = self.states[name]
+        w = st.workload
+        round_index = st.launched
+        argv = w.render(round_index, work)
+        outcome = self.executor.launch(self.spec(name, argv))
+        if outcome.status == "interrupted" or (self.interrupted and outcome.status != "ok"):
+            self.store.add_event(
+                self.campaign.id,
+                "round-interrupted",
+                f"round {round_index} of {name} was interrupted and will be redone on resume",
+                {"workload": name, "round_index": round_index},
+            )
+            return None
+        facts = self.round_facts_fn(self.workload_cpus) if self.round_facts_fn else None
+        readings = round_readings(w, outcome)
+        self.store.add_round(
+            campaign_id=self.campaign.id,
+            workload_id=st.workload_id,
+            seq=self.seq,
+            pass_=pass_index,
+            round_index=round_index,
+            status=outcome.status,
+            reason=outcome.reason,
+            exit_code=outcome.exit_code,
+            started_at=outcome.started_at,
+            wall_ns=outcome.wall_ns,
+            user_s=outcome.user_s,
+            sys_s=outcome.sys_s,
+            max_rss_kib=outcome.max_rss_kib,
+            cpus=",".join(map(str, outcome.cpus)) if outcome.cpus else None,
+            argv=argv,
+            work=work,
+            warmup=warmup,
+            readings=readings,
+            stdout_tail=outcome.stdout_tail if outcome.status != "ok" else None,
+            stderr_tail=outcome.stderr_tail if outcome.status != "ok" else None,
+            facts=facts,
+            flags=flags,
+        )
+        self.seq += 1
+        st.record(
+            outcome.status == "ok", warmup, pass_index, readings, work, flags, outcome.wall_ns
+        )
+        ok = outcome.status == "ok"
+        self.display.round_done(name, outcome, metric_value(w, outcome) if ok else None, warmup)
+        if ok:
+            return outcome
+        self.display.message(f"{name}: round {round_index} {outcome.status}: {outcome.reason}")
+        if settings.fail_fast:
+            self.failure_stop = (
+                f"{name} round {round_index} {outcome.status} ({outcome.reason}) "
+                "and fail_fast is set"
+            )
+        elif st.consecutive_failures >= settings.max_consecutive_failures:
+            self.stop_workload(
+                name, f"{st.consecutive_failures} failures in a row, last: {outcome.reason}"
+            )
+            self.display.message(
+                f"{name}: stopped after {st.stopped}; see `benchrun show "
+                f"{self.experiment.campaign_dir}` for its output"
+            )
+        return outcome
+
+    def stop_workload(self, name: str, reason: str) -> None:
+        """Give up on a workload for good (stored, so a resume does not retry it)."""
+        st = self.states[name]
+        st.stopped = reason
+        self.store.set_workload_status(st.workload_id, "stopped", reason)
+        self.store.add_event(self.campaign.id, "workload-stopped", f"{name}: {reason}")
+
+
+def start_campaign(
+    store: Store, experiment: Experiment, resume: bool, new: bool, metadata_fn: Any
+) -> tuple[CampaignRow, dict[str, WorkloadState]]:
+    """Open (or resume) the campaign, record metadata for a new one, rebuild bookkeeping."""
+    campaign, resumed = open_campaign(store, experiment, resume, new)
+    if resumed:
+        store.set_status(campaign.id, "running", "resumed")
+        store.add_event(campaign.id, "resume", f"resumed by pid {os.getpid()}")
+    elif metadata_fn is not None:
+        store.set_metadata(campaign.id, metadata_fn())
+    return campaign, load_states(store, campaign, experiment)
+
+
+def finish_campaign(
+    store: Store,
+    experiment: Experiment,
+    campaign: CampaignRow,
+    states: dict[str, WorkloadState],
+    launcher: RoundLauncher,
+    done_reason: str,
+) -> CampaignOutcome:
+    """Store how the campaign ended and say which exit code and message go to the user:
+    interrupted (128 + signal), fail_fast (1), workloads stopped by failures (1), done (0)."""
+    campaign_dir = experiment.campaign_dir
+    resume_hint = f"benchrun run {experiment.source_path or 'EXPERIMENT.yaml'} --resume"
+    if launcher.interrupts.signum is not None:
+        signum = launcher.interrupts.signum
+        sig = signal.Signals(signum).name
+        store.set_status(campaign.id, "interrupted", f"{sig} received")
+        return CampaignOutcome(
+            campaign.id,
+            experiment.db_path,
+            "interrupted",
+            128 + signum,
+            f"interrupted ({sig}); every finished round is stored in {experiment.db_path}; "
+            f"continue with: {resume_hint}",
+        )
+    if launcher.failure_stop:
+        store.set_status(campaign.id, "failed", launcher.failure_stop)
+        return CampaignOutcome(
+            campaign.id, experiment.db_path, "failed", 1, f"stopped: {launcher.failure_stop}"
+        )
+    stopped = {n: st.stopped for n, st in states.items() if st.stopped}
+    if stopped:
+        reason = "; ".join(f"{n}: {r}" for n, r in stopped.items())
+        store.set_status(campaign.id, "done", f"{done_reason}; but stopped early: {reason}")
+        return CampaignOutcome(
+            campaign.id,
+            experiment.db_path,
+            "done",
+            1,
+            f"{len(stopped)} workload(s) stopped early because of failures "
+            f"({', '.join(stopped)}); `benchrun show {campaign_dir}` shows their output",
+        )
+    store.set_status(campaign.id, "done", done_reason)
+    return CampaignOutcome(campaign.id, experiment.db_path, "done", 0, done_reason)
 
 
 def run_fixed(
@@ -260,172 +486,92 @@ def run_fixed(
     Returns how it ended; never raises for a workload's failure (those are stored rounds).
     """
     settings = experiment.settings
-    campaign_dir = experiment.campaign_dir
-    with campaign_lock(campaign_dir), Store.create_or_open(experiment.db_path) as store:
-        campaign, resumed = open_campaign(store, experiment, resume, new)
-        if resumed:
-            store.set_status(campaign.id, "running", "resumed")
-            store.add_event(campaign.id, "resume", f"resumed by pid {os.getpid()}")
-        elif metadata_fn is not None:
-            store.set_metadata(campaign.id, metadata_fn())
-        states = load_states(store, campaign, experiment)
+    with campaign_lock(experiment.campaign_dir), Store.create_or_open(experiment.db_path) as store:
+        campaign, states = start_campaign(store, experiment, resume, new, metadata_fn)
         target = settings.warmup_rounds + settings.rounds
         # a workload that keeps failing now and then must still end: cap launches
         max_launches = 2 * target + settings.max_consecutive_failures
-
-        def needs_round(name: str) -> bool:
-            st = states[name]
-            if st.stopped:
-                return False
-            if st.launched >= max_launches and st.steady_ok < settings.rounds:
-                st.stopped = f"only {st.steady_ok} of {settings.rounds} rounds succeeded in {st.launched} launches"
-                store.set_workload_status(st.workload_id, "stopped", st.stopped)
-                display.message(f"{name}: stopped: {st.stopped}")
-                return False
-            return st.launched < settings.warmup_rounds or st.steady_ok < settings.rounds
-
-        def done_in_pass(name: str, p: int) -> bool:
-            return p in states[name].passes
-
-        first_pass = max((max(st.passes) for st in states.values() if st.passes), default=0)
-        scheduler = PassScheduler(
-            [w.name for w in experiment.workloads],
-            settings.order,
-            settings.seed,
-            needs_round,
-            done_in_pass,
-            first_pass=first_pass,
-        )
-        base_env = dict(os.environ)
-        base_env.update(settings.env)
-        seq = store.next_seq(campaign.id)
-        display.start(
-            campaign,
-            {n: target for n in states},
-            {n: st.launched for n, st in states.items()},
-        )
-        failure_stop: str | None = None
         with _Interrupts(executor, settings.on_interrupt == "kill") as interrupts:
+            launcher = RoundLauncher(
+                store,
+                campaign,
+                experiment,
+                executor,
+                display,
+                states,
+                interrupts,
+                round_facts_fn=round_facts_fn,
+                workload_cpus=workload_cpus,
+            )
+
+            def needs_round(name: str) -> bool:
+                st = states[name]
+                if st.stopped:
+                    return False
+                if st.launched >= max_launches and st.steady_ok < settings.rounds:
+                    launcher.stop_workload(
+                        name,
+                        f"only {st.steady_ok} of {settings.rounds} rounds succeeded in "
+                        f"{st.launched} launches",
+                    )
+                    display.message(f"{name}: stopped: {st.stopped}")
+                    return False
+                return st.launched < settings.warmup_rounds or st.steady_ok < settings.rounds
+
+            scheduler = PassScheduler(
+                [w.name for w in experiment.workloads],
+                settings.order,
+                settings.seed,
+                needs_round,
+                lambda name, p: p in states[name].passes,
+                first_pass=last_pass(states),
+            )
+            display.start(
+                campaign,
+                {n: target for n in states},
+                {n: st.launched for n, st in states.items()},
+            )
             try:
                 for pass_index, name in scheduler:
-                    if interrupts.signum is not None:
+                    if launcher.interrupted:
                         break
                     st = states[name]
-                    w = st.workload
-                    round_index = st.launched
-                    env = dict(base_env)
-                    env.update(w.env)
-                    argv = w.render(round_index, w.work)
-                    spec = RoundSpec(
-                        workload=name,
-                        argv=argv,
-                        env=env,
-                        timeout=w.timeout if w.timeout is not None else settings.timeout,
-                        shell=w.shell,
-                        cwd=workload_cwd(experiment, w),
-                        cpus=workload_cpus,
-                        readings=w.readings if w.metric == "readings" else None,
-                        output_limit=settings.output_limit,
+                    outcome = launcher.launch(
+                        name,
+                        pass_index,
+                        work=st.workload.work,
+                        warmup=st.launched < settings.warmup_rounds,
                     )
-                    outcome = executor.launch(spec)
-                    if outcome.status == "interrupted" or (
-                        interrupts.signum is not None and outcome.status != "ok"
-                    ):
-                        store.add_event(
-                            campaign.id,
-                            "round-interrupted",
-                            f"round {round_index} of {name} was interrupted and will be redone on resume",
-                            {"workload": name, "round_index": round_index},
-                        )
+                    if outcome is None or launcher.failure_stop:
                         break
-                    warmup = round_index < settings.warmup_rounds
-                    facts = round_facts_fn(workload_cpus) if round_facts_fn else None
-                    store.add_round(
-                        campaign_id=campaign.id,
-                        workload_id=st.workload_id,
-                        seq=seq,
-                        pass_=pass_index,
-                        round_index=round_index,
-                        status=outcome.status,
-                        reason=outcome.reason,
-                        exit_code=outcome.exit_code,
-                        started_at=outcome.started_at,
-                        wall_ns=outcome.wall_ns,
-                        user_s=outcome.user_s,
-                        sys_s=outcome.sys_s,
-                        max_rss_kib=outcome.max_rss_kib,
-                        cpus=",".join(map(str, outcome.cpus)) if outcome.cpus else None,
-                        argv=argv,
-                        work=w.work,
-                        warmup=warmup,
-                        readings=round_readings(w, outcome),
-                        stdout_tail=outcome.stdout_tail if outcome.status != "ok" else None,
-                        stderr_tail=outcome.stderr_tail if outcome.status != "ok" else None,
-                        facts=facts,
-                    )
-                    seq += 1
-                    st.launched += 1
-                    st.passes.add(pass_index)
-                    ok = outcome.status == "ok"
-                    value = metric_value(w, outcome) if ok else None
-                    display.round_done(name, outcome, value, warmup)
-                    if ok:
-                        st.consecutive_failures = 0
-                        if not warmup:
-                            st.steady_ok += 1
-                        continue
-                    st.failed += 1
-                    st.consecutive_failures += 1
-                    display.message(
-                        f"{name}: round {round_index} {outcome.status}: {outcome.reason}"
-                    )
-                    if settings.fail_fast:
-                        failure_stop = f"{name} round {round_index} {outcome.status} ({outcome.reason}) and fail_fast is set"
-                        break
-                    if st.consecutive_failures >= settings.max_consecutive_failures:
-                        st.stopped = (
-                            f"{st.consecutive_failures} failures in a row, last: {outcome.reason}"
-                        )
-                        store.set_workload_status(st.workload_id, "stopped", st.stopped)
-                        store.add_event(campaign.id, "workload-stopped", f"{name}: {st.stopped}")
-                        display.message(
-                            f"{name}: stopped after {st.stopped}; see `benchrun show "
-                            f"{campaign_dir}` for its output"
-                        )
             finally:
                 display.stop()
+        return finish_campaign(
+            store,
+            experiment,
+            campaign,
+            states,
+            launcher,
+            f"{settings.rounds} rounds of every workload",
+        )
 
-        resume_hint = f"benchrun run {experiment.source_path or 'EXPERIMENT.yaml'} --resume"
-        if interrupts.signum is not None:
-            sig = signal.Signals(interrupts.signum).name
-            store.set_status(campaign.id, "interrupted", f"{sig} received")
-            return CampaignOutcome(
-                campaign.id,
-                experiment.db_path,
-                "interrupted",
-                128 + interrupts.signum,
-                f"interrupted ({sig}); every finished round is stored in {experiment.db_path}; "
-                f"continue with: {resume_hint}",
-            )
-        if failure_stop:
-            store.set_status(campaign.id, "failed", failure_stop)
-            return CampaignOutcome(
-                campaign.id, experiment.db_path, "failed", 1, f"stopped: {failure_stop}"
-            )
-        stopped = {n: st.stopped for n, st in states.items() if st.stopped}
-        if stopped:
-            reason = "; ".join(f"{n}: {r}" for n, r in stopped.items())
-            store.set_status(campaign.id, "done", f"finished, but stopped early: {reason}")
-            return CampaignOutcome(
-                campaign.id,
-                experiment.db_path,
-                "done",
-                1,
-                f"{len(stopped)} workload(s) stopped early because of failures ({', '.join(stopped)}); "
-                f"`benchrun show {campaign_dir}` shows their output",
-            )
-        store.set_status(campaign.id, "done", f"{settings.rounds} rounds of every workload")
-        return CampaignOutcome(campaign.id, experiment.db_path, "done", 0, "done")
+
+def last_pass(states: dict[str, WorkloadState]) -> int:
+    """The highest pass that holds a stored round (0 for a new campaign)."""
+    return max((max(st.passes) for st in states.values() if st.passes), default=0)
+
+
+def run_campaign(
+    experiment: Experiment, executor: Executor, display: Display, **kw: Any
+) -> CampaignOutcome:
+    """Run (or resume) a campaign in the experiment's mode: adaptive (the default, see
+    runner/adaptive.py) or fixed (``settings.adaptive: false``). Keyword arguments as
+    :func:`run_fixed`."""
+    if experiment.settings.adaptive:
+        from runner.adaptive import run_adaptive
+
+        return run_adaptive(experiment, executor, display, **kw)
+    return run_fixed(experiment, executor, display, **kw)
 
 
 def workload_cwd(experiment: Experiment, w: Workload) -> str | None:

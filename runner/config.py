@@ -117,8 +117,9 @@ class Settings:
     max_consecutive_failures: int = 3
     on_interrupt: Literal["kill", "finish"] = "kill"
     output_limit: int = 65536  # bytes of stdout/stderr tail kept per round
-    # adaptive mode (issue 4); fixed mode uses `rounds`
-    adaptive: bool = False
+    # adaptive mode (the default; METHODS.md §10, docs/controller.md); fixed mode uses
+    # `rounds` (a file that sets `rounds:` and not `adaptive:` is in fixed mode)
+    adaptive: bool = True
     ci_rel_width: float | None = 0.05
     alpha: float = 0.01
     margin: float = 0.01
@@ -126,8 +127,10 @@ class Settings:
     min_subsessions: int | None = None
     max_rounds: int = 500
     max_time: float = 3600.0
-    min_round_time: float = 0.5
-    baseline: str | None = None
+    min_round_time: float = 0.5  # seconds; 0 turns the calibration of {work} off
+    baseline: str | None = None  # path: a campaign dir/DB or a JSON summary (runner/baseline.py)
+    reference: str | None = None  # a workload of this experiment the others are compared with
+    warmup_readings: int | None = None  # fixed within-round warm-up; None = MSER-5 (§2)
     # limits and the quiet-machine guard (issue 6; docs/daemon.md)
     memory_limit: int | None = None  # bytes of address space per round (RLIMIT_AS); None: off
     quiet_load: float | None = None  # wait for 1-min load average below this; None: off
@@ -147,6 +150,11 @@ class Experiment:
     source_text: str = ""
     #: the file's ``matrix:`` (factor name -> values), empty without one
     matrix: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Workload names in file order (after matrix expansion)."""
+        return tuple(w.name for w in self.workloads)
 
     @property
     def campaign_dir(self) -> Path:

@@ -15,6 +15,7 @@ Rules (documented for users in ``runner/templates/init.yaml``):
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import re
@@ -79,10 +80,20 @@ def build_experiment(
         data["workloads"], matrix, settings, base_dir, smap, check_commands
     )
     names = [w.name for w in workloads]
-    if settings.baseline is not None and settings.baseline not in names:
+    if settings.baseline is not None and check_commands:
+        where = Path(settings.baseline).expanduser()
+        where = where if where.is_absolute() else base_dir / where
+        if not where.exists():
+            smap.error(
+                ("settings", "baseline"),
+                f"{settings.baseline} not found (relative to the experiment file); give a "
+                "campaign directory, its benchrun.db, or a JSON summary",
+            )
+        settings = dataclasses.replace(settings, baseline=str(where.resolve()))
+    if settings.reference is not None and settings.reference not in names:
         smap.error(
-            ("settings", "baseline"),
-            f"no workload named {settings.baseline!r}; valid: {_listing(names)}",
+            ("settings", "reference"),
+            f"no workload named {settings.reference!r}; valid: {_listing(names)}",
         )
     out_path = Path(output).expanduser()
     return Experiment(
@@ -162,6 +173,15 @@ def _parse_settings(raw: Any, smap: SourceMap) -> Settings:
             values[key.name] = _simple(section, SETTINGS_KEYS, key.name, path, smap, None)
         elif key.kind == "pin":
             values["pin"] = _parse_pin(section["pin"], path + ("pin",), smap)
+    if "adaptive" not in section and "rounds" in section:
+        values["adaptive"] = False  # `rounds: N` alone asks for exactly N rounds
+    elif values.get("adaptive", True) and "rounds" in section:
+        smap.error(
+            path + ("rounds",),
+            "rounds is the count of fixed mode, but adaptive is true; remove rounds "
+            "(adaptive mode runs until the statistics are good enough, see max_rounds) "
+            "or set adaptive: false",
+        )
     settings = Settings(**values)
     if settings.min_rounds > settings.max_rounds:
         smap.error(

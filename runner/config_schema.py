@@ -104,7 +104,21 @@ SETTINGS_KEYS: tuple[Key, ...] = (
     Key(
         "min_round_time", "duration", "adaptive: grow work until a round lasts this long", minimum=0
     ),
-    Key("baseline", "str", "workload the others are compared with", nullable=True),
+    Key(
+        "baseline",
+        "str",
+        "adaptive: previous results to compare with: a campaign directory, its benchrun.db, "
+        "or a JSON summary (name -> mean, variance, n_q, q)",
+        nullable=True,
+    ),
+    Key("reference", "str", "adaptive: workload the others are compared with", nullable=True),
+    Key(
+        "warmup_readings",
+        "int",
+        "readings dropped at the start of every round (null: detected with MSER-5)",
+        nullable=True,
+        minimum=0,
+    ),
     Key(
         "memory_limit",
         "size",

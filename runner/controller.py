@@ -332,6 +332,7 @@ class Controller:
         self._latest: dict[str, dict[str, Any]] = {}  # last test results, by key
         self._prev: dict[str, Any] = {}
         self._pair_active: set[str] | None = None  # fixed between looks (no churn)
+        self._retired: dict[str, str] = {}
         if state:
             self._restore(state)
 
@@ -370,14 +371,18 @@ class Controller:
         stats: Mapping[str, WorkloadStats | None],
         rounds_used: Mapping[str, int],
         elapsed_s: float = 0.0,
+        retired: Mapping[str, str] | None = None,
     ) -> Decision:
         """Decide after the latest round (see the class and module docstrings).
 
         ``stats``: the latest :func:`runner.collector.collect` result per workload (missing
         or None = no steady data yet); ``rounds_used``: steady rounds per workload;
-        ``elapsed_s``: campaign wall-clock time so far (seconds).
+        ``elapsed_s``: campaign wall-clock time so far (seconds); ``retired``: workloads
+        that can get no more rounds (e.g. stopped after repeated failures), name -> why;
+        they count as out of budget.
         """
         p = self.params
+        self._retired = dict(retired or {})
         for name in list(stats) + list(rounds_used):
             if name not in self.direction:
                 raise ValueError(f"unknown workload {name!r}")
@@ -445,6 +450,10 @@ class Controller:
             and (s.n_q or 0) >= self.params.subsessions
             and s.n >= self.params.min_series
         )
+
+    def _out(self, name: str, rounds: Mapping[str, int]) -> bool:
+        """No more rounds for ``name``: its budget is used up, or it was retired."""
+        return rounds[name] >= self.params.max_rounds or name in self._retired
 
     def _remaining(self) -> float:
         return (
@@ -647,12 +656,14 @@ class Controller:
             ))  # fmt: skip
         return events
 
-    @staticmethod
-    def _verdict_text(v: Mapping[str, Any]) -> str:
+    def _verdict_text(self, v: Mapping[str, Any]) -> str:
         if v["verdict"] == SEPARATED:
             what = f"{v['a']} is better than {v['b']} ({_fmt_pct(v['relative_difference'])} apart; Holm p {v['welch_p_holm']:.3g})"
         else:
-            what = f"{v['a']} and {v['b']} are equivalent (TOST p {v['tost_p']:.3g})"
+            what = (
+                f"{v['a']} and {v['b']} are equivalent within {_fmt_pct(self.params.margin)} "
+                f"(TOST p {v['tost_p']:.3g})"
+            )
         return f"{what} at look {v['look']}, level {v['alpha']:.3g}"
 
     def _alpha_estimate(self) -> float:
@@ -718,7 +729,7 @@ class Controller:
             return {}, None, "waiting for enough data on both sides"
         live = {}
         for name, side in ((a, sa), (b, sb)):
-            if name is not None and side.rounds and rounds[name] < p.max_rounds:
+            if name is not None and side.rounds and not self._out(name, rounds):
                 live[name] = side.var / side.n / side.rounds
         total = sum(live.values())
         shares = {n: (u / total if total > 0 else 1.0 / len(live)) for n, u in live.items()}
@@ -757,9 +768,7 @@ class Controller:
         """
         p = self.params
         can_test = self._plan is None or self._remaining() > 0
-        if self._pair_active is not None and any(
-            rounds[n] >= p.max_rounds for n in self._pair_active
-        ):
+        if self._pair_active is not None and any(self._out(n, rounds) for n in self._pair_active):
             realloc = True
         pair_active: dict[str, bool] = {n: False for n in self.names}
         waiting: dict[str, list[str]] = {n: [] for n in self.names}
@@ -853,7 +862,7 @@ class Controller:
         for n in self.names:
             s, r = st[n], rounds[n]
             own, own_more = self._own(n, s, r)
-            exhausted = r >= p.max_rounds
+            exhausted = self._out(n, rounds)
             done = not own and not waiting[n]
             is_active = not exhausted and (bool(own) or pair_active[n])
             if is_active:
@@ -900,7 +909,7 @@ class Controller:
             )
             text = f"all conditions met after {clock} rounds: every workload has enough data{width}"
             if pairs:
-                text += f"; {len(pairs)} adjacent pair(s) decided ({n_sep} separated, {n_eq} equivalent)"
+                text += f"; {len(pairs)} adjacent pair(s) decided ({n_sep} separated, {n_eq} equivalent within {_fmt_pct(p.margin)})"
             if status["baselines"]:
                 text += "; baseline comparisons decided"
             return text
@@ -909,6 +918,9 @@ class Controller:
             return f"max_time {p.max_time:g} s reached after {elapsed:.0f} s; unmet: {listing}"
         if not status["active"]:
             out = [n for n in self.names if rounds[n] >= p.max_rounds]
+            gone = [f"{n} ({why})" for n, why in self._retired.items()]
+            if gone:
+                listing = f"stopped: {', '.join(gone)}; {listing}"
             if out:
                 return f"max_rounds {p.max_rounds} reached ({', '.join(out)}); unmet: {listing}"
             if not status["can_test"]:

@@ -8,8 +8,10 @@ the messages (failures, stopped workloads) are printed, one line each.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -51,7 +53,10 @@ class RichDisplay:
             MofNCompleteColumn(),
             TextColumn("{task.fields[failed]}"),
             TextColumn("{task.fields[last]}"),
+            TextColumn("{task.fields[width]}"),
+            TextColumn("{task.fields[waiting]}"),
             TimeElapsedColumn(),
+            TextColumn("{task.fields[eta]}"),
             console=self.console,
             disable=not self.live,
         )
@@ -73,9 +78,12 @@ class RichDisplay:
                 name,
                 total=total,
                 completed=min(done.get(name, 0), total),
-                workload=name,
+                workload=escape(name),
                 failed="",
                 last="",
+                width="",
+                waiting="",
+                eta="",
             )
         self.progress.start()
 
@@ -93,19 +101,59 @@ class RichDisplay:
             last=("warm-up " if warmup else "") + format_value(value, self.units.get(workload, "")),
         )
 
+    def show_decision(self, decision: Any, eta_s: float | None) -> None:
+        """After each adaptive pass: per workload the CI half-width now vs its target, the
+        undecided pairs it waits for, and the estimated time to finish (runner/adaptive.py).
+        The bar's total becomes rounds done + rounds the controller still expects."""
+        eta = "" if eta_s is None else f"~{format_duration(eta_s)} left"
+        for name, w in decision.workloads.items():
+            task = self.tasks.get(name)
+            if task is None:
+                continue
+            done = self.progress.tasks[self.tasks[name]].completed
+            if w.done or not w.active:
+                total = done
+            else:
+                total = done + max(1, w.rounds_needed or 1)
+            rel = w.rel_half_width
+            width = "" if rel is None else f"CI ±{100 * rel:.2g} %"
+            if w.target is not None and rel is not None:
+                mark = "[green]✓[/]" if rel <= w.target else ""
+                width += f" / {100 * w.target:.2g} %{mark}"
+            waiting = f"[yellow]? {escape(', '.join(w.waiting_for))}[/]" if w.waiting_for else ""
+            self.progress.update(
+                task,
+                total=total,
+                width=width,
+                waiting=waiting if not w.done else "[green]done[/]",
+                eta=eta,
+            )
+
     def message(self, text: str) -> None:
         if not self.quiet:
-            self.progress.console.print(f"[yellow]{text}[/]")
+            self.progress.console.print(f"[yellow]{escape(text)}[/]", soft_wrap=True)
 
     def stop(self) -> None:
         self.progress.stop()
 
 
+def format_duration(seconds: float) -> str:
+    """``1h02m``, ``3m05s`` or ``12s``."""
+    s = max(0, int(round(seconds)))
+    if s >= 3600:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    if s >= 60:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s}s"
+
+
 def results_table(results: list, confidence: float):  # list[WorkloadResult] -> rich Table
     """The end-of-run table: one row per workload (see runner/results.py).
 
-    Mean ± half-width of the t-interval at ``confidence`` over subsession means of rounds
-    (METHODS.md §3-4), median, coefficient of variation, min, max, counts and the unit.
+    Mean ± half-width of the t-interval at ``confidence`` over subsession means (METHODS.md
+    §3-4; ``collected``), the subsession size q x the count n_q, and descriptive
+    statistics of the per-round values (``summary``): median, coefficient of variation,
+    min, max; counts and the unit.
     """
     from rich.table import Table
 
@@ -114,6 +162,7 @@ def results_table(results: list, confidence: float):  # list[WorkloadResult] -> 
     table.add_column("workload")
     table.add_column("steady", justify="right")
     table.add_column(f"mean ± {pct} CI", justify="right")
+    table.add_column("q × n_q", justify="right")
     table.add_column("median", justify="right")
     table.add_column("CoV", justify="right")
     table.add_column("min", justify="right")
@@ -122,26 +171,81 @@ def results_table(results: list, confidence: float):  # list[WorkloadResult] -> 
     table.add_column("unit")
     for r in results:
         s = r.summary or {}
+        c = getattr(r, "collected", None) or {}
         unit = r.unit
-        mean = s.get("mean")
+        mean = c.get("mean", s.get("mean"))
+        subsessions = "-"
         if mean is None:
             ci = "-"
-        elif s.get("ci_low") is not None and s.get("ci_high") is not None:
-            half = (s["ci_high"] - s["ci_low"]) / 2
+        elif c.get("ci_low") is not None and c.get("ci_high") is not None:
+            half = (c["ci_high"] - c["ci_low"]) / 2
             ci = f"{format_value(mean, unit)} ± {format_value(half, unit)}"
+            subsessions = f"{c['q']} × {c['n_q']}"
         else:
-            ci = f"{format_value(mean, unit)} (no CI)"
+            need = c.get("readings_needed")
+            why = f"need ~{need} readings, have {c.get('n')}" if need else "not enough data"
+            ci = f"{format_value(mean, unit)} (no CI: {why})"
         cov = s.get("cov")
         table.add_row(
-            r.name + ("" if r.status == "active" else f" [red]({r.status})[/]"),
+            escape(r.name) + ("" if r.status == "active" else f" [red]({r.status})[/]"),
             str(r.steady),
             ci,
+            subsessions,
             format_value(s.get("median"), unit),
             "-" if cov is None else f"{cov * 100:.2f} %",
             format_value(s.get("min"), unit),
             format_value(s.get("max"), unit),
             f"[red]{r.failed}[/]" if r.failed else "0",
             unit,
+        )
+    return table
+
+
+def verdicts_table(doc: dict[str, Any]):  # -> rich Table, or None when there is nothing
+    """Adjacent-pair and baseline verdicts of an adaptive campaign (the stored "verdicts"
+    event: METHODS.md §7, §6.4; runner/adaptive.py)."""
+    from rich.table import Table
+
+    pairs, baselines = doc.get("pairs") or [], doc.get("baselines") or []
+    if not pairs and not baselines:
+        return None
+    table = Table(header_style="bold", title="verdicts")
+    for col in ("better / workload", "vs", "verdict", "difference", "Holm p", "TOST p", "note"):
+        table.add_column(col)
+
+    def pct(v: float | None) -> str:
+        return "-" if v is None else f"{100 * v:+.3g} %"
+
+    def p3(v: float | None) -> str:
+        return "-" if v is None else f"{v:.3g}"
+
+    style = {"separated": "green", "equivalent": "cyan", "faster": "green", "slower": "red"}
+    for p in pairs:
+        v = p["verdict"]
+        note = (
+            f"~{p['rounds_needed']} more rounds" if v == "undecided" and p["rounds_needed"] else ""
+        )
+        if v == "equivalent" and doc.get("margin") is not None:
+            note = f"within {100 * doc['margin']:g} %"
+        table.add_row(
+            escape(p["a"]),
+            escape(p["b"]),
+            f"[{style.get(v, 'yellow')}]{v}[/]",
+            pct(p.get("relative_difference")),
+            p3(p.get("welch_p_holm")),
+            p3(p.get("tost_p")),
+            note,
+        )
+    for b in baselines:
+        v = b["verdict"]
+        table.add_row(
+            escape(b["name"]),
+            escape(b["baseline"]),
+            f"[{style.get(v, 'yellow')}]{v}[/]",
+            pct(b.get("relative_change")),
+            p3(b.get("welch_p_holm")),
+            p3(b.get("tost_p")),
+            "; ".join(b.get("notes") or []),
         )
     return table
 

@@ -1,8 +1,14 @@
-"""Per-workload results of a stored campaign (fixed mode), computed with ``stats``.
+"""Per-workload results of a stored campaign, computed with ``stats``.
 
-The series of a workload is the metric value of each ok, non-warm-up round in launch
-order (METHODS.md §3 "Rounds": one value per round). Its summary is ``stats.summarize``,
-which applies the warm-up, autocorrelation and interval rules of METHODS.md §1-5.
+Two views of each workload:
+
+- ``collected``: what the adaptive controller sees (:func:`collect_workload`, i.e.
+  runner/collector.py): every reading of the steady rounds, within-round warm-up removed,
+  subsession means of size q, the t interval over them (METHODS.md §2-4), and
+  (mean, s_q², n_q, q), what a later comparison needs. This is *the* estimate and CI.
+- ``summary``: descriptive statistics of the per-round values (mean of a round's
+  readings; METHODS.md §1: median, CoV, quartiles, min, max, outliers) from
+  ``stats.summarize``.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from typing import Any
 import numpy as np
 
 import stats
+from runner.collector import WorkloadStats, collect
 from runner.store import CampaignRow, RoundRow, Store, WorkloadRow
 
 
@@ -31,6 +38,8 @@ class WorkloadResult:
     status_reason: str | None
     summary: dict[str, Any] | None  # stats.summarize(...).to_dict(); None if no data
     last_failure: str | None
+    #: runner.collector.WorkloadStats.to_dict() of the steady rounds; None if no data
+    collected: dict[str, Any] | None = None
 
 
 def round_values(workload: WorkloadRow, rounds: list[RoundRow]) -> np.ndarray:
@@ -44,6 +53,52 @@ def round_values(workload: WorkloadRow, rounds: list[RoundRow]) -> np.ndarray:
         if r.status == "ok" and not r.warmup and r.readings
     ]
     return np.asarray(values, dtype=float)
+
+
+def collect_workload(
+    readings: list[tuple[float, ...]],
+    works: list[int | None],
+    *,
+    per_work: bool,
+    confidence: float,
+    warmup_readings: int | None = None,
+    min_subsessions: int | None = None,
+) -> WorkloadStats | None:
+    """The controller's statistics of one workload (runner/collector.py, METHODS.md §2-4).
+
+    ``readings[i]`` and ``works[i]``: the readings and work amount of the i-th steady ok
+    round in launch order. ``per_work`` divides each round's readings by its work amount
+    (readings per unit of work). ``warmup_readings`` (config) fixes the within-round
+    warm-up; None detects it with MSER-5. None without any reading.
+    """
+    if not any(readings):
+        return None
+    pw = [float(w) for w in works] if per_work and all(w for w in works) else None
+    return collect(
+        readings,
+        confidence=confidence,
+        warmup="mser5" if warmup_readings is None else int(warmup_readings),
+        per_work=pw,
+        min_subsessions=min_subsessions,
+    )
+
+
+def collect_stored(
+    workload: WorkloadRow, rounds: list[RoundRow], settings: dict[str, Any]
+) -> WorkloadStats | None:
+    """:func:`collect_workload` on a stored workload's steady ok rounds (``settings``: the
+    campaign's stored settings dict)."""
+    steady = [r for r in rounds if r.status == "ok" and not r.warmup and r.readings]
+    warmup = settings.get("warmup_readings")
+    single = all(len(r.readings) == 1 for r in steady)
+    return collect_workload(
+        [r.readings for r in steady],
+        [r.work for r in steady],
+        per_work=bool(workload.spec.get("per_work")),
+        confidence=float(settings.get("confidence", 0.95)),
+        warmup_readings=None if warmup is None or single else int(warmup),
+        min_subsessions=settings.get("min_subsessions"),
+    )
 
 
 def workload_results(
@@ -63,6 +118,7 @@ def workload_results(
             # real data of short fixed campaigns, so it is not applied here
             summary = stats.summarize(values, confidence=confidence, warmup="none").to_dict()
         failures = [r for r in rounds if r.status != "ok"]
+        collected = collect_stored(w, rounds, campaign.settings) if values.size else None
         out.append(
             WorkloadResult(
                 name=w.name,
@@ -80,6 +136,7 @@ def workload_results(
                     if failures
                     else None
                 ),
+                collected=None if collected is None else collected.to_dict(),
             )
         )
     return out

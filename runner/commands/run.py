@@ -9,9 +9,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from runner.campaign import run_fixed
+from runner.adaptive import final_verdicts
+from runner.campaign import run_campaign
 from runner.config import load_experiment
-from runner.display import RichDisplay, results_table, stdout_console
+from runner.display import RichDisplay, results_table, stdout_console, verdicts_table
 from runner.executor import LocalExecutor
 from runner.metadata import collect_metadata, round_facts
 from runner.pinning import pinned_runner, plan_pinning
@@ -22,7 +23,14 @@ HELP = """\
 Run an experiment: every workload in rounds (interleaved in a seeded random order by
 default), pinned away from the runner's CPU, each round committed to
 <output>/<name>/benchrun.db before the next starts. Ctrl-C stops cleanly (the round in
-flight is killed and redone on --resume)."""
+flight is killed and redone on --resume).
+
+Adaptive mode (the default) runs until every workload's CI is within ci_rel_width of its
+mean and every pair of neighbouring results is separated (Welch, Holm, alpha) or
+equivalent within margin (TOST), with alpha spent over a geometric schedule of looks so
+that stopping early does not inflate the error rate (METHODS.md section 10); or until
+max_rounds/max_time, and then it says which condition was not met. A file with
+`rounds: N` (and no `adaptive:`) runs exactly N rounds of every workload instead."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -65,7 +73,7 @@ def main(args: argparse.Namespace) -> int:
     if not args.quiet and plan.reason:
         err.print(f"pinning: {plan.reason}")
     with pinned_runner(plan):
-        outcome = run_fixed(
+        outcome = run_campaign(
             experiment,
             LocalExecutor(),
             display,
@@ -82,7 +90,14 @@ def main(args: argparse.Namespace) -> int:
     with Store.open(outcome.db_path) as store:
         campaign = store.campaign(outcome.campaign_id)
         results = workload_results(store, campaign, experiment.settings.confidence)
-    stdout_console().print(results_table(results, experiment.settings.confidence))
+        verdicts = final_verdicts(store.events(campaign.id))
+    out = stdout_console()
+    out.print(results_table(results, experiment.settings.confidence))
+    table = verdicts_table(verdicts) if verdicts else None
+    if table is not None:
+        out.print(table)
+    if experiment.settings.adaptive and campaign.stop_reason and outcome.status == "done":
+        out.print(f"stopped: {campaign.stop_reason}", markup=False)
     if outcome.exit_code:
         print(f"benchrun: {outcome.message}", file=sys.stderr)
     elif not args.quiet:

@@ -7,9 +7,11 @@ import datetime as dt
 import json
 from pathlib import Path
 
+from rich.markup import escape
 from rich.table import Table
 
-from runner.display import results_table, stdout_console
+from runner.adaptive import final_verdicts
+from runner.display import results_table, stdout_console, verdicts_table
 from runner.errors import UserError
 from runner.results import workload_results
 from runner.store import Store
@@ -63,6 +65,7 @@ def main(args: argparse.Namespace) -> int:
             failed_rounds = [r for r in store.rounds(campaign.id) if r.status != "ok"]
             names = {w.id: w.name for w in store.workloads(campaign.id)}
             n_campaigns = len(store.campaigns())
+            verdicts = final_verdicts(store.events(campaign.id))
         if args.json:
             docs.append(
                 {
@@ -71,6 +74,7 @@ def main(args: argparse.Namespace) -> int:
                     "name": campaign.name,
                     "status": campaign.status,
                     "stop_reason": campaign.stop_reason,
+                    "verdicts": verdicts,
                     "created_at": campaign.created_at,
                     "updated_at": campaign.updated_at,
                     "workloads": [
@@ -84,6 +88,7 @@ def main(args: argparse.Namespace) -> int:
                             "status": r.status,
                             "status_reason": r.status_reason,
                             "summary": r.summary,
+                            "collected": r.collected,
                         }
                         for r in results
                     ],
@@ -102,7 +107,7 @@ def main(args: argparse.Namespace) -> int:
             counts.add_column(col)
         for r in results:
             counts.add_row(
-                r.name,
+                escape(r.name),
                 str(r.rounds),
                 str(r.warmup),
                 str(r.steady),
@@ -112,6 +117,9 @@ def main(args: argparse.Namespace) -> int:
             )
         console.print(counts)
         console.print(results_table(results, confidence))
+        table = verdicts_table(verdicts) if verdicts else None
+        if table is not None:
+            console.print(table)
         if campaign.status == "interrupted" and campaign.config_path:
             console.print(f"resume with: benchrun run {campaign.config_path} --resume")
         if args.failures:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -11,30 +12,40 @@ import pytest
 from e2e_util import REPO, query, run_benchrun, start_benchrun, write_experiment
 
 
-def test_demo_runs_and_stores_every_round(tmp_path: Path) -> None:
+def test_demo_stops_by_itself_with_every_pair_decided(tmp_path: Path) -> None:
     proc = run_benchrun("run", str(REPO / "configs" / "demo.yaml"), "-o", str(tmp_path), "-q")
     assert proc.returncode == 0, proc.stderr
     db = tmp_path / "demo" / "benchrun.db"
-    # demo.yaml: rounds 15 + warmup 1; sum-range expands over n in [1e6, 2e6] -> 4 workloads
+    (status, reason, settings) = query(
+        db, "SELECT status, stop_reason, settings_json FROM campaign"
+    )[0]
+    max_rounds = json.loads(settings)["max_rounds"]
+    # adaptive (the default): it stopped because every condition held, not on a budget
+    assert status == "done"
+    assert reason.startswith("all conditions met"), reason
     rows = query(
         db,
-        "SELECT w.name, count(*), sum(r.warmup), sum(r.status = 'ok') FROM round r"
-        " JOIN workload w ON w.id = r.workload_id GROUP BY w.name ORDER BY w.name",
+        "SELECT w.name, sum(r.warmup = 0 AND r.status = 'ok'), sum(r.warmup), sum(r.status != 'ok')"
+        " FROM round r JOIN workload w ON w.id = r.workload_id GROUP BY w.name ORDER BY w.name",
     )
-    assert rows == [
-        ("sleep-10ms", 16, 1, 16),
-        ("sort-20k", 16, 1, 16),
-        ("sum-range[n=1000000]", 16, 1, 16),
-        ("sum-range[n=2000000]", 16, 1, 16),
+    # sum-range expands over n in [1e6, 2e6] -> 4 workloads, none failed
+    assert [r[0] for r in rows] == [
+        "sleep-10ms",
+        "sort-20k",
+        "sum-range[n=1000000]",
+        "sum-range[n=2000000]",
     ]
-    # sort-20k prints 20 readings per round (work: 20), all stored
-    (n_readings,) = query(
-        db,
-        "SELECT count(*) FROM reading JOIN round ON round.id = reading.round_id"
-        " JOIN workload w ON w.id = round.workload_id WHERE w.name = 'sort-20k'",
-    )[0]
-    assert n_readings == 16 * 20
-    # sleep 0.01: the wall time per round is at least 10 ms (the reading is in seconds)
+    for _name, steady, warmup, failed in rows:
+        assert 5 <= steady < max_rounds  # min_rounds 5, well before the budget
+        assert warmup >= 1 and failed == 0
+    # every adjacent pair of the wall-time group was decided (stored verdicts)
+    verdicts = [
+        json.loads(d) for (d,) in query(db, "SELECT data_json FROM event WHERE kind = 'verdicts'")
+    ]
+    assert len(verdicts) == 1
+    pairs = verdicts[0]["pairs"]
+    assert len(pairs) == 2 and all(p["verdict"] in ("separated", "equivalent") for p in pairs)
+    # sleep 0.01: every steady wall time is at least 10 ms (the reading is in seconds)
     walls = [
         v
         for (v,) in query(
@@ -44,10 +55,19 @@ def test_demo_runs_and_stores_every_round(tmp_path: Path) -> None:
             " WHERE w.name = 'sleep-10ms'",
         )
     ]
-    assert len(walls) == 16 and min(walls) >= 0.010
-    (status,) = query(db, "SELECT status FROM campaign")[0]
-    assert status == "done"
-    assert "mean" in proc.stdout and "sleep-10ms" in proc.stdout
+    assert min(walls) >= 0.010
+    # sort-20k was calibrated: its steady rounds use the stored work amount, and each
+    # round stored one reading per unit of work
+    (cal,) = query(db, "SELECT data_json FROM event WHERE kind = 'calibrated'")[0]
+    work = json.loads(cal)["work"]
+    counts = query(
+        db,
+        "SELECT round.work, count(reading.idx) FROM round JOIN workload w ON"
+        " w.id = round.workload_id JOIN reading ON reading.round_id = round.id"
+        " WHERE w.name = 'sort-20k' AND round.flags = '' GROUP BY round.id",
+    )
+    assert counts and all(c == (work, work) for c in counts)
+    assert "mean" in proc.stdout and "sleep-10ms" in proc.stdout and "separated" in proc.stdout
     (meta,) = query(db, "SELECT metadata_json FROM campaign")[0]
     assert meta and "PYTHONHASHSEED" in meta
 
