@@ -362,6 +362,7 @@ class _Adaptive:
             ]
             if not order:  # cannot happen: the controller never lists retired workloads
                 return decision.reason
+            self.launcher.before_pass(pass_index)
             for name in order:
                 if self.launcher.interrupted:
                     break

@@ -12,9 +12,11 @@ is redone on resume. A lock file keeps two runners off the same campaign directo
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -26,6 +28,7 @@ from runner import __version__
 from runner.config import Experiment, Workload
 from runner.errors import UserError
 from runner.executor import Executor, RoundOutcome, RoundSpec
+from runner.quiet import wait_for_quiet
 from runner.scheduler import PassScheduler
 from runner.store import CampaignRow, Store
 
@@ -312,6 +315,46 @@ class RoundLauncher:
         self.base_env.update(experiment.settings.env)
         self.seq = store.next_seq(campaign.id)
         self.failure_stop: str | None = None
+        self._guarded_pass: int | None = None
+
+    def before_pass(self, pass_index: int) -> None:
+        """Quiet-machine guard (``settings.quiet_load``, runner/quiet.py): before the first
+        round of each pass, wait until the 1-minute load average is below the threshold,
+        at most ``quiet_max_wait`` seconds; a wait is stored as a "quiet-wait" event.
+        Ctrl-C ends the wait at once."""
+        settings = self.experiment.settings
+        if settings.quiet_load is None or pass_index == self._guarded_pass:
+            return
+        self._guarded_pass = pass_index
+
+        def clock() -> float:
+            return math.inf if self.interrupted else time.monotonic()
+
+        def sleep(seconds: float) -> None:
+            end = time.monotonic() + seconds
+            while not self.interrupted and time.monotonic() < end:
+                time.sleep(min(0.2, max(0.0, end - time.monotonic())))
+
+        waited = wait_for_quiet(
+            settings.quiet_load, settings.quiet_max_wait, sleep=sleep, clock=clock
+        )
+        if waited < 0.05 or self.interrupted:  # quiet at once: nothing worth recording
+            return
+        load = os.getloadavg()[0]
+        quiet = load < settings.quiet_load
+        text = (
+            f"waited {waited:.1f} s for the load average to fall below {settings.quiet_load:g}"
+            if quiet
+            else f"load average still {load:.2f} after {waited:.1f} s (quiet_load "
+            f"{settings.quiet_load:g}); measuring anyway"
+        )
+        self.store.add_event(
+            self.campaign.id,
+            "quiet-wait",
+            text,
+            {"seconds": waited, "load": load, "quiet": quiet, "pass": pass_index},
+        )
+        self.display.message(text)
 
     @property
     def interrupted(self) -> bool:
@@ -536,6 +579,9 @@ def run_fixed(
                     if launcher.interrupted:
                         break
                     st = states[name]
+                    launcher.before_pass(pass_index)
+                    if launcher.interrupted:
+                        break
                     outcome = launcher.launch(
                         name,
                         pass_index,

@@ -276,3 +276,32 @@ def test_show_reports_status_and_failures(tmp_path: Path, py: str) -> None:
     assert "done" in shown.stdout and "boom" in shown.stdout and "bad" in shown.stdout
     missing = run_benchrun("show", str(tmp_path / "nothing-here"))
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
+
+
+def test_quiet_guard_waits_before_each_pass_and_records_it(tmp_path: Path, py: str) -> None:
+    # a load average below 1e-6 never happens on a live machine: every pass waits the
+    # full quiet_max_wait (0.5 s) and then measures anyway; a huge threshold never waits
+    for name, load, expected in (("busy", "0.000001", 2), ("calm", "1000", 0)):
+        exp = write_experiment(
+            tmp_path,
+            f"""
+            name: {name}
+            output: {tmp_path}
+            settings: {{rounds: 2, warmup_rounds: 0, quiet_load: {load}, quiet_max_wait: 500ms}}
+            workloads:
+              - name: a
+                command: ["{py}", "-c", "pass"]
+            """,
+            name=f"{name}.yaml",
+        )
+        proc = run_benchrun("run", str(exp), "-q")
+        assert proc.returncode == 0, proc.stderr
+        events = query(
+            tmp_path / name / "benchrun.db",
+            "SELECT message, data_json FROM event WHERE kind = 'quiet-wait'",
+        )
+        assert len(events) == expected
+        for message, data in events:
+            d = json.loads(data)
+            assert d["quiet"] is False and 0.5 <= d["seconds"] < 5
+            assert "measuring anyway" in message
