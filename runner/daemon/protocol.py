@@ -90,7 +90,10 @@ def request(
                 f"{paths.socket}: permission denied; the daemon belongs to another user",
                 exit_code=1,
             ) from None
-        sock.sendall(encode({"op": op, **fields}))
+        try:
+            sock.sendall(encode({"op": op, **fields}))
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # refused before reading (e.g. another uid): its reply may be waiting
         chunks: list[bytes] = []
         size = 0
         while True:

@@ -1,0 +1,112 @@
+"""Fault test: SIGKILL the daemon at 20 seeded random moments of a campaign.
+
+Real processes and real databases: the daemon (what ``benchrun daemon start`` detaches),
+its ``benchrun run`` child, workloads printing deterministic readings by round number.
+After each kill the daemon is restarted; at the end the results DB must pass
+``PRAGMA integrity_check``, hold every round number exactly once, and equal an
+uninterrupted ``benchrun run`` of the same experiment, reading for reading.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import time
+from pathlib import Path
+
+from daemon_util import (
+    Env,
+    count_rounds,
+    det_experiment,
+    expected_reading,
+    rounds_of,
+    wait_for,
+)
+
+SEED = 20261123
+KILLS = 20
+ROUNDS = 12  # per workload; two workloads -> 24 rounds
+WORKLOADS = ("a", "b")
+
+
+def _gone(pid: int, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        if Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z"):
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_sigkill_at_20_random_moments_loses_and_duplicates_nothing(
+    xdg: Env, tmp_path: Path
+) -> None:
+    rng = random.Random(SEED)
+    total = ROUNDS * len(WORKLOADS)
+    # kill after k committed rounds (k drawn with replacement over the campaign) plus
+    # 0-80 ms: kills land mid-round, between a commit and the next launch, and (when k
+    # repeats) while a resumed child is still starting
+    moments = sorted(rng.choices(range(total), k=KILLS))
+    delays = [rng.uniform(0.0, 0.08) for _ in moments]
+
+    exp = det_experiment(tmp_path, tmp_path / "out", ROUNDS, workloads=WORKLOADS, sleep=0.05)
+    db = tmp_path / "out" / "det" / "benchrun.db"
+    daemon = xdg.start_daemon(fast=True)
+    sub = xdg.run("submit", str(exp))
+    assert sub.returncode == 0, sub.stderr
+    entry_id = int(sub.stdout)
+
+    running_at_kill = 0
+    children_killed = 0
+    for k, delay in zip(moments, delays, strict=True):
+        wait_for(lambda k=k: count_rounds(db) >= k, 60, f"{k} committed rounds")
+        time.sleep(delay)
+        before = xdg.entry(entry_id)
+        daemon.send_signal(signal.SIGKILL)
+        daemon.wait(10)
+        assert count_rounds(db) < total, "the campaign finished before the last kill"
+        if before["state"] == "running":
+            running_at_kill += 1
+            # PR_SET_PDEATHSIG: the child dies with the daemon, like on a power loss
+            if before["pid"] and _gone(before["pid"], 5.0):
+                children_killed += 1
+        daemon = xdg.start_daemon(fast=True)
+
+    final = xdg.wait_state(entry_id, ("done", "failed", "paused", "interrupted"), timeout=90)
+    assert final["state"] == "done", final
+    assert children_killed == running_at_kill
+    assert running_at_kill >= KILLS // 2  # most kills hit a running campaign
+
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        campaigns = conn.execute("SELECT id, status FROM campaign").fetchall()
+        kinds = [k for (k,) in conn.execute("SELECT kind FROM event ORDER BY id")]
+        dup = conn.execute(
+            "SELECT count(*) FROM (SELECT workload_id, round_index FROM round"
+            " GROUP BY workload_id, round_index HAVING count(*) > 1)"
+        ).fetchone()[0]
+    finally:
+        conn.close()
+    assert len(campaigns) == 1 and campaigns[0][1] == "done"
+    assert dup == 0
+    got = rounds_of(db)
+    # every round number exactly once, all ok, with the reading the workload prints
+    assert [(w, i) for w, i, _, _ in got] == [(w, i) for w in WORKLOADS for i in range(ROUNDS)]
+    assert all(status == "ok" for _, _, status, _ in got)
+    assert all(vals == (expected_reading(i),) for _, i, _, vals in got)
+    # the event logs record the interruptions and the resumes
+    assert kinds.count("daemon-resume") >= 1 and kinds.count("resume") >= 1
+    crash_logs = [m for kind, m in xdg.queue_log(entry_id) if kind == "crash-detected"]
+    assert len(crash_logs) == running_at_kill
+
+    # the same experiment, uninterrupted, gives the same rounds and readings
+    ref = xdg.run("run", str(exp), "-o", str(tmp_path / "ref"), "-q")
+    assert ref.returncode == 0, ref.stderr
+    assert rounds_of(tmp_path / "ref" / "det" / "benchrun.db") == got

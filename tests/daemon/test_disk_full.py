@@ -1,0 +1,104 @@
+"""A full disk mid-campaign: the store refuses cleanly, the daemon pauses, nothing is lost.
+
+The campaign's output lives on a small tmpfs the test mounts (the daemon's queue and logs
+stay elsewhere); after some rounds the test fills the file system with a filler file.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from daemon_util import Env, count_rounds, det_experiment, expected_reading, rounds_of, wait_for
+
+
+@pytest.fixture
+def small_fs() -> Iterator[Path]:
+    """A 4 MiB tmpfs, or a skip saying why it cannot be mounted."""
+    where = Path(tempfile.mkdtemp(prefix="brfull"))
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        where.rmdir()
+        pytest.skip(
+            "cannot mount a small tmpfs to fill up (needs root or CAP_SYS_ADMIN): "
+            + (proc.stderr.strip() or f"mount exited {proc.returncode}")
+        )
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+        where.rmdir()
+
+
+def fill(directory: Path) -> Path:
+    """Write zeros until ENOSPC (big blocks, then small ones); returns the filler file."""
+    filler = directory / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        for size in (65536, 512, 1):
+            block = b"\0" * size
+            try:
+                while True:
+                    os.write(fd, block)
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+    return filler
+
+
+def test_full_disk_pauses_cleanly_and_resume_finishes(
+    xdg: Env, tmp_path: Path, small_fs: Path
+) -> None:
+    xdg.start_daemon()
+    rounds = 40
+    exp = det_experiment(tmp_path, small_fs, rounds, sleep=0.03)
+    db = small_fs / "det" / "benchrun.db"
+    entry_id = int(xdg.cli("submit", str(exp)).stdout)
+    wait_for(lambda: count_rounds(db) >= 5, 60, "5 rounds")
+    filler = fill(small_fs)
+    entry = xdg.wait_state(entry_id, ("paused", "failed", "done"), 60)
+    assert entry["state"] == "paused", entry
+    assert entry["exit_code"] == 75
+    assert (
+        "the disk is full" in entry["message"] and f"benchrun resume {entry_id}" in entry["message"]
+    )
+    status = xdg.cli("status", str(entry_id))
+    assert status.returncode == 0
+    assert "paused" in status.stdout and "the disk is full" in status.stdout
+    logs = xdg.cli("logs", str(entry_id))
+    assert "benchrun: error:" in logs.stdout and "the disk is full" in logs.stdout
+    assert "Traceback" not in logs.stdout
+
+    # the store is intact: every committed round once, with its readings
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+    stored = rounds_of(db)
+    assert 5 <= len(stored) < rounds
+    assert [(i, s, v) for _, i, s, v in stored] == [
+        (i, "ok", (expected_reading(i),)) for i in range(len(stored))
+    ]
+    # not retried by itself: still paused a moment later
+    assert xdg.entry(entry_id)["state"] == "paused"
+
+    os.unlink(filler)
+    resumed = xdg.cli("resume", str(entry_id))
+    assert resumed.returncode == 0, resumed.stderr
+    final = xdg.wait_state(entry_id, ("done", "failed", "paused"), 60)
+    assert final["state"] == "done", final
+    got = rounds_of(db)
+    assert [(i, s, v) for _, i, s, v in got] == [
+        (i, "ok", (expected_reading(i),)) for i in range(rounds)
+    ]
+    again = xdg.cli("resume", str(entry_id))
+    assert again.returncode == 2 and "only paused or interrupted" in again.stderr
