@@ -23,6 +23,9 @@ COMMAND_MODULES: tuple[str, ...] = (
     "runner.commands.validate",
     "runner.commands.system",
     "runner.commands.analyze",
+    "runner.commands.report",
+    "runner.commands.compare",
+    "runner.commands.export",
     "runner.commands.submit",
     "runner.commands.queue",
     "runner.commands.status",
@@ -42,6 +45,9 @@ and reports means with confidence intervals that account for autocorrelation.
   benchrun show results/NAME          what a campaign holds
   benchrun system                     this machine, and the settings that add noise
   benchrun analyze summary data.csv   the same statistics on data benchrun did not measure
+  benchrun report results/NAME        a report to publish (HTML, Markdown, JSON, CSV)
+  benchrun compare OLD NEW            per workload: faster, slower or equivalent (CI gate)
+  benchrun export results/NAME        raw readings and results as JSON or CSV
   benchrun submit experiment.yaml     queue it for the daemon (benchrun daemon start)
 """
 

@@ -1,0 +1,9 @@
+"""benchrun compare (being written)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    sub.add_parser("compare", help="(not yet available)")

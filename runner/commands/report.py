@@ -1,0 +1,75 @@
+"""``benchrun report [CAMPAIGN]``: a document to publish (HTML, Markdown, JSON, CSV).
+
+HTML (default) is one self-contained file with the figures embedded; Markdown writes its
+figures into ``<stem>_files/`` beside it. Both default to ``report.html``/``report.md``
+in the campaign directory; JSON and CSV go to stdout unless ``--out`` is given.
+Contents and methods: docs/report.md; statistics: METHODS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from runner.errors import UserError
+from runner.report import FORMATS
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "report",
+        help="write a report to publish: HTML (default), Markdown, JSON or CSV",
+        description="Write the report of a stored campaign: headline ranking with CIs and "
+        "verdicts, per-workload plots, comparisons, the machine, a methods paragraph and "
+        "Hoefler & Belli's twelve rules. CAMPAIGN is a campaign directory or its "
+        "benchrun.db (default: the only campaign under results/).",
+    )
+    p.add_argument("campaign", nargs="?", default="results", help="campaign directory or database")
+    p.add_argument(
+        "--campaign-id", type=int, help="campaign id inside the database (default: newest)"
+    )
+    p.add_argument("--format", default="html", help=f"one of {', '.join(FORMATS)} (default html)")
+    p.add_argument("--out", "-o", help="output file ('-' for stdout)")
+    p.add_argument(
+        "--systems",
+        metavar="FACTOR",
+        help="matrix factor naming the systems of a suite (default: system, machine, version...)",
+    )
+    p.add_argument("--no-plots", action="store_true", help="skip the figures (faster)")
+    p.add_argument("--raw", action="store_true", help="JSON: include every steady reading")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    fmt = str(args.format).lower()
+    if fmt == "markdown":
+        fmt = "md"
+    if fmt not in FORMATS:
+        raise UserError(f"unknown report format {args.format!r}; choose from {', '.join(FORMATS)}")
+    from runner.report.render import write_report
+
+    t0 = time.perf_counter()
+    path, size = write_report(
+        args.campaign,
+        fmt,
+        out=args.out,
+        campaign_id=args.campaign_id,
+        system_factor=args.systems,
+        with_plots=not args.no_plots,
+        raw=args.raw,
+    )
+    if path is not None:
+        print(
+            f"benchrun: wrote {path} ({size / 1024:.0f} KiB) in {time.perf_counter() - t0:.1f} s",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def default_out(db: Path, fmt: str) -> Path | None:
+    """``report.html``/``report.md`` in the campaign directory; None (stdout) otherwise."""
+    if fmt in ("html", "md"):
+        return db.parent / f"report.{fmt}"
+    return None

@@ -1,0 +1,20 @@
+"""Reports a person can publish (``benchrun report``), built on the store and ``stats``.
+
+One module per concern, as in hyperfine's exporters (ARCHITECTURE.md "Models to follow"):
+
+- :mod:`runner.report.model`: gathers one campaign from the store into plain data
+  (per-workload series, estimates, diagnostics); computes no test itself.
+- :mod:`runner.report.analysis`: the comparisons (ranking and neighbour verdicts, relative
+  to the best, quantile regression, and for suites HPT, Speedup-Test, bootstrap, biplot),
+  all by calling ``stats``.
+- :mod:`runner.report.methods`: the methods paragraph and Hoefler & Belli's twelve rules.
+- :mod:`runner.report.plots`: matplotlib figures (PNG bytes).
+- :mod:`runner.report.html`, :mod:`runner.report.markdown`, :mod:`runner.report.tabular`:
+  one renderer per output format behind :func:`runner.report.render.write_report`.
+"""
+
+from __future__ import annotations
+
+FORMATS: tuple[str, ...] = ("html", "md", "json", "csv")
+
+__all__ = ["FORMATS"]

@@ -1,0 +1,178 @@
+"""One report, assembled once and rendered by every format (HTML, Markdown, JSON, CSV).
+
+:func:`build_report` runs the analysis (runner/report/analysis.py), writes the methods
+paragraph and the rules checklist (runner/report/methods.py) and, when asked, draws the
+figures (runner/report/plots.py). The renderers only lay this object out, so every format
+says the same thing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from runner.metadata_describe import describe_machine
+from runner.metadata_noise import unknown_noise_settings
+from runner.report import plots
+from runner.report.analysis import Group, Suite, analyse_suite, find_suite, rank_groups
+from runner.report.methods import (
+    METHODS_REFERENCES,
+    RuleStatus,
+    machine_warnings,
+    methods_paragraph,
+    rules_checklist,
+)
+from runner.report.model import CampaignModel
+
+#: section ids, in order: every format has each of them (tests check the HTML for them)
+SECTIONS: tuple[tuple[str, str], ...] = (
+    ("headline", "Headline"),
+    ("workloads", "Per workload"),
+    ("comparisons", "Comparisons"),
+    ("machine", "The machine"),
+    ("methods", "Methods"),
+    ("rules", "Hoefler & Belli's twelve rules"),
+)
+
+
+@dataclass
+class Report:
+    """Everything a report shows (module docstring); figures only when drawn."""
+
+    model: CampaignModel
+    groups: list[Group]
+    suite: Suite | None
+    methods: str
+    rules: list[RuleStatus]
+    warnings: list[dict[str, str]]
+    unchecked: list[tuple[str, str]]
+    machine: list[tuple[str, str, str]]
+    workload_plots: dict[str, plots.Plot] = field(default_factory=dict)
+    ranking_plots: list[plots.Plot] = field(default_factory=list)
+    quantile_plots: list[plots.Plot] = field(default_factory=list)
+    biplot: plots.Plot | None = None
+
+    @property
+    def title(self) -> str:
+        c = self.model.campaign
+        return f"benchrun report: {c.name} (campaign {c.id})"
+
+    @property
+    def generated(self) -> str:
+        return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+    @property
+    def stop_text(self) -> str:
+        c = self.model.campaign
+        return f"{c.status}: {c.stop_reason}" if c.stop_reason else c.status
+
+    def description(self) -> str | None:
+        """The experiment's ``description:`` line, read from the stored config text."""
+        import yaml
+
+        try:
+            doc = yaml.safe_load(self.model.campaign.config_text)
+        except yaml.YAMLError:
+            return None
+        text = doc.get("description") if isinstance(doc, dict) else None
+        return str(text).strip() if text else None
+
+    def to_dict(self, raw: bool = False) -> dict[str, Any]:
+        """The JSON form (``benchrun report --format json``)."""
+        c = self.model.campaign
+        return {
+            "format": "benchrun-report",
+            "version": 1,
+            "campaign": {
+                "id": c.id,
+                "name": c.name,
+                "database": str(self.model.database),
+                "status": c.status,
+                "stop_reason": c.stop_reason,
+                "created_at": c.created_at,
+                "updated_at": c.updated_at,
+                "benchrun_version": c.benchrun_version,
+                "adaptive": self.model.adaptive,
+                "settings": c.settings,
+                "description": self.description(),
+            },
+            "confidence": self.model.confidence,
+            "headline": [
+                {
+                    "group": g.key,
+                    "unit": g.unit,
+                    "direction": g.direction,
+                    "verdict_source": g.source,
+                    "rows": [r.__dict__ for r in g.rows],
+                    "pairs": g.pairs,
+                    "excluded": [{"name": n, "reason": why} for n, why in g.excluded],
+                    "quantile_regression": g.quantiles,
+                    "notes": g.notes,
+                }
+                for g in self.groups
+            ],
+            "workloads": [w.to_dict(raw) for w in self.model.workloads],
+            "suite": None
+            if self.suite is None
+            else {
+                "factor": self.suite.factor,
+                "systems": self.suite.systems,
+                "benchmarks": self.suite.benchmarks,
+                "comparisons": self.suite.comparisons,
+                "biplot": self.suite.biplot,
+                "notes": self.suite.notes,
+            },
+            "machine": {
+                "record": c.metadata,
+                "rows": [{"section": s, "label": k, "text": v} for s, k, v in self.machine],
+                "noise_warnings": self.warnings,
+                "not_checked": [{"setting": s, "reason": r} for s, r in self.unchecked],
+            },
+            "methods": self.methods,
+            "references": list(METHODS_REFERENCES),
+            "rules": [r.to_dict() for r in self.rules],
+        }
+
+
+def build_report(
+    model: CampaignModel,
+    *,
+    with_plots: bool = True,
+    system_factor: str | None = None,
+    resamples: int = 10_000,
+) -> Report:
+    """Analyse ``model`` and (``with_plots``) draw the figures (module docstring)."""
+    groups = rank_groups(model, quantreg=True)
+    suite = find_suite(model, system_factor)
+    if suite is not None:
+        analyse_suite(suite, model.confidence, resamples)
+    meta = model.campaign.metadata or {}
+    report = Report(
+        model=model,
+        groups=groups,
+        suite=suite,
+        methods=methods_paragraph(model, groups, suite),
+        rules=rules_checklist(model, groups, suite),
+        warnings=machine_warnings(model),
+        unchecked=unknown_noise_settings(meta) if meta else [],
+        machine=describe_machine(meta) if meta else [],
+    )
+    if with_plots:
+        draw(report)
+    return report
+
+
+def draw(report: Report) -> None:
+    """All figures of ``report`` (one per workload, ranking, quantile pair, biplot)."""
+    target = report.model.settings.get("ci_rel_width")
+    target = float(target) if target is not None else None
+    c = report.model.confidence
+    for w in report.model.workloads:
+        report.workload_plots[w.name] = plots.workload_figure(w, target, c)
+    for g in report.groups:
+        if len(g.rows) > 1:
+            report.ranking_plots.append(plots.headline_figure(g, c))
+        report.quantile_plots.extend(plots.quantile_figure(fit) for fit in g.quantiles)
+    if report.suite is not None:
+        report.biplot = plots.biplot_figure(report.suite)

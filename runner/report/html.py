@@ -1,0 +1,134 @@
+"""One self-contained HTML file: inline CSS, figures as base64 PNG data URIs, no script,
+no network access, so it opens offline and can be mailed or attached as it is."""
+
+from __future__ import annotations
+
+import base64
+from html import escape
+
+from runner.report import tables
+from runner.report.document import SECTIONS, Report
+from runner.report.plots import Plot
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;
+max-width:1200px;padding:0 1rem;color:#222;line-height:1.45}
+h1{font-size:1.6rem}h2{border-bottom:2px solid #ddd;padding-bottom:.2rem;margin-top:2.5rem}
+table{border-collapse:collapse;margin:.6rem 0 1rem;font-size:.88rem}
+th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}
+th{background:#f3f3f3}caption{caption-side:bottom;text-align:left;font-size:.8rem;color:#555;
+padding-top:.3rem}figure{margin:1rem 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
+figcaption{font-size:.82rem;color:#444}.met{color:#1a7f37}.missing{color:#b35900}
+.na{color:#777}.separated,.faster{color:#1a7f37}.slower{color:#b91c1c}.equivalent{color:#0369a1}
+.undecided{color:#b35900}.methods{background:#f8f8f8;border-left:4px solid #999;padding:.6rem 1rem}
+nav a{margin-right:1rem}
+"""
+
+
+def _table(t: tables.Table, classes: dict[int, bool] | None = None) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in t.headers)
+    body = []
+    for row in t.rows:
+        cells = []
+        for i, v in enumerate(row):
+            cls = ""
+            if classes and classes.get(i):
+                cls = f' class="{escape(v.split()[0] if v else "")}"'
+            cells.append(f"<td{cls}>{escape(v)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    cap = f"<caption>{escape(t.caption)}</caption>" if t.caption else ""
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _figure(p: Plot | None) -> str:
+    if p is None:
+        return ""
+    data = base64.b64encode(p.png).decode("ascii")
+    return (
+        f'<figure><img alt="{escape(p.title)}" src="data:image/png;base64,{data}">'
+        f"<figcaption>{escape(p.caption)}</figcaption></figure>"
+    )
+
+
+def render_html(report: Report) -> str:
+    """The whole report as one HTML document (module docstring)."""
+    m = report.model
+    c = m.campaign
+    out: list[str] = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(report.title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{escape(report.title)}</h1>",
+        "<nav>" + "".join(f'<a href="#{i}">{escape(t)}</a>' for i, t in SECTIONS) + "</nav>",
+    ]
+    desc = report.description()
+    if desc:
+        out.append(f"<p><em>{escape(desc)}</em></p>")
+    out.append(
+        f"<p>Database <code>{escape(str(m.database))}</code>; "
+        f"{'adaptive' if m.adaptive else 'fixed'} campaign; generated {report.generated}.</p>"
+    )
+    # headline
+    out.append('<section id="headline"><h2>Headline</h2>')
+    out.append(f"<p><strong>How the campaign stopped:</strong> {escape(report.stop_text)}</p>")
+    for g in report.groups:
+        out.append(_table(tables.headline(g, m.confidence), {6: True}))
+    for p in report.ranking_plots:
+        out.append(_figure(p))
+    out.append("</section>")
+    # per workload
+    out.append('<section id="workloads"><h2>Per workload</h2>')
+    for w in m.workloads:
+        out.append(f"<h3>{escape(w.name)}</h3>")
+        out.append(_table(tables.workload_stats(w)))
+        out.append(_figure(report.workload_plots.get(w.name)))
+    out.append("</section>")
+    # comparisons
+    out.append('<section id="comparisons"><h2>Comparisons</h2>')
+    any_pairs = False
+    for g in report.groups:
+        if g.pairs:
+            any_pairs = True
+            out.append(_table(tables.pairs(g), {2: True}))
+            out.extend(f"<p>{escape(n)}</p>" for n in g.notes)
+    if not any_pairs:
+        out.append("<p>Only one workload per metric: no pair to compare.</p>")
+    for p in report.quantile_plots:
+        out.append(_figure(p))
+    if report.suite is not None:
+        s = report.suite
+        out.append(
+            f"<h3>Suite: {len(s.systems)} systems ({escape(s.factor)}) x "
+            f"{len(s.benchmarks)} benchmarks</h3>"
+        )
+        for t in tables.suite_tables(s):
+            out.append(_table(t))
+        out.append(_figure(report.biplot))
+        out.extend(f"<p>{escape(n)}</p>" for n in s.notes)
+    out.append("</section>")
+    # machine
+    out.append('<section id="machine"><h2>The machine</h2>')
+    if report.machine:
+        out.append(_table(tables.machine(report)))
+    else:
+        out.append("<p>No machine record was stored with this campaign.</p>")
+    if report.warnings or report.unchecked:
+        out.append(_table(tables.warnings(report)))
+    else:
+        out.append("<p>No setting that adds noise was found.</p>")
+    out.append("<h3>Experiment file</h3><pre>" + escape(c.config_text) + "</pre>")
+    out.append("</section>")
+    # methods
+    out.append('<section id="methods"><h2>Methods</h2>')
+    out.append(f'<p class="methods">{escape(report.methods)}</p><ul>')
+    from runner.report.methods import METHODS_REFERENCES
+
+    out.extend(f"<li>{escape(r)}</li>" for r in METHODS_REFERENCES)
+    out.append("</ul></section>")
+    # rules
+    out.append('<section id="rules"><h2>Hoefler &amp; Belli\'s twelve rules</h2>')
+    rules = tables.rules(report)
+    out.append(_table(rules, {1: True}).replace('class="not"', 'class="na"'))
+    out.append("</section></body></html>")
+    return "\n".join(out)

@@ -1,0 +1,274 @@
+"""The methods paragraph and Hoefler & Belli's twelve rules, written from what was done.
+
+:func:`methods_paragraph` turns the stored settings, rounds, warm-up and subsession
+decisions, tests and timer record into sentences a paper can take as they are
+(METHODS.md §11: "The report turns these into the sentences a paper needs").
+:func:`rules_checklist` states for each of the twelve rules of [HOEFLER] (T. Hoefler,
+R. Belli, SC 2015) whether this campaign meets it, whether it does not apply, or what is
+missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from runner.metadata_noise import noise_warnings
+from runner.report.analysis import Group, Suite
+from runner.report.model import CampaignModel
+
+METHODS_REFERENCES = (
+    "[HOEFLER] T. Hoefler, R. Belli. Scientific Benchmarking of Parallel Computing Systems. "
+    "SC 2015.",
+    "[PILOT] Y. Li, E. L. Miller, D. D. E. Long et al. Pilot: a framework that understands "
+    "how to do performance benchmarks the right way. MASCOTS 2016.",
+    "[MSER] K. P. White. An effective truncation heuristic for bias reduction in simulation "
+    "output. Simulation 69 (1997).",
+    "[WELCH] B. L. Welch. Biometrika 34 (1947).",
+)
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:.2g} %"
+
+
+def _range(values: list[int]) -> str:
+    lo, hi = min(values), max(values)
+    return str(lo) if lo == hi else f"{lo} to {hi}"
+
+
+def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | None) -> str:
+    """One paragraph describing what was really done (module docstring)."""
+    s = model.settings
+    views = model.workloads
+    c = model.confidence
+    out: list[str] = []
+    mode = "adaptive" if model.adaptive else "fixed"
+    out.append(
+        f"We measured {len(views)} workload{'s' if len(views) != 1 else ''} with benchrun "
+        f"{model.campaign.benchrun_version} in a {mode} campaign of "
+        f"{sum(w.rounds for w in views)} rounds, each round a fresh process"
+        + (f" pinned to CPU {', '.join(model.cpus)}" if model.cpus else " (not pinned to CPUs)")
+        + "."
+    )
+    order = s.get("order", "interleaved")
+    out.append(
+        "Workloads ran in a seeded random interleaved order"
+        + (f" (seed {s.get('seed')})" if s.get("seed") is not None else "")
+        if order == "interleaved"
+        else "Workloads ran one after the other"
+    )
+    out[-1] += f"; the campaign ended {model.campaign.status}: {model.campaign.stop_reason or '-'}."
+    steady = [w.steady_rounds for w in views if w.steady_rounds]
+    warm = sum(w.warmup_rounds for w in views)
+    if steady:
+        out.append(
+            f"Each workload has {_range(steady)} steady rounds; the first "
+            f"{s.get('warmup_rounds', 1)} round(s) of each workload ({warm} in total) were run, "
+            "stored and discarded as warm-up."
+        )
+    within = sum(w.estimate.warmup_readings for w in views if w.estimate)
+    fixed_w = s.get("warmup_readings")
+    if fixed_w is not None:
+        out.append(f"The first {fixed_w} readings of every round were discarded (fixed).")
+    else:
+        out.append(
+            "A remaining warm-up transient was detected with MSER-5 [MSER]"
+            + (f", which discarded {within} readings in total." if within else "; it found none.")
+        )
+    qs = [w.estimate.q for w in views if w.estimate and w.estimate.q and w.estimate.usable]
+    nq = [w.estimate.n_q for w in views if w.estimate and w.estimate.n_q and w.estimate.usable]
+    rel = [
+        w.estimate.rel_half_width
+        for w in views
+        if w.estimate and w.estimate.rel_half_width is not None
+    ]
+    if qs and nq:
+        out.append(
+            f"Consecutive readings were grouped into subsessions of {_range(qs)} readings, "
+            "chosen so that subsession means are approximately independent (lag-1 "
+            "autocorrelation of the means and the integrated autocorrelation time, following "
+            f"[PILOT]); with {_range(nq)} subsession means per workload, each mean is reported "
+            f"with its {100 * c:g} % Student-t confidence interval over subsession means."
+        )
+    if rel:
+        target = s.get("ci_rel_width")
+        reached = f"The relative CI half-widths reached {_pct(min(rel))} to {_pct(max(rel))}"
+        if target is not None:
+            reached += f" of the mean (target {_pct(float(target))}"
+            reached += ", the stopping condition)." if model.adaptive else ", not enforced)."
+        else:
+            reached += " of the mean."
+        out.append(reached)
+    missing = [w.name for w in views if not (w.estimate and w.estimate.usable)]
+    if missing:
+        out.append(f"No CI could be given for {', '.join(missing)} (not enough data).")
+    if any(len(g.rows) > 1 for g in groups):
+        k = max(len(g.rows) for g in groups)
+        out.append(
+            f"Neighbouring workloads in the ranking were compared with Welch's t-test [WELCH] at "
+            f"alpha = {s.get('alpha', 0.01):g}"
+            + (", Holm-corrected over the adjacent pairs" if k > 2 else "")
+            + f", and with a TOST equivalence test within ±{100 * float(s.get('margin', 0.01)):g} %"
+            " of the better mean."
+        )
+        if model.adaptive:
+            out.append(
+                "Tests were made only at a geometric schedule of looks with the significance "
+                "level spent over them, so stopping when the data suffice does not inflate the "
+                "error rate."
+            )
+    if suite is not None:
+        out.append(
+            f"Systems ({', '.join(suite.systems)}) were compared over {len(suite.benchmarks)} "
+            "benchmarks with Hierarchical Performance Testing (Chen et al.), the Speedup-Test "
+            "(Touati et al.) and a within-benchmark bootstrap CI of the ratio of geometric means."
+        )
+    timer = (model.campaign.metadata or {}).get("timer") or {}
+    if timer.get("clock"):
+        res = timer.get("measured_resolution_ns")
+        over = timer.get("overhead_ns")
+        out.append(
+            f"Times come from {timer.get('clock')} ({timer.get('implementation') or '-'})"
+            + (f", smallest measured step {res:g} ns" if isinstance(res, int | float) else "")
+            + (f", {over:.0f} ns per call" if isinstance(over, int | float) else "")
+            + "."
+        )
+    costs = sorted({w.unit or "-" for w in views if w.direction == "lower_is_better"})
+    rates = sorted({w.unit or "-" for w in views if w.direction == "higher_is_better"})
+    summary = []
+    if costs:
+        summary.append(f"costs ({', '.join(costs)}) by their arithmetic mean")
+    if rates:
+        summary.append(
+            f"rates ({', '.join(rates)}) by the arithmetic mean of the readings, shown beside "
+            "their harmonic mean (a rate's honest average is total work over total time)"
+        )
+    out.append(
+        "Following [HOEFLER] Rule 3 we summarise "
+        + " and ".join(summary)
+        + "; outliers were counted with Tukey's fences (k = 1.5) and not removed."
+    )
+    return " ".join(out)
+
+
+@dataclass(frozen=True)
+class RuleStatus:
+    """One of the twelve rules: its number, text, status (met/n/a/missing) and detail."""
+
+    number: int
+    rule: str
+    status: str
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.number,
+            "text": self.rule,
+            "status": self.status,
+            "detail": self.detail,
+        }
+
+
+RULES = (
+    "Report the base case of any speedup and its absolute performance.",
+    "Say why only a subset of benchmarks or resources is reported.",
+    "Use the arithmetic mean only for costs, the harmonic mean for rates.",
+    "Avoid summarising ratios; if unavoidable use the geometric mean.",
+    "Report whether measurements are deterministic; give CIs for non-deterministic data.",
+    "Do not assume normality without diagnostic checking.",
+    "Compare non-deterministic data in a statistically sound way.",
+    "Check whether the mean or median is the right measure; consider other percentiles.",
+    "Document all varying factors and the complete experimental setup.",
+    "Report all measurement, synchronisation and summarisation techniques.",
+    "If possible, show upper performance bounds.",
+    "Plot as much information as needed; connect points only where interpolation is valid.",
+)
+
+MET, NA, MISSING = "met", "not applicable", "missing"
+
+
+def rules_checklist(
+    model: CampaignModel, groups: list[Group], suite: Suite | None
+) -> list[RuleStatus]:
+    """[HOEFLER]'s twelve rules with this campaign's status for each (module docstring)."""
+    views = model.workloads
+    multi = any(len(g.rows) > 1 for g in groups)
+    out: list[tuple[str, str]] = []
+    # 1
+    if multi or suite is not None:
+        out.append((MET, "ratios are relative to the best workload (or the first system), whose "
+                         "absolute estimate and CI are in the same table"))  # fmt: skip
+    else:
+        out.append((NA, "no speedup or ratio is reported"))
+    # 2
+    dropped = [w for w in views if w.status != "active" or not (w.estimate and w.estimate.usable)]
+    if not dropped:
+        out.append((MET, "every workload of the experiment is reported"))
+    else:
+        why = [
+            f"{w.name}: {w.status_reason or w.last_failure or 'not enough data'}" for w in dropped
+        ]
+        out.append(
+            (MET, "workloads without a result are listed with the reason: " + "; ".join(why))
+        )
+    # 3
+    rates = [w.name for w in views if w.direction == "higher_is_better"]
+    if rates:
+        out.append((MISSING, f"{', '.join(rates)}: rates summarised by the arithmetic mean of "
+                             "readings; the harmonic mean is shown beside it, prefer it or "
+                             "total work / total time"))  # fmt: skip
+    else:
+        out.append((MET, "all metrics are costs, summarised by the arithmetic mean"))
+    # 4
+    out.append((MET, "no ratio is averaged" + (
+        "; the suite's ratio of geometric means is labelled as such, with a bootstrap CI"
+        if suite is not None else "")))  # fmt: skip
+    # 5
+    no_ci = [w.name for w in views if not (w.estimate and w.estimate.ci_low is not None)]
+    det = [w.name for w in views if (w.summary or {}).get("deterministic")]
+    detail = "CIs over subsession means for every workload"
+    if det:
+        detail += f"; deterministic (CoV below 0.1 %): {', '.join(det)}"
+    out.append((MISSING, "no CI for " + ", ".join(no_ci)) if no_ci else (MET, detail))
+    # 6
+    out.append((MET, "Shapiro-Wilk p and a Q-Q plot of the subsession means per workload; the CI "
+                     "relies on the means being approximately normal, which the plot shows"))  # fmt: skip
+    # 7
+    if multi:
+        out.append((MET, "neighbours compared with Welch's t-test (Holm), TOST equivalence and "
+                         "non-overlapping CIs"))  # fmt: skip
+    else:
+        out.append((NA, "a single workload per metric: nothing to compare"))
+    # 8
+    out.append((MET, "median, quartiles, p90/p99 and a histogram per workload; quantile "
+                     "regression of neighbour differences from the 5th to the 95th percentile"
+                if multi else "median, quartiles, p90/p99 and a histogram per workload"))  # fmt: skip
+    # 9
+    meta = model.campaign.metadata
+    if not meta:
+        out.append((MISSING, "no machine record was stored with this campaign"))
+    else:
+        gone = sum(len((meta.get(k) or {}).get("_unavailable") or {}) for k in
+                   ("hardware", "software", "timer", "environment"))  # fmt: skip
+        out.append((MET, "hardware, software, timer, environment and the full experiment file "
+                         f"are recorded ({gone} facts unreadable on this machine, listed)"))  # fmt: skip
+    # 10
+    out.append((MET, "timer, pinning, warm-up rule, subsession size and summary statistics are "
+                     "stated in the methods paragraph; each round is one process, no "
+                     "synchronisation across processes is involved"))  # fmt: skip
+    # 11
+    out.append((MISSING, "benchrun does not know this machine's peak; add an upper bound (peak "
+                         "bandwidth, FLOP/s, an empty loop) by hand if one exists"))  # fmt: skip
+    # 12
+    out.append((MET, "every reading is plotted in launch order; lines join only time-ordered "
+                     "readings and the CI-width curve"))  # fmt: skip
+    return [RuleStatus(i + 1, RULES[i], st, d) for i, (st, d) in enumerate(out)]
+
+
+def machine_warnings(model: CampaignModel) -> list[dict[str, str]]:
+    """The noise warnings of ``benchrun system`` for the stored record (runner/metadata_noise)."""
+    meta = model.campaign.metadata
+    if not meta:
+        return []
+    return [w.to_dict() for w in noise_warnings(meta)]

@@ -1,0 +1,399 @@
+"""Everything a report shows about one stored campaign, gathered once (no rendering here).
+
+:func:`load_campaign` reads the store (runner/store.py) and the per-workload results
+(runner/results.py) and derives, per workload, what the plots and tables need:
+
+- the readings of every round in launch order with their flags (warm-up round, warm-up
+  reading inside a round, Tukey outlier, failed round), METHODS.md §1-§2;
+- the steady series exactly as runner/collector.py builds it (warm-up rounds and
+  within-round warm-up removed, readings per unit of work when ``per_work``), §2-§3;
+- the estimate: (mean, s_q², n_q, q) and the Student t CI over subsession means (§3-§4),
+  from ``collected`` when present, else from ``summary``;
+- diagnostics: lag-k autocorrelation of the steady series and of the subsession means
+  (§3), Shapiro-Wilk p and Q-Q points (§5), and the relative CI half-width after a growing
+  number of rounds (the convergence to ``ci_rel_width``, §4, §10).
+
+Units: values are in the workload's unit (``WorkloadView.unit``), times of rounds in Unix
+seconds; relative widths are fractions (0.05 = 5 %).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from runner.errors import UserError
+from runner.results import WorkloadResult, collect_stored, workload_results
+from runner.store import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
+from stats.autocorr import acf, subsession_means
+from stats.normality import normality
+from stats.summary import tukey_outliers
+
+#: lags shown in the autocorrelation plots
+MAX_LAG = 20
+#: points of the CI-width-over-rounds curve
+CONVERGENCE_POINTS = 12
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A workload's estimate (METHODS.md §3-4): mean and CI in the workload's unit.
+
+    ``variance`` is s_q² of the ``n_q`` subsession means of ``q`` readings (unit²);
+    ``rel_half_width`` = half width / |mean|. ``ci_low``/``ci_high`` are None without
+    enough data (then ``readings_needed`` may say how much is missing).
+    """
+
+    mean: float
+    variance: float | None
+    n_q: int | None
+    q: int | None
+    ci_low: float | None
+    ci_high: float | None
+    rel_half_width: float | None
+    enough: bool
+    n: int
+    warmup_readings: int
+    series: str
+    readings_needed: int | None = None
+    tau: float | None = None
+    ess: float | None = None
+
+    @property
+    def usable(self) -> bool:
+        """Enough data for a CI and a comparison (n_q >= 2, a variance)."""
+        return self.enough and self.variance is not None and (self.n_q or 0) >= 2
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def estimate_of(result: WorkloadResult) -> Estimate | None:
+    """The estimate of one result: ``collected`` (runner/collector.py) when present, else
+    the descriptive ``summary`` (stats.summarize over round values). None without data."""
+    c = getattr(result, "collected", None)
+    if c and c.get("mean") is not None:
+        return Estimate(
+            mean=float(c["mean"]),
+            variance=c.get("s2_q"),
+            n_q=c.get("n_q"),
+            q=c.get("q"),
+            ci_low=c.get("ci_low"),
+            ci_high=c.get("ci_high"),
+            rel_half_width=c.get("rel_half_width"),
+            enough=bool(c.get("enough")),
+            n=int(c.get("n") or 0),
+            warmup_readings=int(c.get("warmup_readings") or 0),
+            series=str(c.get("series") or "rounds"),
+            readings_needed=c.get("readings_needed"),
+            tau=c.get("tau"),
+            ess=c.get("ess"),
+        )
+    s = result.summary
+    if not s or s.get("mean") is None:
+        return None
+    lo, hi, mean = s.get("ci_low"), s.get("ci_high"), float(s["mean"])
+    rel = (hi - lo) / 2 / abs(mean) if lo is not None and hi is not None and mean else None
+    return Estimate(
+        mean=mean,
+        variance=s.get("subsession_variance"),
+        n_q=s.get("n_subsessions"),
+        q=s.get("subsession_size"),
+        ci_low=lo,
+        ci_high=hi,
+        rel_half_width=rel,
+        enough=bool(s.get("enough_data")),
+        n=int(s.get("n") or 0),
+        warmup_readings=int(s.get("warmup_readings") or 0),
+        series="rounds",
+        ess=s.get("ess"),
+    )
+
+
+@dataclass
+class WorkloadView:
+    """One workload as the report shows it (see the module docstring)."""
+
+    name: str
+    metric: str
+    unit: str
+    direction: str
+    status: str
+    status_reason: str | None
+    params: dict[str, Any]
+    base_name: str | None
+    per_work: bool
+    rounds: int
+    steady_rounds: int
+    warmup_rounds: int
+    failed_rounds: int
+    last_failure: str | None
+    estimate: Estimate | None
+    summary: dict[str, Any] | None
+    collected: dict[str, Any] | None
+    #: every reading in launch order and its round's seq; flags per reading
+    all_values: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    all_flags: list[str] = field(default_factory=list)
+    #: launch seq of the failed rounds (no readings)
+    failed_at: list[int] = field(default_factory=list)
+    steady: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    within_round_warmup: int = 0
+    outlier_fences: tuple[float, float] | None = None
+    outliers: int = 0
+    acf_raw: list[float] | None = None
+    acf_means: list[float] | None = None
+    normality: dict[str, Any] | None = None
+    #: (steady rounds used, relative CI half-width or None)
+    convergence: list[tuple[int, float | None]] = field(default_factory=list)
+
+    @property
+    def harmonic_mean(self) -> float | None:
+        """Harmonic mean of the steady readings (the average of a rate, METHODS.md §1)."""
+        x = self.steady
+        if x.size == 0 or float(x.min()) <= 0:
+            return None
+        return float(x.size / np.sum(1.0 / x))
+
+    @property
+    def group(self) -> str:
+        """Workloads are ranked only within one metric and unit (runner/adaptive.py)."""
+        return f"{self.metric}:{self.unit}"
+
+    def to_dict(self, raw: bool = False) -> dict[str, Any]:
+        """JSON form; ``raw`` adds the steady series (can be large)."""
+        out = {
+            "name": self.name,
+            "metric": self.metric,
+            "unit": self.unit,
+            "direction": self.direction,
+            "status": self.status,
+            "status_reason": self.status_reason,
+            "params": self.params,
+            "rounds": self.rounds,
+            "steady_rounds": self.steady_rounds,
+            "warmup_rounds": self.warmup_rounds,
+            "failed_rounds": self.failed_rounds,
+            "last_failure": self.last_failure,
+            "estimate": None if self.estimate is None else self.estimate.to_dict(),
+            "summary": self.summary,
+            "within_round_warmup": self.within_round_warmup,
+            "outliers": self.outliers,
+            "outlier_fences": None if self.outlier_fences is None else list(self.outlier_fences),
+            "acf_readings": self.acf_raw,
+            "acf_subsession_means": self.acf_means,
+            "normality_p": None if self.normality is None else self.normality.get("p_value"),
+            "convergence": [{"rounds": r, "rel_half_width": w} for r, w in self.convergence],
+        }
+        if raw:
+            out["steady_series"] = [float(v) for v in self.steady]
+        return out
+
+
+@dataclass
+class CampaignModel:
+    """One campaign with its workloads and events, ready for analysis and rendering."""
+
+    database: Path
+    campaign: CampaignRow
+    workloads: list[WorkloadView]
+    events: list[EventRow]
+    confidence: float
+    #: distinct CPU lists the rounds were pinned to ("1", "2-3"); empty when unpinned
+    cpus: list[str] = field(default_factory=list)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return self.campaign.settings
+
+    @property
+    def adaptive(self) -> bool:
+        return bool(self.settings.get("adaptive", False))
+
+    def view(self, name: str) -> WorkloadView:
+        return next(w for w in self.workloads if w.name == name)
+
+
+def find_database(path: str | Path) -> Path:
+    """The ``benchrun.db`` a path names: the file itself or ``<dir>/benchrun.db``."""
+    p = Path(path).expanduser()
+    if p.is_dir():
+        if (p / "benchrun.db").is_file():
+            return p / "benchrun.db"
+        found = sorted(p.glob("*/benchrun.db"))
+        if len(found) == 1:
+            return found[0]
+        if found:
+            names = ", ".join(str(f.parent) for f in found)
+            raise UserError(f"{p}: holds several campaigns ({names}); name one of them")
+        raise UserError(
+            f"{p}: no benchrun campaign here (no benchrun.db); run `benchrun run` first"
+        )
+    if not p.exists():
+        raise UserError(f"{p}: no such campaign directory or database")
+    return p
+
+
+def _steady_rounds(rounds: list[RoundRow]) -> list[RoundRow]:
+    return [r for r in rounds if r.status == "ok" and not r.warmup and r.readings]
+
+
+def _flags_and_series(
+    view: WorkloadView, rounds: list[RoundRow], est: Estimate | None
+) -> tuple[np.ndarray, list[str], np.ndarray, int]:
+    """All readings with flags, the steady series and d (within-round warm-up per round).
+
+    Reproduces runner/collector.py: one reading per round -> the rounds in order minus the
+    first ``warmup_readings`` steady rounds (MSER-5); several -> every steady round minus
+    its first d readings, concatenated (METHODS.md §2-3)."""
+    steady = _steady_rounds(rounds)
+    single = bool(steady) and all(len(r.readings) == 1 for r in steady)
+    wr = est.warmup_readings if est else 0
+    d = 0 if single or not steady else wr // max(1, len(steady))
+    values: list[float] = []
+    flags: list[str] = []
+    series: list[float] = []
+    steady_ids = {r.id for r in steady}
+    k = 0  # index among steady rounds
+    for r in rounds:
+        if not r.readings:
+            continue
+        scale = float(r.work) if view.per_work and r.work else 1.0
+        if r.status != "ok":
+            tag = "failed"
+        elif r.warmup:
+            tag = "warmup-round"
+        else:
+            tag = ""
+        for i, v in enumerate(r.readings):
+            values.append(v / scale)
+            f = tag
+            if r.id in steady_ids:
+                if single and k < wr:
+                    f = "warmup-reading"
+                elif not single and i < d:
+                    f = "warmup-reading"
+                else:
+                    series.append(v / scale)
+            flags.append(f)
+        if r.id in steady_ids:
+            k += 1
+    return np.asarray(values, float), flags, np.asarray(series, float), d
+
+
+def _convergence(
+    w: WorkloadRow, rounds: list[RoundRow], settings: dict[str, Any]
+) -> list[tuple[int, float | None]]:
+    """Relative CI half-width after the first k steady rounds, k on a geometric grid."""
+    steady = _steady_rounds(rounds)
+    total = len(steady)
+    if total < 2:
+        return []
+    ks = np.unique(np.geomspace(2, total, CONVERGENCE_POINTS).round().astype(int))
+    out: list[tuple[int, float | None]] = []
+    for k in ks:
+        try:
+            c = collect_stored(w, steady[: int(k)], settings)
+        except ValueError:
+            c = None
+        out.append((int(k), None if c is None else c.rel_half_width))
+    return out
+
+
+def _diagnostics(view: WorkloadView) -> None:
+    x = view.steady
+    if x.size >= 4:
+        fences = tukey_outliers(x)
+        view.outlier_fences = (float(fences.low_fence), float(fences.high_fence))
+        view.outliers = int(fences.count)
+        lo, hi = view.outlier_fences
+        view.all_flags = [
+            ("outlier" if (f == "" and (v < lo or v > hi)) else f)
+            for v, f in zip(view.all_values, view.all_flags, strict=True)
+        ]
+    if x.size >= 3 and float(np.ptp(x)) > 0:
+        view.acf_raw = [float(v) for v in acf(x, min(MAX_LAG, x.size - 1))]
+        q = view.estimate.q if view.estimate and view.estimate.q else 1
+        means = subsession_means(x, q)
+        if means.size >= 3 and float(np.ptp(means)) > 0:
+            view.acf_means = [float(v) for v in acf(means, min(MAX_LAG, means.size - 1))]
+            view.normality = normality(means, max_points=400).to_dict()
+
+
+def build_view(
+    w: WorkloadRow, result: WorkloadResult, rounds: list[RoundRow], settings: dict[str, Any]
+) -> WorkloadView:
+    """The :class:`WorkloadView` of one stored workload (module docstring)."""
+    est = estimate_of(result)
+    view = WorkloadView(
+        name=w.name,
+        metric=w.metric,
+        unit=w.unit,
+        direction=w.direction,
+        status=w.status,
+        status_reason=w.status_reason,
+        params=dict(w.spec.get("params") or {}),
+        base_name=w.spec.get("base_name"),
+        per_work=bool(w.spec.get("per_work")),
+        rounds=result.rounds,
+        steady_rounds=result.steady,
+        warmup_rounds=result.warmup,
+        failed_rounds=result.failed,
+        last_failure=result.last_failure,
+        estimate=est,
+        summary=result.summary,
+        collected=getattr(result, "collected", None),
+        failed_at=[r.seq for r in rounds if r.status != "ok"],
+    )
+    values, flags, series, d = _flags_and_series(view, rounds, est)
+    view.all_values, view.all_flags, view.steady, view.within_round_warmup = (
+        values,
+        flags,
+        series,
+        d,
+    )
+    _diagnostics(view)
+    view.convergence = _convergence(w, rounds, settings)
+    return view
+
+
+def load_campaign(path: str | Path, campaign_id: int | None = None) -> CampaignModel:
+    """Read one campaign (the newest unless ``campaign_id``) into a :class:`CampaignModel`.
+
+    Raises :class:`UserError` for a missing or foreign database and for a campaign without
+    any workload or any round ("empty campaign").
+    """
+    db = find_database(path)
+    with Store.open(db) as store:
+        campaign = store.campaign(campaign_id)
+        confidence = float(campaign.settings.get("confidence", 0.95))
+        results = workload_results(store, campaign, confidence)
+        rounds = store.rounds(campaign.id)
+        workloads = store.workloads(campaign.id)
+        events = store.events(campaign.id)
+    if not workloads or not rounds:
+        raise UserError(
+            f"{db}: campaign {campaign.id} ({campaign.name}) is empty: no round was stored; "
+            "run it first (benchrun run FILE)"
+        )
+    by_w: dict[int, list[RoundRow]] = {}
+    for r in rounds:
+        by_w.setdefault(r.workload_id, []).append(r)
+    views = [
+        build_view(w, res, by_w.get(w.id, []), campaign.settings)
+        for w, res in zip(workloads, results, strict=True)
+    ]
+    cpus = sorted({r.cpus for r in rounds if r.cpus})
+    return CampaignModel(db, campaign, views, events, confidence, cpus)
+
+
+def finite(v: Any) -> float | None:
+    """``v`` as a finite float, else None (for JSON and tables)."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None

@@ -1,0 +1,78 @@
+"""One entry point for every format: :func:`write_report` (used by ``benchrun report``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import matplotlib
+
+from runner.errors import UserError
+from runner.report import FORMATS
+
+matplotlib.use("Agg")
+
+
+def _write(path: Path, text: str) -> int:
+    """Write atomically (temporary file + rename); returns the size in bytes."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write the report ({exc.strerror or exc})") from None
+    return path.stat().st_size
+
+
+def write_report(
+    campaign: str | Path,
+    fmt: str,
+    *,
+    out: str | Path | None = None,
+    campaign_id: int | None = None,
+    system_factor: str | None = None,
+    with_plots: bool = True,
+    raw: bool = False,
+) -> tuple[Path | None, int]:
+    """Build the report of ``campaign`` and write it as ``fmt``; returns (path, bytes).
+
+    ``out`` None: HTML/Markdown go to ``report.<fmt>`` in the campaign directory, JSON/CSV
+    to stdout (path None); ``"-"`` is stdout for any format (Markdown then without figures).
+    """
+    from runner.commands.report import default_out
+    from runner.report.document import build_report
+    from runner.report.model import load_campaign
+
+    if fmt not in FORMATS:
+        raise UserError(f"unknown report format {fmt!r}; choose from {', '.join(FORMATS)}")
+    model = load_campaign(campaign, campaign_id)
+    target: Path | None
+    if out is None:
+        target = default_out(model.database, fmt)
+    else:
+        target = None if str(out) == "-" else Path(out)
+    plots = with_plots and fmt in ("html", "md") and not (fmt == "md" and target is None)
+    report = build_report(model, with_plots=plots, system_factor=system_factor)
+    if fmt == "html":
+        from runner.report.html import render_html
+
+        text = render_html(report)
+    elif fmt == "md":
+        from runner.report.markdown import render_markdown
+
+        figures = None if target is None else target.with_name(target.stem + "_files")
+        text = render_markdown(report, figures)
+    elif fmt == "json":
+        from runner.report.tabular import render_json
+
+        text = render_json(report, raw=raw)
+    else:
+        from runner.report.tabular import render_csv
+
+        text = render_csv(report)
+    if target is None:
+        sys.stdout.write(text)
+        return None, len(text.encode())
+    return target, _write(target, text)

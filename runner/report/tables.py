@@ -1,0 +1,229 @@
+"""The report's tables as plain strings (headers, rows), shared by HTML and Markdown.
+
+Values keep the workload's unit (seconds shown as s/ms/µs/ns, runner/display.py);
+p-values have three significant digits; ratios are unitless.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from runner.display import format_value
+from runner.report.analysis import Group, Suite
+from runner.report.document import Report
+from runner.report.model import WorkloadView
+
+
+@dataclass(frozen=True)
+class Table:
+    """A titled table of strings; ``caption`` says what the columns mean."""
+
+    title: str
+    headers: tuple[str, ...]
+    rows: list[tuple[str, ...]]
+    caption: str = ""
+
+
+def p3(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3g}"
+
+
+def pct(v: float | None, signed: bool = False) -> str:
+    if v is None:
+        return "-"
+    return f"{100 * v:+.3g} %" if signed else f"{100 * v:.3g} %"
+
+
+def ratio_text(r: float | None, lo: float | None, hi: float | None) -> str:
+    if r is None:
+        return "-"
+    if r == 1.0 and lo == 1.0 and hi == 1.0:
+        return "1 (best)"
+    if lo is None or hi is None:
+        return f"{r:.4g}"
+    return f"{r:.4g} [{lo:.4g}, {hi:.4g}]"
+
+
+def estimate_text(mean: float, lo: float | None, hi: float | None, unit: str) -> str:
+    if lo is None or hi is None:
+        return f"{format_value(mean, unit)} (no CI)"
+    return f"{format_value(mean, unit)} ± {format_value((hi - lo) / 2, unit)}"
+
+
+def headline(group: Group, confidence: float) -> Table:
+    pc = f"{100 * confidence:g} %"
+    rows = [
+        (
+            str(r.rank),
+            r.name,
+            estimate_text(r.mean, r.ci_low, r.ci_high, r.unit),
+            r.unit or "-",
+            pct(r.rel_half_width),
+            ratio_text(r.ratio, r.ratio_low, r.ratio_high),
+            r.verdict_next or "",
+        )
+        for r in group.rows
+    ]
+    rows += [("-", name, why, group.unit or "-", "-", "-", "") for name, why in group.excluded]
+    return Table(
+        f"{group.key} ({group.direction.replace('_', ' ')})",
+        (
+            "rank",
+            "workload",
+            f"mean ± {pc} CI",
+            "unit",
+            "CI ±/mean",
+            f"vs best [{pc} CI]",
+            "verdict with next",
+        ),  # fmt: skip
+        rows,
+        "Best first. The CI is Student t over subsession means (METHODS.md §3-4); the ratio "
+        "to the best has a delta-method CI; the verdict compares each workload with the next "
+        "one down ("
+        + (
+            "the stopping controller's verdict"
+            if group.source == "controller"
+            else "CIs disjoint, Holm-corrected Welch, or TOST"
+        )
+        + ").",  # fmt: skip
+    )
+
+
+def pairs(group: Group) -> Table:
+    rows = [
+        (
+            p["a"],
+            p["b"],
+            p["verdict"],
+            pct(p.get("relative_difference"), signed=True),
+            p3(p.get("welch_p")),
+            p3(p.get("welch_p_holm")),
+            p3(p.get("tost_p")),
+            p3(p.get("effect_size")),
+            str(p["required_n"]) if p.get("required_n") else "",
+        )
+        for p in group.pairs
+    ]
+    return Table(
+        f"neighbour verdicts: {group.key}",
+        (
+            "better",
+            "next",
+            "verdict",
+            "difference",
+            "Welch p",
+            "Holm p",
+            "TOST p",
+            "Cohen's d",
+            "n needed",
+        ),  # fmt: skip
+        rows,
+        "Welch's t-test on subsession means (two-sided), Holm-adjusted over the adjacent "
+        "pairs; TOST p for equivalence within the margin; Cohen's d = difference / pooled SD of "
+        "subsession means; n needed: subsession means per side for power 0.8 (undecided only).",
+    )
+
+
+def workload_stats(w: WorkloadView) -> Table:
+    s = w.summary or {}
+    e = w.estimate
+    u = w.unit
+    rows = [
+        ("rounds (stored / steady / warm-up / failed)",
+         f"{w.rounds} / {w.steady_rounds} / {w.warmup_rounds} / {w.failed_rounds}"),
+        ("readings analysed", str(e.n if e else 0)),
+        ("warm-up readings discarded", str(e.warmup_readings if e else 0)),
+        ("mean ± CI", estimate_text(e.mean, e.ci_low, e.ci_high, u) if e else "-"),
+        ("subsession size q × means n_q", f"{e.q} × {e.n_q}" if e and e.q else "-"),
+        ("relative CI half-width", pct(e.rel_half_width) if e else "-"),
+        ("integrated autocorrelation time", p3(e.tau) if e else "-"),
+        ("median [CI]", f"{format_value(s.get('median'), u)} [{format_value(s.get('median_ci_low'), u)}, "
+                        f"{format_value(s.get('median_ci_high'), u)}]"),
+        ("std / CoV", f"{format_value(s.get('std'), u)} / {pct(s.get('cov'))}"),
+        ("min / Q1 / Q3 / max", " / ".join(format_value(s.get(k), u) for k in ("min", "q1", "q3", "max"))),
+        ("p90 / p99", f"{format_value(s.get('p90'), u)} / {format_value(s.get('p99'), u)}"),
+        ("Tukey outliers (kept)", str(w.outliers)),
+        ("Shapiro-Wilk p (subsession means)", p3((w.normality or {}).get("p_value"))),
+    ]  # fmt: skip
+    if w.direction == "higher_is_better":
+        rows.append(("harmonic mean (rate)", format_value(w.harmonic_mean, u)))
+    if w.status != "active":
+        rows.append(("status", f"{w.status}: {w.status_reason or ''}"))
+    if w.last_failure:
+        rows.append(("last failure", w.last_failure))
+    notes = (w.collected or {}).get("notes") or []
+    if notes:
+        rows.append(("notes", "; ".join(notes)))
+    return Table(w.name, ("statistic", "value"), rows,
+                 "Median, quartiles and percentiles are over per-round values (METHODS.md §1).")  # fmt: skip
+
+
+def suite_tables(suite: Suite) -> list[Table]:
+    out: list[Table] = []
+    for cmp in suite.comparisons:
+        a, b = cmp["a"], cmp["b"]
+        h, rs, sp, gm = (
+            cmp.get("hpt"),
+            cmp.get("r_speedup"),
+            cmp.get("speedup_test"),
+            cmp.get("gmean_ratio"),
+        )
+        if h:
+            out.append(Table(
+                f"HPT: {a} vs {b}",
+                ("benchmark", f"median {a}", f"median {b}", "rank-sum p", "winner", "d", "rank"),
+                [(r["benchmark"], format_value(r["median_a"], suite.unit),
+                  format_value(r["median_b"], suite.unit), p3(r.get("p_value")), r["winner"],
+                  p3(r["d"]), p3(r["rank"])) for r in h["benchmarks"]],
+                f"Hierarchical Performance Testing (METHODS.md §8): confidence that {a} "
+                f"outperforms {b} = {p3(h['confidence'])} ({h['verdict']}); "
+                + (f"r-speedup at r = 0.95: {p3(rs.get('gamma'))}, geometric-mean speedup "
+                   f"{p3(rs.get('gmean_speedup'))} held with confidence "
+                   f"{p3(rs.get('gmean_confidence'))}." if rs else ""),
+            ))  # fmt: skip
+        if sp:
+            out.append(Table(
+                f"Speedup-Test: {b} (initial) -> {a}",
+                ("benchmark", "speedup of means", "mean verdict", "speedup of medians", "median verdict"),
+                [(n, p3(r.get("speedup_mean")), str(r.get("mean_verdict")),
+                  p3(r.get("speedup_median")), str(r.get("median_verdict")))
+                 for n, r in sp["benchmarks"].items()],
+                f"Touati's Speedup-Test (METHODS.md §6.2) at alpha {sp['alpha']:g}: overall "
+                f"speedup of means {p3(sp['overall_speedup_mean'])}, of medians "
+                f"{p3(sp['overall_speedup_median'])}; share of benchmarks with a significant "
+                f"speedup of the mean {_share(sp['share_mean'])}.",
+            ))  # fmt: skip
+        if gm:
+            out.append(Table(
+                f"ratio of geometric means: {a} / {b}",
+                ("estimate", "low", "high", "confidence", "method"),
+                [(p3(gm["estimate"]), p3(gm.get("low")), p3(gm.get("high")),
+                  f"{100 * gm['confidence']:g} %", gm["method"])],
+                "Hierarchical bootstrap resampling runs within each benchmark (METHODS.md §9); "
+                "unitless; below 1 means smaller values for " + a + ".",
+            ))  # fmt: skip
+    return out
+
+
+def _share(s: dict[str, Any]) -> str:
+    return f"{s.get('a')}/{s.get('b')} [{p3(s.get('ci_low'))}, {p3(s.get('ci_high'))}]"
+
+
+def machine(report: Report) -> Table:
+    return Table("machine", ("section", "fact", "value"),
+                 [(s, k, v) for s, k, v in report.machine],
+                 "Recorded once when the campaign started (METHODS.md §11).")  # fmt: skip
+
+
+def warnings(report: Report) -> Table:
+    rows = [(w["setting"], w["found"], w["why"], w["fix_command"]) for w in report.warnings]
+    rows += [(s, "not checked", r, "") for s, r in report.unchecked]
+    return Table("noise warnings", ("setting", "found", "why it matters", "fix"), rows,
+                 "The checks of `benchrun system` applied to the stored record.")  # fmt: skip
+
+
+def rules(report: Report) -> Table:
+    return Table("rules", ("rule", "status", "this campaign"),
+                 [(f"{r.number}. {r.rule}", r.status, r.detail) for r in report.rules],
+                 "T. Hoefler, R. Belli, Scientific Benchmarking of Parallel Computing Systems, SC 2015.")  # fmt: skip

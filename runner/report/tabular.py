@@ -1,0 +1,61 @@
+"""Machine-readable reports: JSON (the whole report) and CSV (one row per workload)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from typing import Any
+
+from runner.report.document import Report
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def render_json(report: Report, raw: bool = False) -> str:
+    """The report as one JSON document (``format: benchrun-report``, ``version: 1``)."""
+    return json.dumps(_clean(report.to_dict(raw)), indent=2, allow_nan=False, default=str) + "\n"
+
+
+CSV_COLUMNS = (
+    "group", "rank", "workload", "unit", "direction", "mean", "ci_low", "ci_high",
+    "rel_half_width", "ratio_to_best", "ratio_low", "ratio_high", "verdict_with_next",
+    "q", "n_q", "s2_q", "n", "warmup_readings", "steady_rounds", "failed_rounds", "median",
+    "cov", "outliers", "normality_p",
+)  # fmt: skip
+
+
+def render_csv(report: Report) -> str:
+    """One row per workload: the headline numbers (units in the ``unit`` column)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for g in report.groups:
+        ranked = {r.name: r for r in g.rows}
+        for w in report.model.workloads:
+            if w.group != g.key:
+                continue
+            r = ranked.get(w.name)
+            e = w.estimate
+            s = w.summary or {}
+            row = [
+                g.key, r.rank if r else "", w.name, w.unit, w.direction,
+                e.mean if e else "", e.ci_low if e else "", e.ci_high if e else "",
+                e.rel_half_width if e else "", r.ratio if r else "", r.ratio_low if r else "",
+                r.ratio_high if r else "", (r.verdict_next or "") if r else "",
+                e.q if e else "", e.n_q if e else "", e.variance if e else "", e.n if e else "",
+                e.warmup_readings if e else "", w.steady_rounds, w.failed_rounds,
+                s.get("median", ""), s.get("cov", ""), w.outliers,
+                (w.normality or {}).get("p_value", ""),
+            ]  # fmt: skip
+            writer.writerow(["" if v is None else v for v in row])
+    return buf.getvalue()
