@@ -15,18 +15,20 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import UserError
+from runner.importers.benchrun_export import looks_like_benchrun, read_benchrun
 from runner.importers.csv_long import read_csv
 from runner.importers.dataset import Dataset, merge
 from runner.importers.gbench import TimeField, looks_like_gbench, read_gbench
 from runner.importers.hyperfine import looks_like_hyperfine, read_hyperfine
 from runner.importers.pyperf import looks_like_pyperf, read_pyperf
 
-FORMATS: tuple[str, ...] = ("auto", "csv", "hyperfine", "pyperf", "gbench")
+FORMATS: tuple[str, ...] = ("auto", "csv", "hyperfine", "pyperf", "gbench", "benchrun")
 
 _JSON_READERS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "pyperf": (looks_like_pyperf, "pyperf"),
     "gbench": (looks_like_gbench, "Google Benchmark"),
     "hyperfine": (looks_like_hyperfine, "hyperfine"),
+    "benchrun": (looks_like_benchrun, "benchrun export"),
 }
 
 
@@ -85,6 +87,8 @@ def load(path: str | Path, fmt: str = "auto", gbench_time: TimeField = "real_tim
                 return read_pyperf(doc, source)
             if name == "gbench":
                 return read_gbench(doc, source, gbench_time)
+            if name == "benchrun":
+                return read_benchrun(doc, source)
             return read_hyperfine(doc, source)
     if fmt != "auto":
         raise UserError(f"{source}: not a {_JSON_READERS[fmt][1]} export ({_describe_keys(doc)})")

@@ -303,7 +303,8 @@ def _convergence(
     return out
 
 
-def _diagnostics(view: WorkloadView) -> None:
+def _outliers(view: WorkloadView) -> None:
+    """Tukey's fences (k = 1.5) over the steady series; flags the readings outside them."""
     x = view.steady
     if x.size >= 4:
         fences = tukey_outliers(x)
@@ -314,6 +315,11 @@ def _diagnostics(view: WorkloadView) -> None:
             ("outlier" if (f == "" and (v < lo or v > hi)) else f)
             for v, f in zip(view.all_values, view.all_flags, strict=True)
         ]
+
+
+def _diagnostics(view: WorkloadView) -> None:
+    """Autocorrelation before/after subsession means and normality (METHODS.md §3, §5)."""
+    x = view.steady
     if x.size >= 3 and float(np.ptp(x)) > 0:
         view.acf_raw = [float(v) for v in acf(x, min(MAX_LAG, x.size - 1))]
         q = view.estimate.q if view.estimate and view.estimate.q else 1
@@ -324,7 +330,11 @@ def _diagnostics(view: WorkloadView) -> None:
 
 
 def build_view(
-    w: WorkloadRow, result: WorkloadResult, rounds: list[RoundRow], settings: dict[str, Any]
+    w: WorkloadRow,
+    result: WorkloadResult,
+    rounds: list[RoundRow],
+    settings: dict[str, Any],
+    diagnostics: bool = True,
 ) -> WorkloadView:
     """The :class:`WorkloadView` of one stored workload (module docstring)."""
     est = estimate_of(result)
@@ -355,18 +365,25 @@ def build_view(
         series,
         d,
     )
-    _diagnostics(view)
-    view.convergence = _convergence(w, rounds, settings)
+    _outliers(view)
+    if diagnostics:
+        _diagnostics(view)
+        view.convergence = _convergence(w, rounds, settings)
     return view
 
 
-def load_campaign(path: str | Path, campaign_id: int | None = None) -> CampaignModel:
+def load_campaign(
+    path: str | Path, campaign_id: int | None = None, diagnostics: bool = True
+) -> CampaignModel:
     """Read one campaign (the newest unless ``campaign_id``) into a :class:`CampaignModel`.
 
-    Raises :class:`UserError` for a missing or foreign database and for a campaign without
-    any workload or any round ("empty campaign").
+    ``diagnostics=False`` skips outliers, autocorrelation, normality and the CI-width curve
+    (what ``compare`` and ``export`` do not need). Raises :class:`UserError` for a missing
+    or foreign database and for a campaign without any workload or round ("empty").
     """
     db = find_database(path)
+    if not _is_sqlite(db):
+        raise UserError(f"{db}: not a benchrun database (SQLite file expected)")
     with Store.open(db) as store:
         campaign = store.campaign(campaign_id)
         confidence = float(campaign.settings.get("confidence", 0.95))
@@ -383,11 +400,19 @@ def load_campaign(path: str | Path, campaign_id: int | None = None) -> CampaignM
     for r in rounds:
         by_w.setdefault(r.workload_id, []).append(r)
     views = [
-        build_view(w, res, by_w.get(w.id, []), campaign.settings)
+        build_view(w, res, by_w.get(w.id, []), campaign.settings, diagnostics)
         for w, res in zip(workloads, results, strict=True)
     ]
     cpus = sorted({r.cpus for r in rounds if r.cpus})
     return CampaignModel(db, campaign, views, events, confidence, cpus)
+
+
+def _is_sqlite(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(16).startswith(b"SQLite format 3")
+    except OSError:
+        return False
 
 
 def finite(v: Any) -> float | None:

@@ -1,0 +1,268 @@
+"""``benchrun compare A B``: per workload present in both, old vs new (METHODS.md §6).
+
+Each side is a campaign (directory or ``benchrun.db``: its newest campaign), a benchrun
+export (JSON), or an imported hyperfine / pyperf / Google Benchmark / CSV file. A side is
+reduced to one :class:`Entry` per workload: mean, s_q² of the subsession means, n_q, q and
+the unit (PILOT "Comparing Results": enough to compare without the raw data). Campaigns
+and exports give the stored estimate (runner/collector.py); imported files are summarised
+with :func:`stats.summarize` (MSER-5 warm-up unless pyperf, subsession means).
+
+For each common workload: the ratio new/old with a delta-method CI on the log scale
+(runner/report/analysis.py), Welch's two-sided t-test on the summaries with Holm's
+correction over all compared workloads (§6.1, §7), and TOST within ±``margin`` of the old
+mean (§6.4). Verdict: Holm p < alpha -> ``slower`` or ``faster`` (by the metric's
+direction); else TOST equivalent -> ``equivalent``; else ``undecided``. A regression is a
+``slower`` verdict whose relative change (in the bad direction) exceeds the threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from runner.errors import UserError
+from runner.report.analysis import ratio_ci
+from stats.compare import tost_from_summary, welch_from_summary
+from stats.multi import holm
+from stats.summary import summarize
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One workload of one side (values in ``unit``; ``variance`` is s_q², unit²)."""
+
+    name: str
+    unit: str
+    direction: str
+    mean: float
+    variance: float | None
+    n_q: int | None
+    q: int | None
+    ci_low: float | None
+    ci_high: float | None
+
+    @property
+    def usable(self) -> bool:
+        return self.variance is not None and (self.n_q or 0) >= 2
+
+
+@dataclass
+class Side:
+    """One side of a comparison: where it came from and its workloads."""
+
+    label: str
+    kind: str
+    entries: dict[str, Entry]
+    notes: list[str] = field(default_factory=list)
+
+
+def _is_sqlite(p: Path) -> bool:
+    try:
+        with p.open("rb") as fh:
+            return fh.read(16).startswith(b"SQLite format 3")
+    except OSError:
+        return False
+
+
+def _from_campaign(path: Path) -> Side:
+    from runner.report.model import load_campaign
+
+    model = load_campaign(path, diagnostics=False)
+    entries = {}
+    for w in model.workloads:
+        e = w.estimate
+        if e is None:
+            continue
+        entries[w.name] = Entry(w.name, w.unit, w.direction, e.mean, e.variance, e.n_q, e.q,
+                                e.ci_low, e.ci_high)  # fmt: skip
+    label = f"{model.campaign.name} (campaign {model.campaign.id})"
+    return Side(label, "campaign", entries)
+
+
+def _from_export(doc: dict[str, Any], source: str) -> Side:
+    from runner.exchange import analysed_readings, check_export
+
+    doc = check_export(doc, source)
+    entries = {}
+    notes = []
+    for w in doc["workloads"]:
+        r = w.get("result")
+        if r and r.get("mean") is not None:
+            entries[w["name"]] = Entry(w["name"], w.get("unit", ""), w.get("direction",
+                "lower_is_better"), float(r["mean"]), r.get("variance"), r.get("n_q"),
+                r.get("q"), r.get("ci_low"), r.get("ci_high"))  # fmt: skip
+        elif w.get("rounds"):
+            x = analysed_readings(w)
+            if x.size:
+                entries[w["name"]] = _summarised(w["name"], x, w.get("unit", ""),
+                                                 w.get("direction", "lower_is_better"), "none")  # fmt: skip
+        else:
+            notes.append(f"{w['name']}: no result in the export")
+    return Side(f"{doc['campaign'].get('name')} (export)", "export", entries, notes)
+
+
+def _summarised(name: str, x: np.ndarray, unit: str, direction: str, warmup: str) -> Entry:
+    try:
+        s = summarize(x, warmup=warmup)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise UserError(f"{name}: cannot summarise ({exc})") from None
+    return Entry(name, unit, direction, float(s.mean), s.subsession_variance, s.n_subsessions,
+                 s.subsession_size, s.ci_low, s.ci_high)  # fmt: skip
+
+
+def load_side(path: str | Path) -> Side:
+    """A campaign directory/DB, a benchrun export, or an imported file (module docstring)."""
+    p = Path(path).expanduser()
+    if p.is_dir() or (p.is_file() and _is_sqlite(p)):
+        return _from_campaign(p)
+    if not p.exists():
+        raise UserError(f"{p}: no such campaign directory, database or data file")
+    import json
+
+    from runner.importers import display_name, load
+
+    text = p.read_bytes()[:1].decode("latin-1")
+    if text in ("{", "["):
+        try:
+            doc = json.loads(p.read_text(encoding="utf-8"))
+        except (ValueError, OSError):
+            doc = None
+        from runner.exchange import looks_like_export
+
+        if looks_like_export(doc):
+            return _from_export(doc, str(p))
+    ds = load(p)
+    warmup = "none" if ds.source_format == "pyperf" else "mser5"
+    entries = {}
+    for key, values in ds.groups.items():
+        name = display_name(key)
+        entries[name] = _summarised(name, np.asarray(values), ds.unit, ds.direction, warmup)
+    return Side(f"{p.name} ({ds.source_format})", ds.source_format, entries, list(ds.notes))
+
+
+@dataclass
+class Row:
+    """One compared workload: old and new estimates, ratio new/old with CI, tests, verdict."""
+
+    name: str
+    unit: str
+    direction: str
+    old_mean: float
+    old_ci: tuple[float | None, float | None]
+    new_mean: float
+    new_ci: tuple[float | None, float | None]
+    ratio: float | None
+    ratio_low: float | None
+    ratio_high: float | None
+    change: float | None  # relative change in the bad direction: > 0 is worse
+    welch_p: float | None
+    welch_p_holm: float | None
+    tost_p: float | None
+    verdict: str
+    regression: bool = False
+    note: str = ""
+
+
+@dataclass
+class Comparison:
+    """Result of :func:`compare_sides`."""
+
+    old: Side
+    new: Side
+    rows: list[Row]
+    only_old: list[str]
+    only_new: list[str]
+    alpha: float
+    margin: float
+    confidence: float
+    threshold: float | None
+
+    @property
+    def regressions(self) -> list[Row]:
+        return [r for r in self.rows if r.regression]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "old": {"label": self.old.label, "kind": self.old.kind, "notes": self.old.notes},
+            "new": {"label": self.new.label, "kind": self.new.kind, "notes": self.new.notes},
+            "alpha": self.alpha,
+            "margin": self.margin,
+            "confidence": self.confidence,
+            "fail_on_regression": self.threshold,
+            "workloads": [_clean(asdict(r)) for r in self.rows],
+            "only_in_old": self.only_old,
+            "only_in_new": self.only_new,
+            "regressions": [r.name for r in self.regressions],
+        }
+
+
+def _clean(d: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, float) and not math.isfinite(v):
+            v = None
+        out[k] = list(v) if isinstance(v, tuple) else v
+    return out
+
+
+def compare_sides(
+    old: Side,
+    new: Side,
+    *,
+    alpha: float = 0.01,
+    margin: float = 0.01,
+    confidence: float = 0.95,
+    threshold: float | None = None,
+) -> Comparison:
+    """Compare every workload present on both sides (module docstring)."""
+    common = [n for n in new.entries if n in old.entries]
+    only_old = [n for n in old.entries if n not in new.entries]
+    only_new = [n for n in new.entries if n not in old.entries]
+    rows: list[Row] = []
+    tested: list[int] = []
+    pvals: list[float] = []
+    for name in common:
+        a, b = old.entries[name], new.entries[name]
+        row = Row(name, b.unit, b.direction, a.mean, (a.ci_low, a.ci_high), b.mean,
+                  (b.ci_low, b.ci_high), None, None, None, None, None, None, None, "undecided")  # fmt: skip
+        if a.unit != b.unit or a.direction != b.direction:
+            row.verdict, row.note = "not comparable", f"units differ: {a.unit!r} vs {b.unit!r}"
+            rows.append(row)
+            continue
+        if not (a.usable and b.usable):
+            row.note = "not enough data on " + ("both sides" if not (a.usable or b.usable)
+                                                else "the old side" if not a.usable else "the new side")  # fmt: skip
+            rows.append(row)
+            continue
+        assert a.variance is not None and b.variance is not None and a.n_q and b.n_q
+        row.ratio, row.ratio_low, row.ratio_high = ratio_ci(
+            b.mean, b.variance, b.n_q, a.mean, a.variance, a.n_q, confidence
+        )
+        if a.mean != 0:
+            rel = (b.mean - a.mean) / abs(a.mean)
+            row.change = rel if b.direction == "lower_is_better" else -rel
+        w = welch_from_summary(b.mean, b.variance, b.n_q, a.mean, a.variance, a.n_q)
+        row.welch_p = w.p_value
+        t = tost_from_summary(a.mean, a.variance, a.n_q, b.mean, b.variance, b.n_q,
+                              margin=margin, relative=a.mean != 0, alpha=alpha)  # fmt: skip
+        row.tost_p = t.p_value
+        row.note = "; ".join(w.notes)
+        tested.append(len(rows))
+        pvals.append(w.p_value)
+        rows.append(row)
+    for i, p in zip(tested, holm(pvals) if pvals else (), strict=True):
+        row = rows[i]
+        row.welch_p_holm = float(p)
+        worse = (row.change or 0.0) > 0
+        if p < alpha:
+            row.verdict = "slower" if worse else "faster"
+        elif row.tost_p is not None and row.tost_p < alpha:
+            row.verdict = "equivalent"
+        row.regression = bool(
+            threshold is not None and row.verdict == "slower" and (row.change or 0.0) > threshold
+        )
+    return Comparison(old, new, rows, only_old, only_new, alpha, margin, confidence, threshold)
