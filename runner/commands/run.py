@@ -13,6 +13,7 @@ from runner.adaptive import final_verdicts
 from runner.campaign import run_campaign
 from runner.config import load_experiment
 from runner.display import RichDisplay, results_table, stdout_console, verdicts_table
+from runner.errors import UserError
 from runner.executor import LocalExecutor
 from runner.metadata import collect_metadata, round_facts
 from runner.pinning import pinned_runner, plan_pinning
@@ -53,6 +54,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="put the campaign in DIR/<name> instead of the file's `output:`",
     )
     p.add_argument(
+        "--baseline",
+        metavar="PATH",
+        help="compare every workload with earlier results of the same name: a campaign "
+        "directory, its benchrun.db, or a JSON summary (overrides settings.baseline)",
+    )
+    p.add_argument(
         "-q", "--quiet", action="store_true", help="no progress display, only the results"
     )
     p.set_defaults(func=main)
@@ -62,6 +69,20 @@ def main(args: argparse.Namespace) -> int:
     experiment = load_experiment(args.experiment)
     if args.output:
         experiment = dataclasses.replace(experiment, output=Path(args.output))
+    if args.baseline:
+        if not Path(args.baseline).exists():
+            raise UserError(
+                f"--baseline {args.baseline}: not found; give a campaign directory, its "
+                "benchrun.db, or a JSON summary"
+            )
+        if not experiment.settings.adaptive:
+            raise UserError(
+                "--baseline needs adaptive mode; remove rounds: (or set adaptive: true)"
+            )
+        settings = dataclasses.replace(
+            experiment.settings, baseline=str(Path(args.baseline).resolve())
+        )
+        experiment = dataclasses.replace(experiment, settings=settings)
     env_names = sorted(
         set(experiment.settings.env)
         | set(experiment.settings.record_env)

@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from e2e_util import REPO
 
 from runner.config import load_experiment
 
@@ -187,3 +188,13 @@ def test_init_example_commands_run(tmp_path: Path) -> None:
             assert workload.readings.pattern is not None
             values = [float(v) for v in re.findall(workload.readings.pattern, done.stdout)]
             assert len(values) == 3 and all(v > 0 for v in values)
+
+
+def test_every_example_in_configs_validates() -> None:
+    """Each example experiment shipped in configs/ is valid on this machine (the demo is
+    also run in full by test_run.py; the others by hand, their figures in the notes)."""
+    examples = sorted((REPO / "configs").glob("*.yaml"))
+    assert {p.stem for p in examples} >= {"demo", "compare", "sweep", "regression"}
+    for path in examples:
+        proc = benchrun("validate", str(path), cwd=REPO)
+        assert proc.returncode == 0, f"{path.name}: {proc.stderr}"

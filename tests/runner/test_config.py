@@ -1041,3 +1041,17 @@ def test_init_template_loads_and_documents_every_key(tmp_path: Path) -> None:
     for f in dataclasses.fields(Settings):
         # a key may be documented commented out (`# rounds: 10`: fixed mode only)
         assert re.search(rf"^\s*(# )?{f.name}:", text, re.M), f"settings.{f.name} not in init.yaml"
+
+
+def test_adaptive_is_the_default_and_rounds_alone_means_fixed(tmp_path: Path) -> None:
+    assert load(tmp_path, "name: x\n" + MINIMAL_WORKLOADS).settings.adaptive is True
+    fixed = load(tmp_path, "name: x\nsettings: {rounds: 4}\n" + MINIMAL_WORKLOADS).settings
+    assert fixed.adaptive is False and fixed.rounds == 4
+    explicit = "name: x\nsettings: {adaptive: false, rounds: 4}\n" + MINIMAL_WORKLOADS
+    assert load(tmp_path, explicit).settings.adaptive is False
+
+
+def test_baseline_path_is_resolved_against_the_experiment_file(tmp_path: Path) -> None:
+    (tmp_path / "old").mkdir()
+    s = load(tmp_path, "name: x\nsettings: {baseline: old}\n" + MINIMAL_WORKLOADS).settings
+    assert s.baseline == str((tmp_path / "old").resolve())
