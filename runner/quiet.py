@@ -17,8 +17,9 @@ from collections.abc import Callable, Mapping
 #: environment variables through which the daemon passes its default (``daemon start``)
 ENV_LOAD = "BENCHRUN_QUIET_LOAD"
 ENV_MAX_WAIT = "BENCHRUN_QUIET_MAX_WAIT"
-#: seconds between two looks at the load average (it is updated every 5 s by Linux)
-POLL_INTERVAL = 5.0
+#: seconds between two looks at the load average (Linux updates it every 5 s; looking
+#: more often is cheap and lets an interruption end the wait promptly)
+POLL_INTERVAL = 1.0
 
 
 def wait_for_quiet(
@@ -29,6 +30,7 @@ def wait_for_quiet(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
     poll_s: float = POLL_INTERVAL,
+    should_stop: Callable[[], bool] | None = None,
 ) -> float:
     """Wait until the 1-minute load average is below ``max_load``, at most ``max_wait_s``.
 
@@ -36,10 +38,12 @@ def wait_for_quiet(
     when the machine is already quiet). Gives up after ``max_wait_s`` seconds and returns
     the time waited; the caller tells the two apart with :func:`is_quiet` if needed.
     Sleeps in steps of at most ``poll_s`` seconds, never past the deadline.
+    ``should_stop`` (e.g. "a SIGINT arrived") is asked before each sleep; when it says
+    true the wait ends early and returns the time waited.
 
     >>> loads = iter([(2.0, 0, 0), (1.5, 0, 0), (0.3, 0, 0)])
     >>> now = [0.0]
-    >>> wait_for_quiet(0.5, 60, loadavg=lambda: next(loads),
+    >>> wait_for_quiet(0.5, 60, loadavg=lambda: next(loads), poll_s=5,
     ...                sleep=lambda s: now.__setitem__(0, now[0] + s), clock=lambda: now[0])
     10.0
     """
@@ -51,7 +55,7 @@ def wait_for_quiet(
         if loadavg()[0] < max_load:
             return clock() - start
         now = clock()
-        if now >= deadline:
+        if now >= deadline or (should_stop is not None and should_stop()):
             return now - start
         sleep(min(poll_s, deadline - now))
 

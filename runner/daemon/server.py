@@ -14,6 +14,7 @@ import os
 import selectors
 import signal
 import socket
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -215,9 +216,14 @@ class Daemon:
                     pass  # handled by _reap below
                 else:
                     self._readable(key.data)
-            self._reap()
-            if self.stop_deadline is None and not self.stop_requested and self.child is None:
-                self._maybe_start()
+            try:
+                self._reap()
+                if self.stop_deadline is None and not self.stop_requested and self.child is None:
+                    self._maybe_start()
+            except sqlite3.OperationalError as exc:
+                # e.g. the data directory's disk is full: keep serving, try again later
+                _log(f"queue {self.paths.queue_db}: {exc}; retrying in 5 s")
+                time.sleep(5.0)
             self._expire()
 
     def _timeout(self) -> float:

@@ -168,6 +168,13 @@ def test_daemon_stop_interrupts_and_the_next_start_resumes(xdg: Env, tmp_path: P
     db = tmp_path / "out" / "det" / "benchrun.db"
     entry_id = int(xdg.cli("submit", str(exp)).stdout)
     wait_for(lambda: count_rounds(db) >= 3, 30, "3 rounds")
+    live = xdg.cli("status")  # the running campaign, live
+    assert live.returncode == 0, live.stderr
+    assert f"campaign {entry_id} (det): running" in live.stdout
+    row = next(line.split() for line in live.stdout.splitlines() if line.split()[:1] == ["a"])
+    done, target = map(int, row[1].split("/"))
+    assert target == 25 and 3 <= done < 25
+    assert "estimated time to finish" in live.stdout
     stop = xdg.run("daemon", "stop")
     assert stop.returncode == 0, stop.stderr
     assert f"campaign {entry_id} commits" in stop.stdout

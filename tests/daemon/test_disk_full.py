@@ -14,7 +14,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_util import Env, count_rounds, det_experiment, expected_reading, rounds_of, wait_for
+from daemon_util import (
+    Env,
+    benchrun_argv,
+    count_rounds,
+    det_experiment,
+    expected_reading,
+    rounds_of,
+    wait_for,
+)
 
 
 @pytest.fixture
@@ -64,6 +72,13 @@ def test_full_disk_pauses_cleanly_and_resume_finishes(
     exp = det_experiment(tmp_path, small_fs, rounds, sleep=0.03)
     db = small_fs / "det" / "benchrun.db"
     entry_id = int(xdg.cli("submit", str(exp)).stdout)
+    follow = subprocess.Popen(  # `benchrun logs ID --follow` ends when the campaign pauses
+        [*benchrun_argv(), "logs", str(entry_id), "--follow"],
+        env=xdg.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_for(lambda: count_rounds(db) >= 5, 60, "5 rounds")
     filler = fill(small_fs)
     entry = xdg.wait_state(entry_id, ("paused", "failed", "done"), 60)
@@ -72,6 +87,9 @@ def test_full_disk_pauses_cleanly_and_resume_finishes(
     assert (
         "the disk is full" in entry["message"] and f"benchrun resume {entry_id}" in entry["message"]
     )
+    followed, follow_err = follow.communicate(timeout=30)
+    assert follow.returncode == 0 and f"(campaign {entry_id} is paused)" in follow_err
+    assert "the disk is full" in followed and "launch 1" in followed
     status = xdg.cli("status", str(entry_id))
     assert status.returncode == 0
     assert "paused" in status.stdout and "the disk is full" in status.stdout

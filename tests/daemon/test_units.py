@@ -72,6 +72,21 @@ def test_quiet_guard_gives_up_at_max_wait_without_oversleeping() -> None:
     assert clock.sleeps == [5, 5, 2]  # never sleeps past the deadline
 
 
+def test_quiet_guard_ends_early_when_told_to_stop() -> None:
+    clock = FakeClock()
+    asked: list[float] = []
+
+    def stop() -> bool:
+        asked.append(clock.now)
+        return clock.now >= 103.0  # e.g. Ctrl-C arrived 3 s into the wait
+
+    waited = wait_for_quiet(
+        0.5, 600, loadavg=lambda: (2.0, 0, 0), sleep=clock.sleep, clock=clock, should_stop=stop
+    )
+    assert waited == 3.0 and clock.sleeps == [1.0, 1.0, 1.0]  # default poll: 1 s
+    assert asked == [100.0, 101.0, 102.0, 103.0]
+
+
 def test_quiet_guard_below_is_strict() -> None:
     clock = FakeClock()
     waited = wait_for_quiet(
