@@ -9,6 +9,10 @@ says the same thing.
 from __future__ import annotations
 
 import datetime as dt
+import multiprocessing as mp
+import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +27,7 @@ from runner.report.methods import (
     methods_paragraph,
     rules_checklist,
 )
-from runner.report.model import CampaignModel
+from runner.report.model import CampaignModel, WorkloadView
 
 #: section ids, in order: every format has each of them (tests check the HTML for them)
 SECTIONS: tuple[tuple[str, str], ...] = (
@@ -163,13 +167,41 @@ def build_report(
     return report
 
 
+#: from this many workload figures on, they are drawn in worker processes
+PARALLEL_FROM = 4
+
+
+def _workload_figures(
+    views: list[WorkloadView], target: float | None, confidence: float
+) -> list[plots.Plot]:
+    """One figure per workload; in parallel processes (fork, one per CPU) when there are
+    many, since each takes about a second of matplotlib text layout and rasterising."""
+    workers = min(len(views), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                  else (os.cpu_count() or 1))  # fmt: skip
+    if len(views) >= PARALLEL_FROM and workers > 1 and "fork" in mp.get_all_start_methods():
+        try:
+            with ProcessPoolExecutor(workers, mp_context=mp.get_context("fork")) as pool:
+                return list(
+                    pool.map(
+                        plots.workload_figure,
+                        views,
+                        [target] * len(views),
+                        [confidence] * len(views),
+                    )  # fmt: skip
+                )
+        except (OSError, BrokenProcessPool):
+            pass  # no processes to spare: draw them here
+    return [plots.workload_figure(w, target, confidence) for w in views]
+
+
 def draw(report: Report) -> None:
     """All figures of ``report`` (one per workload, ranking, quantile pair, biplot)."""
     target = report.model.settings.get("ci_rel_width")
     target = float(target) if target is not None else None
     c = report.model.confidence
-    for w in report.model.workloads:
-        report.workload_plots[w.name] = plots.workload_figure(w, target, c)
+    views = report.model.workloads
+    for w, p in zip(views, _workload_figures(views, target, c), strict=True):
+        report.workload_plots[w.name] = p
     for g in report.groups:
         if len(g.rows) > 1:
             report.ranking_plots.append(plots.headline_figure(g, c))

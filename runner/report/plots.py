@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter, ScalarFormatter
 from scipy import stats as sps
 
 from runner.report.analysis import Group, Suite
@@ -126,6 +127,12 @@ def workload_figure(w: WorkloadView, target: float | None, confidence: float) ->
     ax.set(xlabel="steady rounds analysed [count]", ylabel="CI half-width / mean [%]",
            title="(f) relative CI half-width over rounds")  # fmt: skip
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    for ax in axes.flat:
+        ax.locator_params(axis="y", nbins=5)
+        if ax is not axes[1, 2]:
+            ax.locator_params(axis="x", nbins=6)
     pct = f"{100 * confidence:g} %"
     caption = (
         f"{w.name}. (a) Every reading in launch order: steady readings blue, warm-up rounds "

@@ -1,0 +1,86 @@
+"""``benchrun compare`` end to end: real campaigns, the verdicts against the known truth."""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+from e2e_util import run_benchrun
+
+
+def test_the_one_slower_workload_fails_the_gate(campaigns: dict[str, Path]) -> None:
+    old, new = campaigns["old"], campaigns["new"]
+    proc = run_benchrun("compare", str(old), str(new), "--fail-on-regression", "5%", "--json")
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    verdicts = {w["name"]: w["verdict"] for w in doc["workloads"]}
+    assert doc["regressions"] == ["b"]
+    assert verdicts["b"] == "slower"
+    assert verdicts["a"] != "slower" and verdicts["c"] != "slower"
+    b = next(w for w in doc["workloads"] if w["name"] == "b")
+    # the truth: 220 / 200 = 1.10, inside the ratio's CI; the change is about +10 %
+    assert b["ratio_low"] < 1.10 < b["ratio_high"]
+    assert math.isclose(b["change"], 0.10, abs_tol=0.005)
+    assert not doc["only_in_old"] and not doc["only_in_new"]
+
+
+def test_without_the_gate_or_below_threshold_it_exits_zero(campaigns: dict[str, Path]) -> None:
+    old, new = campaigns["old"], campaigns["new"]
+    plain = run_benchrun("compare", str(old), str(new))
+    assert plain.returncode == 0, plain.stderr
+    assert "slower" in plain.stdout and "b" in plain.stdout
+    # 10 % slower does not exceed a 15 % threshold
+    proc = run_benchrun("compare", str(old), str(new), "--fail-on-regression", "15%")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "no workload significantly slower by more than 15 %" in proc.stdout
+
+
+def _steady_mean(db: Path, name: str) -> float:
+    conn = sqlite3.connect(db)
+    rows = conn.execute(
+        "SELECT reading.value FROM reading JOIN round ON round.id = reading.round_id JOIN "
+        "workload w ON w.id = round.workload_id WHERE w.name = ? AND round.warmup = 0 AND "
+        "round.status = 'ok' ORDER BY round.seq, reading.idx",
+        (name,),
+    ).fetchall()
+    conn.close()
+    return float(np.mean([r[0] for r in rows]))
+
+
+def test_one_sided_workloads_are_listed_and_csv_files_compare(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    x_old, y_old = rng.normal(10, 0.1, 200), rng.normal(20, 0.2, 200)
+    y_new, z_new = rng.normal(20, 0.2, 200), rng.normal(5, 0.05, 200)
+    old = tmp_path / "old.csv"
+    new = tmp_path / "new.csv"
+    old.write_text("workload,value,unit\n" + "".join(
+        f"{n},{float(v)!r},ms\n" for n, vs in (("x", x_old), ("y", y_old)) for v in vs))  # fmt: skip
+    new.write_text("workload,value,unit\n" + "".join(
+        f"{n},{float(v)!r},ms\n" for n, vs in (("y", y_new), ("z", z_new)) for v in vs))  # fmt: skip
+    proc = run_benchrun("compare", str(old), str(new), "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["only_in_old"] == ["x"] and doc["only_in_new"] == ["z"]
+    assert [w["name"] for w in doc["workloads"]] == ["y"]
+    assert doc["workloads"][0]["verdict"] in ("equivalent", "undecided")
+    text = run_benchrun("compare", str(old), str(new))
+    assert "only in old: x" in text.stdout and "only in new: z" in text.stdout
+
+
+def test_compare_reads_an_export_back(campaigns: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "old.json"
+    proc = run_benchrun("export", str(campaigns["old"]), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    same = run_benchrun("compare", str(out), str(campaigns["old"]), "--json")
+    assert same.returncode == 0, same.stderr
+    doc = json.loads(same.stdout)
+    for w in doc["workloads"]:  # the same data on both sides: ratio exactly 1, p = 1
+        assert w["ratio"] == 1.0 and w["welch_p"] == 1.0
+        assert w["verdict"] == "equivalent"
+    # the export's old mean is the campaign's steady mean (within the subsession cut-off)
+    a = next(w for w in doc["workloads"] if w["name"] == "a")
+    assert math.isclose(a["old_mean"], _steady_mean(campaigns["old"] / "benchrun.db", "a"),
+                        rel_tol=2e-3)  # fmt: skip
