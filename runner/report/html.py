@@ -37,7 +37,7 @@ def _table(t: tables.Table, classes: dict[int, bool] | None = None) -> str:
             cells.append(f"<td{cls}>{escape(v)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     cap = f"<caption>{escape(t.caption)}</caption>" if t.caption else ""
-    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f"<h4>{escape(t.title)}</h4><table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
 def _figure(p: Plot | None) -> str:

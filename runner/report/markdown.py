@@ -17,6 +17,8 @@ def _cell(text: str) -> str:
 
 def _table(t: tables.Table) -> list[str]:
     out = [
+        f"**{_cell(t.title)}**",
+        "",
         "| " + " | ".join(_cell(h) for h in t.headers) + " |",
         "|" + "|".join(" --- " for _ in t.headers) + "|",
     ]
