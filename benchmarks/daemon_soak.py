@@ -61,7 +61,7 @@ def main() -> int:
     exp.write_text(
         f"name: soak\noutput: {root / 'out'}\n"
         f"settings: {{adaptive: false, rounds: {args.rounds}, warmup_rounds: 0}}\n"
-        "workloads:\n  - name: nop\n    command: [\"true\"]\n"
+        'workloads:\n  - name: nop\n    command: ["true"]\n'
     )
     subprocess.run([*benchrun(), "daemon", "start"], check=True, env=env)
     pid = int(request("ping", paths)["pid"])
