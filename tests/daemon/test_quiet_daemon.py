@@ -6,6 +6,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+import pytest
 from daemon_util import Env, write_experiment
 
 
@@ -28,8 +29,9 @@ def env_probe(tmp_path: Path) -> Path:
 def test_daemon_waits_for_a_quiet_machine_and_gives_up_at_the_limit(
     xdg: Env, tmp_path: Path
 ) -> None:
-    # no machine has a 1-minute load average below 1e-4 while tests run: it must give up
-    assert os.getloadavg()[0] >= 1e-4
+    # a machine running tests has a 1-minute load average above 1e-4: the daemon must wait
+    if os.getloadavg()[0] < 1e-4:
+        pytest.skip("the load average is 0.00 here, so there is nothing to wait for")
     xdg.start_daemon("--quiet-load", "0.0001", "--quiet-max-wait", "1.5")
     entry_id = int(xdg.cli("submit", str(env_probe(tmp_path))).stdout)
     entry = xdg.wait_state(entry_id, ("done",), 60)
