@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter, ScalarFormatter
@@ -21,6 +22,12 @@ from runner.report.analysis import Group, Suite
 from runner.report.model import WorkloadView
 
 DPI = 72
+#: matplotlib 3.10 replaced ``vert=False`` by ``orientation="horizontal"``
+_HORIZONTAL: dict[str, Any] = (
+    {"orientation": "horizontal"}
+    if tuple(int(p) for p in matplotlib.__version__.split(".")[:2]) >= (3, 10)
+    else {"vert": False}
+)
 COLOURS = {"": "#1f77b4", "warmup-round": "#ff7f0e", "warmup-reading": "#ffbb78",
            "outlier": "#d62728", "failed": "#7f7f7f"}  # fmt: skip
 
@@ -84,9 +91,9 @@ def workload_figure(w: WorkloadView, target: float | None, confidence: float) ->
     # (c) violin + box
     ax = axes[0, 2]
     if x.size >= 2 and float(np.ptp(x)) > 0:
-        ax.violinplot([x], vert=False, showextrema=False)
+        ax.violinplot([x], showextrema=False, **_HORIZONTAL)
     if x.size >= 1:
-        ax.boxplot([x], vert=False, whis=1.5, widths=0.25, flierprops={"markersize": 2})
+        ax.boxplot([x], whis=1.5, **_HORIZONTAL, widths=0.25, flierprops={"markersize": 2})
     ax.set(xlabel=f"{w.metric}{u}", yticks=[], title="(c) violin and box plot")
     # (d) Q-Q
     ax = axes[1, 0]
