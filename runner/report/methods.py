@@ -46,7 +46,7 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
     mode = "adaptive" if model.adaptive else "fixed"
     out.append(
         f"We measured {len(views)} workload{'s' if len(views) != 1 else ''} with benchrun "
-        f"{model.campaign.benchrun_version} in a {mode} campaign of "
+        f"{model.campaign.benchrun_version} in {'an' if model.adaptive else 'a'} {mode} campaign of "
         f"{sum(w.rounds for w in views)} rounds, each round a fresh process"
         + (f" pinned to CPU {', '.join(model.cpus)}" if model.cpus else " (not pinned to CPUs)")
         + "."
@@ -60,12 +60,18 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
     )
     out[-1] += f"; the campaign ended {model.campaign.status}: {model.campaign.stop_reason or '-'}."
     steady = [w.steady_rounds for w in views if w.steady_rounds]
-    warm = sum(w.warmup_rounds for w in views)
+    warm = sum(w.warmup_rounds - w.calibration_rounds for w in views)
+    calib = sum(w.calibration_rounds for w in views)
     if steady:
         out.append(
             f"Each workload has {_range(steady)} steady rounds; the first "
             f"{s.get('warmup_rounds', 1)} round(s) of each workload ({warm} in total) were run, "
-            "stored and discarded as warm-up."
+            "stored and discarded as warm-up"
+            + (
+                f", after {calib} calibration rounds that chose the work amount per round."
+                if calib
+                else "."
+            )
         )
     within = sum(w.estimate.warmup_readings for w in views if w.estimate)
     fixed_w = s.get("warmup_readings")

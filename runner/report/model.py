@@ -138,6 +138,8 @@ class WorkloadView:
     #: every reading in launch order and its round's seq; flags per reading
     all_values: np.ndarray = field(default_factory=lambda: np.zeros(0))
     all_flags: list[str] = field(default_factory=list)
+    #: rounds that calibrated the work amount (flag ``calibration``; also warm-up)
+    calibration_rounds: int = 0
     #: launch seq of the failed rounds (no readings)
     failed_at: list[int] = field(default_factory=list)
     steady: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -357,6 +359,7 @@ def build_view(
         summary=result.summary,
         collected=getattr(result, "collected", None),
         failed_at=[r.seq for r in rounds if r.status != "ok"],
+        calibration_rounds=sum(1 for r in rounds if "calibration" in (r.flags or "")),
     )
     values, flags, series, d = _flags_and_series(view, rounds, est)
     view.all_values, view.all_flags, view.steady, view.within_round_warmup = (

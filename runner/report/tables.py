@@ -155,7 +155,7 @@ def workload_stats(w: WorkloadView) -> Table:
     notes = (w.collected or {}).get("notes") or []
     if notes:
         rows.append(("notes", "; ".join(notes)))
-    return Table(w.name, ("statistic", "value"), rows,
+    return Table(f"statistics of {w.name}", ("statistic", "value"), rows,
                  "Median, quartiles and percentiles are over per-round values (METHODS.md §1).")  # fmt: skip
 
 
