@@ -35,6 +35,8 @@ from stats.speedup import speedup_suite
 QUANTREG_MAX = 400
 #: neighbour pairs with a quantile-regression plot, per metric group
 QUANTREG_PAIRS = 6
+#: percentiles of the quantile-regression plot (HOEFLER Fig. 4 spans 5th..95th)
+QUANTILES = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 #: matrix factors recognised as "the system" of a suite
 SYSTEM_FACTORS = ("system", "machine", "version", "variant", "impl", "implementation", "compiler")
 #: bootstrap resamples in reports (METHODS.md §9 asks >= 10 000 for published CIs)

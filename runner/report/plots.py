@@ -75,7 +75,10 @@ def workload_figure(w: WorkloadView, target: float | None, confidence: float) ->
         ax.axhline(w.estimate.mean, color="k", lw=0.8)
     ax.set(xlabel="reading number in launch order [count]", ylabel=f"{w.metric}{u}",
            title="(a) readings over time")  # fmt: skip
-    ax.legend(fontsize=7, loc="best")
+    if w.all_values.size:
+        ax.legend(fontsize=7, loc="best")
+    else:
+        ax.text(0.5, 0.5, "no readings (every round failed)", ha="center", transform=ax.transAxes)
     x = w.steady
     # (b) histogram with density
     ax = axes[0, 1]

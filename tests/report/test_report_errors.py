@@ -69,3 +69,40 @@ def test_export_of_another_version_is_refused(tmp_path: Path, capsys) -> None:
     line = _error(capsys, "analyze", "summary", str(doc))
     assert "version 99" in line and "upgrade" in line
     assert "version 99" in _error(capsys, "compare", str(doc), str(doc))
+
+
+def test_failed_and_rate_workloads_are_reported_not_dropped(tmp_path: Path, capsys) -> None:
+    db = tmp_path / "f" / "benchrun.db"
+    with Store.create_or_open(db) as st:
+        cid = st.create_campaign(
+            name="f", config_path=None, config_text="name: f\n", fingerprint="x", settings={},
+            benchrun_version=__version__, command_line=None,
+            workloads=[{"name": "bad", "metric": "wall_time", "unit": "s",
+                        "direction": "lower_is_better", "spec": {}},
+                       {"name": "rate", "metric": "readings", "unit": "ops/s",
+                        "direction": "higher_is_better", "spec": {}}],
+        )  # fmt: skip
+        ids = {w.name: w.id for w in st.workloads(cid)}
+        for i in range(6):
+            common = dict(campaign_id=cid, pass_=i, round_index=i, started_at=0.0, wall_ns=1,
+                          user_s=0, sys_s=0, max_rss_kib=0, cpus=None, argv=["x"], work=None,
+                          warmup=i == 0)  # fmt: skip
+            st.add_round(workload_id=ids["bad"], seq=2 * i, status="failed", reason="exit 1",
+                         exit_code=1, readings=[], **common)  # fmt: skip
+            st.add_round(workload_id=ids["rate"], seq=2 * i + 1, status="ok", reason=None,
+                         exit_code=0, readings=[100.0 + i, 50.0], **common)  # fmt: skip
+    out = tmp_path / "r.html"
+    assert main(["report", str(db), "--out", str(out)]) == 0
+    assert "no readings (every round failed)" not in capsys.readouterr().err
+    assert main(["report", str(db), "--format", "json"]) == 0
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    rules = {r["rule"]: r for r in doc["rules"]}
+    assert "bad: round 5: failed: exit 1" in rules[2]["detail"]
+    assert rules[3]["status"] == "missing" and "rate" in rules[3]["detail"]
+    rate = next(w for w in doc["workloads"] if w["name"] == "rate")
+    steady = [100.0 + i for i in range(1, 6)] + [50.0] * 5  # harmonic mean, by hand
+    harmonic = len(steady) / sum(1 / v for v in steady)
+    assert f"harmonic mean (rate)</td><td>{harmonic:.4g} ops/s" in out.read_text()
+    assert rate["estimate"]["n"] == len(steady)

@@ -13,6 +13,8 @@ from e2e_util import run_benchrun
 from markdown_it import MarkdownIt
 from scipy import stats as sps
 
+from runner.cli import main
+
 SECTIONS = ("Headline", "Per workload", "Comparisons", "The machine", "Methods",
             "Hoefler & Belli's twelve rules")  # fmt: skip
 
@@ -37,8 +39,7 @@ def test_markdown_is_commonmark_with_every_section_and_figures(
     campaigns: dict[str, Path], tmp_path: Path
 ) -> None:
     out = tmp_path / "r.md"
-    proc = run_benchrun("report", str(campaigns["old"]), "--format", "md", "--out", str(out))
-    assert proc.returncode == 0, proc.stderr
+    assert main(["report", str(campaigns["old"]), "--format", "md", "--out", str(out)]) == 0
     text = out.read_text()
     tokens = MarkdownIt("commonmark").enable("table").parse(text)
     headings = [
@@ -84,10 +85,9 @@ def test_json_estimates_match_scipy_on_the_stored_readings(campaigns: dict[str, 
     assert "8 steady rounds" in doc["methods"] and "MSER-5" in doc["methods"]
 
 
-def test_csv_has_one_row_per_workload(campaigns: dict[str, Path]) -> None:
-    proc = run_benchrun("report", str(campaigns["old"]), "--format", "csv")
-    assert proc.returncode == 0, proc.stderr
-    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+def test_csv_has_one_row_per_workload(campaigns: dict[str, Path], capsys) -> None:
+    assert main(["report", str(campaigns["old"]), "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert sorted(r["workload"] for r in rows) == ["a", "b", "c"]
     assert {r["unit"] for r in rows} == {"ms"}
     by = {r["workload"]: r for r in rows}
@@ -96,7 +96,7 @@ def test_csv_has_one_row_per_workload(campaigns: dict[str, Path]) -> None:
 
 
 def test_export_json_and_csv_keep_every_reading_with_its_flag(
-    campaigns: dict[str, Path], tmp_path: Path
+    campaigns: dict[str, Path], tmp_path: Path, capsys
 ) -> None:
     db = campaigns["old"] / "benchrun.db"
     out = tmp_path / "e.json"
@@ -121,7 +121,8 @@ def test_export_json_and_csv_keep_every_reading_with_its_flag(
         x = np.concatenate([r[d:] for r in _readings(db, name)])
         assert groups[name]["readings"] == x.size
         assert np.isclose(groups[name]["summary"]["mean"], x.mean(), rtol=1e-12)
-    rows = list(csv.DictReader(io.StringIO(
-        run_benchrun("export", str(campaigns["old"]), "--format", "csv").stdout)))  # fmt: skip
+    capsys.readouterr()
+    assert main(["export", str(campaigns["old"]), "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert len(rows) == total
     assert sum(r["flag"] == "warmup-round" for r in rows) == warm
