@@ -13,6 +13,8 @@ included) ``--repeat`` times and prints every time, the median and the file size
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -104,13 +106,18 @@ def main() -> int:
         build_store(db, args.workloads, args.readings)
         print(f"store built in {time.perf_counter() - t:.1f} s: {db}")
         out = Path(tmp) / "report.html"
-        times = []
+        times, cpus = [], []
         for _ in range(args.repeat):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t = time.perf_counter()
             subprocess.run([*argv, "report", str(db.parent), "--out", str(out)], check=True)
             times.append(time.perf_counter() - t)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         size = out.stat().st_size
-    print("times [s]: " + ", ".join(f"{x:.2f}" for x in times))
+    print("wall times [s]: " + ", ".join(f"{x:.2f}" for x in times))
+    print("CPU times (user + sys, all processes) [s]: " + ", ".join(f"{x:.2f}" for x in cpus))
+    print(f"load average before the last run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(
         f"{args.workloads} workloads x {args.readings} readings: median {statistics.median(times):.2f} s, "
         f"report {size / 1024 / 1024:.2f} MiB ({size} bytes)"
