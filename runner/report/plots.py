@@ -52,12 +52,36 @@ def _unit(unit: str) -> str:
     return f" [{unit}]" if unit else " [no unit]"
 
 
+#: the six-panel figure of this process, reused: creating axes and their ticks costs about
+#: as much as drawing them, and every workload figure has the same layout
+_WORKLOAD_FIG: tuple[Figure, Any] | None = None
+
+
+def _workload_axes() -> tuple[Figure, Any]:
+    """The reusable 2 x 3 figure, emptied of the previous workload's artists."""
+    global _WORKLOAD_FIG
+    if _WORKLOAD_FIG is None:
+        fig = Figure(figsize=(13, 7))
+        fig.subplots_adjust(left=0.06, right=0.99, bottom=0.08, top=0.95, wspace=0.28,
+                            hspace=0.38)  # fmt: skip
+        _WORKLOAD_FIG = (fig, fig.subplots(2, 3))
+        return _WORKLOAD_FIG
+    fig, axes = _WORKLOAD_FIG
+    for ax in axes.flat:
+        for art in [*ax.lines, *ax.collections, *ax.patches, *ax.texts, *ax.images]:
+            art.remove()
+        if ax.legend_ is not None:
+            ax.legend_.remove()
+        ax.relim()
+        ax.set_autoscale_on(True)
+        ax.set_prop_cycle(None)  # the same colours for every workload
+    return fig, axes
+
+
 def workload_figure(w: WorkloadView, target: float | None, confidence: float) -> Plot:
     """Six panels of one workload: readings over time, histogram, violin/box, Q-Q,
     autocorrelation before/after subsession means, CI width over rounds (METHODS.md §1-5)."""
-    fig = Figure(figsize=(13, 7))
-    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.08, top=0.95, wspace=0.28, hspace=0.38)
-    axes = fig.subplots(2, 3)
+    fig, axes = _workload_axes()
     u = _unit(w.unit)
     # (a) readings over time
     ax = axes[0, 0]
@@ -140,6 +164,8 @@ def workload_figure(w: WorkloadView, target: float | None, confidence: float) ->
     ax.xaxis.set_major_formatter(ScalarFormatter())
     ax.xaxis.set_minor_formatter(NullFormatter())
     for ax in axes.flat:
+        # a fixed title height skips matplotlib's costly search for overlapping tick labels
+        ax.set_title(ax.get_title(), y=1.0)
         ax.locator_params(axis="y", nbins=5)
         if ax is not axes[1, 2]:
             ax.locator_params(axis="x", nbins=6)
