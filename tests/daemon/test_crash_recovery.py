@@ -38,7 +38,10 @@ def _gone(pid: int, timeout: float) -> bool:
             os.kill(pid, 0)
         except ProcessLookupError:
             return True
-        if Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z"):
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].startswith("Z"):
+                return True  # a zombie: dead, waiting for its parent to reap it
+        except OSError:
             return True
         time.sleep(0.01)
     return False
@@ -110,3 +113,45 @@ def test_sigkill_at_20_random_moments_loses_and_duplicates_nothing(
     ref = xdg.run("run", str(exp), "-o", str(tmp_path / "ref"), "-q")
     assert ref.returncode == 0, ref.stderr
     assert rounds_of(tmp_path / "ref" / "det" / "benchrun.db") == got
+
+
+def _marked_sleepers(entry_id: int) -> set[int]:
+    """pids of ``sleep 31.5`` processes carrying the daemon's mark of ``entry_id``."""
+    found = set()
+    for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if (
+            cmdline[:2] == [b"sleep", b"31.5"]
+            and f"BENCHRUN_DAEMON_ENTRY={entry_id}".encode() in environ
+        ):
+            found.add(pid)
+    return found
+
+
+def test_workloads_left_by_a_killed_daemon_are_killed_on_restart(xdg: Env, tmp_path: Path) -> None:
+    exp = tmp_path / "slow.yaml"
+    exp.write_text(
+        f"name: slow\noutput: {tmp_path / 'out'}\n"
+        "settings: {adaptive: false, rounds: 3, warmup_rounds: 0, timeout: 60s}\n"
+        "workloads:\n  - {name: sleeper, command: [sleep, '31.5']}\n"
+    )
+    daemon = xdg.start_daemon()
+    entry_id = int(xdg.cli("submit", str(exp)).stdout)
+    wait_for(lambda: bool(_marked_sleepers(entry_id)), 30, "the workload to start")
+    (orphan,) = _marked_sleepers(entry_id)
+    child = xdg.entry(entry_id)["pid"]
+    daemon.send_signal(signal.SIGKILL)
+    daemon.wait(10)
+    assert _gone(child, 5.0)  # the benchrun run child died with the daemon
+    assert not _gone(orphan, 0.3)  # its workload did not (own session): an orphan
+    xdg.start_daemon()
+    assert _gone(orphan, 5.0)  # killed by the restarted daemon before it resumed
+    log = [m for kind, m in xdg.queue_log(entry_id) if kind == "crash-detected"]
+    assert len(log) == 1 and f"child pid {child}" in log[0]
+    assert xdg.cli("cancel", str(entry_id)).returncode == 0
+    xdg.wait_state(entry_id, ("cancelled",), 30)
+    wait_for(lambda: not _marked_sleepers(entry_id), 10, "no workload left")
