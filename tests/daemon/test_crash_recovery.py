@@ -27,7 +27,7 @@ from daemon_util import (
 
 SEED = 20261123
 KILLS = 20
-ROUNDS = 12  # per workload; two workloads -> 24 rounds
+ROUNDS = 8  # per workload; two workloads -> 16 rounds
 WORKLOADS = ("a", "b")
 
 
