@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
+import pytest
 from e2e_util import run_benchrun
 
 from runner.cli import main
@@ -84,3 +85,16 @@ def test_compare_reads_an_export_back(campaigns: dict[str, Path], tmp_path: Path
     a = next(w for w in doc["workloads"] if w["name"] == "a")
     assert math.isclose(a["old_mean"], _steady_mean(campaigns["old"] / "benchrun.db", "a"),
                         rel_tol=2e-3)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name", ["hyperfine_two.json", "pyperf_suite.json", "gbench_reps.json", "long.csv"]
+)
+def test_imported_exports_compare_with_themselves(name: str, capsys) -> None:
+    data = Path(__file__).resolve().parents[1] / "data" / name
+    assert main(["compare", str(data), str(data), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["workloads"] and not doc["only_in_old"] and not doc["only_in_new"]
+    for w in doc["workloads"]:
+        if w["ratio"] is not None:  # same data on both sides: ratio exactly 1, Welch p = 1
+            assert w["ratio"] == 1.0 and w["welch_p"] == 1.0 and w["verdict"] != "slower"
