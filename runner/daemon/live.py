@@ -176,11 +176,13 @@ def render(live: CampaignLive) -> list[str]:
     lines: list[str] = []
     if live.campaign_id is not None:
         mode = "adaptive" if live.adaptive else "fixed"
-        lines.append(
+        line = (
             f"  results campaign {live.campaign_id} ({mode}, {live.status or '?'}): "
-            f"elapsed {format_duration(live.elapsed_s)}, "
-            f"estimated time to finish {format_duration(live.eta_s)}"
+            f"elapsed {format_duration(live.elapsed_s)}"
         )
+        if live.status == "running":
+            line += f", estimated time to finish {format_duration(live.eta_s)}"
+        lines.append(line)
     if live.note:
         lines.append(f"  {live.note}")
     if live.workloads:
