@@ -74,6 +74,12 @@ class Group:
     source: str = "computed"  # or "controller"
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def label(self) -> str:
+        """``wall_time [s]``: the metric and its unit, for people."""
+        metric, _, unit = self.key.partition(":")
+        return f"{metric} [{unit or 'no unit'}]"
+
 
 def ratio_ci(
     m_a: float, v_a: float, n_a: int, m_b: float, v_b: float, n_b: int, confidence: float

@@ -200,13 +200,13 @@ def headline_figure(group: Group, confidence: float) -> Plot:
     ax.axvline(1.0, color="grey", lw=0.8, ls="--")
     ax.set_yticks(y, [f"{r.rank}. {r.name}" for r in rows])
     ax.set(xlabel="estimate / best estimate [ratio, 1]",
-           title=f"{group.key}: relative to the best")  # fmt: skip
+           title=f"{group.label}: relative to the best")  # fmt: skip
     caption = (
         f"Workloads measured in {group.unit or 'no unit'} ({group.direction.replace('_', ' ')}), "
         f"best first. Dots: ratio of each mean to the best mean; whiskers: {100 * confidence:g} % "
         "CI of the ratio (delta method on the log scale, Welch degrees of freedom)."
     )
-    return Plot(f"ranking-{_slug(group.key)}", f"ranking of {group.key}", _png(fig), caption)
+    return Plot(f"ranking-{_slug(group.key)}", f"ranking of {group.label}", _png(fig), caption)
 
 
 def quantile_figure(fit: dict[str, Any]) -> Plot:

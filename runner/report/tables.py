@@ -67,7 +67,7 @@ def headline(group: Group, confidence: float) -> Table:
     ]
     rows += [("-", name, why, group.unit or "-", "-", "-", "") for name, why in group.excluded]
     return Table(
-        f"{group.key} ({group.direction.replace('_', ' ')})",
+        f"{group.label} ({group.direction.replace('_', ' ')})",
         (
             "rank",
             "workload",
@@ -106,7 +106,7 @@ def pairs(group: Group) -> Table:
         for p in group.pairs
     ]
     return Table(
-        f"neighbour verdicts: {group.key}",
+        f"neighbour verdicts: {group.label}",
         (
             "better",
             "next",
