@@ -120,3 +120,106 @@ def test_full_disk_pauses_cleanly_and_resume_finishes(
     ]
     again = xdg.cli("resume", str(entry_id))
     assert again.returncode == 2 and "only paused or interrupted" in again.stderr
+
+
+def _round(store, campaign_id: int, workload_id: int, i: int) -> None:  # type: ignore[no-untyped-def]
+    store.add_round(
+        campaign_id=campaign_id,
+        workload_id=workload_id,
+        seq=i,
+        pass_=i,
+        round_index=i,
+        status="ok",
+        reason=None,
+        exit_code=0,
+        started_at=0.0,
+        wall_ns=1,
+        user_s=0.0,
+        sys_s=0.0,
+        max_rss_kib=1,
+        cpus=None,
+        argv=["x" * 2000],  # a few KiB per round: pages fill quickly
+        work=None,
+        warmup=False,
+        readings=[float(i)] * 50,
+    )
+
+
+def test_store_turns_sqlite_full_into_storefull_and_keeps_committed_rounds(
+    tmp_path: Path,
+) -> None:
+    from runner.store import EXIT_STORE_FULL, Store, StoreFull
+
+    db = tmp_path / "benchrun.db"
+    store = Store.create_or_open(db)
+    cid = store.create_campaign(
+        name="x",
+        config_path=None,
+        config_text="",
+        fingerprint="f",
+        settings={},
+        workloads=[
+            {"name": "w", "metric": "m", "unit": "u", "direction": "lower_is_better", "spec": {}}
+        ],
+        benchrun_version="0",
+        command_line=None,
+    )
+    wid = store.workloads(cid)[0].id
+    pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+    store.conn.execute(f"PRAGMA max_page_count = {pages + 6}")  # SQLITE_FULL past this
+    committed = 0
+    with pytest.raises(StoreFull) as info:
+        for i in range(1000):
+            _round(store, cid, wid, i)
+            committed += 1
+    assert 1 <= committed < 1000
+    assert info.value.exit_code == EXIT_STORE_FULL == 75
+    assert "the disk is full" in info.value.message and "--resume" in info.value.message
+    store.conn.execute("PRAGMA max_page_count = 1000000")
+    _round(store, cid, wid, committed)  # the store still works once there is room
+    store.close()
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    idx = [i for (i,) in conn.execute("SELECT round_index FROM round ORDER BY round_index")]
+    assert idx == list(range(committed + 1))  # the failed round left nothing behind
+    assert conn.execute("SELECT count(*) FROM reading").fetchone()[0] == 50 * (committed + 1)
+
+
+def test_benchrun_run_on_a_full_disk_exits_75_with_one_line(tmp_path: Path, small_fs: Path) -> None:
+    exp = det_experiment(tmp_path, small_fs, 40, sleep=0.03)
+    db = small_fs / "det" / "benchrun.db"
+    proc = subprocess.Popen(
+        [*benchrun_argv(), "run", str(exp), "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: count_rounds(db) >= 5, 60, "5 rounds")
+        filler = fill(small_fs)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 75, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("benchrun: error: "), err
+    assert "the disk is full" in lines[0] and "--resume" in lines[0]
+    stored = rounds_of(db)
+    assert [(i, v) for _, i, _, v in stored] == [
+        (i, (expected_reading(i),)) for i in range(len(stored))
+    ]
+    os.unlink(filler)
+    resumed = subprocess.run(
+        [*benchrun_argv(), "run", str(exp), "-q", "--resume"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert [(i, v) for _, i, _, v in rounds_of(db)] == [
+        (i, (expected_reading(i),)) for i in range(40)
+    ]
