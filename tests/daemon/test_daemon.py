@@ -247,3 +247,33 @@ def test_a_foreign_queue_file_stops_the_daemon_from_starting(xdg: Env) -> None:
     assert str(xdg.queue_db) in line and "not a benchrun queue" in line
     line = one_error_line(xdg.cli("daemon", "start"))
     assert "not a benchrun queue" in line
+
+
+def test_commands_run_without_a_shell_as_the_daemons_user(xdg: Env, tmp_path: Path) -> None:
+    xdg.start_daemon()
+    marker = tmp_path / "pwned"
+    exp = tmp_path / "noshell.yaml"
+    exp.write_text(
+        f"name: noshell\noutput: {tmp_path / 'out'}\n"
+        "settings: {adaptive: false, rounds: 1, warmup_rounds: 0}\n"
+        "workloads:\n"
+        "  - name: argv\n"
+        "    command: ['python3', '-c', 'import os, sys; print(\"n=%d u=%d\" % (len(sys.argv),"
+        f" os.getuid()))', '$(touch {marker})', ';', 'touch {marker}', '&&', '`id`']\n"
+        "    readings: {pattern: 'n=([0-9]+)', unit: args}\n"
+        "  - name: uid\n"
+        "    command: ['python3', '-c', 'import os; print(\"u=%d\" % os.getuid())']\n"
+        "    readings: {pattern: 'u=([0-9]+)', unit: uid}\n"
+    )
+    entry_id = int(xdg.cli("submit", str(exp)).stdout)
+    assert xdg.wait_state(entry_id, ("done",))["state"] == "done"
+    conn = sqlite3.connect(tmp_path / "out" / "noshell" / "benchrun.db")
+    got = dict(
+        conn.execute(
+            "SELECT w.name, reading.value FROM reading JOIN round r ON r.id = reading.round_id"
+            " JOIN workload w ON w.id = r.workload_id"
+        ).fetchall()
+    )
+    # argv[0] ('-c') plus the five arguments, each passed literally: nothing expanded
+    assert got == {"argv": 6.0, "uid": float(os.getuid())}
+    assert not marker.exists()
