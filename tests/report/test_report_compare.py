@@ -98,3 +98,15 @@ def test_imported_exports_compare_with_themselves(name: str, capsys) -> None:
     for w in doc["workloads"]:
         if w["ratio"] is not None:  # same data on both sides: ratio exactly 1, Welch p = 1
             assert w["ratio"] == 1.0 and w["welch_p"] == 1.0 and w["verdict"] != "slower"
+
+
+def test_results_export_is_a_baseline(campaigns: dict[str, Path], tmp_path: Path, capsys) -> None:
+    from runner.baseline import load_baseline
+
+    out = tmp_path / "results.json"
+    assert main(["export", str(campaigns["old"]), "--what", "results", "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert all("rounds" not in w for w in doc["workloads"])
+    base = load_baseline(out)  # settings.baseline reads it (runner/baseline.py)
+    direct = load_baseline(campaigns["old"])  # ... exactly as it reads the campaign itself
+    assert base == direct and sorted(base) == ["a", "b", "c"]
