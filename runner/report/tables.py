@@ -143,7 +143,7 @@ def workload_stats(w: WorkloadView) -> Table:
         ("std / CoV", f"{format_value(s.get('std'), u)} / {pct(s.get('cov'))}"),
         ("min / Q1 / Q3 / max", " / ".join(format_value(s.get(k), u) for k in ("min", "q1", "q3", "max"))),
         ("p90 / p99", f"{format_value(s.get('p90'), u)} / {format_value(s.get('p99'), u)}"),
-        ("Tukey outliers (kept)", str(w.outliers)),
+        ("Tukey outliers among the steady readings (kept)", str(w.outliers)),
         ("Shapiro-Wilk p (subsession means)", p3((w.normality or {}).get("p_value"))),
     ]  # fmt: skip
     if w.direction == "higher_is_better":
