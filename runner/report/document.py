@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import multiprocessing as mp
 import os
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from runner.report.methods import (
     methods_paragraph,
     rules_checklist,
 )
-from runner.report.model import CampaignModel, WorkloadView
+from runner.report.model import CampaignModel
 
 #: section ids, in order: every format has each of them (tests check the HTML for them)
 SECTIONS: tuple[tuple[str, str], ...] = (
@@ -167,31 +168,29 @@ def build_report(
     return report
 
 
-#: from this many workload figures on, they are drawn in worker processes
+#: from this many figures on, they are drawn in worker processes
 PARALLEL_FROM = 4
 
+Task = tuple[Callable[..., Any], tuple[Any, ...]]
 
-def _workload_figures(
-    views: list[WorkloadView], target: float | None, confidence: float
-) -> list[plots.Plot]:
-    """One figure per workload; in parallel processes (fork, one per CPU) when there are
-    many, since each takes about a second of matplotlib text layout and rasterising."""
-    workers = min(len(views), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                  else (os.cpu_count() or 1))  # fmt: skip
-    if len(views) >= PARALLEL_FROM and workers > 1 and "fork" in mp.get_all_start_methods():
+
+def _call(task: Task) -> Any:
+    fn, args = task
+    return fn(*args)
+
+
+def _draw_all(tasks: list[Task]) -> list[Any]:
+    """Run the figure tasks, in order; in parallel processes (fork, one per CPU) when there
+    are many, since each figure takes up to a second of matplotlib text layout."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    workers = min(len(tasks), cpus or 1)
+    if len(tasks) >= PARALLEL_FROM and workers > 1 and "fork" in mp.get_all_start_methods():
         try:
             with ProcessPoolExecutor(workers, mp_context=mp.get_context("fork")) as pool:
-                return list(
-                    pool.map(
-                        plots.workload_figure,
-                        views,
-                        [target] * len(views),
-                        [confidence] * len(views),
-                    )  # fmt: skip
-                )
+                return list(pool.map(_call, tasks))
         except (OSError, BrokenProcessPool):
             pass  # no processes to spare: draw them here
-    return [plots.workload_figure(w, target, confidence) for w in views]
+    return [_call(t) for t in tasks]
 
 
 def draw(report: Report) -> None:
@@ -200,11 +199,17 @@ def draw(report: Report) -> None:
     target = float(target) if target is not None else None
     c = report.model.confidence
     views = report.model.workloads
-    for w, p in zip(views, _workload_figures(views, target, c), strict=True):
-        report.workload_plots[w.name] = p
-    for g in report.groups:
-        if len(g.rows) > 1:
-            report.ranking_plots.append(plots.headline_figure(g, c))
-        report.quantile_plots.extend(plots.quantile_figure(fit) for fit in g.quantiles)
+    tasks: list[Task] = [(plots.workload_figure, (w, target, c)) for w in views]
+    ranked = [g for g in report.groups if len(g.rows) > 1]
+    tasks += [(plots.headline_figure, (g, c)) for g in ranked]
+    fits = [fit for g in report.groups for fit in g.quantiles]
+    tasks += [(plots.quantile_figure, (fit,)) for fit in fits]
     if report.suite is not None:
-        report.biplot = plots.biplot_figure(report.suite)
+        tasks.append((plots.biplot_figure, (report.suite,)))
+    done = iter(_draw_all(tasks))
+    for w in views:
+        report.workload_plots[w.name] = next(done)
+    report.ranking_plots = [next(done) for _ in ranked]
+    report.quantile_plots = [next(done) for _ in fits]
+    if report.suite is not None:
+        report.biplot = next(done)
