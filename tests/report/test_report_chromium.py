@@ -68,6 +68,12 @@ def test_html_report_renders_offline_without_errors(
     assert dom.returncode == 0, dom.stderr[-2000:]
     for sid in SECTION_IDS:
         assert f'id="{sid}"' in dom.stdout, sid
+    for text in ("How the campaign stopped", "verdict with next", "neighbour verdicts",
+                 "Quantile regression of", "autocorrelation by lag", "Relative half-width",
+                 "Shapiro-Wilk", "We measured 3 workloads",
+                 "12. Plot as much information"):  # fmt: skip
+        assert text in dom.stdout, text
+    assert "noise warnings" in dom.stdout or "No setting that adds noise" in dom.stdout
     images = re.findall(r'<img alt="[^"]*" src="data:image/png;base64,', dom.stdout)
     assert len(images) >= 4
     # every embedded PNG decodes to a non-empty figure
