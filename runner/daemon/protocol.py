@@ -97,7 +97,12 @@ def request(
         chunks: list[bytes] = []
         size = 0
         while True:
-            data = sock.recv(65536)
+            try:
+                data = sock.recv(65536)
+            except ConnectionResetError:
+                if chunks:
+                    break  # the reply came before the reset; read it
+                raise
             if not data:
                 break
             chunks.append(data)

@@ -453,20 +453,19 @@ class Daemon:
             except OSError:
                 sock.close()
                 continue
+            sock.setblocking(False)
+            conn = _Conn(sock, time.monotonic() + CLIENT_DEADLINE)
+            self.conns[sock.fileno()] = conn
+            self.sel.register(sock, selectors.EVENT_READ, conn)
             if uid != os.getuid():
                 _log(f"refused a connection from uid {uid} (pid {pid})")
-                self._send_and_close(
-                    sock,
+                self._reply_and_drain(
+                    conn,
                     error_reply(
                         f"permission denied: this daemon belongs to uid {os.getuid()}, "
                         f"you are uid {uid}"
                     ),
                 )
-                continue
-            sock.setblocking(False)
-            conn = _Conn(sock, time.monotonic() + CLIENT_DEADLINE)
-            self.conns[sock.fileno()] = conn
-            self.sel.register(sock, selectors.EVENT_READ, conn)
 
     def _readable(self, conn: _Conn) -> None:
         try:
@@ -508,14 +507,18 @@ class Daemon:
         self._send_and_close(conn.sock, reply)
 
     def _oversized(self, conn: _Conn) -> None:
-        """Answer an oversized request, then read and drop the rest for a moment so the
-        client sees the reply instead of a connection reset."""
+        self._reply_and_drain(
+            conn, error_reply(f"request too large (more than {MAX_MESSAGE} bytes); not read", 2)
+        )
+
+    def _reply_and_drain(self, conn: _Conn, reply: bytes) -> None:
+        """Answer without reading the request (oversized, foreign uid), then read and drop
+        what the client sends for a moment: closing with unread data would reset the
+        connection, and the client would see ECONNRESET instead of the reply."""
         try:
             conn.sock.setblocking(True)
             conn.sock.settimeout(2.0)
-            conn.sock.sendall(
-                error_reply(f"request too large (more than {MAX_MESSAGE} bytes); not read", 2)
-            )
+            conn.sock.sendall(reply)
             conn.sock.shutdown(socket.SHUT_WR)
             conn.sock.setblocking(False)
         except OSError:
