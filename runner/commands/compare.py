@@ -87,6 +87,8 @@ def _ratio(r: float | None, lo: float | None, hi: float | None) -> str:
 
 
 def _est(mean: float, ci: tuple[float | None, float | None], unit: str) -> str:
+    if mean != mean:  # NaN: no data on this side
+        return "-"
     lo, hi = ci
     if lo is None or hi is None:
         return format_value(mean, unit)
@@ -100,9 +102,9 @@ def main(args: argparse.Namespace) -> int:
     from runner.report.compare import compare_sides, load_side
 
     old, new = load_side(args.old), load_side(args.new)
-    if not old.entries or not new.entries:
-        empty = args.old if not old.entries else args.new
-        raise UserError(f"{empty}: no workload with a result to compare")
+    for side, path in ((old, args.old), (new, args.new)):
+        if not side.entries and not side.empty:
+            raise UserError(f"{path}: no workload to compare")
     cmp = compare_sides(old, new, alpha=args.alpha, margin=args.margin,
                         confidence=args.confidence, threshold=args.fail_on_regression)  # fmt: skip
     if args.json:

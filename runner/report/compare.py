@@ -58,6 +58,8 @@ class Side:
     kind: str
     entries: dict[str, Entry]
     notes: list[str] = field(default_factory=list)
+    #: workloads present but without any analysed reading (every round failed, say)
+    empty: list[str] = field(default_factory=list)
 
 
 def _is_sqlite(p: Path) -> bool:
@@ -73,14 +75,16 @@ def _from_campaign(path: Path) -> Side:
 
     model = load_campaign(path, diagnostics=False)
     entries = {}
+    empty = []
     for w in model.workloads:
         e = w.estimate
         if e is None:
+            empty.append(w.name)
             continue
         entries[w.name] = Entry(w.name, w.unit, w.direction, e.mean, e.variance, e.n_q, e.q,
                                 e.ci_low, e.ci_high)  # fmt: skip
     label = f"{model.campaign.name} (campaign {model.campaign.id})"
-    return Side(label, "campaign", entries)
+    return Side(label, "campaign", entries, empty=empty)
 
 
 def _from_export(doc: dict[str, Any], source: str) -> Side:
@@ -220,9 +224,21 @@ def compare_sides(
 ) -> Comparison:
     """Compare every workload present on both sides (module docstring)."""
     common = [n for n in new.entries if n in old.entries]
-    only_old = [n for n in old.entries if n not in new.entries]
-    only_new = [n for n in new.entries if n not in old.entries]
+    only_old = [n for n in old.entries if n not in new.entries and n not in new.empty]
+    only_new = [n for n in new.entries if n not in old.entries and n not in old.empty]
     rows: list[Row] = []
+    for name in [n for n in old.entries if n in new.empty] + [
+        n for n in new.entries if n in old.empty
+    ]:
+        e = old.entries.get(name) or new.entries[name]
+        side = "new" if name in new.empty else "old"
+        rows.append(Row(name, e.unit, e.direction, math.nan, (None, None), math.nan,
+                        (None, None), None, None, None, None, None, None, None,
+                        "not comparable", note=f"no analysed reading on the {side} side"))  # fmt: skip
+        if side == "old":
+            rows[-1].new_mean, rows[-1].new_ci = e.mean, (e.ci_low, e.ci_high)
+        else:
+            rows[-1].old_mean, rows[-1].old_ci = e.mean, (e.ci_low, e.ci_high)
     tested: list[int] = []
     pvals: list[float] = []
     for name in common:

@@ -106,3 +106,31 @@ def test_failed_and_rate_workloads_are_reported_not_dropped(tmp_path: Path, caps
     harmonic = len(steady) / sum(1 / v for v in steady)
     assert f"harmonic mean (rate)</td><td>{harmonic:.4g} ops/s" in out.read_text()
     assert rate["estimate"]["n"] == len(steady)
+
+
+def test_compare_names_a_workload_without_data_on_one_side(tmp_path: Path, capsys) -> None:
+    def campaign(name: str, fails: bool) -> Path:
+        db = tmp_path / name / "benchrun.db"
+        with Store.create_or_open(db) as st:
+            cid = st.create_campaign(
+                name=name, config_path=None, config_text="x\n", fingerprint="x", settings={},
+                benchrun_version=__version__, command_line=None,
+                workloads=[{"name": "w", "metric": "readings", "unit": "ms",
+                            "direction": "lower_is_better", "spec": {}}],
+            )  # fmt: skip
+            wid = st.workloads(cid)[0].id
+            for i in range(4):
+                st.add_round(campaign_id=cid, workload_id=wid, seq=i, pass_=i, round_index=i,
+                             status="failed" if fails else "ok", reason=None, exit_code=0,
+                             started_at=0.0, wall_ns=1, user_s=0, sys_s=0, max_rss_kib=0,
+                             cpus=None, argv=["x"], work=None, warmup=False,
+                             readings=[] if fails else [1.0, 2.0])  # fmt: skip
+        return db
+
+    import json
+
+    assert main(["compare", str(campaign("new", False)), str(campaign("old", True)), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert not doc["only_in_old"] and not doc["only_in_new"]
+    (row,) = doc["workloads"]
+    assert row["verdict"] == "not comparable" and "new side" in row["note"]
