@@ -136,6 +136,13 @@ def main(args: argparse.Namespace) -> int:
             f"Welch on subsession means, Holm over {sum(r.welch_p is not None for r in cmp.rows)} "
             f"workloads, alpha {args.alpha:g}; equivalent = TOST within ±{100 * args.margin:g} %."
         )
+        o = cmp.overall
+        if o is not None:
+            console.print(
+                f"overall: ratio of geometric means new/old over {len(o['workloads'])} workloads "
+                f"{o['estimate']:.4g} [{pc} CI {o['low']:.4g}, {o['high']:.4g}] (bootstrap of "
+                "subsession means within each workload)"
+            )
         for label, names in (("only in old", cmp.only_old), ("only in new", cmp.only_new)):
             if names:
                 console.print(f"[yellow]{label}:[/] {escape(', '.join(names))}")

@@ -26,8 +26,10 @@ import numpy as np
 
 from runner.errors import UserError
 from runner.report.analysis import ratio_ci
+from stats.autocorr import subsession_means
 from stats.compare import tost_from_summary, welch_from_summary
 from stats.multi import holm
+from stats.resampling import gmean_ratio_ci
 from stats.summary import summarize
 
 
@@ -44,6 +46,8 @@ class Entry:
     q: int | None
     ci_low: float | None
     ci_high: float | None
+    #: the subsession means (approximately independent, METHODS.md §3), when raw data exist
+    means: np.ndarray | None = None
 
     @property
     def usable(self) -> bool:
@@ -82,7 +86,7 @@ def _from_campaign(path: Path) -> Side:
             empty.append(w.name)
             continue
         entries[w.name] = Entry(w.name, w.unit, w.direction, e.mean, e.variance, e.n_q, e.q,
-                                e.ci_low, e.ci_high)  # fmt: skip
+                                e.ci_low, e.ci_high, _means(w.steady, e.q))  # fmt: skip
     label = f"{model.campaign.name} (campaign {model.campaign.id})"
     return Side(label, "campaign", entries, empty=empty)
 
@@ -96,9 +100,10 @@ def _from_export(doc: dict[str, Any], source: str) -> Side:
     for w in doc["workloads"]:
         r = w.get("result")
         if r and r.get("mean") is not None:
+            raw = analysed_readings(w) if w.get("rounds") else None
             entries[w["name"]] = Entry(w["name"], w.get("unit", ""), w.get("direction",
                 "lower_is_better"), float(r["mean"]), r.get("variance"), r.get("n_q"),
-                r.get("q"), r.get("ci_low"), r.get("ci_high"))  # fmt: skip
+                r.get("q"), r.get("ci_low"), r.get("ci_high"), _means(raw, r.get("q")))  # fmt: skip
         elif w.get("rounds"):
             x = analysed_readings(w)
             if x.size:
@@ -114,8 +119,16 @@ def _summarised(name: str, x: np.ndarray, unit: str, direction: str, warmup: str
         s = summarize(x, warmup=warmup)  # type: ignore[arg-type]
     except ValueError as exc:
         raise UserError(f"{name}: cannot summarise ({exc})") from None
+    means = _means(x[s.warmup_readings :], s.subsession_size) if s.enough_data else None
     return Entry(name, unit, direction, float(s.mean), s.subsession_variance, s.n_subsessions,
-                 s.subsession_size, s.ci_low, s.ci_high)  # fmt: skip
+                 s.subsession_size, s.ci_low, s.ci_high, means)  # fmt: skip
+
+
+def _means(x: np.ndarray | None, q: int | None) -> np.ndarray | None:
+    """Subsession means of q readings (METHODS.md §3); None without data or q."""
+    if x is None or not q or x.size < 2 * q:
+        return None
+    return subsession_means(x, int(q))
 
 
 def load_side(path: str | Path) -> Side:
@@ -184,6 +197,8 @@ class Comparison:
     margin: float
     confidence: float
     threshold: float | None
+    #: ratio of geometric means new/old over the compared workloads with a bootstrap CI
+    overall: dict[str, Any] | None = None
 
     @property
     def regressions(self) -> list[Row]:
@@ -201,6 +216,7 @@ class Comparison:
             "only_in_old": self.only_old,
             "only_in_new": self.only_new,
             "regressions": [r.name for r in self.regressions],
+            "overall": self.overall,
         }
 
 
@@ -281,4 +297,37 @@ def compare_sides(
         row.regression = bool(
             threshold is not None and row.verdict == "slower" and (row.change or 0.0) > threshold
         )
-    return Comparison(old, new, rows, only_old, only_new, alpha, margin, confidence, threshold)
+    cmp = Comparison(old, new, rows, only_old, only_new, alpha, margin, confidence, threshold)
+    cmp.overall = overall_ratio(old, new, [r.name for r in rows if r.welch_p is not None],
+                                confidence)  # fmt: skip
+    return cmp
+
+
+#: bootstrap resamples of the overall ratio (METHODS.md §4: B >= 10 000)
+OVERALL_RESAMPLES = 10_000
+
+
+def overall_ratio(
+    old: Side, new: Side, names: list[str], confidence: float
+) -> dict[str, Any] | None:
+    """Ratio of geometric means new/old over ``names`` (METHODS.md §9, [WANG]) with the
+    hierarchical bootstrap CI, resampling each workload's *subsession means* (independent,
+    §3; raw readings would be autocorrelated and give a too narrow CI). Needs two or more
+    workloads with raw data and positive values on both sides; None otherwise."""
+    use = [
+        n for n in names
+        if old.entries[n].means is not None and new.entries[n].means is not None
+        and old.entries[n].means.size >= 2 and new.entries[n].means.size >= 2
+        and float(old.entries[n].means.min()) > 0 and float(new.entries[n].means.min()) > 0
+    ]  # fmt: skip
+    if len(use) < 2:
+        return None
+    a = {n: new.entries[n].means for n in use}
+    b = {n: old.entries[n].means for n in use}
+    try:
+        ci = gmean_ratio_ci(a, b, confidence=confidence, n_resamples=OVERALL_RESAMPLES, seed=1)
+    except ValueError:
+        return None
+    out = ci.to_dict()
+    out["workloads"] = use
+    return out

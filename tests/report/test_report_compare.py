@@ -28,6 +28,13 @@ def test_the_one_slower_workload_fails_the_gate(campaigns: dict[str, Path]) -> N
     assert b["ratio_low"] < 1.10 < b["ratio_high"]
     assert math.isclose(b["change"], 0.10, abs_tol=0.005)
     assert not doc["only_in_old"] and not doc["only_in_new"]
+    # overall: the ratio of geometric means is exp(mean log(new/old)) of the workload means
+    rows = doc["workloads"]
+    overall = doc["overall"]
+    assert sorted(overall["workloads"]) == ["a", "b", "c"]
+    expected = math.exp(np.mean([math.log(w["new_mean"] / w["old_mean"]) for w in rows]))
+    assert overall["estimate"] == pytest.approx(expected, rel=1e-9)
+    assert overall["low"] < 1.1 ** (1 / 3) < overall["high"]  # the truth: (1 x 1.1 x 1)^(1/3)
 
 
 def test_below_the_threshold_it_exits_zero(campaigns: dict[str, Path], capsys) -> None:
