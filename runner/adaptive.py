@@ -38,11 +38,9 @@ from runner.campaign import (
     Display,
     RoundLauncher,
     WorkloadState,
-    _Interrupts,
-    campaign_lock,
+    campaign_session,
     finish_campaign,
     last_pass,
-    start_campaign,
 )
 from runner.collector import WorkloadStats
 from runner.config import Experiment
@@ -51,7 +49,7 @@ from runner.errors import UserError
 from runner.executor import Executor
 from runner.results import collect_workload
 from runner.scheduler import pass_order
-from runner.store import CampaignRow, EventRow, Store
+from runner.store import CampaignRow, EventRow
 
 #: trivial rounds launched to measure the launch overhead
 OVERHEAD_ROUNDS = 5
@@ -180,15 +178,13 @@ class _Adaptive:
 
     def __init__(
         self,
-        experiment: Experiment,
-        store: Store,
-        campaign: CampaignRow,
-        states: dict[str, WorkloadState],
         launcher: RoundLauncher,
         display: Display,
         executor: Executor,
         baseline: dict[str, Any] | None,
     ) -> None:
+        experiment, store, campaign = launcher.experiment, launcher.store, launcher.campaign
+        states = launcher.states
         self.experiment = experiment
         self.settings = experiment.settings
         self.store = store
@@ -380,18 +376,10 @@ class _Adaptive:
 
 
 def run_adaptive(
-    experiment: Experiment,
-    executor: Executor,
-    display: Display,
-    *,
-    resume: bool = False,
-    new: bool = False,
-    metadata_fn: Any = None,
-    round_facts_fn: Any = None,
-    workload_cpus: tuple[int, ...] | None = None,
+    experiment: Experiment, executor: Executor, display: Display, **options: Any
 ) -> CampaignOutcome:
-    """Run (or resume) an adaptive campaign (module docstring); arguments as
-    :func:`runner.campaign.run_fixed`. Never raises for a workload's failure."""
+    """Run (or resume) an adaptive campaign (module docstring); ``options`` as
+    :func:`runner.campaign.campaign_session`. Never raises for a workload's failure."""
     settings = experiment.settings
     baseline = None
     if settings.baseline is not None:
@@ -402,37 +390,23 @@ def run_adaptive(
                 f"settings.baseline: {settings.baseline} has no usable result for any workload "
                 f"of this experiment (names: {', '.join(experiment.names)})"
             )
-    with campaign_lock(experiment.campaign_dir), Store.create_or_open(experiment.db_path) as store:
-        campaign, states = start_campaign(store, experiment, resume, new, metadata_fn)
-        if baseline is not None and not resume:
+    with campaign_session(experiment, executor, display, **options) as launcher:
+        store, campaign, states = launcher.store, launcher.campaign, launcher.states
+        if baseline is not None and not options.get("resume"):
             store.add_event(
                 campaign.id,
                 "baseline",
                 f"compared with {settings.baseline} ({len(baseline)} workloads)",
                 {"path": settings.baseline, "results": {n: list(v) for n, v in baseline.items()}},
             )
-        with _Interrupts(executor, settings.on_interrupt == "kill") as interrupts:
-            launcher = RoundLauncher(
-                store,
-                campaign,
-                experiment,
-                executor,
-                display,
-                states,
-                interrupts,
-                round_facts_fn=round_facts_fn,
-                workload_cpus=workload_cpus,
-            )
-            loop = _Adaptive(
-                experiment, store, campaign, states, launcher, display, executor, baseline
-            )
-            display.start(
-                campaign,
-                {n: settings.warmup_rounds + settings.min_rounds for n in states},
-                {n: st.launched for n, st in states.items()},
-            )
-            try:
-                reason = loop.run()
-            finally:
-                display.stop()
-        return finish_campaign(store, experiment, campaign, states, launcher, reason)
+        loop = _Adaptive(launcher, display, executor, baseline)
+        display.start(
+            campaign,
+            {n: settings.warmup_rounds + settings.min_rounds for n in states},
+            {n: st.launched for n, st in states.items()},
+        )
+        try:
+            reason = loop.run()
+        finally:
+            display.stop()
+        return finish_campaign(launcher, reason)

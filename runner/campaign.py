@@ -12,11 +12,9 @@ is redone on resume. A lock file keeps two runners off the same campaign directo
 from __future__ import annotations
 
 import fcntl
-import math
 import os
 import signal
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -28,7 +26,7 @@ from runner import __version__
 from runner.config import Experiment, Workload
 from runner.errors import UserError
 from runner.executor import Executor, RoundOutcome, RoundSpec
-from runner.quiet import wait_for_quiet
+from runner.quiet import quiet_settings, wait_for_quiet
 from runner.scheduler import PassScheduler
 from runner.store import CampaignRow, Store
 
@@ -323,30 +321,21 @@ class RoundLauncher:
         at most ``quiet_max_wait`` seconds; a wait is stored as a "quiet-wait" event.
         Ctrl-C ends the wait at once."""
         settings = self.experiment.settings
-        if settings.quiet_load is None or pass_index == self._guarded_pass:
+        # the experiment's quiet_load, else the daemon-wide default (runner/quiet.py)
+        max_load, max_wait = quiet_settings(settings.quiet_load, settings.quiet_max_wait)
+        if max_load is None or pass_index == self._guarded_pass:
             return
         self._guarded_pass = pass_index
-
-        def clock() -> float:
-            return math.inf if self.interrupted else time.monotonic()
-
-        def sleep(seconds: float) -> None:
-            end = time.monotonic() + seconds
-            while not self.interrupted and time.monotonic() < end:
-                time.sleep(min(0.2, max(0.0, end - time.monotonic())))
-
-        waited = wait_for_quiet(
-            settings.quiet_load, settings.quiet_max_wait, sleep=sleep, clock=clock
-        )
+        waited = wait_for_quiet(max_load, max_wait, should_stop=lambda: self.interrupted)
         if waited < 0.05 or self.interrupted:  # quiet at once: nothing worth recording
             return
         load = os.getloadavg()[0]
-        quiet = load < settings.quiet_load
+        quiet = load < max_load
         text = (
-            f"waited {waited:.1f} s for the load average to fall below {settings.quiet_load:g}"
+            f"waited {waited:.1f} s for the load average to fall below {max_load:g}"
             if quiet
             else f"load average still {load:.2f} after {waited:.1f} s (quiet_load "
-            f"{settings.quiet_load:g}); measuring anyway"
+            f"{max_load:g}); measuring anyway"
         )
         self.store.add_event(
             self.campaign.id,
@@ -376,6 +365,7 @@ class RoundLauncher:
             cpus=self.workload_cpus,
             readings=w.readings if w.metric == "readings" else None,
             output_limit=settings.output_limit,
+            memory_limit=w.memory_limit if w.memory_limit is not None else settings.memory_limit,
         )
 
     def launch(
@@ -468,16 +458,10 @@ def start_campaign(
     return campaign, load_states(store, campaign, experiment)
 
 
-def finish_campaign(
-    store: Store,
-    experiment: Experiment,
-    campaign: CampaignRow,
-    states: dict[str, WorkloadState],
-    launcher: RoundLauncher,
-    done_reason: str,
-) -> CampaignOutcome:
+def finish_campaign(launcher: RoundLauncher, done_reason: str) -> CampaignOutcome:
     """Store how the campaign ended and say which exit code and message go to the user:
     interrupted (128 + signal), fail_fast (1), workloads stopped by failures (1), done (0)."""
+    store, experiment, campaign = launcher.store, launcher.experiment, launcher.campaign
     campaign_dir = experiment.campaign_dir
     resume_hint = f"benchrun run {experiment.source_path or 'EXPERIMENT.yaml'} --resume"
     if launcher.interrupts.signum is not None:
@@ -497,7 +481,7 @@ def finish_campaign(
         return CampaignOutcome(
             campaign.id, experiment.db_path, "failed", 1, f"stopped: {launcher.failure_stop}"
         )
-    stopped = {n: st.stopped for n, st in states.items() if st.stopped}
+    stopped = {n: st.stopped for n, st in launcher.states.items() if st.stopped}
     if stopped:
         reason = "; ".join(f"{n}: {r}" for n, r in stopped.items())
         store.set_status(campaign.id, "done", f"{done_reason}; but stopped early: {reason}")
@@ -513,7 +497,8 @@ def finish_campaign(
     return CampaignOutcome(campaign.id, experiment.db_path, "done", 0, done_reason)
 
 
-def run_fixed(
+@contextmanager
+def campaign_session(
     experiment: Experiment,
     executor: Executor,
     display: Display,
@@ -523,19 +508,16 @@ def run_fixed(
     metadata_fn: Any = None,
     round_facts_fn: Any = None,
     workload_cpus: tuple[int, ...] | None = None,
-) -> CampaignOutcome:
-    """Run (or resume) a fixed-mode campaign: ``settings.rounds`` steady ok rounds each.
-
-    Returns how it ended; never raises for a workload's failure (those are stored rounds).
-    """
+) -> Iterator[RoundLauncher]:
+    """Everything a campaign loop runs inside: the directory lock, the open store, the
+    campaign (new, or resumed with its bookkeeping rebuilt), SIGINT/SIGTERM handling, and
+    the :class:`RoundLauncher` that launches and commits rounds. ``metadata_fn()`` gives
+    the machine snapshot of a new campaign; ``round_facts_fn(cpus)`` the facts of a round."""
     settings = experiment.settings
     with campaign_lock(experiment.campaign_dir), Store.create_or_open(experiment.db_path) as store:
         campaign, states = start_campaign(store, experiment, resume, new, metadata_fn)
-        target = settings.warmup_rounds + settings.rounds
-        # a workload that keeps failing now and then must still end: cap launches
-        max_launches = 2 * target + settings.max_consecutive_failures
         with _Interrupts(executor, settings.on_interrupt == "kill") as interrupts:
-            launcher = RoundLauncher(
+            yield RoundLauncher(
                 store,
                 campaign,
                 experiment,
@@ -547,59 +529,66 @@ def run_fixed(
                 workload_cpus=workload_cpus,
             )
 
-            def needs_round(name: str) -> bool:
-                st = states[name]
-                if st.stopped:
-                    return False
-                if st.launched >= max_launches and st.steady_ok < settings.rounds:
-                    launcher.stop_workload(
-                        name,
-                        f"only {st.steady_ok} of {settings.rounds} rounds succeeded in "
-                        f"{st.launched} launches",
-                    )
-                    display.message(f"{name}: stopped: {st.stopped}")
-                    return False
-                return st.launched < settings.warmup_rounds or st.steady_ok < settings.rounds
 
-            scheduler = PassScheduler(
-                [w.name for w in experiment.workloads],
-                settings.order,
-                settings.seed,
-                needs_round,
-                lambda name, p: p in states[name].passes,
-                first_pass=last_pass(states),
-            )
-            display.start(
-                campaign,
-                {n: target for n in states},
-                {n: st.launched for n, st in states.items()},
-            )
-            try:
-                for pass_index, name in scheduler:
-                    if launcher.interrupted:
-                        break
-                    st = states[name]
-                    launcher.before_pass(pass_index)
-                    if launcher.interrupted:
-                        break
-                    outcome = launcher.launch(
-                        name,
-                        pass_index,
-                        work=st.workload.work,
-                        warmup=st.launched < settings.warmup_rounds,
-                    )
-                    if outcome is None or launcher.failure_stop:
-                        break
-            finally:
-                display.stop()
-        return finish_campaign(
-            store,
-            experiment,
-            campaign,
-            states,
-            launcher,
-            f"{settings.rounds} rounds of every workload",
+def run_fixed(
+    experiment: Experiment, executor: Executor, display: Display, **options: Any
+) -> CampaignOutcome:
+    """Run (or resume) a fixed-mode campaign: ``settings.rounds`` steady ok rounds each.
+
+    ``options``: those of :func:`campaign_session`. Returns how it ended; never raises for
+    a workload's failure (those are stored rounds).
+    """
+    settings = experiment.settings
+    target = settings.warmup_rounds + settings.rounds
+    # a workload that keeps failing now and then must still end: cap launches
+    max_launches = 2 * target + settings.max_consecutive_failures
+    with campaign_session(experiment, executor, display, **options) as launcher:
+        states = launcher.states
+
+        def needs_round(name: str) -> bool:
+            st = states[name]
+            if st.stopped:
+                return False
+            if st.launched >= max_launches and st.steady_ok < settings.rounds:
+                launcher.stop_workload(
+                    name,
+                    f"only {st.steady_ok} of {settings.rounds} rounds succeeded in "
+                    f"{st.launched} launches",
+                )
+                display.message(f"{name}: stopped: {st.stopped}")
+                return False
+            return st.launched < settings.warmup_rounds or st.steady_ok < settings.rounds
+
+        scheduler = PassScheduler(
+            list(experiment.names),
+            settings.order,
+            settings.seed,
+            needs_round,
+            lambda name, p: p in states[name].passes,
+            first_pass=last_pass(states),
         )
+        display.start(
+            launcher.campaign,
+            {n: target for n in states},
+            {n: st.launched for n, st in states.items()},
+        )
+        try:
+            for pass_index, name in scheduler:
+                launcher.before_pass(pass_index)
+                if launcher.interrupted:
+                    break
+                st = states[name]
+                outcome = launcher.launch(
+                    name,
+                    pass_index,
+                    work=st.workload.work,
+                    warmup=st.launched < settings.warmup_rounds,
+                )
+                if outcome is None or launcher.failure_stop:
+                    break
+        finally:
+            display.stop()
+        return finish_campaign(launcher, f"{settings.rounds} rounds of every workload")
 
 
 def last_pass(states: dict[str, WorkloadState]) -> int:

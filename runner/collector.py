@@ -198,6 +198,10 @@ def _as_rounds(
 
 #: level of the check that a within-round transient is real (Bonferroni over positions)
 WARMUP_ALPHA = 0.01
+#: one-sided level of the upper bound on tau used to size subsessions (stats.autocorr:
+#: subsession_size ``tau_upper``); the controller re-applies the rule after every pass,
+#: and without the bound it accepts a series the first time tau happens to look small
+TAU_UPPER = 0.8
 #: MSER-5 needs 4 batches of 5 readings
 MSER_MIN_READINGS = 20
 
@@ -280,6 +284,7 @@ def collect(
     warmup: Warmup = "mser5",
     per_work: Sequence[float] | None = None,
     min_subsessions: int | None = None,
+    tau_upper: float | None = TAU_UPPER,
 ) -> WorkloadStats:
     """Statistics of one workload from the readings of its steady rounds (METHODS.md §2-4).
 
@@ -338,7 +343,11 @@ def collect(
         per_round = x.size / len(rs)
     n = int(x.size)
     choice = subsession_size(
-        x, c, min_subsessions=h_min, max_subsessions=max(MAX_SUBSESSIONS, h_min)
+        x,
+        c,
+        min_subsessions=h_min,
+        max_subsessions=max(MAX_SUBSESSIONS, h_min),
+        tau_upper=tau_upper,
     )
     notes.extend(choice.notes)
     q, h = int(choice.q), int(choice.n_subsessions)

@@ -775,6 +775,20 @@ class Controller:
         pair_more: dict[str, int] = {}
         unmet_pairs: list[str] = []
         side = {n: (self._side(st[n], rounds[n]) if enough[n] else None) for n in self.names}
+
+        def enlist(
+            names: Sequence[str], what: str, shares: Mapping[str, float], more: int | None
+        ) -> None:
+            """Record that ``names`` wait for the undecided comparison ``what``; those
+            holding enough of its remaining uncertainty get rounds, unless no number of
+            rounds can decide it (``more`` None)."""
+            for n in names:
+                waiting[n].append(what)
+                if can_test and more is not None and shares.get(n, 0.0) >= share_min:
+                    pair_active[n] = True
+                    pair_more[n] = max(pair_more.get(n, 0), more)
+
+        share_min = p.allocation_share - 1e-12
         pairs: list[PairStatus] = []
         for key, members in self._groups().items():
             order = self._order.get(key)
@@ -793,12 +807,7 @@ class Controller:
                     ))  # fmt: skip
                     continue
                 shares, more, note = self._pair_need(a, b, side[a], side[b], rounds, k)
-                for n in (a, b):
-                    waiting[n].append(f"{a}~{b}")
-                    if can_test and shares.get(n, 0.0) >= p.allocation_share - 1e-12:
-                        pair_active[n] = True
-                        if more is not None:
-                            pair_more[n] = max(pair_more.get(n, 0), more)
+                enlist((a, b), f"{a}~{b}", shares, more)
                 pairs.append(PairStatus(
                     a, b, UNDECIDED, None, None, latest.get("welch_p"),
                     latest.get("welch_p_holm"), latest.get("tost_p"), latest.get("rel"), more,
@@ -834,12 +843,8 @@ class Controller:
             shares, more, note = self._pair_need(
                 name, None if label == "@stored" else label, side[name], base, rounds, 2
             )
-            for n in (name,) if label == "@stored" else (name, label):
-                waiting[n].append(f"{name} vs {label_text}")
-                if can_test and shares.get(n, 0.0) >= p.allocation_share - 1e-12:
-                    pair_active[n] = True
-                    if more is not None:
-                        pair_more[n] = max(pair_more.get(n, 0), more)
+            sides = (name,) if label == "@stored" else (name, label)
+            enlist(sides, f"{name} vs {label_text}", shares, more)
             verdict = UNDECIDED if side[name] is not None else "no data"
             notes = (note,) if note else ()
             baselines.append(BaselineStatus(

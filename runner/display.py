@@ -126,7 +126,7 @@ class RichDisplay:
                 total=total,
                 width=width,
                 waiting=waiting if not w.done else "[green]done[/]",
-                eta=eta,
+                eta=eta if w.active else "",
             )
 
     def message(self, text: str) -> None:

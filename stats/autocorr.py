@@ -221,6 +221,7 @@ def subsession_size(
     min_subsessions: int = MIN_SUBSESSIONS,
     max_subsessions: int = MAX_SUBSESSIONS,
     window: float = SOKAL_WINDOW,
+    tau_upper: float | None = None,
 ) -> SubsessionChoice:
     """benchrun's subsession size rule (METHODS.md §3; simulation in docs/subsessions.md).
 
@@ -241,6 +242,15 @@ def subsession_size(
     5. Enough data iff at least ``min_subsessions`` (8) subsessions of size q fit and the
        check passed; otherwise ``enough=False`` and ``readings_needed`` =
        ``min_subsessions · q`` for the q that would be needed (never <= n).
+
+    ``tau_upper`` (a one-sided confidence level, e.g. 0.95; None = off) replaces τ in step
+    2 by an upper confidence bound ``max(τ, 1)·(1 + z·sqrt(2(2M + 1)/n))``, from the
+    large-sample variance of the windowed estimator, ``var(τ̂) ≈ 2(2M + 1)τ²/n`` with M
+    the window (Madras & Sokal, J. Stat. Phys. 50, 1988; Sokal 1996, eq. 3.19). A short
+    series underestimates τ more often than not, and a rule that is re-applied as data
+    arrives (the adaptive controller, METHODS.md §10) accepts the series the first time τ̂
+    happens to be low; the bound makes that acceptance wait until τ is known well
+    enough. It costs data: independent readings need about 50 before 8 subsessions fit.
 
     The same rule serves series of per-round values (one reading per round, §3 "Rounds").
     All values equal -> q = 1, method "deterministic". Fewer than ``min_subsessions``
@@ -265,9 +275,13 @@ def subsession_size(
         need = max(min_subsessions, 3)
         return SubsessionChoice(1, n, n, None, None, None, False, need, "benchrun", (note,))
     notes: list[str] = []
-    tau, _, converged = _sokal(_acf_centred(d, n // 2), window)
+    tau, window_m, converged = _sokal(_acf_centred(d, n // 2), window)
     ess = n / max(tau, 1.0 / n)
-    q_min = 1 if tau <= 1.0 else 1 + int(math.ceil(tau_factor * (tau - 1.0) - 1e-9))
+    tau_q = tau
+    if tau_upper is not None:
+        z_u = float(stats.norm.ppf(tau_upper))
+        tau_q = max(tau, 1.0) * (1.0 + z_u * math.sqrt(2.0 * (2 * window_m + 1) / n))
+    q_min = 1 if tau_q <= 1.0 else 1 + int(math.ceil(tau_factor * (tau_q - 1.0) - 1e-9))
 
     def refuse(q: int, lag1: float | None, need: int, why: str) -> SubsessionChoice:
         need = max(need, n + 1)

@@ -35,7 +35,12 @@ max_rounds/max_time, and then it says which condition was not met. A file with
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="run an experiment and store every reading", description=HELP)
+    p = sub.add_parser(
+        "run",
+        help="run an experiment and store every reading",
+        description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("experiment", help="experiment file (YAML); `benchrun init` writes an example")
     p.add_argument(
         "--resume",

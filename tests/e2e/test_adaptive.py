@@ -134,10 +134,11 @@ def test_ar1_readings_ci_covers_the_known_mean_with_subsessions(tmp_path: Path, 
 
 
 def test_regression_check_against_a_baseline_campaign(tmp_path: Path, py: str) -> None:
+    # a baseline precise enough to show "within 1 %": its CI half-width 0.2 % of the mean
     old = _experiment(
         tmp_path,
         "old",
-        SETTINGS,
+        SETTINGS + "  ci_rel_width: 0.002\n",
         _noise_workloads(py, [("parse", 100.0, 2.0, 1), ("render", 50.0, 2.0, 2)]),
     )
     assert run_benchrun("run", str(old), "-q").returncode == 0
@@ -156,6 +157,33 @@ def test_regression_check_against_a_baseline_campaign(tmp_path: Path, py: str) -
     assert abs(by_name["parse"]["relative_change"] - 0.10) < 0.02
     assert by_name["render"]["verdict"] == "equivalent"
     assert "slower" in proc.stdout
+
+
+def test_a_baseline_too_imprecise_to_decide_stops_early_and_says_so(
+    tmp_path: Path, py: str
+) -> None:
+    # 5 rounds of 20 readings at 5 % noise: the stored mean is uncertain by about 1 %, so
+    # "within 1 %" can never be shown however long the new side runs
+    old = _experiment(
+        tmp_path,
+        "vague",
+        SETTINGS + "  max_rounds: 5\n  min_rounds: 5\n",
+        _noise_workloads(py, [("w", 100.0, 5.0, 1)]),
+    )
+    assert run_benchrun("run", str(old), "-q").returncode == 0
+    new = _experiment(
+        tmp_path,
+        "check",
+        SETTINGS + f"  baseline: {tmp_path / 'out' / 'vague'}\n  max_rounds: 400\n",
+        _noise_workloads(py, [("w", 100.2, 5.0, 2)]),
+    )
+    proc = run_benchrun("run", str(new), "-q")
+    assert proc.returncode == 0, proc.stderr
+    db = tmp_path / "out" / "check" / "benchrun.db"
+    (reason,) = query(db, "SELECT stop_reason FROM campaign")[0]
+    assert "stored side is too imprecise" in reason
+    (rounds,) = query(db, "SELECT count(*) FROM round")[0]
+    assert rounds < 400
 
 
 def test_missing_baseline_is_a_clear_error(tmp_path: Path, py: str) -> None:
@@ -194,7 +222,7 @@ def test_calibration_grows_work_and_per_work_normalises(tmp_path: Path, py: str)
     work: 5
     per_work: true
 """
-    settings = "  pin: none\n  warmup_rounds: 1\n  min_round_time: 150ms\n  max_rounds: 12\n"
+    settings = "  pin: none\n  warmup_rounds: 1\n  min_round_time: 150ms\n  max_rounds: 60\n"
     exp = _experiment(tmp_path, "cal", settings, workloads)
     proc = run_benchrun("run", str(exp), "-q")
     assert proc.returncode == 0, proc.stderr

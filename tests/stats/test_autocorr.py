@@ -244,3 +244,62 @@ def test_subsession_lag1_check_catches_slow_drift() -> None:
         assert r1 < 0.6
     else:
         assert c.readings_needed is not None and c.readings_needed > n
+
+
+def _sokal_reference(x: np.ndarray, window: float = 5.0) -> tuple[float, int]:
+    """τ and the window M by a direct O(n²) implementation of Sokal's rule (reference)."""
+    d = x - x.mean()
+    n = d.size
+    c0 = float(np.dot(d, d))
+    tau = 1.0
+    for m in range(1, n // 2 + 1):
+        tau += 2.0 * float(np.dot(d[:-m], d[m:])) / c0
+        if m >= window * tau:
+            return tau, m
+    raise AssertionError("window did not close")
+
+
+@pytest.mark.parametrize(("phi", "n"), [(0.0, 60), (0.5, 400), (0.8, 2000)])
+def test_tau_upper_bound_sizes_subsessions_by_the_closed_form(phi: float, n: int) -> None:
+    rng = np.random.default_rng(11)
+    x = signal.lfilter([1.0], [1.0, -phi], rng.normal(size=n + 200))[200:]
+    tau, m = _sokal_reference(x)
+    z = sps.norm.ppf(0.95)
+    tau_u = max(tau, 1.0) * (1.0 + z * math.sqrt(2.0 * (2 * m + 1) / n))
+    expected_q_min = 1 + math.ceil(5.0 * (tau_u - 1.0) - 1e-9)
+    got = subsession_size(x, 0.95, tau_upper=0.95)
+    assert got.tau == pytest.approx(tau, rel=1e-9)
+    assert got.q_min == expected_q_min
+    plain = subsession_size(x, 0.95)
+    assert plain.q_min <= got.q_min  # the bound only ever asks for larger subsessions
+
+
+def test_tau_upper_bound_restores_coverage_when_the_rule_is_reapplied() -> None:
+    """Sequential use (METHODS.md §10): re-apply the rule at n = 20, 30, 45, ... and take the
+    CI the first time the series is accepted. On AR(1) φ = 0.7 (τ = 5.67) the plain rule
+    accepts early, when τ̂ happens to be small, and its first CIs cover far less than 95 %;
+    the upper bound must bring the coverage of first-accepted CIs close to nominal."""
+    rng = np.random.default_rng(5)
+    phi, n_max, reps = 0.7, 1200, 400
+    e = rng.normal(size=(reps, n_max + 100))
+    series = signal.lfilter([1.0], [1.0, -phi], e, axis=1)[:, 100:]
+    looks = [20]
+    while looks[-1] < n_max:
+        looks.append(min(n_max, math.ceil(looks[-1] * 1.5)))
+
+    def first_ci_coverage(tau_upper: float | None) -> float:
+        hits = issued = 0
+        for x in series:
+            for n in looks:
+                ch = subsession_size(x[:n], 0.95, tau_upper=tau_upper)
+                if ch.enough:
+                    b = subsession_means(x[:n], ch.q)
+                    half = sps.t.ppf(0.975, b.size - 1) * b.std(ddof=1) / math.sqrt(b.size)
+                    hits += abs(b.mean()) <= half
+                    issued += 1
+                    break
+        return hits / issued
+
+    plain, bounded = first_ci_coverage(None), first_ci_coverage(0.95)
+    assert plain < 0.88  # the flaw the bound exists for (measured ~0.8)
+    assert bounded > 0.92 and bounded > plain + 0.05
