@@ -9,15 +9,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from runner.adaptive import final_verdicts
-from runner.campaign import run_campaign
 from runner.config import load_experiment
 from runner.display import RichDisplay, results_table, stdout_console, verdicts_table
 from runner.errors import UserError
 from runner.executor import LocalExecutor
-from runner.metadata import collect_metadata, round_facts
 from runner.pinning import pinned_runner, plan_pinning
-from runner.results import workload_results
 from runner.store import Store
 
 HELP = """\
@@ -71,6 +67,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    # heavy imports (scipy via the statistics) only when the command runs, so that
+    # `benchrun --help` and the other commands start fast
+    from runner.adaptive import final_verdicts
+    from runner.campaign import run_campaign
+    from runner.metadata import collect_metadata, round_facts
+    from runner.results import workload_results
+
     experiment = load_experiment(args.experiment)
     if args.output:
         experiment = dataclasses.replace(experiment, output=Path(args.output))

@@ -10,10 +10,8 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from runner.adaptive import final_verdicts
 from runner.display import results_table, stdout_console, verdicts_table
 from runner.errors import UserError
-from runner.results import workload_results
 from runner.store import Store
 
 
@@ -54,6 +52,11 @@ def _when(t: float) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    # heavy imports (scipy via the statistics) only when the command runs, so that
+    # `benchrun --help` and the other commands start fast
+    from runner.adaptive import final_verdicts
+    from runner.results import workload_results
+
     dbs = find_databases(Path(args.dir))
     console = stdout_console()
     docs = []
