@@ -305,3 +305,33 @@ def test_quiet_guard_waits_before_each_pass_and_records_it(tmp_path: Path, py: s
             d = json.loads(data)
             assert d["quiet"] is False and 0.5 <= d["seconds"] < 5
             assert "measuring anyway" in message
+
+
+def test_memory_limit_fails_the_round_and_names_the_limit(tmp_path: Path, py: str) -> None:
+    # 400 MB of bytes under a 256 MiB address-space limit cannot be allocated; 1 MB can
+    exp = write_experiment(
+        tmp_path,
+        f"""
+        name: mem
+        output: {tmp_path}
+        settings: {{rounds: 1, warmup_rounds: 0, max_consecutive_failures: 1}}
+        workloads:
+          - name: big
+            command: ["{py}", "-c", "b = bytearray(400 * 1024 * 1024)"]
+            memory_limit: 256MiB
+          - name: small
+            command: ["{py}", "-c", "b = bytearray(1024 * 1024)"]
+            memory_limit: 256MiB
+        """,
+    )
+    proc = run_benchrun("run", str(exp), "-q")
+    assert proc.returncode == 1
+    rows = dict(
+        query(
+            tmp_path / "mem" / "benchrun.db",
+            "SELECT w.name, r.status || ': ' || coalesce(r.reason, '') FROM round r"
+            " JOIN workload w ON w.id = r.workload_id",
+        )
+    )
+    assert rows["small"].startswith("ok")
+    assert rows["big"].startswith("failed") and "memory_limit 256 MiB" in rows["big"]
