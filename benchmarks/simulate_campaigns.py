@@ -40,7 +40,8 @@ each adjacent pair), equal allocation, the normal approximation (docs/controller
 
     python benchmarks/simulate_campaigns.py [--campaigns 200] [--seed 1] [--full] [--jobs 1]
 
-The default grid (16 rows, 200 campaigns each) runs in about 4-5 minutes on one core.
+The default grid (17 rows, 6 methods, 200 campaigns each) took 20 minutes on a busy 2-core
+machine; `--methods benchrun` and `--only` run a part.
 """
 
 from __future__ import annotations
