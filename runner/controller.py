@@ -693,7 +693,7 @@ class Controller:
         elif not s.enough:
             more = s.rounds_needed
             unmet.append(
-                f"not enough data for its correlation time (tau {s.tau:.3g}) yet, "
+                f"not enough data for its correlation time (tau {max(s.tau, 1.0):.3g} readings) yet, "
                 f"about {more} more rounds" if s.tau is not None
                 else f"not enough data yet, about {more} more rounds"
             )  # fmt: skip
