@@ -64,7 +64,8 @@ class WorkloadStats:
         q: subsession size (None without a choice yet).
         n_q: complete subsessions.
         s2_q: sample variance (ddof=1) of the n_q subsession means (None without enough data).
-        ci_low, ci_high: Student t interval ``mean ± t_{(1+c)/2, n_q-1}·sqrt(s2_q/n_q)`` (§4).
+        ci_low, ci_high: Student t interval ``mean ± t_{(1+c)/2, n_q-1}·sqrt(s2_q/n_q)`` (§4),
+            widened to contain the interval at 2q when that one reaches further (see collect).
         rel_half_width: ``half width / |mean|`` (what ``ci_rel_width`` bounds, §4).
         enough: True when the subsession rule trusts the CI (§3).
         readings_needed: total readings the rule estimates it needs (None when enough).
@@ -285,6 +286,7 @@ def collect(
     per_work: Sequence[float] | None = None,
     min_subsessions: int | None = None,
     tau_upper: float | None = TAU_UPPER,
+    ci_2q: bool = True,
 ) -> WorkloadStats:
     """Statistics of one workload from the readings of its steady rounds (METHODS.md §2-4).
 
@@ -297,7 +299,12 @@ def collect(
     Steps: build the steady series (module docstring), then
     :func:`stats.autocorr.subsession_size` chooses q (re-chosen at every call); with enough
     data, the n_q = n // q subsession means B_i give ``s2_q = var(B, ddof=1)`` and the
-    t interval ``mean ± t_{(1+c)/2, n_q-1}·sqrt(s2_q/n_q)``. All readings equal: q = 1,
+    t interval ``mean ± t_{(1+c)/2, n_q-1}·sqrt(s2_q/n_q)``. With ``ci_2q`` (default) and
+    at least 4 subsessions of 2q, the half-width is the larger of that and
+    ``|mean_2q - mean| + t_{(1+c)/2, n_2q-1}·sqrt(s2_2q/n_2q)``: the smallest interval
+    around ``mean`` that contains the 2q interval too ("pass at q and 2q", §3, applied to
+    the CI; it lifts the coverage of the first CI a re-tested rule accepts on correlated
+    series, benchmarks/coverage_at_first_enough.py). All readings equal: q = 1,
     s2_q = 0 and a zero-width CI (deterministic). Without enough data the CI is None and
     ``readings_needed``/``rounds_needed`` estimate what is missing. No rounds: an empty
     result (``enough=False``). Bad input (NaN, work <= 0): ValueError.
@@ -366,19 +373,26 @@ def collect(
     b = x[: q * h].reshape(h, q).mean(axis=1)
     mean = float(np.mean(b))
     s2 = float(np.var(b, ddof=1)) if h >= 2 else 0.0
-    if s2 == 0.0:
-        lo = hi = mean
-    else:
-        half = float(stdtrit(h - 1, 0.5 + c / 2.0)) * math.sqrt(s2 / h)
-        lo, hi = mean - half, mean + half
-    rel = (hi - lo) / 2.0 / abs(mean) if mean != 0 else None
-    if mean == 0:
-        notes.append("mean is 0: no relative CI width")
+    half = float(stdtrit(h - 1, 0.5 + c / 2.0)) * math.sqrt(s2 / h) if s2 > 0.0 else 0.0
     h2 = n // (2 * q)
     coarse: tuple[float | None, float | None, int | None] = (None, None, None)
     if h2 >= 4:
         b2 = x[: 2 * q * h2].reshape(h2, 2 * q).mean(axis=1)
         coarse = (float(np.mean(b2)), float(np.var(b2, ddof=1)), h2)
+        if ci_2q and s2 > 0.0:
+            half2 = abs(coarse[0] - mean) + float(stdtrit(h2 - 1, 0.5 + c / 2.0)) * math.sqrt(
+                coarse[1] / h2
+            )
+            if half2 > half:
+                notes.append(
+                    f"CI widened by {half2 / half - 1:.0%} to contain the interval from "
+                    f"{h2} subsessions of {2 * q} (correlation beyond {q} readings?)"
+                )
+                half = half2
+    lo, hi = mean - half, mean + half
+    rel = half / abs(mean) if mean != 0 else None
+    if mean == 0:
+        notes.append("mean is 0: no relative CI width")
     return WorkloadStats(
         len(rs), n, w, series, mean, q, h, s2, lo, hi, rel, True, None, None,
         choice.tau, choice.ess, c, tuple(notes), *coarse,

@@ -19,12 +19,23 @@ from runner.collector import collect
 from stats.autocorr import subsession_size
 
 
-def _by_hand(x: np.ndarray, q: int, confidence: float = 0.95) -> tuple[float, float, float, float]:
-    """(mean, s2_q, ci_low, ci_high) of the subsession means of size q, with numpy/scipy."""
+def _t_interval(x: np.ndarray, q: int, confidence: float) -> tuple[float, float, float, float]:
+    """(mean, s2, low, high): scipy's t interval over the subsession means of size q."""
     h = x.size // q
     b = x[: h * q].reshape(h, q).mean(axis=1)
     m, s2 = b.mean(), b.var(ddof=1)
     lo, hi = sps.t.interval(confidence, h - 1, loc=m, scale=math.sqrt(s2 / h))
+    return m, s2, lo, hi
+
+
+def _by_hand(x: np.ndarray, q: int, confidence: float = 0.95) -> tuple[float, float, float, float]:
+    """(mean, s2_q, ci_low, ci_high) with numpy/scipy: the t interval at q, widened
+    symmetrically around the q mean until it contains the t interval at 2q (>= 4 of them)."""
+    m, s2, lo, hi = _t_interval(x, q, confidence)
+    if x.size // (2 * q) >= 4:
+        _, _, lo2, hi2 = _t_interval(x, 2 * q, confidence)
+        half = max(hi - m, m - lo2, hi2 - m)
+        lo, hi = m - half, m + half
     return m, s2, lo, hi
 
 
@@ -46,6 +57,31 @@ def test_one_reading_per_round_matches_numpy() -> None:
     b2 = x[: 2 * s.q * h2].reshape(h2, 2 * s.q).mean(axis=1)
     assert s.n_2q == h2 and s.mean_2q == pytest.approx(b2.mean(), rel=1e-14)
     assert s.s2_2q == pytest.approx(b2.var(ddof=1), rel=1e-12)
+    # without the 2q envelope: exactly scipy's t interval over the size-q means
+    plain = collect([[v] for v in x], warmup="none", confidence=0.9, ci_2q=False)
+    _, _, lo1, hi1 = _t_interval(x, s.q, 0.9)
+    assert (plain.ci_low, plain.ci_high) == (
+        pytest.approx(lo1, rel=1e-12),
+        pytest.approx(hi1, rel=1e-12),
+    )
+    assert plain.ci_low >= s.ci_low and plain.ci_high <= s.ci_high
+
+
+def test_2q_envelope_widens_when_the_coarser_means_disagree() -> None:
+    """AR(1) φ 0.7 over 300 rounds (τ = 5.7): the 2q means vary more than the q means
+    predict, and the CI grows to contain the 2q interval (a note says so), as computed
+    with scipy in _by_hand. It never shrinks below the interval at q."""
+    rng = np.random.default_rng(2)
+    y, _ = signal.lfilter([1.0], [1.0, -0.7], rng.standard_normal(300), zi=[0.0])
+    x = 10.0 + 0.1 * y
+    s = collect(x[:, None], warmup="none")
+    plain = collect(x[:, None], warmup="none", ci_2q=False)
+    assert s.enough and s.n_2q is not None and s.n_2q >= 4 and s.q == plain.q
+    m, _, lo, hi = _by_hand(x, s.q)
+    assert (s.ci_low, s.ci_high) == (pytest.approx(lo, rel=1e-12), pytest.approx(hi, rel=1e-12))
+    assert s.half_width > 1.1 * plain.half_width
+    assert any("CI widened" in note for note in s.notes)
+    assert s.rel_half_width == pytest.approx(s.half_width / m, rel=1e-12)
 
 
 def test_autocorrelated_rounds_get_larger_subsessions() -> None:
