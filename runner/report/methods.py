@@ -95,7 +95,8 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
             "chosen so that subsession means are approximately independent (lag-1 "
             "autocorrelation of the means and the integrated autocorrelation time, following "
             f"[PILOT]); with {_range(nq)} subsession means per workload, each mean is reported "
-            f"with its {100 * c:g} % Student-t confidence interval over subsession means."
+            f"with its {100 * c:g} % Student-t confidence interval over subsession means, "
+            "widened where needed to contain the interval over subsessions twice as long."
         )
     if rel:
         target = s.get("ci_rel_width")
