@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from typing import Any
 
-from runner.daemon.protocol import request
+from runner.daemon.paths import DaemonPaths
+from runner.daemon.protocol import DaemonNotRunning, request
+from runner.daemon.queue import QueueDB
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "queue",
         help="list the daemon's campaigns: queued, running, done, failed, interrupted",
-        description="List every campaign the daemon knows, oldest first, with its state.",
+        description="List every campaign the daemon knows, oldest first, with its state. "
+        "Without a running daemon the queue file is read directly (a note on stderr says so).",
     )
     p.add_argument("--json", action="store_true", help="print the entries as JSON")
     p.set_defaults(func=cmd_queue)
@@ -34,9 +38,29 @@ def _when(ts: Any) -> str:
     return time.strftime("%m-%d %H:%M", time.localtime(ts))
 
 
+def _entries() -> list[dict[str, Any]]:
+    """The queue's entries from the daemon, or from its file when no daemon answers."""
+    paths = DaemonPaths.from_env()
+    try:
+        return list(request("queue", paths)["entries"])
+    except DaemonNotRunning:
+        if not paths.queue_db.is_file():
+            raise  # no queue yet: say that the daemon is not running
+    db = QueueDB.open(paths.queue_db)
+    try:
+        entries = [e.to_json() for e in db.entries()]
+    finally:
+        db.close()
+    print(
+        f"benchrun: the daemon is not running; read from {paths.queue_db} "
+        "(start it with `benchrun daemon start`)",
+        file=sys.stderr,
+    )
+    return entries
+
+
 def cmd_queue(args: argparse.Namespace) -> int:
-    reply = request("queue")
-    entries = reply["entries"]
+    entries = _entries()
     if args.json:
         print(json.dumps(entries, indent=2))
         return 0

@@ -61,8 +61,12 @@ def error_reply(text: str, code: int = 1) -> bytes:
     return encode({"ok": False, "error": text, "code": code})
 
 
+class DaemonNotRunning(UserError):
+    """Nothing answers on the daemon's socket (no daemon, or a stale socket file)."""
+
+
 def not_running_error(paths: DaemonPaths) -> UserError:
-    return UserError(
+    return DaemonNotRunning(
         f"the benchrun daemon is not running (no answer on {paths.socket}); "
         "start it with `benchrun daemon start`",
         exit_code=1,

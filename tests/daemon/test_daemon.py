@@ -180,6 +180,11 @@ def test_daemon_stop_interrupts_and_the_next_start_resumes(xdg: Env, tmp_path: P
     assert f"campaign {entry_id} commits" in stop.stdout
     entry = xdg.entry(entry_id)
     assert entry["state"] == "interrupted" and entry["auto_resume"] == 1
+    offline = xdg.cli("queue")  # no daemon: the queue file is read directly
+    assert offline.returncode == 0, offline.stderr
+    row = next(r for r in offline.stdout.splitlines() if r.split()[:1] == [str(entry_id)])
+    assert row.split()[1] == "interrupted"
+    assert "daemon is not running" in offline.stderr and "Traceback" not in offline.stderr
     (status,) = sqlite3.connect(db).execute("SELECT status FROM campaign").fetchone()
     assert status == "interrupted"
     stored = count_rounds(db)
