@@ -278,6 +278,12 @@ def _within_round_warmup(
     return d, np.concatenate([r[d:] for r in rs])
 
 
+def _t_half_width(s2: float, h: int, confidence: float) -> float:
+    """Half-width ``t_{(1+c)/2, h-1}·sqrt(s2/h)`` of the t CI over h subsession means of
+    variance s2 (METHODS.md §4; units of the readings); 0 when s2 is 0."""
+    return float(stdtrit(h - 1, 0.5 + confidence / 2.0)) * math.sqrt(s2 / h) if s2 > 0.0 else 0.0
+
+
 def collect(
     rounds: Sequence[Sequence[float]],
     *,
@@ -373,16 +379,15 @@ def collect(
     b = x[: q * h].reshape(h, q).mean(axis=1)
     mean = float(np.mean(b))
     s2 = float(np.var(b, ddof=1)) if h >= 2 else 0.0
-    half = float(stdtrit(h - 1, 0.5 + c / 2.0)) * math.sqrt(s2 / h) if s2 > 0.0 else 0.0
+    half = _t_half_width(s2, h, c)
     h2 = n // (2 * q)
     coarse: tuple[float | None, float | None, int | None] = (None, None, None)
     if h2 >= 4:
         b2 = x[: 2 * q * h2].reshape(h2, 2 * q).mean(axis=1)
-        coarse = (float(np.mean(b2)), float(np.var(b2, ddof=1)), h2)
+        mean2, s2_2 = float(np.mean(b2)), float(np.var(b2, ddof=1))
+        coarse = (mean2, s2_2, h2)
         if ci_2q and s2 > 0.0:
-            half2 = abs(coarse[0] - mean) + float(stdtrit(h2 - 1, 0.5 + c / 2.0)) * math.sqrt(
-                coarse[1] / h2
-            )
+            half2 = abs(mean2 - mean) + _t_half_width(s2_2, h2, c)
             if half2 > half:
                 notes.append(
                     f"CI widened by {half2 / half - 1:.0%} to contain the interval from "

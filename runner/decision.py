@@ -10,9 +10,10 @@ and widths relative (0.05 = 5 %).
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
+
+from runner.analysis_support import clean
 
 __all__ = ["Event", "WorkloadStatus", "PairStatus", "BaselineStatus", "Decision"]
 
@@ -108,15 +109,6 @@ class Decision:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dict (floats or None, lists instead of tuples)."""
-
-        def clean(v: Any) -> Any:
-            if isinstance(v, float):
-                return v if math.isfinite(v) else None
-            if isinstance(v, dict):
-                return {k: clean(x) for k, x in v.items()}
-            if isinstance(v, list | tuple):
-                return [clean(x) for x in v]
-            return v
 
         return clean(
             {
