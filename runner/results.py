@@ -20,7 +20,7 @@ import numpy as np
 
 import stats
 from runner.collector import WorkloadStats, collect
-from runner.store import CampaignRow, RoundRow, Store, WorkloadRow
+from runner.store import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
 
 
 @dataclass(frozen=True)
@@ -139,4 +139,38 @@ def workload_results(
                 collected=None if collected is None else collected.to_dict(),
             )
         )
+    return out
+
+
+def workload_states(
+    results: list[WorkloadResult], campaign: CampaignRow, events: list[EventRow]
+) -> dict[str, str]:
+    """What each workload is, by name, for ``show`` and ``status`` readers.
+
+    The store's ``workload.status`` says whether a workload may still get rounds
+    (``active``) or was dropped after failures (``stopped``). Combined with the campaign
+    and the controller's events (docs/controller.md) that becomes: ``stopped``;
+    ``done`` (the controller found its conditions met: a ``workload-done`` event; or a
+    fixed-mode campaign ran all its rounds); ``active`` (the campaign is running or
+    interrupted); ``unmet`` (an adaptive campaign ended, on a budget or a failure,
+    before this workload's conditions were met; the stop reason says which).
+    """
+    done = {
+        str(e.data.get("workload"))
+        for e in events
+        if e.kind == "workload-done" and isinstance(e.data, dict)
+    }
+    adaptive = bool(campaign.settings.get("adaptive", False))
+    out: dict[str, str] = {}
+    for r in results:
+        if r.status != "active":
+            out[r.name] = r.status
+        elif r.name in done:
+            out[r.name] = "done"
+        elif campaign.status in ("running", "interrupted"):
+            out[r.name] = "active"
+        elif campaign.status == "done" and not adaptive:
+            out[r.name] = "done"
+        else:
+            out[r.name] = "unmet"
     return out

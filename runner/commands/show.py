@@ -55,7 +55,7 @@ def main(args: argparse.Namespace) -> int:
     # heavy imports (scipy via the statistics) only when the command runs, so that
     # `benchrun --help` and the other commands start fast
     from runner.adaptive import final_verdicts
-    from runner.results import workload_results
+    from runner.results import workload_results, workload_states
 
     dbs = find_databases(Path(args.dir))
     console = stdout_console()
@@ -68,7 +68,9 @@ def main(args: argparse.Namespace) -> int:
             failed_rounds = [r for r in store.rounds(campaign.id) if r.status != "ok"]
             names = {w.id: w.name for w in store.workloads(campaign.id)}
             n_campaigns = len(store.campaigns())
-            verdicts = final_verdicts(store.events(campaign.id))
+            events = store.events(campaign.id)
+            verdicts = final_verdicts(events)
+            states = workload_states(results, campaign, events)
         if args.json:
             docs.append(
                 {
@@ -88,7 +90,7 @@ def main(args: argparse.Namespace) -> int:
                             "steady": r.steady,
                             "warmup": r.warmup,
                             "failed": r.failed,
-                            "status": r.status,
+                            "status": states[r.name],
                             "status_reason": r.status_reason,
                             "summary": r.summary,
                             "collected": r.collected,
@@ -115,7 +117,7 @@ def main(args: argparse.Namespace) -> int:
                 str(r.warmup),
                 str(r.steady),
                 str(r.failed),
-                r.status + (f": {r.status_reason}" if r.status_reason else ""),
+                states[r.name] + (f": {r.status_reason}" if r.status_reason else ""),
                 r.last_failure or "",
             )
         console.print(counts)

@@ -111,6 +111,7 @@ def test_ar1_readings_ci_covers_the_known_mean_with_subsessions(tmp_path: Path, 
     show = run_benchrun("show", str(tmp_path / "out" / "ar1"), "--json")
     assert show.returncode == 0, show.stderr
     (w,) = json.loads(show.stdout)["workloads"]
+    assert w["status"] == "done"  # the controller's workload-done, not the store's "active"
     c = w["collected"]
     # phi 0.8: integrated autocorrelation time (1 + phi) / (1 - phi) = 9 readings
     assert c["q"] > 1
