@@ -29,27 +29,21 @@ TAU_MIN_BATCHES = 8
 def _batch_tau(tail: np.ndarray) -> float:
     """Integrated autocorrelation time of the kept batch means (METHODS.md §3), >= 1.
 
-    1 (independent) with fewer than ``TAU_MIN_BATCHES`` batch means or a constant tail;
-    capped at a quarter of the batches so at least 4 effective batches remain."""
-    if tail.size < TAU_MIN_BATCHES or float(np.ptp(tail)) == 0.0:
+    1 (independent) with fewer than ``TAU_MIN_BATCHES`` batch means; capped at a quarter
+    of the batches so at least 4 effective batches remain. ``tail`` must not be constant."""
+    if tail.size < TAU_MIN_BATCHES:
         return 1.0
     tau = integrated_autocorrelation_time(tail)
     return float(min(max(tau, 1.0), tail.size / 4.0))
 
 
-def _transient_p(
-    head: np.ndarray, tail: np.ndarray, tail_mean: float, tail_sd: float, *, trend: bool
-) -> float:
+def _transient_p(head: np.ndarray, tail_mean: float, tail_sd: float, m: int, tau: float) -> float:
     """Two-sided p-value that the truncated batch means ``head`` come from the steady
-    distribution of the kept ones ``tail`` (METHODS.md §2): under that null the head's
-    mean has the kept batch means' variance, so ``t = (z̄_head - z̄_tail) /
-    (s_tail·sqrt(τ/d + τ/m))`` with d head and m kept batch means, τ their
-    autocorrelation time (n/τ effective batches, METHODS.md §3) and m/τ - 1 degrees of
-    freedom. For a single head batch and τ = 1 this is a prediction interval. With
-    ``trend`` (MSER-5 at its limit: no steady state) τ = 1, since the kept part's
-    "correlation" is then the trend itself."""
-    tau = 1.0 if trend else _batch_tau(tail)
-    m = tail.size
+    distribution of the m kept ones (mean ``tail_mean``, sd ``tail_sd``; METHODS.md §2):
+    under that null the head's mean has the kept batch means' variance, so ``t =
+    (z̄_head - z̄_tail) / (s_tail·sqrt(τ/d + τ/m))`` with d head batch means, τ the kept
+    ones' autocorrelation time (m/τ effective batches, METHODS.md §3) and m/τ - 1 degrees
+    of freedom. For a single head batch and τ = 1 this is a prediction interval."""
     t = (float(head.mean()) - tail_mean) / (tail_sd * np.sqrt(tau / head.size + tau / m))
     return 2.0 * float(_sps.t.sf(abs(t), max(m / tau - 1.0, 1.0)))
 
@@ -128,15 +122,19 @@ def mser5(values: Iterable[float] | np.ndarray, *, alpha: float | None = 0.01) -
     tail_mean, tail_sd = float(tail.mean()), float(tail.std(ddof=1))
     if tail_sd == 0.0:
         return BATCH * d if np.any(head != tail_mean) else 0
-    if d < curve.size - 1:
-        # step back; not at the limit (no steady state, mser5_at_limit): there the tail's
-        # spread is inflated by the trend, so stepping back would give the trend back
+    if d == curve.size - 1:
+        # at the limit (no steady state, mser5_at_limit): the tail's spread and its
+        # "correlation" are the trend itself, so no step-back (it would give the trend
+        # back) and the kept batch means count as independent
+        tau = 1.0
+    else:
         limit = float(_sps.norm.isf(alpha / 2.0)) * tail_sd
         while d > 0 and abs(z[d - 1] - tail_mean) < limit:
             d -= 1
         if d == 0:
             return 0
-    p = _transient_p(z[:d], tail, tail_mean, tail_sd, trend=d == curve.size - 1)
+        tau = _batch_tau(tail)
+    p = _transient_p(z[:d], tail_mean, tail_sd, tail.size, tau)
     return BATCH * d if p < alpha / (curve.size - 1) else 0
 
 

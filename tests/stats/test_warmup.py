@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import signal
+from stats_util import ar1
 
 import stats.warmup as warmup_module
 from stats.warmup import mser5, mser5_at_limit
@@ -112,19 +112,13 @@ def test_decaying_transient_in_a_short_series_is_found() -> None:
     assert np.mean(np.abs(d - 20) <= 10) >= 0.75
 
 
-def _ar1_rows(phi: float, rows: int, n: int, rng: np.random.Generator) -> np.ndarray:
-    e = rng.standard_normal((rows, n)) * np.sqrt(1 - phi * phi)
-    zi = (phi * rng.standard_normal(rows))[:, None]
-    return signal.lfilter([1.0], [1.0, -phi], e, axis=-1, zi=zi)[0]
-
-
 @pytest.mark.parametrize(("phi", "n", "bound"), [(0.7, 100, 0.05), (0.97, 2000, 0.04)])
 def test_correlated_steady_series_are_rarely_truncated(phi: float, n: int, bound: float) -> None:
     """Stationary AR(1) series have no warm-up (truth: 0), but a slow excursion at the
     start looks like one. The significance check counts the kept batch means as n/τ
     independent ones; with τ forced to 1 the long φ = 0.97 series are cut far more often
     (about 12 % against about 1 %). 300 series each."""
-    x = _ar1_rows(phi, 300, n, np.random.default_rng(71))
+    x = ar1(phi, n, 300, seed=71)
     cut = np.mean([mser5(row) > 0 for row in x])
     assert cut <= bound
     if phi > 0.9:
