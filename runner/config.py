@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -208,13 +208,16 @@ class Experiment:
 DEFAULT_OUTPUT = "results"
 
 
-def load_experiment(path: str | Path, *, check_commands: bool = True) -> Experiment:
+def load_experiment(
+    path: str | Path, *, check_commands: bool = True, overrides: Sequence[str] = ()
+) -> Experiment:
     """Read, validate and expand an experiment file.
 
     Raises :class:`runner.errors.UserError` (exit code 2) with one line
     ``FILE:LINE: key: what is wrong; what is valid`` for any problem.
     ``check_commands=False`` skips the checks that depend on this machine's files
     (executables on PATH, ``cwd`` existing) — e.g. to re-read a stored config.
+    ``overrides``: ``KEY=VALUE`` settings that replace the file's (``benchrun run --set``).
     """
     display = str(path)
     file = Path(path).expanduser()
@@ -237,6 +240,7 @@ def load_experiment(path: str | Path, *, check_commands: bool = True) -> Experim
         base_dir=resolved.parent,
         source_path=resolved,
         check_commands=check_commands,
+        overrides=overrides,
     )
 
 
@@ -247,10 +251,12 @@ def parse_experiment(
     base_dir: Path | None = None,
     source_path: Path | None = None,
     check_commands: bool = True,
+    overrides: Sequence[str] = (),
 ) -> Experiment:
     """Validate and expand experiment YAML ``text`` (what :func:`load_experiment` does after
     reading the file). ``base_dir`` anchors relative ``cwd`` and executable paths
-    (default: the current directory); ``display`` names the file in errors."""
+    (default: the current directory); ``display`` names the file in errors; ``overrides``
+    are ``KEY=VALUE`` settings applied over the file's ``settings:``."""
     from runner import config_loader
 
     return config_loader.build_experiment(
@@ -259,4 +265,5 @@ def parse_experiment(
         base_dir=base_dir if base_dir is not None else Path.cwd(),
         source_path=source_path,
         check_commands=check_commands,
+        overrides=overrides,
     )

@@ -21,8 +21,11 @@ import os
 import re
 import shlex
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+import yaml
 
 from runner.config import DEFAULT_OUTPUT, Experiment, ReadingsSpec, Settings, Workload
 from runner.config_schema import (
@@ -38,8 +41,9 @@ from runner.config_schema import (
     unknown_key_message,
 )
 from runner.cpulist import available_cpus, parse_cpu_list
+from runner.errors import UserError
 from runner.placeholders import LAUNCH_TIME, placeholder_names, substitute
-from runner.yamlsource import PathT, SourceMap, read_yaml
+from runner.yamlsource import PathT, SourceMap, dotted, one_line, read_yaml
 
 _NAME_OK = re.compile(r"^[^/\\\s.][^/\\\s]*$")
 
@@ -51,6 +55,7 @@ def build_experiment(
     base_dir: Path,
     source_path: Path | None,
     check_commands: bool,
+    overrides: Sequence[str] = (),
 ) -> Experiment:
     """See :func:`runner.config.parse_experiment`."""
     data, smap = read_yaml(text, display)
@@ -74,7 +79,15 @@ def build_experiment(
     output = _simple(data, TOP_KEYS, "output", (), smap, DEFAULT_OUTPUT)
     if not output.strip():
         smap.error(("output",), "must not be empty; e.g. results")
-    settings = _parse_settings(data.get("settings"), smap)
+    if overrides:
+        data = dict(data, settings=_apply_overrides(data.get("settings"), overrides, smap))
+        try:
+            settings = _parse_settings(data["settings"], smap)
+        except UserError as exc:
+            given = " ".join(f"--set {o}" for o in overrides)
+            raise UserError(f"{exc} (settings of the file with {given})") from None
+    else:
+        settings = _parse_settings(data.get("settings"), smap)
     matrix = _parse_matrix(data.get("matrix"), smap)
     workloads = _parse_workloads(
         data["workloads"], matrix, settings, base_dir, smap, check_commands
@@ -165,14 +178,7 @@ def _parse_settings(raw: Any, smap: SourceMap) -> Settings:
     path: PathT = ("settings",)
     section = _mapping(raw, path, smap, "setting: value")
     _check_keys(section, SETTINGS_KEYS, path, smap)
-    values: dict[str, Any] = {}
-    for key in SETTINGS_KEYS:
-        if key.name not in section:
-            continue
-        if key.kind in SIMPLE_KINDS:
-            values[key.name] = _simple(section, SETTINGS_KEYS, key.name, path, smap, None)
-        elif key.kind == "pin":
-            values["pin"] = _parse_pin(section["pin"], path + ("pin",), smap)
+    values = _parse_setting_values(section, smap)
     if "adaptive" not in section and "rounds" in section:
         values["adaptive"] = False  # `rounds: N` alone asks for exactly N rounds
     elif values.get("adaptive", True) and "rounds" in section:
@@ -190,6 +196,55 @@ def _parse_settings(raw: Any, smap: SourceMap) -> Settings:
             f"min_rounds ({settings.min_rounds}); raise max_rounds or lower min_rounds",
         )
     return settings
+
+
+class _OverrideMap(SourceMap):
+    """Source map of ``--set`` settings: errors name the option, not a file line."""
+
+    def error(self, path: Sequence[str | int], message: str, at: str = "key") -> NoReturn:
+        raise UserError(f"--set {dotted(tuple(path)[1:])}: {one_line(message)}")
+
+
+def _apply_overrides(raw: Any, overrides: Sequence[str], smap: SourceMap) -> dict[str, Any]:
+    """The file's ``settings:`` mapping with ``--set KEY=VALUE`` items applied (later items
+    win). VALUE is read as YAML (``2m``, ``0.1``, ``null``, ``[0, 1]``); each key and the
+    overrides on their own are validated first, so a bad item is reported as ``--set ...``
+    rather than as a line of the file."""
+    given: dict[str, Any] = {}
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UserError(f"--set {item}: expected KEY=VALUE, e.g. --set max_time=2m")
+        if key not in key_names(SETTINGS_KEYS):
+            raise UserError(f"--set {key}: {unknown_key_message(key, key_names(SETTINGS_KEYS))}")
+        try:
+            given[key] = yaml.safe_load(text) if text.strip() else None
+        except yaml.YAMLError as exc:
+            raise UserError(f"--set {key}: value {text!r} is not valid YAML ({exc})") from None
+    _parse_setting_values(given, _OverrideMap("--set"))
+    section = dict(_mapping(raw, ("settings",), smap, "setting: value"))
+    if "rounds" in given and "adaptive" not in given:
+        section.pop("adaptive", None)  # --set rounds=N asks for fixed mode, as in a file
+    if given.get("adaptive") is True and "rounds" not in given:
+        section.pop("rounds", None)  # --set adaptive=true overrides the file's fixed count
+    section.update(given)
+    return section
+
+
+def _parse_setting_values(section: dict[str, Any], smap: SourceMap) -> dict[str, Any]:
+    """Each setting of ``section`` checked on its own (kind, range, choices); the keys are
+    assumed valid. Returns the values for :class:`runner.config.Settings`."""
+    path: PathT = ("settings",)
+    values: dict[str, Any] = {}
+    for key in SETTINGS_KEYS:
+        if key.name not in section:
+            continue
+        if key.kind in SIMPLE_KINDS:
+            values[key.name] = _simple(section, SETTINGS_KEYS, key.name, path, smap, None)
+        elif key.kind == "pin":
+            values["pin"] = _parse_pin(section["pin"], path + ("pin",), smap)
+    return values
 
 
 def _parse_pin(value: Any, path: PathT, smap: SourceMap) -> str | tuple[int, ...]:

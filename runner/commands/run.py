@@ -61,6 +61,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "directory, its benchrun.db, or a JSON summary (overrides settings.baseline)",
     )
     p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="overrides",
+        help="replace a setting of the file for this run, e.g. --set max_time=2m --set "
+        "ci_rel_width=0.02 (repeatable; VALUE is read as YAML; stored with the campaign)",
+    )
+    p.add_argument(
         "-q", "--quiet", action="store_true", help="no progress display, only the results"
     )
     p.set_defaults(func=main)
@@ -74,7 +83,7 @@ def main(args: argparse.Namespace) -> int:
     from runner.metadata import collect_metadata, round_facts
     from runner.results import workload_results
 
-    experiment = load_experiment(args.experiment)
+    experiment = load_experiment(args.experiment, overrides=args.overrides)
     if args.output:
         experiment = dataclasses.replace(experiment, output=Path(args.output))
     if args.baseline:

@@ -13,13 +13,20 @@ from e2e_util import REPO, query, run_benchrun, start_benchrun, write_experiment
 
 
 def test_demo_stops_by_itself_with_every_pair_decided(tmp_path: Path) -> None:
-    proc = run_benchrun("run", str(REPO / "configs" / "demo.yaml"), "-o", str(tmp_path), "-q")
+    # The demo's max_time (50 s, so the README command ends within a minute) is raised for
+    # the test: on a noisy VM the same code took 10-50 s (benchmarks/demo_time.py), and what
+    # is tested here is that the stopping rule ends the campaign, not the machine's speed.
+    proc = run_benchrun(
+        "run", str(REPO / "configs" / "demo.yaml"), "-o", str(tmp_path), "-q",
+        "--set", "max_time=150s", timeout=300,
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     db = tmp_path / "demo" / "benchrun.db"
     (status, reason, settings) = query(
         db, "SELECT status, stop_reason, settings_json FROM campaign"
     )[0]
     max_rounds = json.loads(settings)["max_rounds"]
+    assert json.loads(settings)["max_time"] == 150.0  # --set is stored with the campaign
     # adaptive (the default): it stopped because every condition held, not on a budget
     assert status == "done"
     assert reason.startswith("all conditions met"), reason

@@ -1055,3 +1055,58 @@ def test_baseline_path_is_resolved_against_the_experiment_file(tmp_path: Path) -
     (tmp_path / "old").mkdir()
     s = load(tmp_path, "name: x\nsettings: {baseline: old}\n" + MINIMAL_WORKLOADS).settings
     assert s.baseline == str((tmp_path / "old").resolve())
+
+
+# ------------------------------------------------------------- --set KEY=VALUE overrides
+
+
+def load_set(tmp_path: Path, text: str, *overrides: str) -> Settings:
+    return load_experiment(write(tmp_path, text), overrides=overrides).settings
+
+
+def test_set_replaces_settings_of_the_file(tmp_path: Path) -> None:
+    text = "name: x\nsettings: {max_time: 50s, ci_rel_width: 0.05, seed: 1}\n" + MINIMAL_WORKLOADS
+    s = load_set(tmp_path, text, "max_time=2m", "ci_rel_width=null", "alpha=0.05")
+    # 2 min = 120 s; null switches the width condition off; untouched keys keep the file's
+    assert (s.max_time, s.ci_rel_width, s.alpha, s.seed) == (120.0, None, 0.05, 1)
+    # later items win
+    assert load_set(tmp_path, text, "seed=3", "seed=7").seed == 7
+
+
+def test_set_rounds_asks_for_fixed_mode_and_adaptive_true_drops_the_files_rounds(
+    tmp_path: Path,
+) -> None:
+    adaptive_file = "name: x\nsettings: {adaptive: true}\n" + MINIMAL_WORKLOADS
+    s = load_set(tmp_path, adaptive_file, "rounds=3")
+    assert (s.adaptive, s.rounds) == (False, 3)
+    fixed_file = "name: x\nsettings: {rounds: 4}\n" + MINIMAL_WORKLOADS
+    assert load_set(tmp_path, fixed_file, "adaptive=true").adaptive is True
+
+
+@pytest.mark.parametrize(
+    ("item", "fragment"),
+    [
+        ("max_tim=3", "--set max_tim: unknown key 'max_tim'; did you mean 'max_time'?"),
+        ("max_time", "--set max_time: expected KEY=VALUE"),
+        ("=3", "expected KEY=VALUE"),
+        ("max_time=abc", "--set max_time: bad duration 'abc'"),
+        ("alpha=[1", "--set alpha: value '[1' is not valid YAML"),
+        ("min_rounds=-1", "--set min_rounds:"),
+        ("order=backwards", "--set order:"),
+    ],
+)
+def test_set_errors_name_the_option_not_a_file_line(
+    tmp_path: Path, item: str, fragment: str
+) -> None:
+    with pytest.raises(UserError) as err:
+        load_set(tmp_path, "name: x\n" + MINIMAL_WORKLOADS, item)
+    assert fragment in str(err.value)
+    assert "exp.yaml" not in str(err.value)
+
+
+def test_set_conflicting_with_the_file_names_both(tmp_path: Path) -> None:
+    text = "name: x\nsettings: {max_rounds: 300}\n" + MINIMAL_WORKLOADS
+    with pytest.raises(UserError) as err:
+        load_set(tmp_path, text, "min_rounds=400")
+    msg = str(err.value)
+    assert "max_rounds (300) is below min_rounds (400)" in msg and "--set min_rounds=400" in msg
