@@ -10,23 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import signal
 from scipy import stats as sps
+from stats_util import ar1
 
 from stats.autocorr import subsession_size
 from stats.intervals import median_ci
 from stats.summary import summarize
 
 SERIES = 2000
-
-
-def ar1(phi: float, n: int, reps: int, seed: int) -> np.ndarray:
-    """reps stationary AR(1) series of length n (unit innovation variance, mean 0)."""
-    rng = np.random.default_rng(seed)
-    e = rng.standard_normal((reps, n))
-    x0 = rng.standard_normal(reps) / np.sqrt(1.0 - phi * phi)
-    y, _ = signal.lfilter([1.0], [1.0, -phi], e, axis=1, zi=(phi * x0)[:, None])
-    return y
 
 
 def subsession_ci_outcomes(x: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
