@@ -14,11 +14,13 @@ from e2e_util import REPO, query, run_benchrun, start_benchrun, write_experiment
 
 def test_demo_stops_by_itself_with_every_pair_decided(tmp_path: Path) -> None:
     # The demo's max_time (50 s, so the README command ends within a minute) is raised for
-    # the test: on a noisy VM the same code took 10-50 s (benchmarks/demo_time.py), and what
-    # is tested here is that the stopping rule ends the campaign, not the machine's speed.
+    # the test: on a noisy VM the same code took 10-52 s (benchmarks/demo_time.py), and in
+    # its slow phases the host's drift makes the rounds correlated (tau 5-15 rounds), so a
+    # workload needs 8 subsessions of 20-70 rounds before its CI can be trusted. What is
+    # tested here is that the stopping rule ends the campaign, not the machine's speed.
     proc = run_benchrun(
         "run", str(REPO / "configs" / "demo.yaml"), "-o", str(tmp_path), "-q",
-        "--set", "max_time=150s", timeout=300,
+        "--set", "max_time=240s", timeout=400,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     db = tmp_path / "demo" / "benchrun.db"
@@ -26,7 +28,7 @@ def test_demo_stops_by_itself_with_every_pair_decided(tmp_path: Path) -> None:
         db, "SELECT status, stop_reason, settings_json FROM campaign"
     )[0]
     max_rounds = json.loads(settings)["max_rounds"]
-    assert json.loads(settings)["max_time"] == 150.0  # --set is stored with the campaign
+    assert json.loads(settings)["max_time"] == 240.0  # --set is stored with the campaign
     # adaptive (the default): it stopped because every condition held, not on a budget
     assert status == "done"
     assert reason.startswith("all conditions met"), reason
