@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from runner.commands import add_set_option
 from runner.config import load_experiment
 from runner.display import RichDisplay, results_table, stdout_console, verdicts_table
 from runner.errors import UserError
@@ -60,15 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="compare every workload with earlier results of the same name: a campaign "
         "directory, its benchrun.db, or a JSON summary (overrides settings.baseline)",
     )
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        dest="overrides",
-        help="replace a setting of the file for this run, e.g. --set max_time=2m --set "
-        "ci_rel_width=0.02 (repeatable; VALUE is read as YAML; stored with the campaign)",
-    )
+    add_set_option(p, "stored with the campaign")
     p.add_argument(
         "-q", "--quiet", action="store_true", help="no progress display, only the results"
     )

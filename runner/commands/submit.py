@@ -6,6 +6,7 @@ import argparse
 import datetime as dt
 import os
 
+from runner.commands import add_set_option
 from runner.config import load_experiment
 from runner.daemon.protocol import request
 from runner.errors import UserError
@@ -59,11 +60,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="put the campaign in DIR/<name> instead of the file's `output:`",
     )
+    add_set_option(p, "checked now, applied at every launch and resume")
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    experiment = load_experiment(args.experiment)
+    experiment = load_experiment(args.experiment, overrides=args.overrides)
     output = os.path.abspath(args.output) if args.output else str(experiment.output)
     db_path = os.path.join(output, experiment.name, "benchrun.db")
     if os.path.exists(db_path):
@@ -88,6 +90,7 @@ def main(args: argparse.Namespace) -> int:
         config_text=experiment.source_text,
         priority=args.priority,
         not_before=not_before,
+        overrides=list(args.overrides),
     )
     print(reply["id"])
     return 0

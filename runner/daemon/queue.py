@@ -11,8 +11,10 @@ the next daemon start continues it), ``paused`` (the disk filled up; continues a
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,7 @@ from typing import Any
 from runner.errors import UserError
 
 QUEUE_APPLICATION_ID = 0x62717565  # "bque": marks the file as a benchrun queue
-QUEUE_SCHEMA_VERSION = 1
+QUEUE_SCHEMA_VERSION = 2  # 2: entry.overrides (benchrun submit --set)
 
 STATES = ("queued", "running", "done", "failed", "interrupted", "paused", "cancelled")
 FINAL_STATES = ("done", "failed", "cancelled")
@@ -52,7 +54,8 @@ CREATE TABLE entry (
     resume INTEGER NOT NULL DEFAULT 0,
     auto_resume INTEGER NOT NULL DEFAULT 0,
     launches INTEGER NOT NULL DEFAULT 0,
-    log_path TEXT NOT NULL
+    log_path TEXT NOT NULL,
+    overrides TEXT NOT NULL DEFAULT '[]'
 );
 CREATE TABLE log (
     id INTEGER PRIMARY KEY,
@@ -93,6 +96,7 @@ class Entry:
     auto_resume: bool
     launches: int
     log_path: str
+    overrides: tuple[str, ...] = ()  # `--set KEY=VALUE` items passed to `benchrun run`
 
     def to_json(self, with_config: bool = False) -> dict[str, Any]:
         """A JSON-able dict (the config text only when asked: it can be long)."""
@@ -147,6 +151,8 @@ class QueueDB:
                 conn.execute("COMMIT")
             elif conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                 raise sqlite3.DatabaseError("quick_check failed")
+            else:
+                _migrate(conn)
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise UserError(
@@ -173,6 +179,7 @@ class QueueDB:
         priority: int,
         not_before: float | None,
         log_dir: Path,
+        overrides: Sequence[str] = (),
     ) -> int:
         """Queue a campaign; returns its id (the id users pass to status, logs, cancel)."""
         now = time.time()
@@ -180,8 +187,8 @@ class QueueDB:
         try:
             cur = self.conn.execute(
                 "INSERT INTO entry (state, experiment, name, output, db_path, cwd, config_text,"
-                " priority, not_before, submitted_at, updated_at, log_path)"
-                " VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')",
+                " priority, not_before, submitted_at, updated_at, log_path, overrides)"
+                " VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)",
                 (
                     experiment,
                     name,
@@ -193,6 +200,7 @@ class QueueDB:
                     not_before,
                     now,
                     now,
+                    json.dumps(list(overrides)),
                 ),
             )
             entry_id = int(cur.lastrowid or 0)
@@ -273,4 +281,19 @@ def _entry(row: tuple[Any, ...]) -> Entry:
     d = dict(zip(_COLUMNS, row, strict=True))
     d["resume"] = bool(d["resume"])
     d["auto_resume"] = bool(d["auto_resume"])
+    d["overrides"] = tuple(json.loads(d["overrides"] or "[]"))
     return Entry(**d)
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring a queue file of an older schema to :data:`QUEUE_SCHEMA_VERSION` (1 -> 2: the
+    ``overrides`` column, empty for entries queued before it existed)."""
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(entry)")}
+    if "overrides" in columns:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("ALTER TABLE entry ADD COLUMN overrides TEXT NOT NULL DEFAULT '[]'")
+    conn.execute(
+        "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(QUEUE_SCHEMA_VERSION),)
+    )
+    conn.execute("COMMIT")

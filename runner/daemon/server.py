@@ -322,7 +322,7 @@ class Daemon:
             why = entry.message or "resumed"
             self._campaign_event(entry, db, "daemon-resume", f"daemon pid {os.getpid()}: {why}")
             self.queue.log(entry.id, "resume", why)
-        argv = supervisor.child_argv(entry.experiment, entry.output, resume)
+        argv = supervisor.child_argv(entry.experiment, entry.output, resume, entry.overrides)
         extra: dict[str, str] = {}
         if self.quiet_load is not None:
             extra["BENCHRUN_QUIET_LOAD"] = f"{self.quiet_load:g}"
@@ -618,8 +618,17 @@ class Daemon:
             isinstance(not_before, bool) or not isinstance(not_before, (int, float))
         ):
             raise ProtocolError("submit: not_before must be a Unix time in seconds or null")
+        overrides = req.get("overrides", [])
+        if not isinstance(overrides, list) or not all(
+            isinstance(o, str) and "=" in o and "\0" not in o for o in overrides
+        ):
+            raise ProtocolError("submit: overrides must be a list of KEY=VALUE strings")
         entry_id = self.queue.add(
-            **fields, priority=priority, not_before=not_before, log_dir=self.paths.logs_dir
+            **fields,
+            priority=priority,
+            not_before=not_before,
+            log_dir=self.paths.logs_dir,
+            overrides=overrides,
         )
         _log(f"campaign {entry_id}: queued {fields['experiment']}")
         return {"id": entry_id, "log_path": str(self.paths.campaign_log(entry_id))}

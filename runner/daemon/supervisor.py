@@ -23,7 +23,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import psutil
@@ -51,9 +51,12 @@ def _die_with_parent(parent_pid: int) -> Callable[[], None]:
     return preexec
 
 
-def child_argv(experiment: str, output: str, resume: bool) -> list[str]:
-    """The ``benchrun run`` command line of a daemon child."""
-    return [
+def child_argv(
+    experiment: str, output: str, resume: bool, overrides: Sequence[str] = ()
+) -> list[str]:
+    """The ``benchrun run`` command line of a daemon child (``overrides``: the ``--set``
+    items given to ``benchrun submit``, passed on unchanged)."""
+    argv = [
         sys.executable,
         "-m",
         "runner.cli",
@@ -64,6 +67,9 @@ def child_argv(experiment: str, output: str, resume: bool) -> list[str]:
         "-q",
         "--resume" if resume else "--new",
     ]
+    for item in overrides:
+        argv += ["--set", item]
+    return argv
 
 
 def launch(

@@ -117,6 +117,23 @@ def test_submit_validates_like_validate_and_unknown_ids_fail(xdg: Env, tmp_path:
     assert xdg.cli("queue").stdout.startswith("the queue is empty")
 
 
+def test_submit_set_overrides_the_files_settings_in_the_campaign(xdg: Env, tmp_path: Path) -> None:
+    xdg.start_daemon()
+    exp = det_experiment(tmp_path, tmp_path / "out", 6)  # the file asks for 6 rounds
+    sub = xdg.cli("submit", str(exp), "--set", "rounds=3", "--set", "seed=5")
+    assert sub.returncode == 0, sub.stderr
+    final = xdg.wait_state(int(sub.stdout), ("done", "failed"))
+    assert final["state"] == "done", final
+    db = tmp_path / "out" / "det" / "benchrun.db"
+    assert [(w, i) for w, i, _s, _v in rounds_of(db)] == [("a", 0), ("a", 1), ("a", 2)]
+    conn = sqlite3.connect(db)
+    settings = conn.execute("SELECT settings_json FROM campaign").fetchone()[0]
+    conn.close()
+    assert '"rounds": 3' in settings and '"seed": 5' in settings
+    bad = xdg.cli("submit", str(exp), "--set", "rounds=zero")
+    assert "--set rounds" in one_error_line(bad) and bad.returncode == 2
+
+
 def test_priority_not_before_and_cancel(xdg: Env, tmp_path: Path) -> None:
     xdg.start_daemon()
     blocker = det_experiment(tmp_path, tmp_path / "out", 200, name="blocker", sleep=0.05)

@@ -252,6 +252,41 @@ def test_queue_db_refuses_foreign_and_corrupt_files(tmp_path: Path) -> None:
         QueueDB.open(tmp_path / "results.db")  # a results DB is not a queue
 
 
+def test_queue_of_schema_1_gains_the_overrides_column_and_keeps_its_entries(
+    tmp_path: Path,
+) -> None:
+    """A queue written before ``submit --set`` existed (schema 1: no overrides column)
+    opens, keeps its entries (with no overrides), and stores overrides afterwards."""
+    path = tmp_path / "q.db"
+    q = QueueDB.open(path)
+    old_id = q.add(
+        experiment="/e.yaml", name="e", output="/o", db_path="/o/e/benchrun.db", cwd="/",
+        config_text="name: e", priority=0, not_before=None, log_dir=tmp_path,
+    )  # fmt: skip
+    q.close()
+    conn = sqlite3.connect(path)  # turn it into the schema-1 file an older benchrun wrote
+    conn.execute("ALTER TABLE entry DROP COLUMN overrides")
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    q = QueueDB.open(path)
+    old = q.get(old_id)
+    assert old is not None and old.name == "e" and old.overrides == ()
+    new_id = q.add(
+        experiment="/e.yaml", name="e", output="/o", db_path="/o/e/benchrun.db", cwd="/",
+        config_text="name: e", priority=0, not_before=None, log_dir=tmp_path,
+        overrides=["max_time=2m", "seed=3"],
+    )  # fmt: skip
+    assert q.get(new_id).overrides == ("max_time=2m", "seed=3")  # type: ignore[union-attr]
+    q.close()
+    version = (
+        sqlite3.connect(path)
+        .execute("SELECT value FROM meta WHERE key = 'schema_version'")
+        .fetchone()[0]
+    )
+    assert version == "2"
+
+
 def test_queue_order_priority_then_started_then_fifo(tmp_path: Path) -> None:
     q = QueueDB.open(tmp_path / "q.db")
 
