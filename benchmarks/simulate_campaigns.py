@@ -64,6 +64,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from runner.collector import collect  # noqa: E402
 from runner.controller import Controller, ControllerParams  # noqa: E402
+from stats.sequential import SPENDING_KINDS  # noqa: E402
 
 PARAMS = ControllerParams(max_time=None)
 ROUND_TIME = 0.1  # seconds, for the hyperfine-like count
@@ -475,7 +476,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--full", action="store_true", help="every scenario x suite (slower)")
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--only", default=None, help="scenario:suite,... to run a subset")
+    ap.add_argument(
+        "--spending",
+        default=PARAMS.spending,
+        choices=SPENDING_KINDS,
+        help="alpha spending over the looks of the benchrun method (default: the controller's)",
+    )
     args = ap.parse_args(argv)
+    params = dataclasses.replace(PARAMS, spending=args.spending)
     grid = FULL_GRID if args.full else DEFAULT_GRID
     if args.only:
         grid = [tuple(x.split(":", 1)) for x in args.only.split(",")]
@@ -483,7 +491,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     print(
         f"{args.campaigns} campaigns per row, seed {args.seed}; alpha {PARAMS.alpha}, margin "
-        f"{PARAMS.margin:.0%}, ci_rel_width {PARAMS.ci_rel_width:.0%}, max_rounds {PARAMS.max_rounds}"
+        f"{PARAMS.margin:.0%}, ci_rel_width {PARAMS.ci_rel_width:.0%}, max_rounds {PARAMS.max_rounds}, "
+        f"spending {params.spending}"
     )
     print()
     print(
@@ -491,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for scn_name, suite in grid:
-        rows = simulate(scn_name, suite, args.campaigns, args.seed, methods)
+        rows = simulate(scn_name, suite, args.campaigns, args.seed, methods, params)
         for method, r in rows.items():
             print(
                 f"| {scn_name} | {suite} | {method} | {_fmt(r['wrong'])} | {_fmt(r['undecided'])} | "
