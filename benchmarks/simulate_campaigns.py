@@ -36,7 +36,12 @@ issued 95 % CIs containing the true (steady-state) mean, with **ref** = share of
 with no CI; **rounds/oracle** = median (p90) over campaigns of rounds used / the rounds an
 oracle needs that knows the true variance and autocorrelation time: per workload
 max(min_rounds, width formula, fixed-n power-0.8 Welch or TOST formula at level alpha for
-each adjacent pair), equal allocation, the normal approximation (docs/controller.md).
+each adjacent pair), equal allocation, the normal approximation (docs/controller.md);
+**rounds/max(oracle, certified)** (benchrun only) = the same with each workload's oracle
+rounds raised to the round count at which benchrun first trusted its CI (8 subsessions
+whose size the autocorrelation rule accepts, METHODS.md §3), i.e. the cost of the stopping
+rule beyond certifying that the subsession means are independent; **certified rounds** =
+median over campaigns of that count summed over the workloads.
 
     python benchmarks/simulate_campaigns.py [--campaigns 200] [--seed 1] [--full] [--jobs 1]
 
@@ -214,6 +219,8 @@ class Outcome:
     cis: list[tuple[float, float] | None]
     rounds: np.ndarray
     undecided: bool
+    #: per workload, the first round count at which its CI was trusted (benchrun only)
+    certified: np.ndarray | None = None
 
 
 def _welch_p(m1, v1, n1, m2, v2, n2):  # noqa: ANN001, ANN202 - vectorised helper
@@ -251,6 +258,7 @@ def run_benchrun(data: np.ndarray, params: ControllerParams = PARAMS) -> Outcome
     names = [f"w{i}" for i in range(k)]
     ctrl = Controller(params, [(n, "lower_is_better") for n in names])
     used = {n: 0 for n in names}
+    first: dict[str, int] = {}
     stats: dict = {}
     active = list(names)
     while True:
@@ -258,6 +266,8 @@ def run_benchrun(data: np.ndarray, params: ControllerParams = PARAMS) -> Outcome
             if n in active:
                 used[n] += 1
                 stats[n] = collect(data[i, : used[n]], confidence=params.confidence)
+                if stats[n].enough and n not in first:
+                    first[n] = used[n]
         d = ctrl.decide(stats, used, 0.0)
         if d.stop:
             break
@@ -273,6 +283,7 @@ def run_benchrun(data: np.ndarray, params: ControllerParams = PARAMS) -> Outcome
         cis,
         np.array([used[n] for n in names]),
         any(p.verdict == "undecided" for p in d.pairs),
+        np.array([first.get(n, used[n]) for n in names]),
     )
 
 
@@ -425,7 +436,8 @@ def simulate(
     def data_of(c: int) -> np.ndarray:  # (k, max_rounds, readings), the same for every method
         return scn.make(mu, 1, PARAMS.max_rounds, np.random.default_rng(key + [c]))[0]
 
-    oracle = oracle_rounds(scn, mu, PARAMS).sum()
+    per_workload = oracle_rounds(scn, mu, PARAMS)
+    oracle = per_workload.sum()
     rows: dict[str, dict[str, float]] = {}
     for method in methods:
         outs = []
@@ -447,6 +459,14 @@ def simulate(
         issued = [ci for ci, _ in cis if ci is not None]
         covered = sum(1 for ci, m in cis if ci is not None and ci[0] <= m <= ci[1])
         ratio = np.array([o.rounds.sum() / oracle for o in outs])
+        floor = np.array(
+            [
+                o.rounds.sum() / np.maximum(per_workload, o.certified).sum()
+                if o.certified is not None
+                else np.nan
+                for o in outs
+            ]
+        )
         rows[method] = {
             "wrong": float(np.mean([wrong(o, mu, PARAMS.margin) for o in outs])),
             "undecided": float(np.mean([o.undecided for o in outs]))
@@ -456,6 +476,11 @@ def simulate(
             "refused": 1 - len(issued) / len(cis),
             "ratio_median": float(np.median(ratio)),
             "ratio_p90": float(np.quantile(ratio, 0.9)),
+            "floor_median": float(np.median(floor)),
+            "floor_p90": float(np.quantile(floor, 0.9)),
+            "certified_median": float(np.median([o.certified.sum() for o in outs]))
+            if outs and outs[0].certified is not None
+            else float("nan"),
             "rounds_median": float(np.median([o.rounds.sum() for o in outs])),
             "oracle": float(oracle),
             "seconds": time.perf_counter() - t0,
@@ -467,6 +492,14 @@ def _fmt(v: float, pct: bool = True) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
     return f"{100 * v:.1f}" if pct else f"{v:.2f}"
+
+
+def _count(v: float) -> str:
+    return "-" if math.isnan(v) else f"{v:.0f}"
+
+
+def _ratio(median: float, p90: float) -> str:
+    return "-" if math.isnan(median) else f"{median:.2f} ({p90:.2f})"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -496,16 +529,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     print()
     print(
-        "| scenario | suite | method | wrong % | undec % | cov % | ref % | rounds/oracle median (p90) | oracle rounds |"
+        "| scenario | suite | method | wrong % | undec % | cov % | ref % | rounds/oracle median (p90) "
+        "| oracle rounds | rounds/max(oracle, certified) median (p90) | certified rounds |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for scn_name, suite in grid:
         rows = simulate(scn_name, suite, args.campaigns, args.seed, methods, params)
         for method, r in rows.items():
             print(
                 f"| {scn_name} | {suite} | {method} | {_fmt(r['wrong'])} | {_fmt(r['undecided'])} | "
                 f"{_fmt(r['coverage'])} | {_fmt(r['refused'])} | {r['ratio_median']:.2f} "
-                f"({r['ratio_p90']:.2f}) | {r['oracle']:.0f} |",
+                f"({r['ratio_p90']:.2f}) | {r['oracle']:.0f} | {_ratio(r['floor_median'], r['floor_p90'])} "
+                f"| {_count(r['certified_median'])} |",
                 flush=True,
             )
     print(f"\n{len(grid)} rows x {args.campaigns} campaigns in {time.perf_counter() - t0:.0f} s")
