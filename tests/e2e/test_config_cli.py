@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import statistics
 import subprocess
 from pathlib import Path
 
@@ -198,3 +199,51 @@ def test_every_example_in_configs_validates() -> None:
     for path in examples:
         proc = benchrun("validate", str(path), cwd=REPO)
         assert proc.returncode == 0, f"{path.name}: {proc.stderr}"
+
+
+def test_sweep_and_compare_examples_run_and_store_their_readings(tmp_path: Path) -> None:
+    """The sweep and compare examples run through `benchrun run` (fixed mode via --set, so
+    the test does not depend on this machine's noise) and their readings are in the store:
+    a sweep round holds one reading per sort, i.e. as many as its calibrated work amount,
+    and sorting 100x more floats takes at least 20x longer (n log n: about 170x)."""
+    from e2e_util import query
+
+    sweep = benchrun(
+        "run", str(REPO / "configs" / "sweep.yaml"), "-o", str(tmp_path), "-q",
+        "--set", "rounds=2", "--set", "min_round_time=20ms", cwd=tmp_path,
+    )  # fmt: skip
+    assert sweep.returncode == 0, sweep.stderr
+    db = tmp_path / "sweep" / "benchrun.db"
+    rounds = query(
+        db,
+        "SELECT w.name, r.work, (SELECT COUNT(*) FROM reading g WHERE g.round_id = r.id) "
+        "FROM round r JOIN workload w ON w.id = r.workload_id WHERE r.status = 'ok' "
+        "AND r.warmup = 0",
+    )
+    names = {name for name, _, _ in rounds}
+    assert names == {"sort[size=1000]", "sort[size=10000]", "sort[size=100000]"}
+    assert all(work >= 1 and count == work for _, work, count in rounds), rounds
+    median = {
+        name: statistics.median(
+            v for (v,) in query(
+                db,
+                "SELECT g.value FROM reading g JOIN round r ON r.id = g.round_id "
+                "JOIN workload w ON w.id = r.workload_id WHERE w.name = ? AND r.warmup = 0",
+                (name,),
+            )
+        )
+        for name in names
+    }  # fmt: skip
+    assert median["sort[size=100000]"] > 20 * median["sort[size=1000]"], median
+
+    compare = benchrun(
+        "run", str(REPO / "configs" / "compare.yaml"), "-o", str(tmp_path), "-q",
+        "--set", "rounds=3", cwd=tmp_path,
+    )  # fmt: skip
+    assert compare.returncode == 0, compare.stderr
+    counts = query(
+        tmp_path / "compare" / "benchrun.db",
+        "SELECT w.name, COUNT(*) FROM round r JOIN workload w ON w.id = r.workload_id "
+        "WHERE r.status = 'ok' AND r.warmup = 0 GROUP BY w.name",
+    )
+    assert dict(counts) == {"comprehension": 3, "map-lambda": 3}
