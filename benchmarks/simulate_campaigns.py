@@ -25,7 +25,9 @@ Scenarios (each workload independent; cv = coefficient of variation of one round
 ``normal`` iid N, cv 1 %; ``lognormal`` right-skewed, ``μ(1 + c(e^{σZ} - e^{σ²/2}))`` with
 σ = 0.5 (skewness 1.75; ``lognormal-heavy``: σ = 1, skewness 6.2), cv 1 %; ``ar1`` one value per round, AR(1) φ = 0.7 across rounds (τ = 5.7), marginal cv 1 %;
 ``warmup`` 50 readings per round with a transient ``0.3μ·e^{-i/2}`` at the start of every
-round, reading cv 3 %; ``ar1-0.9`` one workload, 10 readings per round from one AR(1)
+round, reading cv 3 %; ``process`` 50 readings per round, reading cv 3 %, and each round
+(process) has its own level, sd 1 % (so the round means vary more than the readings
+suggest: their sd is 2.6x the 0.42 % the readings imply); ``ar1-0.9`` one workload, 10 readings per round from one AR(1)
 chain with φ = 0.9 (τ = 19), reading cv 2 % (coverage only). Suites: 2 workloads 0 %,
 0.5 %, 2 %, 10 % apart, and 5 workloads with neighbours 0 %, 0.5 %, 2 %, 10 % apart.
 
@@ -45,7 +47,7 @@ median over campaigns of that count summed over the workloads.
 
     python benchmarks/simulate_campaigns.py [--campaigns 200] [--seed 1] [--full] [--jobs 1]
 
-The default grid (17 rows, 6 methods, 200 campaigns each) took 20 minutes on a busy 2-core
+The default grid (19 rows, 6 methods, 200 campaigns each) took 20 minutes on a busy 2-core
 machine; `--methods benchrun` and `--only` run a part.
 """
 
@@ -127,6 +129,13 @@ def _warmup(mu: np.ndarray, c: int, r: int, rng: np.random.Generator) -> np.ndar
 
 
 AR9_READINGS = 10
+PROCESS_SD = 0.01  # sd of a round's (process's) own level, relative
+
+
+def _process(mu: np.ndarray, c: int, r: int, rng: np.random.Generator) -> np.ndarray:
+    level = PROCESS_SD * rng.standard_normal((c, mu.size, r, 1))
+    z = rng.standard_normal((c, mu.size, r, WARM_READINGS))
+    return mu[None, :, None, None] * (1 + level + 0.03 * z)
 
 
 def _ar1_readings(mu: np.ndarray, c: int, r: int, rng: np.random.Generator) -> np.ndarray:
@@ -159,6 +168,13 @@ SCENARIOS = {
         _warmup,
         lambda m: (0.03 * m) ** 2 / WARM_READINGS,
         "50 readings/round, warm-up transient",
+    ),
+    "process": Scenario(
+        "process",
+        WARM_READINGS,
+        _process,
+        lambda m: (PROCESS_SD * m) ** 2 + (0.03 * m) ** 2 / WARM_READINGS,
+        "50 readings/round, each round its own level (sd 1 %)",
     ),
     "ar1-0.9": Scenario(
         "ar1-0.9",
@@ -199,12 +215,14 @@ DEFAULT_GRID = [
     ("warmup", "2w 0%"),
     ("warmup", "2w 2%"),
     ("warmup", "5w mix"),
+    ("process", "2w 0%"),
+    ("process", "2w 2%"),
     ("ar1-0.9", "1w"),
     ("normal", "1w"),
 ]
 FULL_GRID = [
     (s, u)
-    for s in ("normal", "lognormal", "lognormal-heavy", "ar1", "warmup")
+    for s in ("normal", "lognormal", "lognormal-heavy", "ar1", "warmup", "process")
     for u in SUITES
     if u != "1w"
 ] + [("ar1-0.9", "1w"), ("normal", "1w")]
