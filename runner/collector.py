@@ -299,35 +299,19 @@ def _t_half_width(s2: float, h: int, confidence: float) -> float:
     return float(stdtrit(h - 1, 0.5 + confidence / 2.0)) * math.sqrt(s2 / h) if s2 > 0.0 else 0.0
 
 
-def _round_view(
-    means: np.ndarray, n: int, confidence: float, half: float
-) -> (
-    tuple[float, int, int, float, float, tuple[float | None, float | None, int | None], str] | None
-):
-    """The rounds as subsessions, when their t interval is wider than ``half`` (the
-    readings' half-width): (mean, q, n_q, s2_q, half-width, 2q fields, note), else None.
+#: (mean, s2, count) of a series' coarse batch means, or Nones (see :func:`_coarse`)
+Coarse = tuple[float | None, float | None, int | None]
 
-    The r round means (each round's steady readings averaged; one process each) give
-    ``mean ± t_{(1+c)/2, r-1}·sqrt(s2/r)`` (METHODS.md §4; units of the readings); q is the
-    readings per round (n // r when rounds differ in length). The 2q fields pair
-    consecutive rounds (r // 2 >= 4 pairs, else None) for the controller's q/2q check.
-    """
-    r = int(means.size)
-    s2 = float(np.var(means, ddof=1))
-    half_r = _t_half_width(s2, r, confidence)
-    if not half_r > half:
-        return None
-    coarse: tuple[float | None, float | None, int | None] = (None, None, None)
-    h2 = r // 2
-    if h2 >= 4:
-        b2 = means[: 2 * h2].reshape(h2, 2).mean(axis=1)
-        coarse = (float(np.mean(b2)), float(np.var(b2, ddof=1)), h2)
-    note = (
-        f"CI from the {r} round means ({half_r / half:.2g}x the readings' half-width): the "
-        "rounds differ more than their readings suggest (process-to-process variation), so "
-        "each round is one subsession"
-    )
-    return float(np.mean(means)), max(1, n // r), r, s2, half_r, coarse, note
+
+def _coarse(values: np.ndarray, size: int) -> Coarse:
+    """(mean, sample variance, count) of the means of consecutive batches of ``size``
+    values (trailing partial batch dropped; units of the values), or (None, None, None)
+    when fewer than 4 batches fit: the "2q" side of the q/2q check (METHODS.md §3)."""
+    h2 = values.size // size
+    if h2 < 4:
+        return (None, None, None)
+    b2 = values[: size * h2].reshape(h2, size).mean(axis=1)
+    return (float(np.mean(b2)), float(np.var(b2, ddof=1)), h2)
 
 
 def collect(
@@ -358,7 +342,7 @@ def collect(
     the CI; it lifts the coverage of the first CI a re-tested rule accepts on correlated
     series, benchmarks/coverage_at_first_enough.py). With several readings per round and
     r >= 2 rounds, the rounds become the subsessions when the t interval over the r round
-    means is wider still (:func:`_round_view`; module docstring). All readings equal: q = 1,
+    means is wider still (module docstring). All readings equal: q = 1,
     s2_q = 0 and a zero-width CI (deterministic). Without enough data the CI is None and
     ``readings_needed``/``rounds_needed`` estimate what is missing. No rounds: an empty
     result (``enough=False``). Bad input (NaN, work <= 0): ValueError.
@@ -434,25 +418,30 @@ def collect(
     mean = float(np.mean(b))
     s2 = float(np.var(b, ddof=1)) if h >= 2 else 0.0
     half = _t_half_width(s2, h, c)
-    h2 = n // (2 * q)
-    coarse: tuple[float | None, float | None, int | None] = (None, None, None)
-    if h2 >= 4:
-        b2 = x[: 2 * q * h2].reshape(h2, 2 * q).mean(axis=1)
-        mean2, s2_2 = float(np.mean(b2)), float(np.var(b2, ddof=1))
-        coarse = (mean2, s2_2, h2)
-        if ci_2q and s2 > 0.0:
-            half2 = abs(mean2 - mean) + _t_half_width(s2_2, h2, c)
-            if half2 > half:
-                notes.append(
-                    f"CI widened by {half2 / half - 1:.0%} to contain the interval from "
-                    f"{h2} subsessions of {2 * q} (correlation beyond {q} readings?)"
-                )
-                half = half2
+    coarse = _coarse(x, 2 * q)
+    mean2, s2_2, h2 = coarse
+    if ci_2q and s2 > 0.0 and h2 is not None:
+        half2 = abs(mean2 - mean) + _t_half_width(s2_2, h2, c)
+        if half2 > half:
+            notes.append(
+                f"CI widened by {half2 / half - 1:.0%} to contain the interval from "
+                f"{h2} subsessions of {2 * q} (correlation beyond {q} readings?)"
+            )
+            half = half2
     if round_means is not None and round_means.size >= 2:
-        by_round = _round_view(round_means, x.size, c, half)
-        if by_round is not None:
-            mean, q, h, s2, half, coarse, note = by_round
-            notes.append(note)
+        # the rounds as subsessions when their t interval is wider (module docstring):
+        # each round is one process, so its mean is one observation of the workload
+        r = int(round_means.size)
+        s2_r = float(np.var(round_means, ddof=1))
+        half_r = _t_half_width(s2_r, r, c)
+        if half_r > half:
+            notes.append(
+                f"CI from the {r} round means ({half_r / half:.2g}x the readings' half-width): "
+                "the rounds differ more than their readings suggest (process-to-process "
+                "variation), so each round is one subsession"
+            )
+            mean, q, h, s2, half = float(np.mean(round_means)), max(1, n // r), r, s2_r, half_r
+            coarse = _coarse(round_means, 2)
     lo, hi = mean - half, mean + half
     rel = half / abs(mean) if mean != 0 else None
     if mean == 0:
