@@ -28,7 +28,8 @@ Scenarios (each workload independent; cv = coefficient of variation of one round
 round, reading cv 3 %; ``process`` 50 readings per round, reading cv 3 %, and each round
 (process) has its own level, sd 1 % (the round means' sd is 2.6x the 0.42 % the readings
 imply); ``ar1-0.9`` one workload, 10 readings per round from one AR(1) chain with φ = 0.9
-(τ = 19), reading cv 2 % (coverage only). Suites: 2 workloads 0 %, 0.5 %, 2 %, 10 % apart, and 5 workloads with neighbours 0 %, 0.5 %, 2 %, 10 % apart.
+(τ = 19), reading cv 2 % (coverage only). Suites: 2 workloads 0 %, 0.5 %, 2 %, 10 % apart,
+and 5 workloads with neighbours 0 %, 0.5 %, 2 %, 10 % apart.
 
 Columns: **wrong** = share of campaigns with at least one wrong verdict (a pair called
 separated that is truly equal or in the wrong order, or called equivalent while truly
