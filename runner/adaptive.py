@@ -346,6 +346,7 @@ class _Adaptive:
                         "pairs": d["pairs"],
                         "baselines": d["baselines"],
                         "reason": d["reason"],
+                        "conditions_met": decision.met,
                         "margin": self.settings.margin,
                         "alpha": self.settings.alpha,
                     },

@@ -297,13 +297,15 @@ class Controller:
             events.extend(self._look(st, rounds, look_alpha, clock, final=False))
         time_out = p.max_time is not None and elapsed_s >= p.max_time
         status = self._status(st, rounds, enough, realloc=looked)
-        if (time_out or not status["active"]) and not status["all_done"]:
+        budget = (time_out or not status["active"]) and not status["all_done"]
+        unmet_before = list(status["unmet"])
+        if budget:
             # budget stop: a last look with whatever alpha is left (still <= alpha in total)
             if self._plan is not None and all_enough and self._remaining() > 0:
                 events.extend(self._look(st, rounds, self._remaining(), clock, final=True))
                 status = self._status(st, rounds, enough, realloc=True)
-        stop = time_out or not status["active"]
-        reason = self._reason(status, rounds, time_out, elapsed_s)
+        stop = time_out or not status["active"] or budget
+        reason = self._reason(status, rounds, time_out, elapsed_s, budget, unmet_before)
         events = self._changes(status, stop, reason, early=True) + events
         events.extend(self._changes(status, stop, reason, early=False))
         for e in events:
@@ -320,6 +322,7 @@ class Controller:
             baselines=tuple(status["baselines"]),
             events=tuple(events),
             next_look_at=self._next_look(),
+            met=bool(status["all_done"]) and not budget,
         )
 
     # ------------------------------------------------------------------ pieces
@@ -780,12 +783,19 @@ class Controller:
 
     # ------------------------------------------------------------------ reason, events
     def _reason(
-        self, status: Mapping[str, Any], rounds: Mapping[str, int], time_out: bool, elapsed: float
-    ) -> str:
+        self, status: Mapping[str, Any], rounds: Mapping[str, int], time_out: bool,
+        elapsed: float, budget: bool = False, unmet_before: Sequence[str] = (),
+    ) -> str:  # fmt: skip
+        """One line: all conditions met, the budget that ended the campaign and what was
+        unmet, or what the campaign still waits for. A budget stop never reads "met", even
+        when the final look then decided every pair (it says so)."""
         p = self.params
         clock = max(rounds.values())
         unmet = status["unmet"]
-        if status["all_done"]:
+        if budget and status["all_done"]:
+            unmet = [f"{u} (before the final look, which then decided every pair)"
+                     for u in unmet_before]  # fmt: skip
+        if status["all_done"] and not budget:
             pairs = status["pairs"]
             n_sep = sum(1 for x in pairs if x.verdict == SEPARATED)
             n_eq = sum(1 for x in pairs if x.verdict == EQUIVALENT)

@@ -106,6 +106,9 @@ class Decision:
     baselines: tuple[BaselineStatus, ...]
     events: tuple[Event, ...]
     next_look_at: int | None
+    #: every condition of the stopping rule holds (False on a budget stop, even when the
+    #: final look then decided every pair)
+    met: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dict (floats or None, lists instead of tuples)."""
@@ -124,5 +127,6 @@ class Decision:
                     {"kind": e.kind, "message": e.message, "data": e.data} for e in self.events
                 ],
                 "next_look_at": self.next_look_at,
+                "met": self.met,
             }
         )
