@@ -47,6 +47,7 @@ from runner.config import Experiment
 from runner.controller import Controller, ControllerParams, Decision
 from runner.errors import UserError
 from runner.executor import Executor
+from runner.pairing import PassSeries, round_values_by_pass
 from runner.results import collect_workload
 from runner.scheduler import pass_order
 from runner.store import CampaignRow, EventRow
@@ -204,6 +205,10 @@ class _Adaptive:
         self.prior_s = sum(st.seconds for st in states.values())
         self.t0 = time.monotonic()
         self.status_path = experiment.campaign_dir / STATUS_FILE
+        self.pairs = PassSeries(
+            {}, confidence=self.settings.confidence, min_subsessions=self.settings.min_subsessions
+        )
+        self._paired_counts: dict[str, int] = {}
 
     @property
     def elapsed_s(self) -> float:
@@ -307,6 +312,20 @@ class _Adaptive:
             for name, st in self.states.items()
         }
 
+    def pass_series(self) -> PassSeries:
+        """The per-pass values of every workload (runner/pairing.py), refreshed for the
+        workloads that got rounds since the last call."""
+        for name, st in self.states.items():
+            if self._paired_counts.get(name) != len(st.steady_passes):
+                self._paired_counts[name] = len(st.steady_passes)
+                self.pairs.update(
+                    name,
+                    round_values_by_pass(
+                        st.steady_readings, st.steady_work, st.steady_passes, st.workload.per_work
+                    ),
+                )
+        return self.pairs
+
     def decide(self) -> Decision:
         """Collect, decide, store the events, tell the user, rewrite status.json."""
         retired = {n: st.stopped for n, st in self.states.items() if st.stopped}
@@ -315,6 +334,7 @@ class _Adaptive:
             {n: st.steady_ok for n, st in self.states.items()},
             self.elapsed_s,
             retired=retired,
+            pairs=self.pass_series(),
         )
         for e in decision.events:
             self.store.add_event(self.campaign.id, e.kind, e.message, e.data)
@@ -347,8 +367,11 @@ class _Adaptive:
                         "baselines": d["baselines"],
                         "reason": d["reason"],
                         "conditions_met": decision.met,
+                        "units": {w.name: w.unit for w in self.experiment.workloads},
+                        "directions": {w.name: w.direction for w in self.experiment.workloads},
                         "margin": self.settings.margin,
                         "alpha": self.settings.alpha,
+                        "confidence": self.settings.confidence,
                     },
                 )
                 return decision.reason

@@ -69,6 +69,7 @@ class WorkloadState:
     #: readings of every steady ok round, in launch order, and the work amount of each
     steady_readings: list[tuple[float, ...]] = field(default_factory=list)
     steady_work: list[int | None] = field(default_factory=list)
+    steady_passes: list[int] = field(default_factory=list)  # pass of each steady ok round
     seconds: float = 0.0  # wall time of every stored round, s
 
     def record(
@@ -98,6 +99,7 @@ class WorkloadState:
             self.steady_ok += 1
             self.steady_readings.append(readings)
             self.steady_work.append(work)
+            self.steady_passes.append(pass_index)
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,13 @@ SETTINGS_KEYS: tuple[Key, ...] = (
     ),
     Key("reference", "str", "adaptive: workload the others are compared with", nullable=True),
     Key(
+        "comparison",
+        "enum",
+        "adaptive: paired = compare workloads on per-pass log ratios (cancels the machine's "
+        "drift); independent = Welch on each workload's own subsession means",
+        choices=("paired", "independent"),
+    ),
+    Key(
         "warmup_readings",
         "int",
         "readings dropped at the start of every round (null: detected with MSER-5)",

@@ -30,14 +30,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, NamedTuple
 
 from runner.collector import WorkloadStats
 from runner.decision import BaselineStatus, Decision, Event, PairStatus, WorkloadStatus
 from runner.errors import UserError
+from runner.pairing import PairSource
 from stats.autocorr import MIN_SUBSESSIONS
-from stats.multi import EQUIVALENT, SEPARATED, UNDECIDED, rank_results
+from stats.compare import tost_from_summary, welch_from_summary
+from stats.multi import EQUIVALENT, SEPARATED, UNDECIDED, holm, rank_results
+from stats.paired import (
+    confirm_paired,
+    paired_growth_needed,
+    paired_test,
+    ratio_of_means_ci,
+)
 from stats.sequential import (
     SPENDING_KINDS,
     LookPlan,
@@ -60,6 +68,8 @@ __all__ = [
 ]
 
 DIRECTIONS = ("lower_is_better", "higher_is_better")
+#: how two workloads of one campaign are compared (``settings.comparison``)
+COMPARISONS = ("paired", "independent")
 
 
 @dataclass(frozen=True)
@@ -88,6 +98,7 @@ class ControllerParams:
     allocation_share: float = 1.0 / 3.0
     min_series: int = 8
     check_2q: bool = True
+    comparison: str = "paired"
 
     def __post_init__(self) -> None:
         def bad(key: str, why: str) -> UserError:
@@ -111,6 +122,8 @@ class ControllerParams:
             raise bad("look_ratio", f"must be > 1, got {self.look_ratio}")
         if self.spending not in SPENDING_KINDS:
             raise bad("spending", f"must be one of {SPENDING_KINDS}, got {self.spending!r}")
+        if self.comparison not in COMPARISONS:
+            raise bad("comparison", f"must be one of {COMPARISONS}, got {self.comparison!r}")
         if not 0 < self.allocation_share <= 0.5:
             raise bad("allocation_share", f"must be in (0, 0.5], got {self.allocation_share}")
 
@@ -215,6 +228,8 @@ class Controller:
         self._prev: dict[str, Any] = {}
         self._pair_active: set[str] | None = None  # fixed between looks (no churn)
         self._retired: dict[str, str] = {}
+        self._src: PairSource | None = None
+        self._covered: dict[str, bool] = {}
         if state:
             self._restore(state)
 
@@ -254,6 +269,7 @@ class Controller:
         rounds_used: Mapping[str, int],
         elapsed_s: float = 0.0,
         retired: Mapping[str, str] | None = None,
+        pairs: PairSource | None = None,
     ) -> Decision:
         """Decide after the latest round (see the class and module docstrings).
 
@@ -261,10 +277,13 @@ class Controller:
         or None = no steady data yet); ``rounds_used``: steady rounds per workload;
         ``elapsed_s``: campaign wall-clock time so far (seconds); ``retired``: workloads
         that can get no more rounds (e.g. stopped after repeated failures), name -> why;
-        they count as out of budget.
+        they count as out of budget. ``pairs``: the per-pass log-ratio series of two
+        workloads (runner/pairing.py); with ``comparison: paired`` the comparisons whose
+        workloads share passes are decided on them (METHODS.md §13), others by Welch.
         """
         p = self.params
         self._retired = dict(retired or {})
+        self._src = pairs if p.comparison == "paired" else None
         for name in list(stats) + list(rounds_used):
             if name not in self.direction:
                 raise ValueError(f"unknown workload {name!r}")
@@ -273,7 +292,11 @@ class Controller:
         clock = max(rounds.values())
         events: list[Event] = []
         enough = {n: self._enough(st[n], rounds[n]) for n in self.names}
-        all_enough = all(enough.values())
+        self._covered = {n: self._is_covered(n) for n in self.names}
+        all_enough = all(
+            enough[n] or (self._covered[n] and self._started(st[n], rounds[n]))
+            for n in self.names
+        ) and all(self._ready(a, b, enough) for a, b in self._comparisons(st))
         if all_enough and self._plan is None:
             first = max(clock, p.min_rounds)
             self._plan = plan_looks(
@@ -282,7 +305,7 @@ class Controller:
             sched = ", ".join(map(str, self._plan.schedule))
             events.append(Event(
                 "plan",
-                f"every workload has enough data after {clock} rounds: verdicts at looks after "
+                f"every workload and comparison has enough data after {clock} rounds: verdicts at looks after "
                 f"{sched} rounds, alpha {p.alpha:g} split {p.spending} over {self._plan.n_looks} looks",
                 {"plan": self._plan.to_dict(), "state": None},
             ))  # fmt: skip
@@ -335,6 +358,67 @@ class Controller:
             and (s.n_q or 0) >= self.params.subsessions
             and s.n >= self.params.min_series
         )
+
+    def _started(self, s: WorkloadStats | None, rounds: int) -> bool:
+        """Enough of a workload whose comparisons are paired: min_rounds steady rounds."""
+        return s is not None and s.mean is not None and rounds >= self.params.min_rounds
+
+    def _is_covered(self, name: str) -> bool:
+        """Is every comparison of ``name`` paired (METHODS.md §13)? Then ``ci_rel_width``
+        and "enough data" apply to its log-ratio series, not to its own series (a mean of
+        a drifting machine describes the period measured; docs/controller.md)."""
+        if self._src is None or name in self.baseline:
+            return False
+        others = [m for m in self.names if m != name and self.group[m] == self.group[name]]
+        return bool(others) and all(self._src.possible(name, m) for m in others)
+
+    def _pair(self, a: str, b: str) -> WorkloadStats | None:
+        """Statistics of d = ln b - ln a over shared passes, when the pair is paired."""
+        if self._src is None or not (self._covered.get(a) and self._covered.get(b)):
+            return None
+        return self._src.stats(a, b)
+
+    def _paired(self, a: str, b: str) -> bool:
+        return self._src is not None and bool(self._covered.get(a) and self._covered.get(b))
+
+    def _ready(self, a: str, b: str, enough: Mapping[str, bool]) -> bool:
+        """Can the comparison a~b be tested (paired series, or both sides for Welch)?"""
+        if self._paired(a, b):
+            s = self._pair(a, b)
+            return s is not None and self._enough(s, s.rounds)
+        return bool(enough[a] and enough[b])
+
+    def _comparisons(self, st: Mapping[str, WorkloadStats | None]) -> list[tuple[str, str]]:
+        """The comparisons of now: adjacent pairs of each group's order, reference pairs."""
+        out: list[tuple[str, str]] = []
+        for key, members in self._groups().items():
+            order = self._order.get(key)
+            if order is None or set(order) != set(members):
+                order = self._rank(members, st)
+            out.extend(zip(order, order[1:], strict=False))
+        out.extend((lab, n) for n, lab in self._baseline_pairs() if lab != "@stored")
+        return out
+
+    def _rank(self, members: Sequence[str], st: Mapping[str, WorkloadStats | None]) -> list[str]:
+        """Best first by mean; then neighbours whose paired series says the other way
+        round are swapped (bubble passes), so drift between workloads cannot misorder a
+        pair that was measured in the same passes."""
+        order = sorted(members, key=lambda n: self._sort_key(n, st[n]))
+        for _ in range(len(order)):
+            swapped = False
+            for i in range(len(order) - 1):
+                a, b = order[i], order[i + 1]
+                s = self._pair(a, b)
+                if s is not None and s.mean is not None and self._b_ahead(a, s.mean):
+                    order[i], order[i + 1] = b, a
+                    swapped = True
+            if not swapped:
+                break
+        return order
+
+    def _b_ahead(self, a: str, mean_d: float) -> bool:
+        """Does a mean log ratio ln(b/a) put b in front of a in a's direction?"""
+        return mean_d < 0 if self.direction[a] == "lower_is_better" else mean_d > 0
 
     def _out(self, name: str, rounds: Mapping[str, int]) -> bool:
         """No more rounds for ``name``: its budget is used up, or it was retired."""
@@ -404,6 +488,9 @@ class Controller:
                 self._order[key] = list(members)
                 continue
             k = len(members)
+            if any(self._covered.get(n) for n in members):
+                events.extend(self._look_paired(key, members, st, rounds, alpha, look))
+                continue
             rows = [
                 {
                     "name": n,
@@ -463,6 +550,134 @@ class Controller:
         ))  # fmt: skip
         return events
 
+    def _test_pair(
+        self, a: str, b: str, st: Mapping[str, WorkloadStats | None],
+        rounds: Mapping[str, int], alpha: float,
+    ) -> dict[str, Any] | None:  # fmt: skip
+        """Raw test of a~b at a look: paired on the log ratios when the pair is paired and
+        its series has enough data (METHODS.md §13), else Welch and TOST on the two sides'
+        subsession means (§6.1, §6.4) when both have enough; None when neither can run.
+        ``rel`` = b/a - 1 (the ratio's excess; a positive rel means b is larger)."""
+        p = self.params
+        if self._paired(a, b):
+            s = self._pair(a, b)
+            if s is None or not self._enough(s, s.rounds):
+                return None
+            assert s.mean is not None and s.s2_q is not None and s.n_q is not None
+            t = paired_test(s.mean, s.s2_q, s.n_q, margin=p.margin, alpha=alpha)
+            return {"test": "paired", "p": t.p_value, "tost_p": t.tost_p,
+                    "rel": t.ratio - 1.0, "mean_d": s.mean, "stats": s}  # fmt: skip
+        sa, sb = st[a], st[b]
+        if not (self._enough(sa, rounds[a]) and self._enough(sb, rounds[b])):
+            return None
+        assert sa is not None and sb is not None
+        assert sa.mean is not None and sb.mean is not None
+        w = welch_from_summary(sa.mean, sa.s2_q, sa.n_q, sb.mean, sb.s2_q, sb.n_q)  # type: ignore[arg-type]
+        t = tost_from_summary(
+            sa.mean, sa.s2_q, sa.n_q, sb.mean, sb.s2_q, sb.n_q,  # type: ignore[arg-type]
+            margin=p.margin, relative=sa.mean != 0, alpha=alpha,
+        )  # fmt: skip
+        rel = (sb.mean - sa.mean) / abs(sa.mean) if sa.mean != 0 else None
+        return {"test": "welch", "p": w.p_value, "tost_p": t.p_value, "rel": rel,
+                "mean_d": sb.mean - sa.mean, "stats": None}  # fmt: skip
+
+    def _confirmed(
+        self, tests: Sequence[tuple[str, str, dict[str, Any]]],
+        st: Mapping[str, WorkloadStats | None], alpha: float,
+    ) -> list[bool]:  # fmt: skip
+        """"Pass at q and 2q" (§3) for separations "a better than b": paired ones on the
+        2q summary of their log ratios (sign checked), Welch ones by :meth:`_coarse_ok`;
+        Holm within each kind."""
+        if not self.params.check_2q:
+            return [True] * len(tests)
+        out = [False] * len(tests)
+        paired = [i for i, (_, _, r) in enumerate(tests) if r["test"] == "paired"]
+        welch = [i for i, (_, _, r) in enumerate(tests) if r["test"] != "paired"]
+        summaries = []
+        for i in paired:
+            a, _, r = tests[i]
+            s: WorkloadStats = r["stats"]
+            ok = s.mean_2q is not None and s.s2_2q is not None and s.n_2q is not None
+            summaries.append((s.mean_2q, s.s2_2q, s.n_2q) if ok else (0.0, 1.0, 2))
+        for i, good in zip(paired, confirm_paired(summaries, alpha), strict=True):
+            a, b, r = tests[i]
+            s = r["stats"]
+            out[i] = good and s.mean_2q is not None and self._b_ahead(b, -s.mean_2q)
+        for i, good in zip(
+            welch, self._coarse_ok([(tests[i][0], tests[i][1]) for i in welch], st, alpha),
+            strict=True,
+        ):
+            out[i] = good
+        return out
+
+    def _look_paired(
+        self, key: tuple[str, str], members: Sequence[str],
+        st: Mapping[str, WorkloadStats | None], rounds: Mapping[str, int],
+        alpha: float, look: int,
+    ) -> list[Event]:  # fmt: skip
+        """A look at one group whose comparisons are paired (METHODS.md §13): order the
+        group, test each adjacent pair (paired, or Welch where it cannot be), Holm over
+        the group's tests, confirm separations at 2q, record new verdicts."""
+        order = self._rank(members, st)
+        self._order[key] = order
+        tests = []
+        for a, b in zip(order, order[1:], strict=False):
+            r = self._test_pair(a, b, st, rounds, alpha)
+            if r is not None:
+                tests.append((a, b, r))
+        adjusted = holm([r["p"] for _, _, r in tests]) if tests else ()
+        seps = [
+            (a, b, r) if not self._b_ahead(a, r["mean_d"]) else (b, a, self._flip(r))
+            for (a, b, r), ph in zip(tests, adjusted, strict=True)
+        ]
+        confirmed = self._confirmed(seps, st, alpha)
+        events: list[Event] = []
+        for (a, b, r), ph, ok_2q in zip(seps, adjusted, confirmed, strict=True):
+            pk = frozenset((a, b))
+            self._latest["pair:" + "|".join(sorted(pk))] = {
+                "welch_p": r["p"], "welch_p_holm": ph, "tost_p": r["tost_p"], "rel": r["rel"],
+                "test": r["test"],
+            }  # fmt: skip
+            if ph < alpha and ok_2q:
+                verdict = SEPARATED
+            elif r["tost_p"] < alpha:
+                verdict = EQUIVALENT
+            else:
+                continue
+            old = self._verdicts.get(pk)
+            new = {"a": a, "b": b, "verdict": verdict, "look": look, "alpha": alpha,
+                   "welch_p_holm": ph, "tost_p": r["tost_p"], "relative_difference": r["rel"],
+                   "test": r["test"]}  # fmt: skip
+            if old is None:
+                self._verdicts[pk] = new
+                events.append(Event("pair-verdict", self._verdict_text(new), new))
+            elif old["verdict"] == SEPARATED and verdict == SEPARATED and old["a"] != a:
+                self._verdicts[pk] = new
+                events.append(Event(
+                    "pair-revised",
+                    f"{a} and {b} were separated in the other order at look {old['look']}; "
+                    f"look {look} separates them this way", new,
+                ))  # fmt: skip
+        return events
+
+    @staticmethod
+    def _flip(r: dict[str, Any]) -> dict[str, Any]:
+        """The raw test of a~b seen as b~a (log ratio and relative excess inverted)."""
+        out = dict(r)
+        out["mean_d"] = -r["mean_d"]
+        if r["rel"] is not None:
+            out["rel"] = 1.0 / (1.0 + r["rel"]) - 1.0 if r["rel"] > -1 else None
+        if r["stats"] is not None:
+            s = r["stats"]
+            out["stats"] = replace(
+                s,
+                mean=-s.mean if s.mean is not None else None,
+                mean_2q=-s.mean_2q if s.mean_2q is not None else None,
+                ci_low=-s.ci_high if s.ci_high is not None else None,
+                ci_high=-s.ci_low if s.ci_low is not None else None,
+            )
+        return out
+
     def _coarse_ok(
         self, pairs: Sequence[tuple[str, str]], st: Mapping[str, WorkloadStats | None],
         alpha: float, fixed: Mapping[str, _Side] | None = None,
@@ -501,42 +716,68 @@ class Controller:
         self, st: Mapping[str, WorkloadStats | None], rounds: Mapping[str, int],
         alpha: float, look: int,
     ) -> list[Event]:  # fmt: skip
-        """Test every baseline comparison at level ``alpha`` (Holm over them); record verdicts."""
-        todo = []
+        """Test every baseline comparison at level ``alpha`` (Holm over them); record
+        verdicts. A reference workload of this campaign is compared on the paired series
+        when the pair is paired (METHODS.md §13); stored baselines by Welch/TOST."""
+        todo: list[tuple[str, str, _Side, dict[str, Any]]] = []
         for name, label in self._baseline_pairs():
+            if label != "@stored" and self._paired(label, name):
+                r = self._test_pair(label, name, st, rounds, alpha)
+                if r is not None:
+                    todo.append((name, label, _Side(0.0, 0.0, 2, 0), r))
+                continue
             s, base = st.get(name), self._baseline_side(label, st, rounds, name)
             if base is not None and self._enough(s, rounds[name]):
-                todo.append((name, label, self._side(s, rounds[name]), base))
+                cur = self._side(s, rounds[name])  # type: ignore[arg-type]
+                raw = baseline_tests(
+                    [(cur.sample, base.sample)], alpha, self.params.margin,
+                    [self.direction[name] == "lower_is_better"],
+                )[0]  # fmt: skip
+                todo.append((name, label, base, {
+                    "test": "welch", "p": raw.welch_p, "tost_p": raw.tost_p,
+                    "rel": raw.relative_change, "mean_d": cur.mean - base.mean, "stats": None,
+                }))  # fmt: skip
         if not todo:
             return []
-        lower = [self.direction[name] == "lower_is_better" for name, *_ in todo]
-        results = baseline_tests(
-            [(cur.sample, base.sample) for _, _, cur, base in todo],
-            alpha,
-            self.params.margin,
-            lower,
-        )
+        adjusted = holm([r["p"] for *_, r in todo])
         events = []
-        for (name, label, _cur, base), r in zip(todo, results, strict=True):
+        for (name, label, base, r), ph in zip(todo, adjusted, strict=True):
             self._latest["base:" + name] = {
-                "welch_p": r.welch_p, "welch_p_holm": r.welch_p_holm, "tost_p": r.tost_p,
+                "welch_p": r["p"], "welch_p_holm": ph, "tost_p": r["tost_p"], "test": r["test"],
             }  # fmt: skip
-            if name in self._base_verdicts or r.verdict == UNDECIDED:
+            if name in self._base_verdicts:
                 continue
-            if r.verdict in ("slower", "faster") and self.params.check_2q:
-                pair = (label, name) if r.verdict == "slower" else (name, label)
-                fixed = {label: base} if label == "@stored" else None
-                if not self._coarse_ok([pair], st, alpha / len(todo), fixed)[0]:
+            lower = self.direction[name] == "lower_is_better"
+            if ph < alpha:
+                verdict = "slower" if (r["mean_d"] > 0) == lower else "faster"
+            elif r["tost_p"] < alpha:
+                verdict = EQUIVALENT
+            else:
+                continue
+            if verdict != EQUIVALENT and self.params.check_2q:
+                if r["test"] == "paired":
+                    x: WorkloadStats = r["stats"]
+                    ok = (
+                        x.mean_2q is not None and x.s2_2q is not None and x.n_2q is not None
+                        and confirm_paired([(x.mean_2q, x.s2_2q, x.n_2q)], alpha / len(todo))[0]
+                        and (x.mean_2q > 0) == (r["mean_d"] > 0)
+                    )  # fmt: skip
+                else:
+                    pair = (label, name) if verdict == "slower" else (name, label)
+                    fixed = {label: base} if label == "@stored" else None
+                    ok = self._coarse_ok([pair], st, alpha / len(todo), fixed)[0]
+                if not ok:
                     continue  # not confirmed with subsessions of 2q (§3)
-            rec = {"name": name, "baseline": label, "verdict": r.verdict, "look": look,
-                   "alpha": alpha, "relative_change": r.relative_change,
-                   "welch_p_holm": r.welch_p_holm, "tost_p": r.tost_p}  # fmt: skip
+            rec = {"name": name, "baseline": label, "verdict": verdict, "look": look,
+                   "alpha": alpha, "relative_change": r["rel"],
+                   "welch_p_holm": ph, "tost_p": r["tost_p"], "test": r["test"]}  # fmt: skip
             self._base_verdicts[name] = rec
             base_name = "its stored baseline" if label == "@stored" else label
+            test = "paired" if r["test"] == "paired" else "Welch"
             events.append(Event(
                 "baseline-verdict",
-                f"{name} vs {base_name}: {r.verdict} ({_fmt_pct(r.relative_change)}; Holm p "
-                f"{r.welch_p_holm:.3g}, TOST p {r.tost_p:.3g}, level {alpha:.3g} at look {look})",
+                f"{name} vs {base_name}: {verdict} ({_fmt_pct(r['rel'])}; {test}, Holm p "
+                f"{ph:.3g}, TOST p {r['tost_p']:.3g}, level {alpha:.3g} at look {look})",
                 rec,
             ))  # fmt: skip
         return events
@@ -575,6 +816,8 @@ class Controller:
         if s is None or s.mean is None:
             unmet.append("no steady readings yet")
             need.append(max(1, p.subsessions - r))
+        elif self._covered.get(name):
+            pass  # its data and width conditions are its paired comparisons' (METHODS.md §13)
         elif not s.enough:
             more = s.rounds_needed
             unmet.append(
@@ -592,7 +835,7 @@ class Controller:
         elif (s.n_q or 0) < p.subsessions:
             unmet.append(f"{s.n_q} of min_subsessions {p.subsessions} subsession means")
             need.append(math.ceil(r * (p.subsessions / max(1, s.n_q or 1) - 1)) + 1)
-        if p.ci_rel_width is not None and not self._width_ok(s):
+        if p.ci_rel_width is not None and not self._width_ok(s) and not self._covered.get(name):
             if s is not None and s.rel_half_width is not None and s.enough:
                 more = max(1, math.ceil(r * ((s.rel_half_width / p.ci_rel_width) ** 2 - 1)))
                 unmet.append(
@@ -638,6 +881,73 @@ class Controller:
             more = max(more, nxt - clock)
         return shares, max(more, 0), ""
 
+    def _ratio(
+        self, a: str, b: str, st: Mapping[str, WorkloadStats | None], rounds: Mapping[str, int]
+    ) -> tuple[float | None, float | None, float | None, int | None]:
+        """b/a now, its CI at the campaign's confidence and the passes behind it: from the
+        paired series (exp of its mean and CI) when the pair is paired, else the ratio of
+        the two means (delta method; :func:`stats.paired.ratio_of_means_ci`)."""
+        if self._paired(a, b):
+            s = self._pair(a, b)
+            if s is None or s.mean is None:
+                return None, None, None, None
+            if s.ci_low is None or s.ci_high is None or not self._enough(s, s.rounds):
+                return math.exp(s.mean), None, None, s.rounds
+            return math.exp(s.mean), math.exp(s.ci_low), math.exp(s.ci_high), s.rounds
+        sa, sb = st.get(a), st.get(b)
+        if not (self._enough(sa, rounds[a]) and self._enough(sb, rounds[b])):
+            return None, None, None, None
+        assert sa is not None and sb is not None
+        r, lo, hi = ratio_of_means_ci(
+            sa.mean, sa.s2_q, sa.n_q, sb.mean, sb.s2_q, sb.n_q,  # type: ignore[arg-type]
+            self.params.confidence,
+        )  # fmt: skip
+        return r, lo, hi, None
+
+    def _wide(self, a: str, b: str) -> tuple[str, int] | None:
+        """Is the ratio CI of the paired comparison a~b wider than ``ci_rel_width``?
+        (half-width of the CI of ln(b/a), which is the ratio's relative half-width to
+        first order). Returns (what is unmet, more passes) or None when it is met."""
+        target = self.params.ci_rel_width
+        s = self._pair(a, b)
+        if target is None or s is None or not self._enough(s, s.rounds):
+            return None
+        assert s.ci_low is not None and s.ci_high is not None
+        hw = (s.ci_high - s.ci_low) / 2.0
+        if hw <= target:
+            return None
+        more = max(1, math.ceil(s.rounds * ((hw / target) ** 2 - 1)))
+        return (
+            f"ratio CI ±{_fmt_pct(hw)} > target {_fmt_pct(target)}, about {more} more passes",
+            more,
+        )
+
+    def _paired_need(
+        self, a: str, b: str, rounds: Mapping[str, int], k: int
+    ) -> tuple[dict[str, float], int | None, str]:
+        """Like :meth:`_pair_need` for a paired comparison: both sides run (shares 1),
+        and the passes needed come from the log-ratio series (normal approximation)."""
+        p = self.params
+        shares = {a: 1.0, b: 1.0}
+        s = self._pair(a, b)
+        if s is None or not self._enough(s, s.rounds):
+            need = s.rounds_needed if s is not None and s.rounds_needed else None
+            if s is not None and s.enough:  # min_rounds, min_series or min_subsessions
+                need = max(1, p.min_rounds - s.rounds, p.min_series - s.n)
+            return shares, need, "waiting for enough passes with both workloads"
+        assert s.mean is not None and s.s2_q is not None and s.n_q is not None
+        alpha = self._alpha_estimate()
+        sep = paired_growth_needed(s.mean, s.s2_q, s.n_q, p.margin, alpha / max(1, k - 1))[0]
+        eq = paired_growth_needed(s.mean, s.s2_q, s.n_q, p.margin, alpha)[1]
+        options = [f for f in (sep, eq) if f is not None]
+        if not options:
+            return shares, None, "the log ratio sits on the margin: no number of passes decides it"
+        more = math.ceil(s.rounds * (min(options) - 1.0))
+        nxt = self._next_look()
+        if nxt is not None:
+            more = max(more, nxt - max(rounds.values()))
+        return shares, max(more, 0), ""
+
     def _status(
         self,
         st: Mapping[str, WorkloadStats | None],
@@ -661,15 +971,25 @@ class Controller:
         unmet_pairs: list[str] = []
         side = {n: (self._side(st[n], rounds[n]) if enough[n] else None) for n in self.names}
 
+        forced: set[str] = set()  # both sides of an unfinished paired comparison
+
         def enlist(
-            names: Sequence[str], what: str, shares: Mapping[str, float], more: int | None
-        ) -> None:
-            """Record that ``names`` wait for the undecided comparison ``what``; those
-            holding enough of its remaining uncertainty get rounds, unless no number of
-            rounds can decide it (``more`` None)."""
+            names: Sequence[str], what: str, shares: Mapping[str, float], more: int | None,
+            paired: bool = False,
+        ) -> None:  # fmt: skip
+            """Record that ``names`` wait for the comparison ``what``; those holding enough
+            of its remaining uncertainty get rounds, unless no number of rounds can decide
+            it (``more`` None). A paired comparison keeps its block whole: both sides run
+            in every pass until it is finished (METHODS.md §13)."""
             for n in names:
                 waiting[n].append(what)
-                if can_test and more is not None and shares.get(n, 0.0) >= share_min:
+                if paired and not self._out(n, rounds) and not any(
+                    self._out(m, rounds) for m in names
+                ):
+                    forced.add(n)
+                    if more is not None:
+                        pair_more[n] = max(pair_more.get(n, 0), more)
+                elif can_test and more is not None and shares.get(n, 0.0) >= share_min:
                     pair_active[n] = True
                     pair_more[n] = max(pair_more.get(n, 0), more)
 
@@ -678,24 +998,34 @@ class Controller:
         for key, members in self._groups().items():
             order = self._order.get(key)
             if order is None or set(order) != set(members):
-                order = sorted(members, key=lambda n: self._sort_key(n, st[n]))
+                order = self._rank(members, st)
             k = len(order)
             for a, b in zip(order, order[1:], strict=False):
                 pk = frozenset((a, b))
                 rec = self._verdicts.get(pk)
                 latest = self._latest.get("pair:" + "|".join(sorted(pk)), {})
+                paired = self._paired(a, b)
                 if rec is not None:
+                    ratio = self._ratio(rec["a"], rec["b"], st, rounds)
+                    wide = self._wide(rec["a"], rec["b"]) if paired else None
+                    if wide is not None:
+                        enlist((a, b), f"{a}~{b} ratio CI", {}, wide[1], paired=True)
+                        unmet_pairs.append(f"pair {a}~{b}: {wide[0]}")
                     pairs.append(PairStatus(
                         rec["a"], rec["b"], rec["verdict"], rec["look"], rec["alpha"],
                         latest.get("welch_p"), rec["welch_p_holm"], rec["tost_p"],
-                        rec["relative_difference"], None,
+                        rec["relative_difference"], None, rec.get("test"), *ratio,
                     ))  # fmt: skip
                     continue
-                shares, more, note = self._pair_need(a, b, side[a], side[b], rounds, k)
-                enlist((a, b), f"{a}~{b}", shares, more)
+                if paired:
+                    shares, more, note = self._paired_need(a, b, rounds, k)
+                else:
+                    shares, more, note = self._pair_need(a, b, side[a], side[b], rounds, k)
+                enlist((a, b), f"{a}~{b}", shares, more, paired=paired)
                 pairs.append(PairStatus(
                     a, b, UNDECIDED, None, None, latest.get("welch_p"),
                     latest.get("welch_p_holm"), latest.get("tost_p"), latest.get("rel"), more,
+                    "paired" if paired else "welch", *self._ratio(a, b, st, rounds),
                 ))  # fmt: skip
                 detail = (
                     f"Holm p {latest['welch_p_holm']:.3g}, TOST p {latest['tost_p']:.3g} at the last look"
@@ -718,24 +1048,47 @@ class Controller:
                 if cur_mean is not None and base_mean not in (None, 0) else None
             )  # fmt: skip
             label_text = "stored baseline" if label == "@stored" else label
+            paired = label != "@stored" and self._paired(label, name)
+            if label == "@stored":
+                ratio: tuple[float | None, float | None, float | None, int | None] = (
+                    None, None, None, None,
+                )  # fmt: skip
+                if side[name] is not None and base is not None:
+                    ratio = (*ratio_of_means_ci(
+                        base.mean, base.var, base.n, side[name].mean, side[name].var,  # type: ignore[union-attr]
+                        side[name].n, p.confidence,  # type: ignore[union-attr]
+                    ), None)  # fmt: skip
+            else:
+                ratio = self._ratio(label, name, st, rounds)
+            test = "paired" if paired else "welch"
             if rec is not None:
+                wide = self._wide(label, name) if paired else None
+                if wide is not None:
+                    enlist((name, label), f"{name} vs {label_text} ratio CI", {}, wide[1], True)
+                    unmet_pairs.append(f"{name} vs {label_text}: {wide[0]}")
                 baselines.append(BaselineStatus(
                     name, label_text, rec["verdict"], rec["look"], rec["alpha"], cur_mean,
                     base_mean if base_mean is not None else float("nan"), rec["relative_change"],
-                    latest.get("welch_p"), rec["welch_p_holm"], rec["tost_p"], None,
+                    latest.get("welch_p"), rec["welch_p_holm"], rec["tost_p"], None, (),
+                    rec.get("test", "welch"), *ratio,
                 ))  # fmt: skip
                 continue
-            shares, more, note = self._pair_need(
-                name, None if label == "@stored" else label, side[name], base, rounds, 2
-            )
+            if paired:
+                shares, more, note = self._paired_need(label, name, rounds, 2)
+            else:
+                shares, more, note = self._pair_need(
+                    name, None if label == "@stored" else label, side[name], base, rounds, 2
+                )
             sides = (name,) if label == "@stored" else (name, label)
-            enlist(sides, f"{name} vs {label_text}", shares, more)
-            verdict = UNDECIDED if side[name] is not None else "no data"
+            enlist(sides, f"{name} vs {label_text}", shares, more, paired=paired)
+            has_data = (s is not None and s.mean is not None) if paired else side[name] is not None
+            verdict = UNDECIDED if has_data else "no data"
             notes = (note,) if note else ()
             baselines.append(BaselineStatus(
                 name, label_text, verdict, None, None, cur_mean,
                 base_mean if base_mean is not None else float("nan"), rel,
                 latest.get("welch_p"), latest.get("welch_p_holm"), latest.get("tost_p"), more, notes,
+                test, *ratio,
             ))  # fmt: skip
             est = (
                 f", about {more} more rounds"
@@ -745,7 +1098,9 @@ class Controller:
             unmet_pairs.append(f"{name} vs {label_text} undecided{est}")
         if realloc or self._pair_active is None:
             self._pair_active = {n for n, v in pair_active.items() if v}
-        pair_active = {n: n in self._pair_active and bool(waiting[n]) for n in self.names}
+        pair_active = {
+            n: (n in self._pair_active and bool(waiting[n])) or n in forced for n in self.names
+        }
         workloads: dict[str, WorkloadStatus] = {}
         active: list[str] = []
         unmet_own: list[str] = []
@@ -762,7 +1117,8 @@ class Controller:
             workloads[n] = WorkloadStatus(
                 n, r, s.n if s else 0, s.q if s else None, s.n_q if s else None,
                 s.mean if s else None, s.ci_low if s else None, s.ci_high if s else None,
-                s.rel_half_width if s else None, p.ci_rel_width, enough[n], self._width_ok(s),
+                s.rel_half_width if s else None, None if self._covered.get(n) else p.ci_rel_width,
+                enough[n], self._width_ok(s) or bool(self._covered.get(n)),
                 done, is_active, exhausted, None if done else more, tuple(own), tuple(waiting[n]),
             )  # fmt: skip
         return {
@@ -804,9 +1160,17 @@ class Controller:
                 if p.ci_rel_width is not None
                 else ""
             )
-            text = f"all conditions met after {clock} rounds: every workload has enough data{width}"
+            covered = [n for n in self.names if self._covered.get(n)]
+            if covered and len(covered) == len(self.names):
+                text = f"all conditions met after {clock} rounds: every comparison is paired, has enough passes{width.replace('CI', 'ratio CI')}"
+            elif covered:
+                text = f"all conditions met after {clock} rounds: every comparison and every unpaired workload has enough data{width}"
+            else:
+                text = f"all conditions met after {clock} rounds: every workload has enough data{width}"
             if pairs:
-                text += f"; {len(pairs)} adjacent pair(s) decided ({n_sep} separated, {n_eq} equivalent within {_fmt_pct(p.margin)})"
+                n_paired = sum(1 for x in pairs if x.test == "paired")
+                how = f", {n_paired} paired" if n_paired else ""
+                text += f"; {len(pairs)} adjacent pair(s) decided ({n_sep} separated, {n_eq} equivalent within {_fmt_pct(p.margin)}{how})"
             if status["baselines"]:
                 text += "; baseline comparisons decided"
             return text

@@ -68,6 +68,14 @@ class PairStatus:
     tost_p: float | None
     relative_difference: float | None
     rounds_needed: int | None
+    #: what decides the pair: "paired" (per-pass log ratios, METHODS.md §13) or "welch"
+    test: str | None = None
+    #: b/a and its CI at the campaign's confidence (now, not at the look); passes in the
+    #: paired series (None for Welch)
+    ratio: float | None = None
+    ratio_low: float | None = None
+    ratio_high: float | None = None
+    passes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +98,12 @@ class BaselineStatus:
     tost_p: float | None
     rounds_needed: int | None
     notes: tuple[str, ...] = ()
+    #: as in PairStatus; the ratio is workload / baseline
+    test: str | None = None
+    ratio: float | None = None
+    ratio_low: float | None = None
+    ratio_high: float | None = None
+    passes: int | None = None
 
 
 @dataclass(frozen=True)

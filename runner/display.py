@@ -202,50 +202,41 @@ def results_table(results: list, confidence: float):  # list[WorkloadResult] -> 
 
 
 def verdicts_table(doc: dict[str, Any]):  # -> rich Table, or None when there is nothing
-    """Adjacent-pair and baseline verdicts of an adaptive campaign (the stored "verdicts"
-    event: METHODS.md §7, §6.4; runner/adaptive.py)."""
+    """Comparisons of an adaptive campaign (the stored "verdicts" event: METHODS.md §7,
+    §6.4, §13; runner/adaptive.py): the ratio with its CI first, then the verdict, the
+    test that decided (paired or Welch) and its p-values."""
     from rich.table import Table
+
+    from runner.headline import pair_headline
 
     pairs, baselines = doc.get("pairs") or [], doc.get("baselines") or []
     if not pairs and not baselines:
         return None
-    table = Table(header_style="bold", title="verdicts")
-    for col in ("better / workload", "vs", "verdict", "difference", "Holm p", "TOST p", "note"):
+    conf = doc.get("confidence")
+    ci = f"{100 * conf:g} % CI" if conf else "CI"
+    table = Table(header_style="bold", title="comparisons")
+    for col in (f"ratio [{ci}]", "verdict", "test", "Holm p", "TOST p", "note"):
         table.add_column(col)
-
-    def pct(v: float | None) -> str:
-        return "-" if v is None else f"{100 * v:+.3g} %"
 
     def p3(v: float | None) -> str:
         return "-" if v is None else f"{v:.3g}"
 
+    units, directions = doc.get("units") or {}, doc.get("directions") or {}
     style = {"separated": "green", "equivalent": "cyan", "faster": "green", "slower": "red"}
-    for p in pairs:
+    for p in list(pairs) + list(baselines):
         v = p["verdict"]
-        note = (
-            f"~{p['rounds_needed']} more rounds" if v == "undecided" and p["rounds_needed"] else ""
-        )
+        note = "; ".join(p.get("notes") or [])
+        if v == "undecided" and p.get("rounds_needed"):
+            note = f"~{p['rounds_needed']} more rounds"
         if v == "equivalent" and doc.get("margin") is not None:
             note = f"within {100 * doc['margin']:g} %"
         table.add_row(
-            escape(p["a"]),
-            escape(p["b"]),
+            escape(pair_headline(p, units, directions)),
             f"[{style.get(v, 'yellow')}]{v}[/]",
-            pct(p.get("relative_difference")),
+            {"paired": "paired", "welch": "Welch"}.get(p.get("test") or "", "-"),
             p3(p.get("welch_p_holm")),
             p3(p.get("tost_p")),
             note,
-        )
-    for b in baselines:
-        v = b["verdict"]
-        table.add_row(
-            escape(b["name"]),
-            escape(b["baseline"]),
-            f"[{style.get(v, 'yellow')}]{v}[/]",
-            pct(b.get("relative_change")),
-            p3(b.get("welch_p_holm")),
-            p3(b.get("tost_p")),
-            "; ".join(b.get("notes") or []),
         )
     return table
 
