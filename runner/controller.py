@@ -517,7 +517,7 @@ class Controller:
                 pk = frozenset((pair.a, pair.b))
                 self._latest["pair:" + "|".join(sorted(pk))] = {
                     "welch_p": pair.welch_p, "welch_p_holm": pair.welch_p_holm,
-                    "tost_p": pair.tost_p, "rel": pair.relative_difference,
+                    "tost_p": pair.tost_p, "rel": pair.relative_difference, "test": "welch",
                 }  # fmt: skip
                 if pair.verdict == UNDECIDED:
                     continue
@@ -526,7 +526,8 @@ class Controller:
                 old = self._verdicts.get(pk)
                 new = {"a": pair.a, "b": pair.b, "verdict": pair.verdict, "look": look,
                        "alpha": alpha, "welch_p_holm": pair.welch_p_holm, "tost_p": pair.tost_p,
-                       "relative_difference": pair.relative_difference}  # fmt: skip
+                       "relative_difference": pair.relative_difference,
+                       "test": "welch"}  # fmt: skip
                 if old is None:
                     self._verdicts[pk] = new
                     events.append(Event("pair-verdict", self._verdict_text(new), new))

@@ -47,8 +47,10 @@ def ratio_headline(
     >>> ratio_headline("x", "y", 0.5, 0.4, 0.625, test="welch", unit="s")
     'y is 2.000x [1.600, 2.500] faster than x (Welch)'
     """
-    if ratio is None or not ratio > 0:
+    if ratio is None:
         return f"{b} vs {a}: no ratio yet"
+    if not ratio > 0:
+        return f"{b} vs {a}: no ratio (a mean is not > 0)"
     more, less = comparison_words(unit, direction)
     word, factor = (more, ratio) if ratio >= 1 else (less, 1.0 / ratio)
     ci = ""

@@ -1,0 +1,184 @@
+"""Paired comparisons in the controller (METHODS.md §13) on campaigns with a known truth.
+
+Every campaign is driven as the adaptive loop drives it: one round per active workload per
+pass, the value of workload w in pass p being ``mu_w · f_p · e_wp`` with a drift ``f_p``
+shared by the pass (AR(1) in log, phi 0.99, sd 10 %) and iid noise ``e`` (cv 2 %). The
+truth (mu) is the simulation's; scipy's one-sample t test on the same log ratios is the
+reference for the reported p-values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from runner.collector import collect
+from runner.controller import Controller, ControllerParams, Decision
+from runner.pairing import PassSeries, pair_stats
+
+PASSES = 1200
+
+
+def drift(rng: np.random.Generator, passes: int = PASSES, sd: float = 0.10) -> np.ndarray:
+    """exp of a stationary AR(1) with phi 0.99 and marginal sd ``sd`` (log scale)."""
+    phi = 0.99
+    e = rng.normal(0.0, sd * math.sqrt(1 - phi**2), passes)
+    x = np.empty(passes)
+    x[0] = rng.normal(0.0, sd)
+    for p in range(1, passes):
+        x[p] = phi * x[p - 1] + e[p]
+    return np.exp(x)
+
+
+def campaign(
+    mus: Sequence[float],
+    params: ControllerParams,
+    rng: np.random.Generator,
+    *,
+    cv: float = 0.02,
+    sd: float = 0.10,
+    reference: str | None = None,
+    offset: float = 0.0,
+) -> tuple[Decision, dict[str, int], list[Decision], np.ndarray]:
+    """One campaign; returns the last decision, steady rounds, all decisions, the data."""
+    names = [f"w{i}" for i in range(len(mus))]
+    f = drift(rng, sd=sd)
+    data = np.asarray(mus)[:, None] * f[None, :] * np.exp(rng.normal(0, cv, (len(mus), PASSES)))
+    data = data + offset
+    ctrl = Controller(params, [(n, "lower_is_better") for n in names], reference=reference)
+    src = PassSeries({}, confidence=params.confidence)
+    values: dict[str, dict[int, float]] = {n: {} for n in names}
+    stats: dict = {}
+    active, history = list(names), []
+    for p in range(PASSES):
+        for i, n in enumerate(names):
+            if n in active:
+                values[n][p] = float(data[i, p])
+                stats[n] = collect(np.array(list(values[n].values()))[:, None], warmup="none")
+                src.update(n, dict(values[n]))
+        used = {n: len(values[n]) for n in names}
+        d = ctrl.decide(stats, used, 0.0, pairs=src)
+        history.append(d)
+        if d.stop:
+            return d, used, history, data
+        active = list(d.active)
+    raise AssertionError("the campaign did not stop within the simulated passes")
+
+
+PARAMS = ControllerParams(max_time=None, max_rounds=400, ci_rel_width=0.05)
+
+
+def test_drift_two_percent_pair_is_separated_in_the_right_order_with_a_true_ratio_ci() -> None:
+    d, used, _, data = campaign([100.0, 102.0], PARAMS, np.random.default_rng(11))
+    assert d.met and d.stop
+    (pair,) = d.pairs
+    assert (pair.a, pair.b, pair.verdict, pair.test) == ("w0", "w1", "separated", "paired")
+    assert pair.ratio_low < 1.02 < pair.ratio_high
+    # the reported ratio is exp of the mean log ratio of the rounds both ran (up to the
+    # trailing incomplete subsession the collector leaves out)
+    passes = min(used.values())
+    lr = np.log(data[1, :passes]) - np.log(data[0, :passes])
+    assert pair.ratio == pytest.approx(math.exp(lr.mean()), rel=0.003)
+    assert pair.passes == passes
+
+
+def test_independent_rule_on_the_same_drift_needs_far_more_rounds() -> None:
+    """The same data under ``comparison: independent``: the drift makes each series
+    autocorrelated, and the campaign takes several times the paired passes (or stops on
+    its budget undecided)."""
+    paired = campaign([100.0, 102.0], PARAMS, np.random.default_rng(5))
+    indep = campaign(
+        [100.0, 102.0],
+        ControllerParams(
+            max_time=None, max_rounds=400, ci_rel_width=0.05, comparison="independent"
+        ),
+        np.random.default_rng(5),
+    )
+    assert paired[0].met
+    assert max(indep[1].values()) >= 3 * max(paired[1].values())
+    assert all(p.test == "welch" for p in indep[0].pairs)
+
+
+def test_equal_pair_under_drift_ends_equivalent() -> None:
+    params = ControllerParams(max_time=None, max_rounds=400, margin=0.02, ci_rel_width=0.05)
+    d, *_ = campaign([50.0, 50.0], params, np.random.default_rng(3))
+    (pair,) = d.pairs
+    assert (pair.verdict, pair.test, d.met) == ("equivalent", "paired", True)
+    assert pair.ratio_low < 1.0 < pair.ratio_high
+
+
+def test_both_sides_of_an_unfinished_paired_pair_run_in_every_pass() -> None:
+    """A 0.5 % pair under drift takes a while; meanwhile neither side may be left out,
+    and the series counts only passes that both ran."""
+    params = ControllerParams(max_time=None, max_rounds=120, ci_rel_width=0.5, margin=0.002)
+    d, used, history, _ = campaign([100.0, 100.5], params, np.random.default_rng(8))
+    for dec in history[:-1]:
+        if any(p.verdict == "undecided" for p in dec.pairs):
+            assert set(dec.active) == {"w0", "w1"}
+    assert used["w0"] == used["w1"]
+
+
+def test_look_p_value_is_scipy_one_sample_t_on_the_subsession_means() -> None:
+    rng = np.random.default_rng(2)
+    a = {p: float(v) for p, v in enumerate(100 * np.exp(rng.normal(0, 0.02, 200)))}
+    b = {p: float(v) for p, v in enumerate(101 * np.exp(rng.normal(0, 0.02, 200)))}
+    s = pair_stats(a, b)
+    assert s is not None and s.enough and s.q is not None and s.n_q is not None
+    d = np.log(np.array(list(b.values()))) - np.log(np.array(list(a.values())))
+    used = d[: s.q * s.n_q].reshape(s.n_q, s.q).mean(axis=1)
+    assert s.mean == pytest.approx(used.mean(), rel=1e-12)
+    assert s.s2_q == pytest.approx(used.var(ddof=1), rel=1e-9)
+    from stats.paired import paired_test
+
+    t = paired_test(s.mean, s.s2_q, s.n_q)
+    assert t.p_value == pytest.approx(sps.ttest_1samp(used, 0.0).pvalue, rel=1e-9)
+
+
+def test_non_positive_values_fall_back_to_welch() -> None:
+    """Values around 0 have no log ratio: the pair is compared by Welch, and each
+    workload must then be certified on its own."""
+    params = ControllerParams(max_time=None, max_rounds=300, ci_rel_width=None)
+    d, *_ = campaign([1.0, 1.2], params, np.random.default_rng(4), sd=0.0, offset=-1.05)
+    assert all(p.test == "welch" for p in d.pairs)
+
+
+def test_reference_comparisons_are_paired() -> None:
+    params = ControllerParams(max_time=None, max_rounds=400, ci_rel_width=0.05)
+    d, *_ = campaign([100.0, 103.0, 100.0], params, np.random.default_rng(9), reference="w0")
+    by = {b.name: b for b in d.baselines}
+    assert by["w1"].test == "paired" and by["w1"].verdict == "slower"
+    assert by["w1"].ratio_low < 1.03 < by["w1"].ratio_high
+    assert by["w2"].verdict in ("equivalent", "undecided") and by["w2"].test == "paired"
+
+
+def test_budget_stop_never_reads_all_conditions_met() -> None:
+    """max_rounds ends a campaign before its pair is decided; whatever the final look
+    then decides, the reason names the budget and Decision.met is False."""
+    params = ControllerParams(max_time=None, max_rounds=40, ci_rel_width=0.5, margin=0.001)
+    for seed in range(6):
+        d, *_ = campaign([100.0, 100.3], params, np.random.default_rng(seed))
+        if "max_rounds" in d.reason:
+            assert not d.met
+            assert "all conditions met" not in d.reason
+            break
+    else:
+        pytest.fail("no campaign ended on its budget")
+
+
+@pytest.mark.slow
+def test_false_separations_of_equal_workloads_under_drift_stay_at_alpha() -> None:
+    """120 campaigns of two equal workloads on a drifting machine: at alpha 0.01 the
+    number with a separation is Binomial(120, <= 0.01); P(X >= 6) < 0.002 at 0.01."""
+    params = ControllerParams(max_time=None, max_rounds=150, ci_rel_width=0.2, margin=0.01)
+    rng = np.random.default_rng(20261123)
+    wrong = 0
+    for _ in range(120):
+        d, *_ = campaign([10.0, 10.0], params, rng)
+        wrong += any(p.verdict == "separated" for p in d.pairs)
+    print(f"{wrong} of 120 campaigns separated two equal workloads")
+    assert wrong <= 5
+    assert sps.binom.sf(5, 120, 0.01) < 0.002
