@@ -79,7 +79,9 @@ def controller_for(
     """The stopping controller of ``experiment``, restored from the newest stored state.
 
     Workloads are ranked against each other only within one metric and unit (a wall time
-    and a throughput are not neighbours); ``baseline`` maps names to stored summaries.
+    and a throughput are not neighbours), and with ``compare:`` only within their group
+    (:meth:`runner.config.Experiment.comparison_group`); ``baseline`` maps names to stored
+    summaries.
     """
     state = None
     for e in reversed(events):
@@ -89,7 +91,10 @@ def controller_for(
     params = ControllerParams.from_settings(experiment.settings)
     return Controller(
         params,
-        [(w.name, w.direction, f"{w.metric}:{w.unit}") for w in experiment.workloads],
+        [
+            (w.name, w.direction, experiment.comparison_group(w.name) or f"alone:{w.name}")
+            for w in experiment.workloads
+        ],
         baseline=baseline,
         reference=experiment.settings.reference,
         state=state,

@@ -153,6 +153,21 @@ class Experiment:
     source_text: str = ""
     #: the file's ``matrix:`` (factor name -> values), empty without one
     matrix: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    #: the file's ``compare:`` resolved to groups of workload names (None: every metric's
+    #: ranking; see :meth:`comparison_group`)
+    compare: tuple[tuple[str, ...], ...] | None = None
+
+    def comparison_group(self, name: str) -> str | None:
+        """Label of the group ``name`` is compared within: its metric and unit, and with
+        ``compare:`` the index of its group (None: compared with nothing)."""
+        w = next(w for w in self.workloads if w.name == name)
+        base = f"{w.metric}:{w.unit}"
+        if self.compare is None:
+            return base
+        for i, group in enumerate(self.compare):
+            if name in group:
+                return f"{base}#{i + 1}"
+        return None
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ Rules (documented for users in ``runner/templates/init.yaml``):
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import itertools
 import os
 import re
@@ -108,6 +109,13 @@ def build_experiment(
             ("settings", "reference"),
             f"no workload named {settings.reference!r}; valid: {_listing(names)}",
         )
+    compare = _parse_compare(data.get("compare"), workloads, matrix, smap)
+    if settings.reference is not None and compare is not None:
+        if not any(settings.reference in g for g in compare):
+            smap.error(
+                ("settings", "reference"),
+                f"{settings.reference!r} is in no compare: group, so nothing is compared with it",
+            )
     out_path = Path(output).expanduser()
     return Experiment(
         name=name,
@@ -118,7 +126,71 @@ def build_experiment(
         source_path=source_path,
         source_text=text,
         matrix={k: tuple(v) for k, v in matrix.items()},
+        compare=compare,
     )
+
+
+def _parse_compare(
+    raw: Any, workloads: list[Workload], matrix: dict[str, list[Any]], smap: SourceMap
+) -> tuple[tuple[str, ...], ...] | None:
+    """``compare:`` as groups of workload names (each workload in at most one group).
+
+    An item is a list of names or shell-style patterns (an exact name wins over a pattern,
+    so ``loop[n=1]`` is a name, not a character class), or ``{by: FACTOR}``: workloads
+    that differ only in the matrix factor FACTOR form one group per combination of the
+    other factors. Every group must hold >= 2 workloads of one metric and unit.
+    """
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not raw:
+        smap.error(("compare",), f"expected a list of groups, got {describe(raw)}")
+    names = [w.name for w in workloads]
+    by_name = {w.name: w for w in workloads}
+    groups: list[tuple[str, ...]] = []
+    for i, item in enumerate(raw):
+        path: PathT = ("compare", i)
+        if isinstance(item, dict):
+            if set(item) != {"by"}:
+                smap.error(path, "expected {by: FACTOR} or a list of workload names")
+            factor = item["by"]
+            if factor not in matrix:
+                smap.error(path, f"by: {describe(factor)} is not a matrix factor; valid: "
+                           f"{_listing(list(matrix)) if matrix else '(no matrix)'}")  # fmt: skip
+            cells: dict[tuple[Any, ...], list[str]] = {}
+            for w in workloads:
+                if factor in w.params and w.base_name is not None:
+                    rest = (w.base_name, w.metric, w.unit) + tuple(
+                        (k, str(v)) for k, v in sorted(w.params.items()) if k != factor and k in matrix
+                    )  # fmt: skip
+                    cells.setdefault(rest, []).append(w.name)
+            found = [tuple(g) for g in cells.values() if len(g) >= 2]
+            if not found:
+                smap.error(path, f"no two workloads differ only in {factor!r}")
+            groups.extend(found)
+            continue
+        if not isinstance(item, list) or not all(isinstance(x, str) for x in item):
+            smap.error(path, f"expected a list of workload names, got {describe(item)}")
+        group: list[str] = []
+        for pattern in item:
+            hits = [pattern] if pattern in by_name else fnmatch.filter(names, pattern)
+            if not hits:
+                smap.error(path, f"{pattern!r} matches no workload; valid: {_listing(names)}")
+            group.extend(h for h in hits if h not in group)
+        if len(group) < 2:
+            smap.error(path, f"a group needs at least 2 workloads, got {group}")
+        kinds = {(by_name[n].metric, by_name[n].unit) for n in group}
+        if len(kinds) > 1:
+            smap.error(path, "a group's workloads must share one metric and unit, got "
+                       + ", ".join(f"{m} ({u})" for m, u in sorted(kinds)))  # fmt: skip
+        groups.append(tuple(group))
+    seen: dict[str, int] = {}
+    for i, g in enumerate(groups):
+        for n in g:
+            if n in seen:
+                smap.error(("compare",), f"{n} is in two groups ({seen[n] + 1} and {i + 1}); "
+                           "a workload may be in one group only")  # fmt: skip
+            seen[n] = i
+    return tuple(groups)
 
 
 # ------------------------------------------------------------------------------- helpers

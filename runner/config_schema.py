@@ -41,6 +41,13 @@ TOP_KEYS: tuple[Key, ...] = (
     Key("settings", "settings", "campaign-wide settings"),
     Key("workloads", "workloads", "the things to measure", required=True),
     Key("matrix", "matrix", "factorial design: name -> list of values"),
+    Key(
+        "compare",
+        "compare",
+        "the experiment's questions: groups of workloads compared with each other (a list "
+        "of names or shell-style patterns), or {by: FACTOR} to compare the values of a "
+        "matrix factor; default: neighbours in each metric's ranking",
+    ),
 )
 
 SETTINGS_KEYS: tuple[Key, ...] = (
@@ -391,6 +398,19 @@ def _fragment(key: Key) -> dict[str, Any]:
             "type": "object",
             "additionalProperties": {"type": "array", "minItems": 1, "items": _SCALAR},
         }
+    elif kind == "compare":
+        group = {
+            "anyOf": [
+                {"type": "array", "minItems": 2, "items": {"type": "string"}},
+                {
+                    "type": "object",
+                    "properties": {"by": {"type": "string"}},
+                    "required": ["by"],
+                    "additionalProperties": False,
+                },
+            ]
+        }
+        frag = {"type": "array", "minItems": 1, "items": group}
     elif kind == "readings":
         frag = _section(READINGS_KEYS)
         frag["anyOf"] = [{"required": ["pattern"]}, {"required": ["field"]}]

@@ -98,7 +98,9 @@ def test_simulation_drift_cancels_error_rate_and_coverage() -> None:
     t = sps.t.ppf(0.975, passes - 1)
     cover = np.mean((m - t * s < math.log(true_ratio)) & (math.log(true_ratio) < m + t * s))
     assert 0.94 <= cover <= 0.96
-    p_equal = 2 * sps.t.sf(np.abs(d_ac.mean(1)) / (d_ac.std(1, ddof=1) / math.sqrt(passes)), passes - 1)
+    p_equal = 2 * sps.t.sf(
+        np.abs(d_ac.mean(1)) / (d_ac.std(1, ddof=1) / math.sqrt(passes)), passes - 1
+    )
     assert np.mean(p_equal < 0.05) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / reps)
     # and the same function agrees with the vectorised formula on one replicate
     one = paired_test(*_summary(d_ab[0]), confidence=0.95)
