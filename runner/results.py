@@ -40,6 +40,9 @@ class WorkloadResult:
     last_failure: str | None
     #: runner.collector.WorkloadStats.to_dict() of the steady rounds; None if no data
     collected: dict[str, Any] | None = None
+    #: stats.drift_check(...).to_dict() of the steady round values in time order, with
+    #: its one-line ``text``; None with too few rounds
+    drift: dict[str, Any] | None = None
 
 
 def round_values(workload: WorkloadRow, rounds: list[RoundRow]) -> np.ndarray:
@@ -101,6 +104,15 @@ def collect_stored(
     )
 
 
+def drift_of(values: np.ndarray) -> dict[str, Any] | None:
+    """:func:`stats.drift_check` of per-round values in time order as a dict with its
+    one-line ``text``; None when the series is too short to say anything."""
+    d = stats.drift_check(values)
+    if d.von_neumann is None:
+        return None
+    return {**d.to_dict(), "text": d.describe()}
+
+
 def workload_results(
     store: Store, campaign: CampaignRow, confidence: float
 ) -> list[WorkloadResult]:
@@ -137,6 +149,7 @@ def workload_results(
                     else None
                 ),
                 collected=None if collected is None else collected.to_dict(),
+                drift=drift_of(values),
             )
         )
     return out

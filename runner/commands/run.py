@@ -17,6 +17,9 @@ from runner.executor import LocalExecutor
 from runner.pinning import pinned_runner, plan_pinning
 from runner.store import Store
 
+#: exit status of `benchrun run --fail-on-unmet` when a condition is unmet at the end
+EXIT_UNMET = 3
+
 HELP = """\
 Run an experiment: every workload in rounds (interleaved in a seeded random order by
 default), pinned away from the runner's CPU, each round committed to
@@ -27,7 +30,10 @@ Adaptive mode (the default) runs until every workload's CI is within ci_rel_widt
 mean and every pair of neighbouring results is separated (Welch, Holm, alpha) or
 equivalent within margin (TOST), with alpha spent over a geometric schedule of looks so
 that stopping early does not inflate the error rate (METHODS.md section 10); or until
-max_rounds/max_time, and then it says which condition was not met. A file with
+max_rounds/max_time, and then it says which condition was not met (exit status 3 with
+--fail-on-unmet). Pairs of workloads that ran in the same passes are compared on the
+per-pass ratio of their rounds (settings.comparison: paired, the default), which cancels
+the machine's drift; the ratio and its CI head the comparisons table. A file with
 `rounds: N` (and no `adaptive:`) runs exactly N rounds of every workload instead."""
 
 
@@ -61,6 +67,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="compare every workload with earlier results of the same name: a campaign "
         "directory, its benchrun.db, or a JSON summary (overrides settings.baseline)",
     )
+    p.add_argument(
+        "--fail-on-unmet",
+        action="store_true",
+        help="exit with status 3 when the campaign ends on a budget (max_time, max_rounds) "
+        "with a condition of the stopping rule unmet, e.g. an undecided pair (for CI)",
+    )
     add_set_option(p, "stored with the campaign")
     p.add_argument(
         "-q", "--quiet", action="store_true", help="no progress display, only the results"
@@ -93,6 +105,8 @@ def main(args: argparse.Namespace) -> int:
             experiment.settings, baseline=str(Path(args.baseline).resolve())
         )
         experiment = dataclasses.replace(experiment, settings=settings)
+    if args.fail_on_unmet and not experiment.settings.adaptive:
+        raise UserError("--fail-on-unmet needs adaptive mode (fixed mode has no conditions)")
     env_names = sorted(
         set(experiment.settings.env)
         | set(experiment.settings.record_env)
@@ -124,6 +138,21 @@ def main(args: argparse.Namespace) -> int:
         verdicts = final_verdicts(store.events(campaign.id))
     out = stdout_console()
     out.print(results_table(results, experiment.settings.confidence))
+    for r in results:
+        if r.drift and r.drift.get("drifted"):
+            paired = (
+                "; its comparisons are paired, which cancels a drift shared by the pass"
+                if (
+                    experiment.settings.comparison == "paired"
+                    and experiment.comparison_group(r.name) is not None
+                )
+                else ""
+            )
+            out.print(
+                f"drift: {r.name}: {r.drift['text']}: its mean describes this period of this "
+                f"machine{paired}",
+                markup=False,
+            )
     table = verdicts_table(verdicts) if verdicts else None
     if table is not None:
         out.print(table)
@@ -131,6 +160,13 @@ def main(args: argparse.Namespace) -> int:
         out.print(f"stopped: {campaign.stop_reason}", markup=False)
     if outcome.exit_code:
         print(f"benchrun: {outcome.message}", file=sys.stderr)
-    elif not args.quiet:
+        return outcome.exit_code
+    if not args.quiet:
         err.print(f"stored in {outcome.db_path}")
-    return outcome.exit_code
+    if args.fail_on_unmet and not (verdicts or {}).get("conditions_met"):
+        print(
+            f"benchrun: unmet at the end (--fail-on-unmet): {campaign.stop_reason}",
+            file=sys.stderr,
+        )
+        return EXIT_UNMET
+    return 0

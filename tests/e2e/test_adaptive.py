@@ -314,3 +314,61 @@ def test_a_workload_that_always_crashes_stops_and_the_rest_finishes(
     )
     assert counts["crash"] == 3  # max_consecutive_failures
     assert 5 <= counts["ok"] < 500
+
+
+#: one reading per round: MEAN x a drift shared by every workload (14 % sinusoid of the
+#: wall clock, period 6 s) x seeded iid noise of SD %: a machine whose speed wanders
+DRIFT = """\
+import math, random, sys, time
+r, mean, sd, salt = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+rng = random.Random(r * 1000 + salt)
+f = 1 + 0.14 * math.sin(2 * math.pi * time.time() / 6.0)
+print("v=%.6f" % (mean * f * (1 + sd / 100 * rng.gauss(0, 1))))
+"""
+
+
+def test_paired_comparisons_decide_on_a_drifting_machine(tmp_path: Path, py: str) -> None:
+    """b 2 % slower than a, c equal to a, all under a shared ±14 % drift: the pairs are
+    decided on per-pass ratios, in the right order, with ratio CIs that hold the truth."""
+    (tmp_path / "drift.py").write_text(DRIFT)
+    workloads = "".join(
+        f"""  - name: {name}
+    command: ["{py}", "drift.py", "{{round}}", "{mean}", "0.5", "{salt}"]
+    readings: {{pattern: 'v=([0-9.]+)', unit: ms}}
+"""
+        for name, mean, salt in (("a", 100.0, 1), ("b", 102.0, 2), ("c", 100.0, 3))
+    )
+    exp = _experiment(
+        tmp_path, "drift", SETTINGS + "  max_rounds: 300\n  margin: 0.01\n", workloads
+    )
+    proc = run_benchrun("run", str(exp), "-q", "--fail-on-unmet")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    db = tmp_path / "out" / "drift" / "benchrun.db"
+    (verdicts,) = _events(db, "verdicts")
+    assert verdicts["conditions_met"] is True
+    pairs = {frozenset((p["a"], p["b"])): p for p in verdicts["pairs"]}
+    ac = pairs[frozenset(("a", "c"))]
+    assert (ac["verdict"], ac["test"]) == ("equivalent", "paired")
+    assert ac["ratio_low"] < 1.0 < ac["ratio_high"]
+    cb = next(p for k, p in pairs.items() if "b" in k)
+    assert (cb["b"], cb["verdict"], cb["test"]) == ("b", "separated", "paired")
+    assert cb["ratio_low"] < 1.02 < cb["ratio_high"]
+    assert "1.02" in proc.stdout and "slower than" in proc.stdout
+    rounds = query(db, "SELECT count(*) FROM round GROUP BY workload_id")
+    assert all(n < 300 for (n,) in rounds)
+
+
+def test_fail_on_unmet_exits_3_and_stores_conditions_unmet(tmp_path: Path, py: str) -> None:
+    exp = _experiment(
+        tmp_path,
+        "unmet",
+        SETTINGS + "  max_rounds: 8\n",
+        _noise_workloads(py, [("a", 100.0, 5.0, 1), ("b", 100.3, 5.0, 2)]),
+    )
+    proc = run_benchrun("run", str(exp), "-q", "--fail-on-unmet")
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "unmet at the end" in proc.stderr
+    (verdicts,) = _events(tmp_path / "out" / "unmet" / "benchrun.db", "verdicts")
+    assert verdicts["conditions_met"] is False
+    fixed = run_benchrun("run", str(exp), "-q", "--fail-on-unmet", "--set", "rounds=2", "--new")
+    assert fixed.returncode == 2 and "needs adaptive mode" in fixed.stderr

@@ -47,13 +47,16 @@ def test_demo_stops_by_itself_with_every_pair_decided(tmp_path: Path) -> None:
     for _name, steady, warmup, failed in rows:
         assert 5 <= steady < max_rounds  # min_rounds 5, well before the budget
         assert warmup >= 1 and failed == 0
-    # every adjacent pair of the wall-time group was decided (stored verdicts)
+    # the demo's question (compare: by n) was decided on the per-pass ratio, in the order
+    # of the work (2 million integers take longer than 1 million)
     verdicts = [
         json.loads(d) for (d,) in query(db, "SELECT data_json FROM event WHERE kind = 'verdicts'")
     ]
-    assert len(verdicts) == 1
-    pairs = verdicts[0]["pairs"]
-    assert len(pairs) == 2 and all(p["verdict"] in ("separated", "equivalent") for p in pairs)
+    assert len(verdicts) == 1 and verdicts[0]["conditions_met"] is True
+    (pair,) = verdicts[0]["pairs"]
+    assert (pair["a"], pair["b"]) == ("sum-range[n=1000000]", "sum-range[n=2000000]")
+    assert (pair["verdict"], pair["test"]) == ("separated", "paired")
+    assert 1.0 < pair["ratio_low"] <= pair["ratio"] <= pair["ratio_high"] < 2.5
     # sleep 0.01: every steady wall time is at least 10 ms (the reading is in seconds)
     walls = [
         v

@@ -70,9 +70,7 @@ def test_lists_take_names_and_patterns_exact_names_first(tmp_path: Path) -> None
         ("compare: sleep\n", "expected a list of groups"),
     ],
 )
-def test_bad_compare_names_the_line_and_the_fix(
-    tmp_path: Path, compare: str, message: str
-) -> None:
+def test_bad_compare_names_the_line_and_the_fix(tmp_path: Path, compare: str, message: str) -> None:
     path = tmp_path / "exp.yaml"
     path.write_text(BASE + compare)
     with pytest.raises(UserError, match="exp.yaml:1[0-9]: compare") as err:
