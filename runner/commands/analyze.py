@@ -9,6 +9,11 @@ always say the same thing.
 
 Sub-commands: ``summary`` (METHODS.md §1-§5), ``compare`` (§6.1, §6.4, §7), ``speedup``
 (§6.2), ``hpt`` (§8), ``resample`` (§9), ``quantiles`` (§7 quantile regression).
+
+When a file says what a process is (pyperf runs, hyperfine runs, Google Benchmark
+repetitions), ``summary`` and ``compare`` take each process mean as one observation, as
+``benchrun compare`` does (runner/importers/processes.py, docs/imported-data.md): the
+subsessions of the summary are the processes. The other sub-commands take the values.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from runner.analysis_support import (
 from runner.errors import UserError
 from runner.importers import Dataset, load_many
 from runner.importers.dataset import display_name as views_name
+from runner.importers.processes import as_summary, summarize_processes
 from runner.importers.weights import read_weights
 
 #: units that are times: a value <= 0 in one of them is suspicious (clock or subtraction)
@@ -89,7 +95,12 @@ def _times_for_speedup(ds: Dataset, values: np.ndarray) -> np.ndarray:
 
 
 def _warmup_for(ds: Dataset, warmup: str | int) -> str | int:
-    """``auto``: pyperf stores warm-ups apart (already excluded), so none; else MSER-5."""
+    """``auto``: pyperf stores warm-ups apart (already excluded), so none; else MSER-5.
+
+    For data with processes the rule applies to whole processes (``auto``/``mser5``: the
+    process-level MSER-5 of runner/importers/processes.py; N: the first N processes)."""
+    if ds.processes:
+        return "mser5 over process means" if warmup in ("auto", "mser5") else warmup
     if warmup == "auto":
         return "none" if ds.source_format == "pyperf" else "mser5"
     return warmup
@@ -107,12 +118,24 @@ def _summaries(ds: Dataset, args: argparse.Namespace) -> list[dict[str, Any]]:
     for key, values in ds.groups.items():
         name = views_name(key)
         row: dict[str, Any] = {"name": name, **_key_dict(key), "readings": int(values.size)}
+        split = ds.process_values(key)
         try:
-            result = summarize(values, confidence=args.confidence, warmup=warmup)
+            if split is not None:
+                ps = summarize_processes(
+                    split, args.confidence, "mser5" if warmup == "mser5 over process means"
+                    else warmup, ds.process_word,
+                )  # fmt: skip
+                result = as_summary(ps)
+                row.update(unit_of_observation=ds.process_word, processes=ps.n)
+                means = ps.means
+            else:
+                result = summarize(values, confidence=args.confidence, warmup=warmup)
+                means = None
         except ValueError as exc:
             row.update(summary=None, error=str(exc))
         else:
             row.update(summary=as_dict(result), error=None, _result=result, _values=values)
+            row["_means"] = means
         rows.append(row)
     if all(row["error"] for row in rows):
         first = rows[0]
@@ -190,6 +213,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     groups = {}
     for row in usable:
         result = row["_result"]
+        if row["_means"] is not None:  # the process means (module docstring)
+            groups[row["name"]] = row["_means"]
+            continue
         steady = row["_values"][result.warmup_readings :]
         groups[row["name"]] = subsession_means(steady, result.subsession_size)
     omnibus = {

@@ -78,6 +78,13 @@ class Dataset:
     ``direction`` says whether smaller values are better; ``source`` names the file(s);
     ``notes`` are sentences the importer wants shown beside the results (excluded
     aggregates, failed runs, debug builds...).
+
+    ``processes`` says what a process is, when the file says it (docs/imported-data.md):
+    for a group key, the number of values each process contributed, in file order (their
+    sum is the group's length; a pyperf run, a hyperfine run, a Google Benchmark
+    repetition). Groups without an entry (CSV, benchrun exports) have no process structure
+    and are analysed as one series of readings. ``process_word`` names the unit for people
+    (``"process"`` or ``"repetition"``).
     """
 
     groups: Mapping[GroupKey, np.ndarray]
@@ -86,6 +93,8 @@ class Dataset:
     direction: Direction = "lower_is_better"
     source: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    processes: Mapping[GroupKey, tuple[int, ...]] = field(default_factory=dict)
+    process_word: str = "process"
 
     def __post_init__(self) -> None:
         frozen: dict[GroupKey, np.ndarray] = {}
@@ -93,8 +102,31 @@ class Dataset:
             arr = np.array(values, dtype=float).ravel()
             arr.setflags(write=False)
             frozen[key] = arr
+        sizes: dict[GroupKey, tuple[int, ...]] = {}
+        for key, counts in self.processes.items():
+            if key not in frozen:
+                continue  # a group left out by select(): its processes go too
+            counts = tuple(int(c) for c in counts)
+            if any(c < 1 for c in counts) or sum(counts) != frozen[key].size:
+                raise ValueError(
+                    f"processes of {display_name(key)!r} hold {sum(counts)} values in "
+                    f"{len(counts)} processes, the group has {frozen[key].size}"
+                )
+            sizes[key] = counts
         object.__setattr__(self, "groups", MappingProxyType(frozen))
+        object.__setattr__(self, "processes", MappingProxyType(sizes))
         object.__setattr__(self, "notes", tuple(self.notes))
+
+    # -------------------------------------------------------------- processes
+    def process_values(self, key: GroupKey) -> list[np.ndarray] | None:
+        """The values of ``key`` split by process (file order), or None when the file does
+        not say what a process is (then the readings are one series)."""
+        counts = self.processes.get(key)
+        if counts is None:
+            return None
+        bounds = np.cumsum((0, *counts))
+        values = self.groups[key]
+        return [values[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
 
     # ----------------------------------------------------------------- naming
     @property
@@ -215,6 +247,7 @@ def merge(datasets: list[Dataset]) -> Dataset:
         )
     directions = {d.direction for d in datasets}
     groups: dict[GroupKey, np.ndarray] = {}
+    processes: dict[GroupKey, tuple[int, ...]] = {}
     origin: dict[GroupKey, str] = {}
     for d in datasets:
         label = _file_label(d.source)
@@ -227,6 +260,8 @@ def merge(datasets: list[Dataset]) -> Dataset:
                 )
             groups[new_key] = values
             origin[new_key] = d.source
+            if key in d.processes:
+                processes[new_key] = d.processes[key]
     formats = _unique(d.source_format for d in datasets)
     notes = tuple(n for d in datasets for n in d.notes)
     return Dataset(
@@ -236,6 +271,8 @@ def merge(datasets: list[Dataset]) -> Dataset:
         direction=datasets[0].direction if len(directions) == 1 else "lower_is_better",
         source=", ".join(d.source for d in datasets),
         notes=notes,
+        processes=processes,
+        process_word=datasets[0].process_word,
     )
 
 

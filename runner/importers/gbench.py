@@ -13,6 +13,10 @@ were skipped are left out and counted in the notes.
 
 Times are converted to one unit: the file's ``time_unit`` when every entry shares it,
 otherwise the finest unit present.
+
+The repetition is the unit (docs/imported-data.md): each iteration entry is the mean
+time of one repetition (many iterations timed together), so it is one observation and
+n = the number of repetitions; the library's aggregates never count as data.
 """
 
 from __future__ import annotations
@@ -121,4 +125,6 @@ def read_gbench(
         direction="lower_is_better",
         source=source,
         notes=tuple(notes),
+        processes={key: (1,) * values.size for key, values in groups.items()},
+        process_word="repetition",
     )

@@ -8,6 +8,9 @@ result becomes one group: ``benchmark`` = the command (or its ``--command-name``
 seconds, in the order hyperfine ran them; hyperfine's own summary fields are ignored
 (benchrun recomputes everything from the raw times). Warm-up runs are not exported by
 hyperfine, so none are present.
+
+The process is the unit (docs/imported-data.md): every hyperfine run launches the command
+once, so each time is one process and one observation (n = the number of runs).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ def looks_like_hyperfine(doc: Any) -> bool:
 def read_hyperfine(doc: Mapping[str, Any], source: str) -> Dataset:
     """Turn a parsed hyperfine export into a :class:`Dataset` (unit ``s``)."""
     groups: dict[GroupKey, np.ndarray] = {}
+    processes: dict[GroupKey, tuple[int, ...]] = {}
     notes: list[str] = []
     for index, result in enumerate(doc["results"]):
         command = str(result["command"])
@@ -57,6 +61,7 @@ def read_hyperfine(doc: Mapping[str, Any], source: str) -> Dataset:
         if key in groups:
             raise UserError(f"{where}: the same command appears twice in the export")
         groups[key] = values
+        processes[key] = (1,) * values.size
         codes = result.get("exit_codes") or []
         failed = sum(1 for c in codes if c not in (0, None))
         if failed:
@@ -71,4 +76,5 @@ def read_hyperfine(doc: Mapping[str, Any], source: str) -> Dataset:
         direction="lower_is_better",
         source=source,
         notes=tuple(notes),
+        processes=processes,
     )

@@ -9,6 +9,11 @@ so ``name`` and ``unit`` may sit at any level. Each run is one worker process; i
 separately by pyperf and are *excluded* here (pyperf excludes them too); runs with no
 values are calibration runs and are skipped. A file with one benchmark and a suite with
 several are the same format.
+
+The process is the unit (docs/imported-data.md): the dataset records how many values each
+run contributed, so ``benchrun compare`` and ``benchrun analyze`` take the mean of each
+run as one observation (n = the number of runs), as pyperf's worker processes are
+independent of each other while the values of one process are not.
 """
 
 from __future__ import annotations
@@ -46,11 +51,12 @@ def read_pyperf(doc: Mapping[str, Any], source: str) -> Dataset:
     """Turn a parsed pyperf JSON document into a :class:`Dataset`.
 
     Readings of a benchmark are the ``values`` of its runs concatenated in run order
-    (time order within the file). The unit is the pyperf unit mapped through
+    (time order within the file); ``processes`` holds the number of values of each run. The unit is the pyperf unit mapped through
     :data:`PYPERF_UNITS` (``second`` -> ``s``); all benchmarks must share it.
     """
     suite_meta = _metadata(doc)
     groups: dict[GroupKey, np.ndarray] = {}
+    processes: dict[GroupKey, tuple[int, ...]] = {}
     units: dict[str, str] = {}
     warmups = 0
     calibration = 0
@@ -58,6 +64,7 @@ def read_pyperf(doc: Mapping[str, Any], source: str) -> Dataset:
         bench_meta = {**suite_meta, **_metadata(bench)}
         name: str | None = bench_meta.get("name")
         values: list[float] = []
+        sizes: list[int] = []
         for r_index, run in enumerate(bench["runs"]):
             if not isinstance(run, Mapping):
                 raise UserError(f"{source}: benchmarks[{b_index}].runs[{r_index}] is not an object")
@@ -72,6 +79,7 @@ def read_pyperf(doc: Mapping[str, Any], source: str) -> Dataset:
                 continue
             where = f"{source}: benchmarks[{b_index}].runs[{r_index}]"
             values.extend(parse_number(v, f"{where}.values[{i}]") for i, v in enumerate(run_values))
+            sizes.append(len(run_values))
         if not name:
             raise UserError(f"{source}: benchmarks[{b_index}] has no 'name' in its metadata")
         if not values:
@@ -80,6 +88,7 @@ def read_pyperf(doc: Mapping[str, Any], source: str) -> Dataset:
         if key in groups:
             raise UserError(f"{source}: benchmark {name!r} appears twice")
         groups[key] = np.asarray(values, dtype=float)
+        processes[key] = tuple(sizes)
     if len(units) > 1:
         raise UserError(
             f"{source}: benchmarks use different units ({', '.join(sorted(units))}); "
@@ -99,4 +108,5 @@ def read_pyperf(doc: Mapping[str, Any], source: str) -> Dataset:
         direction="lower_is_better",
         source=source,
         notes=tuple(notes),
+        processes=processes,
     )

@@ -318,3 +318,62 @@ def test_weights_file_with_and_without_header(tmp_path: Path) -> None:
     ]:
         with pytest.raises(UserError, match=fragment):
             read_weights(_write(tmp_path, "bad.csv", text))
+
+
+# ------------------------------------------------------------------------- processes
+def _pyperf_runs(name: str) -> list[dict]:
+    return json.loads((DATA / name).read_text())["benchmarks"][0]["runs"]
+
+
+def test_pyperf_processes_are_the_runs_with_values() -> None:
+    runs = _pyperf_runs("pyperf_seq_old.json")  # a real `pyperf command` file
+    with_values = [r["values"] for r in runs if r.get("values")]
+    ds = load(DATA / "pyperf_seq_old.json")
+    key = (None, "command", None)
+    assert ds.processes[key] == tuple(len(v) for v in with_values) == (2,) * 10
+    split = ds.process_values(key)
+    assert split is not None and len(split) == 10
+    for got, expected in zip(split, with_values, strict=True):
+        np.testing.assert_array_equal(got, expected)
+    warmups = sum(len(r.get("warmups") or []) for r in runs)
+    assert any(note.startswith(f"{warmups} pyperf warm-up values excluded") for note in ds.notes)
+    assert ds.process_word == "process"
+
+
+def test_pyperf_suite_processes_per_benchmark() -> None:
+    doc = json.loads((DATA / "pyperf_suite.json").read_text())
+    ds = load(DATA / "pyperf_suite.json")
+    for bench in doc["benchmarks"]:
+        name = bench["metadata"]["name"]
+        sizes = tuple(len(r["values"]) for r in bench["runs"] if r.get("values"))
+        assert ds.processes[(None, name, None)] == sizes
+
+
+def test_hyperfine_and_gbench_one_value_per_process_or_repetition() -> None:
+    times = json.loads((DATA / "hyperfine_old.json").read_text())["results"][0]["times"]
+    ds = load(DATA / "hyperfine_old.json")
+    assert ds.processes[(None, "loop", None)] == (1,) * len(times) == (1,) * 30
+    gb = load(DATA / "gbench_reps.json")
+    assert gb.process_word == "repetition"
+    assert dict(gb.processes) == {
+        (None, "BM_VectorPush/1024", None): (1, 1, 1),
+        (None, "BM_MapInsert/64", None): (1, 1, 1),
+    }
+
+
+def test_csv_has_no_processes_and_merge_select_keep_them(tmp_path: Path) -> None:
+    csv = load(DATA / "long.csv")
+    assert not csv.processes and csv.process_values(("gcc", "fft", None)) is None
+    ds = load_many([DATA / "pyperf_30pct_old.json", DATA / "pyperf_30pct_new.json"])
+    assert dict(ds.processes) == {
+        ("pyperf_30pct_old", "command", None): (2,) * 10,
+        ("pyperf_30pct_new", "command", None): (2,) * 10,
+    }
+    one = ds.select(system="pyperf_30pct_new")
+    assert list(one.processes) == [("pyperf_30pct_new", "command", None)]
+
+
+def test_process_sizes_must_add_up() -> None:
+    with pytest.raises(ValueError, match="hold 3 values in 2 processes"):
+        Dataset(groups={(None, "b", None): [1, 2]}, unit="s", source_format="pyperf",
+                processes={(None, "b", None): (1, 2)})  # fmt: skip
