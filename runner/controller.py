@@ -784,12 +784,18 @@ class Controller:
         return events
 
     def _verdict_text(self, v: Mapping[str, Any]) -> str:
+        test = "paired" if v.get("test") == "paired" else "Welch"
         if v["verdict"] == SEPARATED:
-            what = f"{v['a']} is better than {v['b']} ({_fmt_pct(v['relative_difference'])} apart; Holm p {v['welch_p_holm']:.3g})"
+            rel = v["relative_difference"]
+            apart = (
+                f"b/a {1 + rel:.4g}" if test == "paired" and rel is not None
+                else f"{_fmt_pct(rel)} apart"
+            )  # fmt: skip
+            what = f"{v['a']} is better than {v['b']} ({apart}; {test}, Holm p {v['welch_p_holm']:.3g})"
         else:
             what = (
                 f"{v['a']} and {v['b']} are equivalent within {_fmt_pct(self.params.margin)} "
-                f"(TOST p {v['tost_p']:.3g})"
+                f"({test}, TOST p {v['tost_p']:.3g})"
             )
         return f"{what} at look {v['look']}, level {v['alpha']:.3g}"
 
@@ -1219,7 +1225,11 @@ class Controller:
         for n, w in wl.items():
             was_done = prev.get("done", {}).get(n, False)
             if w.done and not was_done:
-                msg = f"{n}: done after {w.rounds} rounds (CI half-width {_fmt_pct(w.rel_half_width)})"
+                how = (
+                    "its comparisons are paired and finished" if self._covered.get(n)
+                    else f"CI half-width {_fmt_pct(w.rel_half_width)}"
+                )  # fmt: skip
+                msg = f"{n}: done after {w.rounds} rounds ({how})"
                 events.append(Event("workload-done", msg, {"workload": n, "rounds": w.rounds}))
             elif was_done and not w.done:
                 why = "; ".join(list(w.unmet) + [f"{x} undecided" for x in w.waiting_for])
