@@ -1,15 +1,30 @@
 """``benchrun compare OLD NEW``: per workload faster, slower, equivalent or undecided.
 
 OLD and NEW are campaign directories or databases, benchrun exports, or hyperfine / pyperf
-/ Google Benchmark / CSV files (runner/report/compare.py has the statistics).
-``--fail-on-regression 5%`` exits 1 when a workload got significantly slower by more than
-5 %, for CI pipelines; workloads on one side only are listed, never dropped silently.
+/ Google Benchmark / CSV files (runner/report/compare.py has the statistics). The headline
+of each workload is the ratio new/old with its CI, read like hyperfine: ``1.062x [1.041,
+1.083] slower (Welch, 10 vs 10 processes)``.
+
+Exit codes with ``--fail-on-regression 5%`` (for CI pipelines):
+
+- 0: no regression and every compared workload decided (faster, slower within 5 %, or
+  equivalent); with ``--allow-undecided`` also when some are undecided;
+- 1 (:data:`EXIT_REGRESSION`): a workload got significantly slower by more than 5 %;
+- 2: bad input (a usage error or a file benchrun cannot read), one line on stderr;
+- 3 (:data:`EXIT_UNDECIDED`): no regression, but a workload is undecided (or not
+  comparable: no data or another unit on one side); one line on stderr names each with
+  its reason (too few processes, or how many per side would decide).
+
+Without ``--fail-on-regression`` the exit code is 0 (2 on bad input). Workloads on one
+side only are listed, never dropped silently, and do not change the exit code.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -19,6 +34,9 @@ from runner.errors import UserError
 
 #: exit code when --fail-on-regression found a regression
 EXIT_REGRESSION = 1
+#: exit code when --fail-on-regression found no regression but an undecided workload
+#: (2 is taken: bad input, runner/errors.py)
+EXIT_UNDECIDED = 3
 
 
 def fraction(text: str) -> float:
@@ -57,7 +75,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--fail-on-regression",
         type=fraction,
         metavar="PCT",
-        help="exit 1 when a workload is significantly slower by more than PCT (e.g. 5%%)",
+        help="CI gate: exit 1 when a workload is significantly slower by more than PCT "
+        "(e.g. 5%%); exit 3 when none is, but a workload is undecided (too few processes, "
+        "or neither different nor equivalent); 2 means bad input",
+    )
+    p.add_argument(
+        "--allow-undecided",
+        action="store_true",
+        help="with --fail-on-regression: exit 0 instead of 3 when workloads are undecided",
     )
     p.add_argument("--alpha", type=level, default=0.01, help="test level (default 0.01)")
     p.add_argument(
@@ -78,14 +103,6 @@ def level_conf(text: str) -> float:
     return value
 
 
-def _ratio(r: float | None, lo: float | None, hi: float | None) -> str:
-    if r is None:
-        return "-"
-    if lo is None or hi is None:
-        return f"{r:.4g}"
-    return f"{r:.4g} [{lo:.4g}, {hi:.4g}]"
-
-
 def _est(mean: float, ci: tuple[float | None, float | None], unit: str) -> str:
     if mean != mean:  # NaN: no data on this side
         return "-"
@@ -98,7 +115,13 @@ def _est(mean: float, ci: tuple[float | None, float | None], unit: str) -> str:
 STYLE = {"faster": "green", "slower": "red", "equivalent": "cyan"}
 
 
+def undecided_line(rows: list[Any]) -> str:
+    """One line for stderr: each undecided workload and why (``Row.reason``)."""
+    return "undecided: " + "; ".join(f"{r.name}: {r.reason or r.verdict}" for r in rows)
+
+
 def main(args: argparse.Namespace) -> int:
+    """Compare OLD and NEW, print the table (or JSON) and return the exit code."""
     from runner.report.compare import compare_sides, load_side
 
     old, new = load_side(args.old), load_side(args.new)
@@ -110,53 +133,69 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(cmp.to_dict(), indent=2, allow_nan=False))
     else:
-        console = stdout_console()
-        console.print(f"old: [bold]{escape(old.label)}[/]   new: [bold]{escape(new.label)}[/]")
-        pc = f"{100 * args.confidence:g} %"
-        table = Table(header_style="bold")
-        for col in ("workload", "old", "new", f"new/old [{pc} CI]", "change", "Holm p",
-                    "TOST p", "verdict", "note"):  # fmt: skip
-            table.add_column(col)
-        for r in cmp.rows:
-            v = r.verdict + (" [bold](regression)[/]" if r.regression else "")
-            table.add_row(
-                escape(r.name),
-                _est(r.old_mean, r.old_ci, r.unit),
-                _est(r.new_mean, r.new_ci, r.unit),
-                _ratio(r.ratio, r.ratio_low, r.ratio_high),
-                "-" if r.change is None else f"{100 * r.change:+.3g} %",
-                "-" if r.welch_p_holm is None else f"{r.welch_p_holm:.3g}",
-                "-" if r.tost_p is None else f"{r.tost_p:.3g}",
-                f"[{STYLE.get(r.verdict, 'yellow')}]{v}[/]",
-                escape(r.note),
-            )
-        console.print(table)
-        console.print(
-            "change: relative change of the mean in the worse direction (+ = worse). "
-            f"Welch on subsession means, Holm over {sum(r.welch_p is not None for r in cmp.rows)} "
-            f"workloads, alpha {args.alpha:g}; equivalent = TOST within ±{100 * args.margin:g} %."
+        _print(cmp, args)
+    if args.fail_on_regression is None:
+        return 0
+    if cmp.undecided:
+        tail = (
+            "" if args.allow_undecided else f" (exit {EXIT_UNDECIDED}; --allow-undecided accepts)"
         )
-        o = cmp.overall
-        if o is not None:
-            console.print(
-                f"overall: ratio of geometric means new/old over {len(o['workloads'])} workloads "
-                f"{o['estimate']:.4g} [{pc} CI {o['low']:.4g}, {o['high']:.4g}] (bootstrap of "
-                "subsession means within each workload)"
-            )
-        for label, names in (("only in old", cmp.only_old), ("only in new", cmp.only_new)):
-            if names:
-                console.print(f"[yellow]{label}:[/] {escape(', '.join(names))}")
-        for note in old.notes + new.notes:
-            console.print(f"note: {escape(note)}")
-        if args.fail_on_regression is not None:
-            pct = f"{100 * args.fail_on_regression:g} %"
-            if cmp.regressions:
-                console.print(
-                    f"[red]regression[/]: {escape(', '.join(r.name for r in cmp.regressions))} "
-                    f"significantly slower by more than {pct}"
-                )
-            else:
-                console.print(f"no workload significantly slower by more than {pct}")
-    if args.fail_on_regression is not None and cmp.regressions:
+        print(f"benchrun: {undecided_line(cmp.undecided)}{tail}", file=sys.stderr)
+    if cmp.regressions:
         return EXIT_REGRESSION
+    if cmp.undecided and not args.allow_undecided:
+        return EXIT_UNDECIDED
     return 0
+
+
+def _print(cmp: Any, args: argparse.Namespace) -> None:
+    """The terminal view: the headline ratio per workload first, then the details."""
+    old, new = cmp.old, cmp.new
+    console = stdout_console()
+    console.print(f"old: [bold]{escape(old.label)}[/]   new: [bold]{escape(new.label)}[/]")
+    pc = f"{100 * args.confidence:g} %"
+    table = Table(header_style="bold")
+    for col in ("workload", f"new/old [{pc} CI]", "old", "new", "change", "Holm p",
+                "TOST p", "note"):  # fmt: skip
+        table.add_column(col)
+    for r in cmp.rows:
+        v = r.headline + (" [bold](regression)[/]" if r.regression else "")
+        table.add_row(
+            escape(r.name),
+            f"[{STYLE.get(r.verdict, 'yellow')}]{v}[/]",
+            _est(r.old_mean, r.old_ci, r.unit),
+            _est(r.new_mean, r.new_ci, r.unit),
+            "-" if r.change is None else f"{100 * r.change:+.3g} %",
+            "-" if r.welch_p_holm is None else f"{r.welch_p_holm:.3g}",
+            "-" if r.tost_p is None else f"{r.tost_p:.3g}",
+            escape("; ".join(x for x in (r.reason if r.ratio is not None else "", r.note) if x)),
+        )
+    console.print(table)
+    console.print(
+        "new/old: ratio of the means with its CI (delta method on the log scale); change: "
+        "relative change of the mean in the worse direction (+ = worse). Welch on the "
+        f"independent units (processes, repetitions or subsession means), Holm over "
+        f"{sum(r.welch_p is not None for r in cmp.rows)} workloads, alpha {args.alpha:g}; "
+        f"equivalent = TOST within ±{100 * args.margin:g} %."
+    )
+    o = cmp.overall
+    if o is not None:
+        console.print(
+            f"overall: ratio of geometric means new/old over {len(o['workloads'])} workloads "
+            f"{o['estimate']:.4g} [{pc} CI {o['low']:.4g}, {o['high']:.4g}] (bootstrap of "
+            "the independent units within each workload)"
+        )
+    for label, names in (("only in old", cmp.only_old), ("only in new", cmp.only_new)):
+        if names:
+            console.print(f"[yellow]{label}:[/] {escape(', '.join(names))}")
+    for note in old.notes + new.notes:
+        console.print(f"note: {escape(note)}")
+    if args.fail_on_regression is not None:
+        pct = f"{100 * args.fail_on_regression:g} %"
+        if cmp.regressions:
+            console.print(
+                f"[red]regression[/]: {escape(', '.join(r.name for r in cmp.regressions))} "
+                f"significantly slower by more than {pct}"
+            )
+        else:
+            console.print(f"no workload significantly slower by more than {pct}")

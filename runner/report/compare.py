@@ -2,17 +2,26 @@
 
 Each side is a campaign (directory or ``benchrun.db``: its newest campaign), a benchrun
 export (JSON), or an imported hyperfine / pyperf / Google Benchmark / CSV file. A side is
-reduced to one :class:`Entry` per workload: mean, s_q² of the subsession means, n_q, q and
-the unit (PILOT "Comparing Results": enough to compare without the raw data). Campaigns
-and exports give the stored estimate (runner/collector.py); imported files are summarised
-with :func:`stats.summarize` (MSER-5 warm-up unless pyperf, subsession means).
+reduced to one :class:`Entry` per workload: mean, s_q² of the independent units, their
+count n_q, q and the unit (PILOT "Comparing Results": enough to compare without the raw
+data). Campaigns and exports give the stored estimate (runner/collector.py). Imported
+files that say what a process is (pyperf runs, hyperfine runs, Google Benchmark
+repetitions) are summarised by :func:`runner.importers.processes.summarize_processes`:
+each process mean is one observation, n_q = the number of processes
+(docs/imported-data.md); long-form CSV, which has no processes, with
+:func:`stats.summarize` (MSER-5 warm-up, subsession means).
 
 For each common workload: the ratio new/old with a delta-method CI on the log scale
-(runner/report/analysis.py), Welch's two-sided t-test on the summaries with Holm's
-correction over all compared workloads (§6.1, §7), and TOST within ±``margin`` of the old
-mean (§6.4). Verdict: Holm p < alpha -> ``slower`` or ``faster`` (by the metric's
-direction); else TOST equivalent -> ``equivalent``; else ``undecided``. A regression is a
-``slower`` verdict whose relative change (in the bad direction) exceeds the threshold.
+(:func:`stats.paired.ratio_of_means_ci`, the function the stopping controller uses too:
+``se(ln r)² = s_old²/(n_old m_old²) + s_new²/(n_new m_new²)``, t quantile with the
+Welch-Satterthwaite df of those two terms), Welch's two-sided t-test on the summaries with
+Holm's correction over all compared workloads (§6.1, §7), and TOST within ±``margin`` of
+the old mean (§6.4). Verdict: Holm p < alpha -> ``slower`` or ``faster`` (by the metric's
+direction); else TOST equivalent -> ``equivalent``; else ``undecided``, with the reason
+(too few processes on a side, or neither test decided and about how many units per side
+would). A regression is a ``slower`` verdict whose relative change (in the bad direction)
+exceeds the threshold. The headline of a row reads like hyperfine's: ``1.062x [1.041,
+1.083] slower (Welch, 10 vs 10 processes)``.
 """
 
 from __future__ import annotations
@@ -25,17 +34,28 @@ from typing import Any
 import numpy as np
 
 from runner.errors import UserError
-from runner.report.analysis import ratio_ci
+from runner.importers.dataset import Dataset, display_name
+from runner.importers.processes import plural, summarize_processes
 from stats.autocorr import subsession_means
 from stats.compare import tost_from_summary, welch_from_summary
 from stats.multi import holm
+from stats.paired import ratio_of_means_ci
 from stats.resampling import gmean_ratio_ci
+from stats.sequential import Sample, growth_needed
 from stats.summary import summarize
+
+#: the independent unit of a side that has no processes: benchrun's subsession means
+SUBSESSION = "subsession mean"
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One workload of one side (values in ``unit``; ``variance`` is s_q², unit²)."""
+    """One workload of one side (values in ``unit``; ``variance`` is s_q², unit²).
+
+    ``n_q`` counts the independent units the tests use and ``word`` names them
+    (``"process"``, ``"repetition"`` or ``"subsession mean"``); ``why`` says why there is
+    no usable estimate (empty when there is one).
+    """
 
     name: str
     unit: str
@@ -46,12 +66,20 @@ class Entry:
     q: int | None
     ci_low: float | None
     ci_high: float | None
-    #: the subsession means (approximately independent, METHODS.md §3), when raw data exist
+    #: the independent units' means (subsession or process means), when raw data exist
     means: np.ndarray | None = None
+    word: str = SUBSESSION
+    why: str = ""
 
     @property
     def usable(self) -> bool:
+        """True when Welch and TOST can run: a variance over at least two units."""
         return self.variance is not None and (self.n_q or 0) >= 2
+
+    def count(self) -> str:
+        """``10 processes``: the n of the tests with its unit, for people."""
+        n = int(self.n_q or 0)
+        return f"{n} {plural(self.word, n)}"
 
 
 @dataclass
@@ -86,7 +114,8 @@ def _from_campaign(path: Path) -> Side:
             empty.append(w.name)
             continue
         entries[w.name] = Entry(w.name, w.unit, w.direction, e.mean, e.variance, e.n_q, e.q,
-                                e.ci_low, e.ci_high, _means(w.steady, e.q))  # fmt: skip
+                                e.ci_low, e.ci_high, _means(w.steady, e.q),
+                                why="" if e.usable else "not enough data for a CI")  # fmt: skip
     label = f"{model.campaign.name} (campaign {model.campaign.id})"
     return Side(label, "campaign", entries, empty=empty)
 
@@ -103,7 +132,8 @@ def _from_export(doc: dict[str, Any], source: str) -> Side:
             raw = analysed_readings(w) if w.get("rounds") else None
             entries[w["name"]] = Entry(w["name"], w.get("unit", ""), w.get("direction",
                 "lower_is_better"), float(r["mean"]), r.get("variance"), r.get("n_q"),
-                r.get("q"), r.get("ci_low"), r.get("ci_high"), _means(raw, r.get("q")))  # fmt: skip
+                r.get("q"), r.get("ci_low"), r.get("ci_high"), _means(raw, r.get("q")),
+                why="" if r.get("enough") else "not enough data for a CI")  # fmt: skip
         elif w.get("rounds"):
             x = analysed_readings(w)
             if x.size:
@@ -120,8 +150,26 @@ def _summarised(name: str, x: np.ndarray, unit: str, direction: str, warmup: str
     except ValueError as exc:
         raise UserError(f"{name}: cannot summarise ({exc})") from None
     means = _means(x[s.warmup_readings :], s.subsession_size) if s.enough_data else None
+    why = ""
+    if not s.enough_data:
+        need = s.readings_needed
+        why = f"{s.n} readings" + (f", about {need} needed" if need else "")
     return Entry(name, unit, direction, float(s.mean), s.subsession_variance, s.n_subsessions,
-                 s.subsession_size, s.ci_low, s.ci_high, means)  # fmt: skip
+                 s.subsession_size, s.ci_low, s.ci_high, means, why=why)  # fmt: skip
+
+
+def _from_processes(
+    name: str, processes: list[np.ndarray], unit: str, direction: str, word: str
+) -> Entry:
+    """An imported group whose file says what a process is: the process means are the
+    observations (runner/importers/processes.py, docs/imported-data.md)."""
+    try:
+        ps = summarize_processes(processes, word=word)
+    except ValueError as exc:
+        raise UserError(f"{name}: cannot summarise ({exc})") from None
+    return Entry(name, unit, direction, ps.mean, ps.variance, ps.n, ps.values_per_process,
+                 ps.ci_low, ps.ci_high, ps.means if ps.enough else None, word=word,
+                 why=ps.why_not())  # fmt: skip
 
 
 def _means(x: np.ndarray | None, q: int | None) -> np.ndarray | None:
@@ -140,7 +188,7 @@ def load_side(path: str | Path) -> Side:
         raise UserError(f"{p}: no such campaign directory, database or data file")
     import json
 
-    from runner.importers import display_name, load
+    from runner.importers import load
 
     text = p.read_bytes()[:1].decode("latin-1")
     if text in ("{", "["):
@@ -152,13 +200,38 @@ def load_side(path: str | Path) -> Side:
 
         if looks_like_export(doc):
             return _from_export(doc, str(p))
-    ds = load(p)
-    warmup = "none" if ds.source_format == "pyperf" else "mser5"
+    return side_from_dataset(load(p), p.name)
+
+
+def side_from_dataset(ds: Dataset, label: str) -> Side:
+    """One side from imported data: per group, the process means when the file says what a
+    process is (:func:`runner.importers.processes.summarize_processes`), else
+    :func:`stats.summarize` of the readings (MSER-5 warm-up, subsession means).
+
+    Parameters
+    ----------
+    ds
+        The imported data (:func:`runner.importers.load`).
+    label
+        How the side is named for people (the file name).
+
+    Returns
+    -------
+    Side
+        One :class:`Entry` per group, named by the group's display name.
+    """
     entries = {}
     for key, values in ds.groups.items():
         name = display_name(key)
-        entries[name] = _summarised(name, np.asarray(values), ds.unit, ds.direction, warmup)
-    return Side(f"{p.name} ({ds.source_format})", ds.source_format, entries, list(ds.notes))
+        split = ds.process_values(key)
+        if split is not None:
+            entries[name] = _from_processes(name, split, ds.unit, ds.direction, ds.process_word)
+        else:
+            entries[name] = _summarised(name, np.asarray(values), ds.unit, ds.direction, "mser5")
+    notes = list(ds.notes)
+    if ds.processes:
+        notes.append(f"{label}: each {ds.process_word} is one observation (its mean)")
+    return Side(f"{label} ({ds.source_format})", ds.source_format, entries, notes)
 
 
 @dataclass
@@ -182,6 +255,15 @@ class Row:
     verdict: str
     regression: bool = False
     note: str = ""
+    #: the n of the tests on each side and what they count (process, repetition, ...)
+    old_n: int | None = None
+    new_n: int | None = None
+    old_unit: str = SUBSESSION
+    new_unit: str = SUBSESSION
+    #: why the verdict is ``undecided`` or ``not comparable`` (empty otherwise)
+    reason: str = ""
+    #: ``1.062x [1.041, 1.083] slower (Welch, 10 vs 10 processes)``
+    headline: str = ""
 
 
 @dataclass
@@ -202,7 +284,13 @@ class Comparison:
 
     @property
     def regressions(self) -> list[Row]:
+        """Rows whose verdict is ``slower`` beyond the threshold."""
         return [r for r in self.rows if r.regression]
+
+    @property
+    def undecided(self) -> list[Row]:
+        """Compared rows without a decision: ``undecided`` or ``not comparable``."""
+        return [r for r in self.rows if r.verdict in ("undecided", "not comparable")]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -216,6 +304,7 @@ class Comparison:
             "only_in_old": self.only_old,
             "only_in_new": self.only_new,
             "regressions": [r.name for r in self.regressions],
+            "undecided": [{"name": r.name, "reason": r.reason} for r in self.undecided],
             "overall": self.overall,
         }
 
@@ -229,6 +318,71 @@ def _clean(d: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _side_reason(a: Entry, b: Entry) -> str:
+    """Why a common workload cannot be tested: which side lacks data, and what it has."""
+    bad = [(side, e) for side, e in (("old", a), ("new", b)) if not e.usable]
+    parts = []
+    for side, e in bad:
+        what = f"too few {plural(e.word)}" if e.word != SUBSESSION else "not enough data"
+        parts.append(f"{what} on the {side} side ({e.why or 'no CI'})")
+    return "; ".join(parts)
+
+
+def _undecided_reason(row: Row, a: Entry, b: Entry, alpha: float, margin: float) -> str:
+    """Why a tested workload is undecided, and roughly how much more data would decide it:
+    the growth factor of :func:`stats.sequential.growth_needed` (power 0.8, normal
+    approximation) for a separation or for equivalence, whichever needs less."""
+    assert row.welch_p_holm is not None and a.variance is not None and b.variance is not None
+    assert a.n_q and b.n_q
+    text = (
+        f"neither different (Holm p {row.welch_p_holm:.3g} >= {alpha:g}) nor within "
+        f"±{100 * margin:g} % (TOST p {row.tost_p:.3g})"
+    )
+    sep, eq = growth_needed(
+        Sample(a.mean, a.variance, a.n_q), Sample(b.mean, b.variance, b.n_q), margin, alpha
+    )
+    options = [(f, what) for f, what in ((sep, "separate them"), (eq, "show equivalence"))
+               if f is not None]  # fmt: skip
+    if not options:
+        return text
+    f, what = min(options)
+    na, nb = max(math.ceil(f * a.n_q), a.n_q + 1), max(math.ceil(f * b.n_q), b.n_q + 1)
+    word = a.word if a.word == b.word else "unit"
+    count = (
+        f"{na} {plural(word, na)} per side" if na == nb else f"{na} old and {nb} new {plural(word)}"
+    )
+    return f"{text}; about {count} would {what}"
+
+
+def _x(r: float) -> str:
+    """A ratio for people: 3 decimals near 1, 3 significant digits far from it."""
+    return f"{r:.3f}" if 0.01 <= abs(r) < 1000 else f"{r:.3g}"
+
+
+def headline(row: Row, margin: float) -> str:
+    """The ratio new/old with its CI, the verdict and the tests' n, read like hyperfine:
+    ``1.062x [1.041, 1.083] slower (Welch, 10 vs 10 processes)``."""
+    if row.old_n is None or row.new_n is None:
+        counts = ""
+    elif row.old_unit == row.new_unit:
+        counts = f"{row.old_n} vs {row.new_n} {plural(row.old_unit)}"
+    else:
+        counts = (
+            f"{row.old_n} {plural(row.old_unit, row.old_n)} vs "
+            f"{row.new_n} {plural(row.new_unit, row.new_n)}"
+        )
+    word = row.verdict
+    if row.verdict == "equivalent":
+        word = f"equivalent within ±{100 * margin:g} %"
+    if row.ratio is None:
+        return f"{word} ({row.reason})" if row.reason else word
+    text = f"{_x(row.ratio)}x"
+    if row.ratio_low is not None and row.ratio_high is not None:
+        text += f" [{_x(row.ratio_low)}, {_x(row.ratio_high)}]"
+    test = "TOST" if row.verdict == "equivalent" else "Welch"
+    return f"{text} {word} ({test}, {counts})" if counts else f"{text} {word}"
+
+
 def compare_sides(
     old: Side,
     new: Side,
@@ -238,7 +392,28 @@ def compare_sides(
     confidence: float = 0.95,
     threshold: float | None = None,
 ) -> Comparison:
-    """Compare every workload present on both sides (module docstring)."""
+    """Compare every workload present on both sides (module docstring).
+
+    Parameters
+    ----------
+    old, new
+        The two sides (:func:`load_side`).
+    alpha
+        Level of Welch's test (Holm over the compared workloads) and of TOST.
+    margin
+        Equivalence margin, a fraction of the old mean.
+    confidence
+        Level of the CI of the ratio new/old.
+    threshold
+        ``--fail-on-regression``: a ``slower`` workload whose change exceeds this fraction
+        is a regression (None: no gate).
+
+    Returns
+    -------
+    Comparison
+        One :class:`Row` per workload (ratio with CI, p-values, verdict, reason, headline),
+        the one-sided workloads and the overall ratio of geometric means.
+    """
     common = [n for n in new.entries if n in old.entries]
     only_old = [n for n in old.entries if n not in new.entries and n not in new.empty]
     only_new = [n for n in new.entries if n not in old.entries and n not in old.empty]
@@ -248,9 +423,10 @@ def compare_sides(
     ]:
         e = old.entries.get(name) or new.entries[name]
         side = "new" if name in new.empty else "old"
+        why = f"no analysed reading on the {side} side"
         rows.append(Row(name, e.unit, e.direction, math.nan, (None, None), math.nan,
                         (None, None), None, None, None, None, None, None, None,
-                        "not comparable", note=f"no analysed reading on the {side} side"))  # fmt: skip
+                        "not comparable", note=why, reason=why))  # fmt: skip
         if side == "old":
             rows[-1].new_mean, rows[-1].new_ci = e.mean, (e.ci_low, e.ci_high)
         else:
@@ -260,19 +436,20 @@ def compare_sides(
     for name in common:
         a, b = old.entries[name], new.entries[name]
         row = Row(name, b.unit, b.direction, a.mean, (a.ci_low, a.ci_high), b.mean,
-                  (b.ci_low, b.ci_high), None, None, None, None, None, None, None, "undecided")  # fmt: skip
+                  (b.ci_low, b.ci_high), None, None, None, None, None, None, None, "undecided",
+                  old_n=a.n_q, new_n=b.n_q, old_unit=a.word, new_unit=b.word)  # fmt: skip
         if a.unit != b.unit or a.direction != b.direction:
             row.verdict, row.note = "not comparable", f"units differ: {a.unit!r} vs {b.unit!r}"
+            row.reason = row.note
             rows.append(row)
             continue
         if not (a.usable and b.usable):
-            row.note = "not enough data on " + ("both sides" if not (a.usable or b.usable)
-                                                else "the old side" if not a.usable else "the new side")  # fmt: skip
+            row.reason = row.note = _side_reason(a, b)
             rows.append(row)
             continue
         assert a.variance is not None and b.variance is not None and a.n_q and b.n_q
-        row.ratio, row.ratio_low, row.ratio_high = ratio_ci(
-            b.mean, b.variance, b.n_q, a.mean, a.variance, a.n_q, confidence
+        row.ratio, row.ratio_low, row.ratio_high = ratio_of_means_ci(
+            a.mean, a.variance, a.n_q, b.mean, b.variance, b.n_q, confidence
         )
         if a.mean != 0:
             rel = (b.mean - a.mean) / abs(a.mean)
@@ -294,9 +471,15 @@ def compare_sides(
             row.verdict = "slower" if worse else "faster"
         elif row.tost_p is not None and row.tost_p < alpha:
             row.verdict = "equivalent"
+        else:
+            row.reason = _undecided_reason(
+                row, old.entries[row.name], new.entries[row.name], alpha, margin
+            )
         row.regression = bool(
             threshold is not None and row.verdict == "slower" and (row.change or 0.0) > threshold
         )
+    for row in rows:
+        row.headline = headline(row, margin)
     cmp = Comparison(old, new, rows, only_old, only_new, alpha, margin, confidence, threshold)
     cmp.overall = overall_ratio(old, new, [r.name for r in rows if r.welch_p is not None],
                                 confidence)  # fmt: skip

@@ -27,6 +27,9 @@ def test_the_one_slower_workload_fails_the_gate(campaigns: dict[str, Path]) -> N
     # the truth: 220 / 200 = 1.10, inside the ratio's CI; the change is about +10 %
     assert b["ratio_low"] < 1.10 < b["ratio_high"]
     assert math.isclose(b["change"], 0.10, abs_tol=0.005)
+    # the headline reads like hyperfine's; a campaign's n counts its subsession means
+    assert b["headline"].endswith(f"slower (Welch, {b['old_n']} vs {b['new_n']} subsession means)")
+    assert b["old_unit"] == b["new_unit"] == "subsession mean"
     assert not doc["only_in_old"] and not doc["only_in_new"]
     # overall: the ratio of geometric means is exp(mean log(new/old)) of the workload means
     rows = doc["workloads"]
