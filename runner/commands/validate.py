@@ -79,9 +79,20 @@ def summary_lines(exp: Experiment, display: str) -> list[str]:
         db = os.path.relpath(exp.db_path)
     except ValueError:  # pragma: no cover - other drive on Windows
         db = str(exp.db_path)
+    if exp.compare is None:
+        compare = "neighbours in the ranking of each metric"
+    else:
+        compare = "; ".join(" ~ ".join(g) for g in exp.compare[:4]) + (
+            f"; ... ({len(exp.compare)} groups)" if len(exp.compare) > 4 else ""
+        )
+    if s.reference is not None:
+        compare += f"; each against {s.reference}"
+    if s.adaptive:
+        compare += f" ({s.comparison})"
     return [
         f"{display}: OK, experiment {exp.name!r}",
         f"  workloads ({len(names)}): {shown}",
+        f"  compare:  {compare}",
         f"  rounds:   {rounds}",
         f"  pinning:  {pin} (this machine has CPUs {format_cpu_list(available_cpus())}); "
         f"timeout {s.timeout:g} s per round",
