@@ -213,7 +213,7 @@ class _Adaptive:
         self.pairs = PassSeries(
             {}, confidence=self.settings.confidence, min_subsessions=self.settings.min_subsessions
         )
-        self._paired_counts: dict[str, int] = {}
+        self._paired_counts: dict[str, tuple[int, int]] = {}
 
     @property
     def elapsed_s(self) -> float:
@@ -317,29 +317,34 @@ class _Adaptive:
             for name, st in self.states.items()
         }
 
-    def pass_series(self) -> PassSeries:
+    def pass_series(self, stats: dict[str, WorkloadStats | None]) -> PassSeries:
         """The per-pass values of every workload (runner/pairing.py), refreshed for the
-        workloads that got rounds since the last call."""
+        workloads that got rounds (or a new within-round warm-up cut) since the last call."""
         for name, st in self.states.items():
-            if self._paired_counts.get(name) != len(st.steady_passes):
-                self._paired_counts[name] = len(st.steady_passes)
+            s = stats.get(name)
+            skip = s.warmup_readings // s.rounds if s is not None and s.rounds else 0
+            key = (len(st.steady_passes), skip)
+            if self._paired_counts.get(name) != key:
+                self._paired_counts[name] = key
                 self.pairs.update(
                     name,
                     round_values_by_pass(
-                        st.steady_readings, st.steady_work, st.steady_passes, st.workload.per_work
+                        st.steady_readings, st.steady_work, st.steady_passes,
+                        st.workload.per_work, skip,
                     ),
-                )
+                )  # fmt: skip
         return self.pairs
 
     def decide(self) -> Decision:
         """Collect, decide, store the events, tell the user, rewrite status.json."""
         retired = {n: st.stopped for n, st in self.states.items() if st.stopped}
+        stats = self.stats()
         decision = self.controller.decide(
-            self.stats(),
+            stats,
             {n: st.steady_ok for n, st in self.states.items()},
             self.elapsed_s,
             retired=retired,
-            pairs=self.pass_series(),
+            pairs=self.pass_series(stats),
         )
         for e in decision.events:
             self.store.add_event(self.campaign.id, e.kind, e.message, e.data)

@@ -130,7 +130,7 @@ class Settings:
     min_round_time: float = 0.5  # seconds; 0 turns the calibration of {work} off
     baseline: str | None = None  # path: a campaign dir/DB or a JSON summary (runner/baseline.py)
     reference: str | None = None  # a workload of this experiment the others are compared with
-    #: paired: comparisons within the campaign on per-pass log ratios (METHODS.md §13);
+    #: paired: comparisons within the campaign on per-pass log ratios (docs/paired.md);
     #: independent: Welch on each workload's own subsession means
     comparison: Literal["paired", "independent"] = "paired"
     warmup_readings: int | None = None  # fixed within-round warm-up; None = MSER-5 (§2)

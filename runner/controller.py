@@ -279,7 +279,7 @@ class Controller:
         that can get no more rounds (e.g. stopped after repeated failures), name -> why;
         they count as out of budget. ``pairs``: the per-pass log-ratio series of two
         workloads (runner/pairing.py); with ``comparison: paired`` the comparisons whose
-        workloads share passes are decided on them (METHODS.md §13), others by Welch.
+        workloads share passes are decided on them (docs/paired.md), others by Welch.
         """
         p = self.params
         self._retired = dict(retired or {})
@@ -364,7 +364,7 @@ class Controller:
         return s is not None and s.mean is not None and rounds >= self.params.min_rounds
 
     def _is_covered(self, name: str) -> bool:
-        """Is every comparison of ``name`` paired (METHODS.md §13)? Then ``ci_rel_width``
+        """Is every comparison of ``name`` paired (docs/paired.md)? Then ``ci_rel_width``
         and "enough data" apply to its log-ratio series, not to its own series (a mean of
         a drifting machine describes the period measured; docs/controller.md)."""
         if self._src is None or name in self.baseline:
@@ -556,7 +556,7 @@ class Controller:
         rounds: Mapping[str, int], alpha: float,
     ) -> dict[str, Any] | None:  # fmt: skip
         """Raw test of a~b at a look: paired on the log ratios when the pair is paired and
-        its series has enough data (METHODS.md §13), else Welch and TOST on the two sides'
+        its series has enough data (docs/paired.md), else Welch and TOST on the two sides'
         subsession means (§6.1, §6.4) when both have enough; None when neither can run.
         ``rel`` = b/a - 1 (the ratio's excess; a positive rel means b is larger)."""
         p = self.params
@@ -616,7 +616,7 @@ class Controller:
         st: Mapping[str, WorkloadStats | None], rounds: Mapping[str, int],
         alpha: float, look: int,
     ) -> list[Event]:  # fmt: skip
-        """A look at one group whose comparisons are paired (METHODS.md §13): order the
+        """A look at one group whose comparisons are paired (docs/paired.md): order the
         group, test each adjacent pair (paired, or Welch where it cannot be), Holm over
         the group's tests, confirm separations at 2q, record new verdicts."""
         order = self._rank(members, st)
@@ -719,7 +719,7 @@ class Controller:
     ) -> list[Event]:  # fmt: skip
         """Test every baseline comparison at level ``alpha`` (Holm over them); record
         verdicts. A reference workload of this campaign is compared on the paired series
-        when the pair is paired (METHODS.md §13); stored baselines by Welch/TOST."""
+        when the pair is paired (docs/paired.md); stored baselines by Welch/TOST."""
         todo: list[tuple[str, str, _Side, dict[str, Any]]] = []
         for name, label in self._baseline_pairs():
             if label != "@stored" and self._paired(label, name):
@@ -824,7 +824,7 @@ class Controller:
             unmet.append("no steady readings yet")
             need.append(max(1, p.subsessions - r))
         elif self._covered.get(name):
-            pass  # its data and width conditions are its paired comparisons' (METHODS.md §13)
+            pass  # its data and width conditions are its paired comparisons' (docs/paired.md)
         elif not s.enough:
             more = s.rounds_needed
             unmet.append(
@@ -987,7 +987,7 @@ class Controller:
             """Record that ``names`` wait for the comparison ``what``; those holding enough
             of its remaining uncertainty get rounds, unless no number of rounds can decide
             it (``more`` None). A paired comparison keeps its block whole: both sides run
-            in every pass until it is finished (METHODS.md §13)."""
+            in every pass until it is finished (docs/paired.md)."""
             for n in names:
                 waiting[n].append(what)
                 if paired and not self._out(n, rounds) and not any(

@@ -68,7 +68,7 @@ class PairStatus:
     tost_p: float | None
     relative_difference: float | None
     rounds_needed: int | None
-    #: what decides the pair: "paired" (per-pass log ratios, METHODS.md §13) or "welch"
+    #: what decides the pair: "paired" (per-pass log ratios, docs/paired.md) or "welch"
     test: str | None = None
     #: b/a and its CI at the campaign's confidence (now, not at the look); passes in the
     #: paired series (None for Welch)

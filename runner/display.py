@@ -203,7 +203,7 @@ def results_table(results: list, confidence: float):  # list[WorkloadResult] -> 
 
 def verdicts_table(doc: dict[str, Any]):  # -> rich Table, or None when there is nothing
     """Comparisons of an adaptive campaign (the stored "verdicts" event: METHODS.md §7,
-    §6.4, §13; runner/adaptive.py): the ratio with its CI first, then the verdict, the
+    §6.4; docs/paired.md; runner/adaptive.py): the ratio with its CI first, then the verdict, the
     test that decided (paired or Welch) and its p-values."""
     from rich.table import Table
 

@@ -1,4 +1,4 @@
-"""The per-pass log-ratio series of two workloads of one campaign (METHODS.md §13).
+"""The per-pass log-ratio series of two workloads of one campaign (docs/paired.md).
 
 In adaptive mode every active workload gets one round per pass, in a seeded random order,
 so two workloads measured in the same pass felt the same machine. For a pair (a, b) the
@@ -7,8 +7,9 @@ cancels the machine's drift; :func:`pair_stats` gives it the same treatment as a
 workload's own series (runner/collector.py: MSER-5 on the series, subsession means, the
 t CI with the q/2q envelope), so the controller can test ``E[d] = 0`` and TOST on it.
 
-``y`` is a round's value: its only reading, or the mean of its readings (per unit of work
-with ``per_work``). Passes where only one of the two ran do not enter the series.
+``y`` is a round's value: its only reading, or the mean of its steady readings (those the
+collector keeps after the within-round warm-up; per unit of work with ``per_work``).
+Passes where only one of the two ran do not enter the series.
 """
 
 from __future__ import annotations
@@ -37,14 +38,18 @@ def round_values_by_pass(
     works: Sequence[int | None],
     passes: Sequence[int],
     per_work: bool,
+    skip: int = 0,
 ) -> dict[int, float]:
-    """Pass index -> the round's value (mean of its readings; per unit of work with
-    ``per_work`` when every round has a work amount). Rounds without readings are left out."""
+    """Pass index -> the round's value (mean of its readings after the first ``skip``, the
+    within-round warm-up the collector drops; per unit of work with ``per_work`` when
+    every round has a work amount). Rounds without readings are left out."""
     if not (len(readings) == len(works) == len(passes)):
         raise ValueError("readings, works and passes must have one entry per round")
     divide = per_work and all(w for w in works)
     out: dict[int, float] = {}
     for r, w, p in zip(readings, works, passes, strict=True):
+        if len(r) > skip:
+            r = r[skip:]
         if len(r):
             v = float(np.mean(r))
             out[int(p)] = v / float(w) if divide and w else v

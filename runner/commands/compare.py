@@ -148,6 +148,15 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
+def _note(r: Any) -> str:
+    """The note column: the reason of an undecided row (unless its headline has it already,
+    when there is no ratio) and the tests' notes."""
+    parts = [r.reason] if r.reason and r.ratio is not None else []
+    if r.note and r.note != r.reason:
+        parts.append(r.note)
+    return "; ".join(parts)
+
+
 def _print(cmp: Any, args: argparse.Namespace) -> None:
     """The terminal view: the headline ratio per workload first, then the details."""
     old, new = cmp.old, cmp.new
@@ -168,7 +177,7 @@ def _print(cmp: Any, args: argparse.Namespace) -> None:
             "-" if r.change is None else f"{100 * r.change:+.3g} %",
             "-" if r.welch_p_holm is None else f"{r.welch_p_holm:.3g}",
             "-" if r.tost_p is None else f"{r.tost_p:.3g}",
-            escape("; ".join(x for x in (r.reason if r.ratio is not None else "", r.note) if x)),
+            escape(_note(r)),
         )
     console.print(table)
     console.print(

@@ -323,8 +323,10 @@ def _side_reason(a: Entry, b: Entry) -> str:
     bad = [(side, e) for side, e in (("old", a), ("new", b)) if not e.usable]
     parts = []
     for side, e in bad:
-        what = f"too few {plural(e.word)}" if e.word != SUBSESSION else "not enough data"
-        parts.append(f"{what} on the {side} side ({e.why or 'no CI'})")
+        if e.word != SUBSESSION:
+            parts.append(f"only {e.count()} on the {side} side, at least 2 are needed")
+        else:
+            parts.append(f"not enough data on the {side} side ({e.why or 'no CI'})")
     return "; ".join(parts)
 
 
@@ -375,7 +377,7 @@ def headline(row: Row, margin: float) -> str:
     if row.verdict == "equivalent":
         word = f"equivalent within ±{100 * margin:g} %"
     if row.ratio is None:
-        return f"{word} ({row.reason})" if row.reason else word
+        return f"{word}: {row.reason}" if row.reason else word
     text = f"{_x(row.ratio)}x"
     if row.ratio_low is not None and row.ratio_high is not None:
         text += f" [{_x(row.ratio_low)}, {_x(row.ratio_high)}]"

@@ -239,8 +239,13 @@ def test_regression_wins_over_undecided_and_the_reason_names_the_processes(
     assert code == 1  # a regression is reported as such, even with undecided workloads
     assert doc["regressions"] == ["fast"]
     (u,) = doc["undecided"]
-    assert u["name"] == "few" and "too few processes on the old side (1 process" in u["reason"]
-    assert err.count("\n") == 1 and "few: too few processes on the old side" in err
+    assert (
+        u["name"] == "few"
+        and u["reason"] == "only 1 process on the old side, at least 2 are needed"
+    )
+    assert err.count("\n") == 1 and "undecided: few: only 1 process on the old side" in err
+    row = next(w for w in doc["workloads"] if w["name"] == "few")
+    assert row["headline"] == "undecided: only 1 process on the old side, at least 2 are needed"
 
 
 def test_units_that_differ_are_undecided_for_the_gate(tmp_path: Path, capsys) -> None:

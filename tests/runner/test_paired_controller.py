@@ -1,4 +1,4 @@
-"""Paired comparisons in the controller (METHODS.md §13) on campaigns with a known truth.
+"""Paired comparisons in the controller (docs/paired.md) on campaigns with a known truth.
 
 Every campaign is driven as the adaptive loop drives it: one round per active workload per
 pass, the value of workload w in pass p being ``mu_w · f_p · e_wp`` with a drift ``f_p``
@@ -182,3 +182,19 @@ def test_false_separations_of_equal_workloads_under_drift_stay_at_alpha() -> Non
     print(f"{wrong} of 120 campaigns separated two equal workloads")
     assert wrong <= 5
     assert sps.binom.sf(5, 120, 0.01) < 0.002
+
+
+def test_round_values_by_pass_skips_warmup_and_divides_by_work() -> None:
+    from runner.pairing import round_values_by_pass
+
+    readings = [(9.0, 1.0, 3.0), (9.0, 2.0, 2.0), ()]
+    got = round_values_by_pass(readings, [2, 4, 1], [3, 4, 5], per_work=True, skip=1)
+    assert got == {3: (1.0 + 3.0) / 2 / 2, 4: (2.0 + 2.0) / 2 / 4}
+    assert round_values_by_pass([(1.0,)], [None], [7], per_work=True) == {7: 1.0}
+    with pytest.raises(ValueError, match="one entry per round"):
+        round_values_by_pass([(1.0,)], [], [1], per_work=False)
+    # fewer than 2 shared passes, or a value <= 0: no paired series
+    assert pair_stats({1: 1.0, 2: 1.0}, {2: 1.0, 3: 1.0}) is None
+    assert pair_stats({1: 1.0, 2: -1.0}, {1: 1.0, 2: 1.0}) is None
+    src = PassSeries({"a": {1: 1.0}, "b": {1: 0.0}})
+    assert not src.possible("a", "b") and src.possible("a", "c")
