@@ -115,7 +115,7 @@ def _from_campaign(path: Path) -> Side:
             continue
         entries[w.name] = Entry(w.name, w.unit, w.direction, e.mean, e.variance, e.n_q, e.q,
                                 e.ci_low, e.ci_high, _means(w.steady, e.q),
-                                why="" if e.usable else "not enough data for a CI")  # fmt: skip
+                                why="" if e.usable else "no trusted CI yet")  # fmt: skip
     label = f"{model.campaign.name} (campaign {model.campaign.id})"
     return Side(label, "campaign", entries, empty=empty)
 
@@ -133,7 +133,7 @@ def _from_export(doc: dict[str, Any], source: str) -> Side:
             entries[w["name"]] = Entry(w["name"], w.get("unit", ""), w.get("direction",
                 "lower_is_better"), float(r["mean"]), r.get("variance"), r.get("n_q"),
                 r.get("q"), r.get("ci_low"), r.get("ci_high"), _means(raw, r.get("q")),
-                why="" if r.get("enough") else "not enough data for a CI")  # fmt: skip
+                why="" if r.get("enough") else "no trusted CI yet")  # fmt: skip
         elif w.get("rounds"):
             x = analysed_readings(w)
             if x.size:
@@ -496,9 +496,11 @@ def overall_ratio(
     old: Side, new: Side, names: list[str], confidence: float
 ) -> dict[str, Any] | None:
     """Ratio of geometric means new/old over ``names`` (METHODS.md §9, [WANG]) with the
-    hierarchical bootstrap CI, resampling each workload's *subsession means* (independent,
-    §3; raw readings would be autocorrelated and give a too narrow CI). Needs two or more
-    workloads with raw data and positive values on both sides; None otherwise."""
+    hierarchical bootstrap CI, resampling each workload's independent units: its
+    *subsession means* (§3), or its *process means* for imported files that have processes
+    (docs/imported-data.md); raw readings would be correlated and give a too narrow CI.
+    Needs two or more workloads with raw data and positive values on both sides; None
+    otherwise."""
     use = [
         n for n in names
         if old.entries[n].means is not None and new.entries[n].means is not None
