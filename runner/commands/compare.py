@@ -67,7 +67,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Compare OLD and NEW (campaign directories or benchrun.db files, benchrun "
         "exports, or hyperfine / pyperf / Google Benchmark / CSV files) workload by workload: "
         "old and new estimate, ratio new/old with its CI, and a verdict (Welch with Holm's "
-        "correction, TOST for equivalence).",
+        "correction, TOST for equivalence). pyperf, hyperfine and Google Benchmark files are "
+        "compared over their processes (runs, repetitions): each process mean is one "
+        "observation (docs/imported-data.md).",
     )
     p.add_argument("old", help="the reference (before)")
     p.add_argument("new", help="the candidate (after)")
