@@ -911,6 +911,15 @@ class Controller:
         )  # fmt: skip
         return r, lo, hi, None
 
+    @staticmethod
+    def _independent_p(a: str, b: str, side: Mapping[str, _Side | None]) -> float | None:
+        """Welch's two-sided p on the two sides' own subsession means, when both are
+        trusted (shown beside a paired verdict; it decides nothing)."""
+        sa, sb = side.get(a), side.get(b)
+        if sa is None or sb is None:
+            return None
+        return welch_from_summary(sa.mean, sa.var, sa.n, sb.mean, sb.var, sb.n).p_value
+
     def _wide(self, a: str, b: str) -> tuple[str, int] | None:
         """Is the ratio CI of the paired comparison a~b wider than ``ci_rel_width``?
         (half-width of the CI of ln(b/a), which is the ratio's relative half-width to
@@ -1022,6 +1031,7 @@ class Controller:
                         rec["a"], rec["b"], rec["verdict"], rec["look"], rec["alpha"],
                         latest.get("welch_p"), rec["welch_p_holm"], rec["tost_p"],
                         rec["relative_difference"], None, rec.get("test"), *ratio,
+                        self._independent_p(a, b, side) if paired else None,
                     ))  # fmt: skip
                     continue
                 if paired:
@@ -1033,6 +1043,7 @@ class Controller:
                     a, b, UNDECIDED, None, None, latest.get("welch_p"),
                     latest.get("welch_p_holm"), latest.get("tost_p"), latest.get("rel"), more,
                     "paired" if paired else "welch", *self._ratio(a, b, st, rounds),
+                    self._independent_p(a, b, side) if paired else None,
                 ))  # fmt: skip
                 detail = (
                     f"Holm p {latest['welch_p_holm']:.3g}, TOST p {latest['tost_p']:.3g} at the last look"

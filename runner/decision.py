@@ -56,7 +56,10 @@ class WorkloadStatus:
 class PairStatus:
     """Verdict on adjacent workloads a (better or equal) and b (§7), declared at ``look``
     with level ``alpha`` (None while undecided). p-values are from the latest look that
-    tested the pair; ``rounds_needed`` estimates more rounds per side (undecided only)."""
+    tested the pair, of the test that decides it (``test``: the paired one-sample t on
+    the per-pass log ratios, docs/paired.md, or Welch), despite the field names kept for
+    readers of earlier versions; ``rounds_needed`` estimates more rounds per side
+    (undecided only)."""
 
     a: str
     b: str
@@ -76,6 +79,10 @@ class PairStatus:
     ratio_low: float | None = None
     ratio_high: float | None = None
     passes: int | None = None
+    #: Welch's two-sided p on the two workloads' own subsession means, shown beside a
+    #: paired verdict when both series are trusted (None otherwise, or for Welch pairs,
+    #: whose ``welch_p`` it is)
+    independent_p: float | None = None
 
 
 @dataclass(frozen=True)

@@ -230,6 +230,8 @@ def verdicts_table(doc: dict[str, Any]):  # -> rich Table, or None when there is
             note = f"~{p['rounds_needed']} more rounds"
         if v == "equivalent" and doc.get("margin") is not None:
             note = f"within {100 * doc['margin']:g} %"
+        if p.get("independent_p") is not None:
+            note = "; ".join(x for x in (note, f"Welch p {p['independent_p']:.3g}") if x)
         table.add_row(
             escape(pair_headline(p, units, directions)),
             f"[{style.get(v, 'yellow')}]{v}[/]",

@@ -84,6 +84,16 @@ def test_drift_two_percent_pair_is_separated_in_the_right_order_with_a_true_rati
     lr = np.log(data[1, :passes]) - np.log(data[0, :passes])
     assert pair.ratio == pytest.approx(math.exp(lr.mean()), rel=0.003)
     assert pair.passes == passes
+    # Welch on the two own series is shown beside the paired verdict when both are
+    # trusted: scipy's Welch test on the same subsession summaries
+    own = [collect(data[i, : used[f"w{i}"], None], warmup="none") for i in range(2)]
+    if all(o.enough for o in own):
+        ref = sps.ttest_ind_from_stats(
+            *(v for o in own for v in (o.mean, math.sqrt(o.s2_q), o.n_q)), equal_var=False
+        )
+        assert pair.independent_p == pytest.approx(ref.pvalue, rel=1e-9)
+    else:
+        assert pair.independent_p is None
 
 
 def test_independent_rule_on_the_same_drift_needs_far_more_rounds() -> None:
