@@ -163,7 +163,8 @@ class Controller:
 
     ``workloads``: ``(name, direction)`` or ``(name, direction, group)`` in file order;
     only workloads of one direction and group are ranked together (default group: all
-    of one direction). ``baseline``: stored results to compare against, name ->
+    of one direction), and the reference's group is not ranked: its question is each
+    workload against the reference. ``baseline``: stored results to compare against, name ->
     ``(mean, variance of subsession means, n_q, q)`` (PILOT "Comparing Results"), or
     ``None``. ``reference``: a workload of this campaign every other one of its group is
     compared with (``settings.baseline``). ``state``: what :meth:`state` returned before
@@ -391,7 +392,7 @@ class Controller:
     def _comparisons(self, st: Mapping[str, WorkloadStats | None]) -> list[tuple[str, str]]:
         """The comparisons of now: adjacent pairs of each group's order, reference pairs."""
         out: list[tuple[str, str]] = []
-        for key, members in self._groups().items():
+        for key, members in self._ranked_groups().items():
             order = self._order.get(key)
             if order is None or set(order) != set(members):
                 order = self._rank(members, st)
@@ -461,6 +462,12 @@ class Controller:
             out.setdefault(self.group[n], []).append(n)
         return out
 
+    def _ranked_groups(self) -> dict[tuple[str, str], list[str]]:
+        """The groups whose neighbours are compared: every group but the reference's,
+        whose question is each workload against the reference (:meth:`_baseline_pairs`)."""
+        ref = None if self.reference is None else self.group[self.reference]
+        return {k: v for k, v in self._groups().items() if k != ref}
+
     def _baseline_pairs(self) -> list[tuple[str, str]]:
         """(workload, baseline label) of every baseline comparison; label "@stored" or a name."""
         pairs = [(n, "@stored") for n in self.names if n in self.baseline]
@@ -483,7 +490,7 @@ class Controller:
         self._spent += alpha
         look = self._looks
         events: list[Event] = []
-        for key, members in self._groups().items():
+        for key, members in self._ranked_groups().items():
             if len(members) < 2:
                 self._order[key] = list(members)
                 continue
@@ -1011,7 +1018,7 @@ class Controller:
 
         share_min = p.allocation_share - 1e-12
         pairs: list[PairStatus] = []
-        for key, members in self._groups().items():
+        for key, members in self._ranked_groups().items():
             order = self._order.get(key)
             if order is None or set(order) != set(members):
                 order = self._rank(members, st)
