@@ -1,11 +1,15 @@
 """The comparisons a report shows, computed by ``stats`` from a :class:`CampaignModel`.
 
-- Ranking and neighbour verdicts (METHODS.md §7): workloads of one metric and unit are
-  sorted best first and each adjacent pair is decided by :func:`stats.rank_results`
-  (CIs disjoint / Holm-corrected Welch / TOST). For an adaptive campaign the stopping
-  controller's stored verdict (alpha spent over its looks, §10) replaces the recomputed one.
-- Relative to the best: the ratio ``r = m_i / m_best`` with a CI from the delta method on
-  the log scale, ``log r ± t_{ν}·sqrt(v_i/m_i² + v_b/m_b²)`` where ``v = s_q²/n_q`` and ν the
+- Ranking and neighbour verdicts (METHODS.md §7): workloads compared with each other (one
+  metric and unit, and with the experiment's ``compare:`` one of its groups) are sorted
+  best first and each adjacent pair is decided by :func:`stats.rank_results` (CIs
+  disjoint / Holm-corrected Welch / TOST). Where the stopping controller of an adaptive
+  campaign decided a group's pairs, the group follows the controller's stored order,
+  verdicts, tests (paired or Welch, §13) and ratios (alpha spent over its looks, §10;
+  :mod:`runner.report.verdicts`); the recomputed Welch verdict is kept beside them.
+- Relative to the best: the controller's ratio when it compared the two, else the ratio
+  ``r = m_i / m_best`` with a CI from the delta method on the log scale,
+  ``log r ± t_{ν}·sqrt(v_i/m_i² + v_b/m_b²)`` where ``v = s_q²/n_q`` and ν the
   Welch-Satterthwaite df (§6.1); unitless.
 - Quantile regression of each neighbour pair (§7, HOEFLER Rule 8) on a systematic subsample
   of the steady readings (at most :data:`QUANTREG_MAX` per side, so the LP stays fast).
@@ -24,6 +28,7 @@ import numpy as np
 from scipy import stats as sps
 
 from runner.report.model import CampaignModel, WorkloadView
+from runner.report.verdicts import StoredComparison
 from stats.compare import welch_df
 from stats.hpt import hpt, r_speedup
 from stats.multi import rank_results
@@ -45,7 +50,10 @@ BOOTSTRAP_RESAMPLES = 10_000
 
 @dataclass
 class Row:
-    """One headline row: rank within its group, estimate, CI, ratio to the best with CI."""
+    """One headline row: rank within its group, estimate, CI, ratio to the best with CI.
+
+    ``rank`` 0: the workload is compared with nothing (``compare:``), so it has no rank.
+    ``note`` says why a CI is missing when that is by design (paired comparisons)."""
 
     rank: int
     name: str
@@ -58,11 +66,14 @@ class Row:
     ratio_low: float | None
     ratio_high: float | None
     verdict_next: str | None  # verdict with the next (worse) workload
+    note: str | None = None
 
 
 @dataclass
 class Group:
-    """Workloads of one metric and unit, ranked (METHODS.md §7)."""
+    """Workloads compared with each other, ranked (METHODS.md §7): one metric and unit,
+    and with the experiment's ``compare:`` one of its groups. ``compared`` False: the
+    workloads ``compare:`` compares with nothing (listed, not ranked)."""
 
     key: str
     unit: str
@@ -73,12 +84,23 @@ class Group:
     quantiles: list[dict[str, Any]] = field(default_factory=list)
     source: str = "computed"  # or "controller"
     notes: list[str] = field(default_factory=list)
+    compared: bool = True
 
     @property
     def label(self) -> str:
-        """``wall_time [s]``: the metric and its unit, for people."""
-        metric, _, unit = self.key.partition(":")
-        return f"{metric} [{unit or 'no unit'}]"
+        """``wall_time [s]``: the metric and its unit, for people (and the ``compare:``
+        group, or that its workloads are compared with nothing)."""
+        base, _, index = self.key.partition("#")
+        metric, _, unit = base.partition(":")
+        text = f"{metric} [{unit or 'no unit'}]"
+        if not self.compared:
+            return text + ", compared with nothing (compare:)"
+        return text + (f", compare: group {index}" if index else "")
+
+    @property
+    def members(self) -> list[str]:
+        """Every workload of the group: ranked rows, then the excluded ones."""
+        return [r.name for r in self.rows] + [n for n, _ in self.excluded]
 
 
 def ratio_ci(
@@ -106,103 +128,184 @@ def _subsample(x: np.ndarray, k: int) -> np.ndarray:
     return x[np.linspace(0, x.size - 1, k).round().astype(int)]
 
 
-def _controller_pairs(model: CampaignModel) -> dict[tuple[str, str], dict[str, Any]]:
-    from runner.adaptive import final_verdicts
+def _grouped(model: CampaignModel) -> list[tuple[str, bool, list[WorkloadView]]]:
+    """(key, compared, workloads) of every group, in the order of the first workload:
+    :meth:`CampaignModel.comparison_group`; workloads ``compare:`` compares with nothing
+    are gathered per metric and unit in a group that is not compared."""
+    out: dict[str, tuple[bool, list[WorkloadView]]] = {}
+    for w in model.workloads:
+        g = model.comparison_group(w)
+        key, compared = (g, True) if g is not None else (f"{w.group}|alone", False)
+        out.setdefault(key, (compared, []))[1].append(w)
+    return [(k.removesuffix("|alone"), c, v) for k, (c, v) in out.items()]
 
-    doc = final_verdicts(model.events) or {}
-    out = {}
-    for p in doc.get("pairs") or []:
-        out[(p["a"], p["b"])] = p
-        out[(p["b"], p["a"])] = p
-    return out
+
+def _chain(pairs: list[StoredComparison]) -> list[str] | None:
+    """The controller's order of a group from its adjacent pairs (stored in that order:
+    each pair shares one workload with the next); None when they do not form a chain."""
+    if not pairs:
+        return None
+    sets = [{p.a, p.b} for p in pairs]
+    if len(pairs) == 1:
+        return [pairs[0].a, pairs[0].b]
+    start = sets[0] - sets[1]
+    if len(start) != 1:
+        return None
+    order = [next(iter(start))]
+    for s in sets:
+        rest = s - {order[-1]}
+        if order[-1] not in s or len(rest) != 1:
+            return None
+        nxt = next(iter(rest))
+        if nxt in order:
+            return None
+        order.append(nxt)
+    return order
+
+
+def _sort_key(w: WorkloadView) -> float:
+    assert w.estimate is not None
+    return -w.estimate.mean if w.direction == "higher_is_better" else w.estimate.mean
+
+
+def _controller_pair(c: StoredComparison, rank: int, computed: dict | None) -> dict[str, Any]:
+    """A stored pair in the form of :func:`stats.rank_results`' pairs, plus what only the
+    controller knows (test, ratio and its CI, passes, the look that decided)."""
+    d: dict[str, Any] = {
+        "a": c.a, "b": c.b, "verdict": c.verdict, "test": c.test, "headline": c.headline,
+        "ratio": c.ratio, "ratio_low": c.ratio_low, "ratio_high": c.ratio_high,
+        "passes": c.passes, "welch_p": c.p, "welch_p_holm": c.p_holm, "tost_p": c.tost_p,
+        "relative_difference": c.relative_difference, "look": c.look, "alpha": c.alpha,
+        "rounds_needed": c.rounds_needed, "independent_p": c.independent_p,
+        "effect_size": None, "required_n": None,
+        "controller": True, "rank": rank,
+    }  # fmt: skip
+    if computed is not None:
+        d["computed_verdict"] = computed.get("verdict")
+        if c.test != "paired":  # Cohen's d of the own means describes a Welch comparison
+            d["effect_size"] = computed.get("effect_size")
+    return d
+
+
+def _ratio_to_best(
+    best: WorkloadView, w: WorkloadView, stored: dict[frozenset, StoredComparison], c: float
+) -> tuple[float | None, float | None, float | None]:
+    """w / best: the controller's ratio when it compared the two (paired or Welch), else
+    the delta-method ratio of the two estimates, else the ratio of the means (no CI)."""
+    sp = stored.get(frozenset((best.name, w.name)))
+    if sp is not None and sp.ratio is not None and sp.ratio > 0:
+        if sp.a == best.name:
+            return sp.ratio, sp.ratio_low, sp.ratio_high
+        lo = 1.0 / sp.ratio_high if sp.ratio_high else None
+        hi = 1.0 / sp.ratio_low if sp.ratio_low else None
+        return 1.0 / sp.ratio, lo, hi
+    eb, ew = best.estimate, w.estimate
+    assert eb is not None and ew is not None
+    if eb.usable and ew.usable:
+        assert eb.variance is not None and ew.variance is not None and eb.n_q and ew.n_q
+        return ratio_ci(ew.mean, ew.variance, ew.n_q, eb.mean, eb.variance, eb.n_q, c)
+    return (ew.mean / eb.mean if eb.mean else None), None, None
+
+
+def _row(rank: int, w: WorkloadView, ratio: tuple, verdict: str | None, note: str | None) -> Row:
+    e = w.estimate
+    assert e is not None
+    r, lo, hi = ratio
+    return Row(rank, w.name, w.unit, e.mean, e.ci_low, e.ci_high, e.rel_half_width, r, lo, hi,
+               verdict, note)  # fmt: skip
 
 
 def rank_groups(model: CampaignModel, quantreg: bool = True) -> list[Group]:
-    """Rank the workloads of every metric group and decide each adjacent pair (§7)."""
+    """Rank the workloads of every group and decide each adjacent pair (§7).
+
+    Where the stopping controller decided a group's pairs (an adaptive campaign), the
+    group is in the controller's order with its stored verdicts, tests and ratios
+    (:mod:`runner.report.verdicts`); Welch is recomputed only to show beside them
+    (``computed_verdict``). Other groups are ranked here by :func:`stats.rank_results`.
+    """
     alpha = float(model.settings.get("alpha", 0.01))
     margin = float(model.settings.get("margin", 0.01))
     c = model.confidence
-    stored = _controller_pairs(model) if model.adaptive else {}
-    groups: dict[str, list[WorkloadView]] = {}
-    for w in model.workloads:
-        groups.setdefault(w.group, []).append(w)
+    verdicts = model.verdicts if model.adaptive else None
     out: list[Group] = []
-    for key, views in groups.items():
+    for key, compared, views in _grouped(model):
+        names = {w.name for w in views}
+        by = {w.name: w for w in views}
         usable = [w for w in views if w.estimate is not None and w.estimate.usable]
-        excluded = [
-            (w.name, "no data" if w.estimate is None else "not enough data for a CI")
-            for w in views
-            if w not in usable
-        ]
         unit, direction = views[0].unit, views[0].direction
-        group = Group(key, unit, direction, [], [], excluded)
-        if not usable:
+        group = Group(key, unit, direction, [], [], [], compared=compared)
+        if not compared:
+            for w in sorted((w for w in views if w.estimate is not None), key=_sort_key):
+                group.rows.append(_row(0, w, (None, None, None), None, None))
+            group.excluded = [(w.name, "no data") for w in views if w.estimate is None]
             out.append(group)
             continue
-        if len(usable) == 1:
-            e = usable[0].estimate
-            assert e is not None
-            group.rows.append(
-                Row(
-                    1,
-                    usable[0].name,
-                    unit,
-                    e.mean,
-                    e.ci_low,
-                    e.ci_high,
-                    e.rel_half_width,
-                    1.0,
-                    1.0,
-                    1.0,
-                    None,
-                )  # fmt: skip
-            )
-            out.append(group)
-            continue
-        ranking = rank_results(
-            [
-                {
-                    "name": w.name,
-                    "mean": w.estimate.mean,
-                    "variance": w.estimate.variance,
-                    "n": w.estimate.n_q,
-                    "ci_low": w.estimate.ci_low,
-                    "ci_high": w.estimate.ci_high,
-                    "direction": direction,
-                }
-                for w in usable
-                if w.estimate is not None
-            ],
-            alpha=alpha,
-            margin=margin,
-            confidence=c,
-        ).to_dict()
-        group.notes.extend(ranking.get("notes") or [])
-        by = {w.name: w for w in usable}
-        best = by[ranking["names"][0]].estimate
-        assert best is not None
-        for i, pair in enumerate(ranking["pairs"]):
-            ctl = stored.get((pair["a"], pair["b"]))
-            if ctl is not None:
-                pair["computed_verdict"] = pair["verdict"]
-                pair["verdict"] = ctl["verdict"]
-                pair["controller"] = True
-                group.source = "controller"
-            pair["rank"] = i + 1
-            group.pairs.append(pair)
-        for i, name in enumerate(ranking["names"]):
-            e = by[name].estimate
-            assert e is not None and e.variance is not None and e.n_q
-            assert best.variance is not None and best.n_q
-            r, lo, hi = ratio_ci(e.mean, e.variance, e.n_q, best.mean, best.variance, best.n_q, c)
-            if i == 0:
-                lo = hi = r = 1.0
-            nxt = group.pairs[i]["verdict"] if i < len(group.pairs) else None
-            group.rows.append(
-                Row(
-                    i + 1, name, unit, e.mean, e.ci_low, e.ci_high, e.rel_half_width, r, lo, hi, nxt
-                )  # fmt: skip
-            )
+        ctl = [p for p in (verdicts.pairs if verdicts else ()) if p.a in names and p.b in names]
+        stored = {frozenset((p.a, p.b)): p for p in ctl}
+        for b in verdicts.baselines if verdicts else ():  # a reference inside the group
+            if b.a in names and b.b in names:
+                stored.setdefault(frozenset((b.a, b.b)), b)
+        computed: dict[frozenset, dict[str, Any]] = {}
+        ranking: dict[str, Any] | None = None
+        if len(usable) >= 2:
+            ranking = rank_results(
+                [
+                    {"name": w.name, "mean": w.estimate.mean, "variance": w.estimate.variance,
+                     "n": w.estimate.n_q, "ci_low": w.estimate.ci_low,
+                     "ci_high": w.estimate.ci_high, "direction": direction}
+                    for w in usable
+                    if w.estimate is not None
+                ],
+                alpha=alpha, margin=margin, confidence=c,
+            ).to_dict()  # fmt: skip
+            computed = {frozenset((p["a"], p["b"])): p for p in ranking["pairs"]}
+        if ctl:
+            group.source = "controller"
+            order = _chain(ctl) or [
+                w.name for w in sorted((w for w in views if w.estimate), key=_sort_key)
+            ]
+            order = [n for n in order if by[n].estimate is not None]
+            group.pairs = [
+                _controller_pair(p, i + 1, computed.get(frozenset((p.a, p.b))))
+                for i, p in enumerate(ctl)
+            ]
+            group.excluded = [
+                (w.name, "no data" if w.estimate is None else "not in the controller's comparisons")
+                for w in views
+                if w.name not in order
+            ]
+        elif ranking is not None:
+            group.notes.extend(ranking.get("notes") or [])
+            order = list(ranking["names"])
+            for i, pair in enumerate(ranking["pairs"]):
+                pair["rank"] = i + 1
+                group.pairs.append(pair)
+            group.excluded = [
+                (w.name, "no data" if w.estimate is None else "not enough data for a CI")
+                for w in views
+                if w not in usable
+            ]
+        else:
+            order = [w.name for w in usable]
+            group.excluded = [
+                (w.name, "no data" if w.estimate is None else "not enough data for a CI")
+                for w in views
+                if w not in usable
+            ]
+        paired_only = {n for n in order if verdicts is not None and verdicts.all_paired(n)}
+        by_pair = {frozenset((p["a"], p["b"])): p for p in group.pairs}
+        for i, name in enumerate(order):
+            w = by[name]
+            ratio = (1.0, 1.0, 1.0) if i == 0 else _ratio_to_best(by[order[0]], w, stored, c)
+            nxt = None
+            if i + 1 < len(order):
+                p = by_pair.get(frozenset((name, order[i + 1])))
+                nxt = None if p is None else p["verdict"]
+            e = w.estimate
+            note = None
+            if name in paired_only and e is not None and not _certified(e, model):
+                note = "not required: compared paired"
+            group.rows.append(_row(i + 1, w, ratio, nxt, note))
         if quantreg:
             for pair in group.pairs[:QUANTREG_PAIRS]:
                 xa, xb = by[pair["a"]].steady, by[pair["b"]].steady
@@ -216,6 +319,19 @@ def rank_groups(model: CampaignModel, quantreg: bool = True) -> list[Group]:
                 group.quantiles.append(fit)
         out.append(group)
     return out
+
+
+def _certified(e: Any, model: CampaignModel) -> bool:
+    """Has the estimate a CI within the campaign's ``ci_rel_width`` (when it has one)?"""
+    if e.ci_low is None or e.rel_half_width is None:
+        return False
+    target = model.settings.get("ci_rel_width")
+    return target is None or e.rel_half_width <= float(target)
+
+
+def certified(view: WorkloadView, model: CampaignModel) -> bool:
+    """Is ``view``'s own CI one the stopping rule would accept (a CI, within target)?"""
+    return view.estimate is not None and _certified(view.estimate, model)
 
 
 # ----------------------------------------------------------------------------- suites

@@ -20,7 +20,14 @@ from typing import Any
 from runner.metadata_describe import describe_machine
 from runner.metadata_noise import unknown_noise_settings
 from runner.report import plots
-from runner.report.analysis import Group, Suite, analyse_suite, find_suite, rank_groups
+from runner.report.analysis import (
+    Group,
+    Suite,
+    analyse_suite,
+    certified,
+    find_suite,
+    rank_groups,
+)
 from runner.report.methods import (
     METHODS_REFERENCES,
     RuleStatus,
@@ -28,7 +35,8 @@ from runner.report.methods import (
     methods_paragraph,
     rules_checklist,
 )
-from runner.report.model import CampaignModel
+from runner.report.model import CampaignModel, WorkloadView
+from runner.report.verdicts import drift_line, is_paired
 
 #: section ids, in order: every format has each of them (tests check the HTML for them)
 SECTIONS: tuple[tuple[str, str], ...] = (
@@ -39,6 +47,47 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("methods", "Methods"),
     ("rules", "Hoefler & Belli's twelve rules"),
 )
+#: the same sections when the stopping controller stored its verdicts: the comparisons
+#: (each with its ratio headline) come first
+SECTIONS_COMPARISONS_FIRST: tuple[tuple[str, str], ...] = (
+    SECTIONS[2],
+    SECTIONS[0],
+    SECTIONS[1],
+    *SECTIONS[3:],
+)
+
+
+def workload_notes(model: CampaignModel, view: WorkloadView) -> list[str]:
+    """What a reader of ``view``'s numbers must know, in sentences.
+
+    - Drift: the drift line of ``benchrun run`` when the steady rounds drifted
+      (stats/drift.py: von Neumann ratio, block levels).
+    - Paired: when every comparison of the workload is paired and its own CI is not
+      certified (none, or wider than ``ci_rel_width``): its mean describes the period
+      measured and its CI was not required, since the stopping rule bounded the ratio CI
+      of each paired comparison instead (METHODS.md §13, docs/controller.md).
+    """
+    out: list[str] = []
+    paired = is_paired(view.name, model.verdicts, model.experiment, model.settings)
+    line = drift_line(view.name, view.drift, paired)
+    if line is not None:
+        out.append(line)
+    if model.verdicts is not None and model.verdicts.all_paired(view.name):
+        if not certified(view, model):
+            e = view.estimate
+            target = model.settings.get("ci_rel_width")
+            if e is None or e.ci_low is None or e.rel_half_width is None:
+                why = "it has no CI of its own (not enough data for one)"
+            else:
+                why = f"its own CI (±{100 * e.rel_half_width:.3g} %) is wider than the target"
+                if target is not None:
+                    why += f" {100 * float(target):g} %"
+            out.append(
+                f"{view.name}: its comparisons are paired and {why}: its mean describes the "
+                "period measured, and its CI was not required; the ratio CI of each paired "
+                "comparison is what the stopping rule bounded."
+            )
+    return out
 
 
 @dataclass
@@ -57,6 +106,16 @@ class Report:
     ranking_plots: list[plots.Plot] = field(default_factory=list)
     quantile_plots: list[plots.Plot] = field(default_factory=list)
     biplot: plots.Plot | None = None
+    #: per workload: :func:`workload_notes`
+    notes: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def sections(self) -> tuple[tuple[str, str], ...]:
+        """(id, title) of the sections in the order every format shows them: the stored
+        comparisons first when the stopping controller decided them (adaptive mode)."""
+        if self.model.adaptive and self.model.verdicts is not None:
+            return SECTIONS_COMPARISONS_FIRST
+        return SECTIONS
 
     @property
     def title(self) -> str:
@@ -103,9 +162,13 @@ class Report:
                 "description": self.description(),
             },
             "confidence": self.model.confidence,
+            "sections": [sid for sid, _ in self.sections],
+            "comparisons": None if self.model.verdicts is None else self.model.verdicts.to_dict(),
             "headline": [
                 {
                     "group": g.key,
+                    "label": g.label,
+                    "compared": g.compared,
                     "unit": g.unit,
                     "direction": g.direction,
                     "verdict_source": g.source,
@@ -117,7 +180,10 @@ class Report:
                 }
                 for g in self.groups
             ],
-            "workloads": [w.to_dict(raw) for w in self.model.workloads],
+            "workloads": [
+                {**w.to_dict(raw), "notes": self.notes.get(w.name, [])}
+                for w in self.model.workloads
+            ],
             "suite": None
             if self.suite is None
             else {
@@ -162,6 +228,7 @@ def build_report(
         warnings=machine_warnings(model),
         unchecked=unknown_noise_settings(meta) if meta else [],
         machine=describe_machine(meta) if meta else [],
+        notes={w.name: workload_notes(model, w) for w in model.workloads},
     )
     if with_plots:
         draw(report)
@@ -200,7 +267,7 @@ def draw(report: Report) -> None:
     c = report.model.confidence
     views = report.model.workloads
     tasks: list[Task] = [(plots.workload_figure, (w, target, c)) for w in views]
-    ranked = [g for g in report.groups if len(g.rows) > 1]
+    ranked = [g for g in report.groups if len(g.rows) > 1 and g.compared]
     tasks += [(plots.headline_figure, (g, c)) for g in ranked]
     fits = [fit for g in report.groups for fit in g.quantiles]
     tasks += [(plots.quantile_figure, (fit,)) for fit in fits]

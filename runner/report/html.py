@@ -7,7 +7,7 @@ import base64
 from html import escape
 
 from runner.report import tables
-from runner.report.document import SECTIONS, Report
+from runner.report.document import Report
 from runner.report.plots import Plot
 
 CSS = """
@@ -20,7 +20,8 @@ th{background:#f3f3f3}caption{caption-side:bottom;text-align:left;font-size:.8re
 padding-top:.3rem}figure{margin:1rem 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.82rem;color:#444}.met{color:#1a7f37}.missing{color:#b35900}
 .na{color:#777}.separated,.faster{color:#1a7f37}.slower{color:#b91c1c}.equivalent{color:#0369a1}
-.undecided{color:#b35900}.methods{background:#f8f8f8;border-left:4px solid #999;padding:.6rem 1rem}
+.undecided{color:#b35900}.note{background:#fff8e6;border-left:4px solid #e0a800;
+padding:.3rem .8rem}.methods{background:#f8f8f8;border-left:4px solid #999;padding:.6rem 1rem}
 nav a{margin-right:1rem}
 """
 
@@ -50,49 +51,25 @@ def _figure(p: Plot | None) -> str:
     )
 
 
-def render_html(report: Report) -> str:
-    """The whole report as one HTML document (module docstring)."""
-    m = report.model
-    c = m.campaign
-    out: list[str] = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape(report.title)}</title><style>{CSS}</style></head><body>",
-        f"<h1>{escape(report.title)}</h1>",
-        "<nav>" + "".join(f'<a href="#{i}">{escape(t)}</a>' for i, t in SECTIONS) + "</nav>",
-    ]
-    desc = report.description()
-    if desc:
-        out.append(f"<p><em>{escape(desc)}</em></p>")
-    out.append(
-        f"<p>Database <code>{escape(str(m.database))}</code>; "
-        f"{'adaptive' if m.adaptive else 'fixed'} campaign; generated {report.generated}.</p>"
-    )
-    # headline
-    out.append('<section id="headline"><h2>Headline</h2>')
-    out.append(f"<p><strong>How the campaign stopped:</strong> {escape(report.stop_text)}</p>")
-    for g in report.groups:
-        out.append(_table(tables.headline(g, m.confidence), {6: True}))
-    for p in report.ranking_plots:
-        out.append(_figure(p))
-    out.append("</section>")
-    # per workload
-    out.append('<section id="workloads"><h2>Per workload</h2>')
-    for w in m.workloads:
-        out.append(f"<h3>{escape(w.name)}</h3>")
-        out.append(_table(tables.workload_stats(w)))
-        out.append(_figure(report.workload_plots.get(w.name)))
-    out.append("</section>")
-    # comparisons
-    out.append('<section id="comparisons"><h2>Comparisons</h2>')
-    any_pairs = False
-    for g in report.groups:
-        if g.pairs:
-            any_pairs = True
-            out.append(_table(tables.pairs(g), {2: True}))
-            out.extend(f"<p>{escape(n)}</p>" for n in g.notes)
-    if not any_pairs:
+def _comparisons(report: Report) -> list[str]:
+    """The comparisons section: the controller's stored verdicts with their ratio
+    headlines first, then the neighbour verdicts computed here, quantile plots, suite."""
+    out: list[str] = ['<section id="comparisons"><h2>Comparisons</h2>']
+    v = report.model.verdicts
+    if v is not None:
+        stop = v.stop_sentence()
+        if stop:
+            cls = "undecided" if v.budget_stop else "met"
+            out.append(f'<p class="{cls}"><strong>{escape(stop)}</strong></p>')
+        if v.comparisons:
+            out.append(_table(tables.stored_comparisons(v, report.model.confidence), {2: True}))
+        else:
+            out.append(f"<p>{escape(tables.NO_COMPARISON)}</p>")
+    computed = [g for g in report.groups if g.pairs and g.source != "controller"]
+    for g in computed:
+        out.append(_table(tables.pairs(g), {2: True}))
+        out.extend(f"<p>{escape(n)}</p>" for n in g.notes)
+    if v is None and not computed:
         out.append("<p>Only one workload per metric: no pair to compare.</p>")
     for p in report.quantile_plots:
         out.append(_figure(p))
@@ -107,28 +84,77 @@ def render_html(report: Report) -> str:
         out.append(_figure(report.biplot))
         out.extend(f"<p>{escape(n)}</p>" for n in s.notes)
     out.append("</section>")
-    # machine
-    out.append('<section id="machine"><h2>The machine</h2>')
-    if report.machine:
-        out.append(_table(tables.machine(report)))
-    else:
-        out.append("<p>No machine record was stored with this campaign.</p>")
-    if report.warnings or report.unchecked:
-        out.append(_table(tables.warnings(report)))
-    else:
-        out.append("<p>No setting that adds noise was found.</p>")
-    out.append("<h3>Experiment file</h3><pre>" + escape(c.config_text) + "</pre>")
-    out.append("</section>")
-    # methods
-    out.append('<section id="methods"><h2>Methods</h2>')
-    out.append(f'<p class="methods">{escape(report.methods)}</p><ul>')
+    return out
+
+
+def render_html(report: Report) -> str:
+    """The whole report as one HTML document (module docstring), its sections in
+    :attr:`Report.sections` order."""
     from runner.report.methods import METHODS_REFERENCES
 
-    out.extend(f"<li>{escape(r)}</li>" for r in METHODS_REFERENCES)
-    out.append("</ul></section>")
+    m = report.model
+    c = m.campaign
+    out: list[str] = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(report.title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{escape(report.title)}</h1>",
+        "<nav>" + "".join(f'<a href="#{i}">{escape(t)}</a>' for i, t in report.sections) + "</nav>",
+    ]
+    desc = report.description()
+    if desc:
+        out.append(f"<p><em>{escape(desc)}</em></p>")
+    out.append(
+        f"<p>Database <code>{escape(str(m.database))}</code>; "
+        f"{'adaptive' if m.adaptive else 'fixed'} campaign; generated {report.generated}.</p>"
+    )
+    parts: dict[str, list[str]] = {}
+    # headline
+    head = ['<section id="headline"><h2>Headline</h2>']
+    head.append(f"<p><strong>How the campaign stopped:</strong> {escape(report.stop_text)}</p>")
+    for g in report.groups:
+        head.append(_table(tables.headline(g, m.confidence), {6: True}))
+    for p in report.ranking_plots:
+        head.append(_figure(p))
+    head.append("</section>")
+    parts["headline"] = head
+    # per workload
+    per = ['<section id="workloads"><h2>Per workload</h2>']
+    for w in m.workloads:
+        per.append(f"<h3>{escape(w.name)}</h3>")
+        per.extend(f'<p class="note">{escape(n)}</p>' for n in report.notes.get(w.name, []))
+        per.append(_table(tables.workload_stats(w)))
+        per.append(_figure(report.workload_plots.get(w.name)))
+    per.append("</section>")
+    parts["workloads"] = per
+    parts["comparisons"] = _comparisons(report)
+    # machine
+    mach = ['<section id="machine"><h2>The machine</h2>']
+    if report.machine:
+        mach.append(_table(tables.machine(report)))
+    else:
+        mach.append("<p>No machine record was stored with this campaign.</p>")
+    if report.warnings or report.unchecked:
+        mach.append(_table(tables.warnings(report)))
+    else:
+        mach.append("<p>No setting that adds noise was found.</p>")
+    mach.append("<h3>Experiment file</h3><pre>" + escape(c.config_text) + "</pre>")
+    mach.append("</section>")
+    parts["machine"] = mach
+    # methods
+    meth = ['<section id="methods"><h2>Methods</h2>']
+    meth.append(f'<p class="methods">{escape(report.methods)}</p><ul>')
+    meth.extend(f"<li>{escape(r)}</li>" for r in METHODS_REFERENCES)
+    meth.append("</ul></section>")
+    parts["methods"] = meth
     # rules
-    out.append('<section id="rules"><h2>Hoefler &amp; Belli\'s twelve rules</h2>')
+    rules_html = ['<section id="rules"><h2>Hoefler &amp; Belli\'s twelve rules</h2>']
     rules = tables.rules(report)
-    out.append(_table(rules, {1: True}).replace('class="not"', 'class="na"'))
-    out.append("</section></body></html>")
+    rules_html.append(_table(rules, {1: True}).replace('class="not"', 'class="na"'))
+    rules_html.append("</section>")
+    parts["rules"] = rules_html
+    for sid, _ in report.sections:
+        out.extend(parts[sid])
+    out.append("</body></html>")
     return "\n".join(out)

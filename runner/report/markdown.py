@@ -44,38 +44,23 @@ class _Figures:
         return [f"![{p.title}]({rel})", "", f"*{_cell(p.caption)}*", ""]
 
 
-def render_markdown(report: Report, figure_dir: Path | None) -> str:
-    """The report as CommonMark; figures go to ``figure_dir`` (None: no figures)."""
-    fig = _Figures(figure_dir)
-    m = report.model
-    out: list[str] = [f"# {report.title}", ""]
-    desc = report.description()
-    if desc:
-        out += [f"*{_cell(desc)}*", ""]
-    out += [
-        f"Database `{m.database}`; {'adaptive' if m.adaptive else 'fixed'} campaign; "
-        f"generated {report.generated}.",
-        "",
-        "## Headline",
-        "",
-        f"**How the campaign stopped:** {_cell(report.stop_text)}",
-        "",
-    ]
-    for g in report.groups:
-        out += _table(tables.headline(g, m.confidence))
-    for p in report.ranking_plots:
-        out += fig(p)
-    out += ["## Per workload", ""]
-    for w in m.workloads:
-        out += [f"### {_cell(w.name)}", ""]
-        out += _table(tables.workload_stats(w))
-        out += fig(report.workload_plots.get(w.name))
-    out += ["## Comparisons", ""]
-    pairs = [g for g in report.groups if g.pairs]
-    for g in pairs:
+def _comparisons(report: Report, fig: _Figures) -> list[str]:
+    """The comparisons section (as in runner/report/html.py)."""
+    out: list[str] = ["## Comparisons", ""]
+    v = report.model.verdicts
+    if v is not None:
+        stop = v.stop_sentence()
+        if stop:
+            out += [f"**{_cell(stop)}**", ""]
+        if v.comparisons:
+            out += _table(tables.stored_comparisons(v, report.model.confidence))
+        else:
+            out += [_cell(tables.NO_COMPARISON), ""]
+    computed = [g for g in report.groups if g.pairs and g.source != "controller"]
+    for g in computed:
         out += _table(tables.pairs(g))
         out += [f"{_cell(n)}" for n in g.notes] + ([""] if g.notes else [])
-    if not pairs:
+    if v is None and not computed:
         out += ["Only one workload per metric: no pair to compare.", ""]
     for p in report.quantile_plots:
         out += fig(p)
@@ -89,15 +74,50 @@ def render_markdown(report: Report, figure_dir: Path | None) -> str:
             out += _table(t)
         out += fig(report.biplot)
         out += [_cell(n) for n in s.notes] + ([""] if s.notes else [])
-    out += ["## The machine", ""]
-    out += _table(tables.machine(report)) if report.machine else ["No machine record.", ""]
+    return out
+
+
+def render_markdown(report: Report, figure_dir: Path | None) -> str:
+    """The report as CommonMark, its sections in :attr:`Report.sections` order; figures
+    go to ``figure_dir`` (None: no figures)."""
+    fig = _Figures(figure_dir)
+    m = report.model
+    out: list[str] = [f"# {report.title}", ""]
+    desc = report.description()
+    if desc:
+        out += [f"*{_cell(desc)}*", ""]
+    out += [
+        f"Database `{m.database}`; {'adaptive' if m.adaptive else 'fixed'} campaign; "
+        f"generated {report.generated}.",
+        "",
+    ]
+    parts: dict[str, list[str]] = {}
+    head = ["## Headline", "", f"**How the campaign stopped:** {_cell(report.stop_text)}", ""]
+    for g in report.groups:
+        head += _table(tables.headline(g, m.confidence))
+    for p in report.ranking_plots:
+        head += fig(p)
+    parts["headline"] = head
+    per = ["## Per workload", ""]
+    for w in m.workloads:
+        per += [f"### {_cell(w.name)}", ""]
+        per += [f"> {_cell(n)}\n" for n in report.notes.get(w.name, [])]
+        per += _table(tables.workload_stats(w))
+        per += fig(report.workload_plots.get(w.name))
+    parts["workloads"] = per
+    parts["comparisons"] = _comparisons(report, fig)
+    mach = ["## The machine", ""]
+    mach += _table(tables.machine(report)) if report.machine else ["No machine record.", ""]
     if report.warnings or report.unchecked:
-        out += _table(tables.warnings(report))
+        mach += _table(tables.warnings(report))
     else:
-        out += ["No setting that adds noise was found.", ""]
-    out += ["### Experiment file", "", "```yaml", m.campaign.config_text.rstrip(), "```", ""]
-    out += ["## Methods", "", report.methods, ""]
-    out += [f"- {r}" for r in METHODS_REFERENCES] + [""]
-    out += ["## Hoefler & Belli's twelve rules", ""]
-    out += _table(tables.rules(report))
+        mach += ["No setting that adds noise was found.", ""]
+    mach += ["### Experiment file", "", "```yaml", m.campaign.config_text.rstrip(), "```", ""]
+    parts["machine"] = mach
+    meth = ["## Methods", "", report.methods, ""]
+    meth += [f"- {r}" for r in METHODS_REFERENCES] + [""]
+    parts["methods"] = meth
+    parts["rules"] = ["## Hoefler & Belli's twelve rules", ""] + _table(tables.rules(report))
+    for sid, _ in report.sections:
+        out += parts[sid]
     return "\n".join(out)

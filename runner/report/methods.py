@@ -16,6 +16,7 @@ from typing import Any
 from runner.metadata_noise import noise_warnings
 from runner.report.analysis import Group, Suite
 from runner.report.model import CampaignModel
+from runner.report.verdicts import StoredVerdicts
 
 METHODS_REFERENCES = (
     "[HOEFLER] T. Hoefler, R. Belli. Scientific Benchmarking of Parallel Computing Systems. "
@@ -25,6 +26,11 @@ METHODS_REFERENCES = (
     "[MSER] K. P. White. An effective truncation heuristic for bias reduction in simulation "
     "output. Simulation 69 (1997).",
     "[WELCH] B. L. Welch. Biometrika 34 (1947).",
+    "[HOLM] S. Holm. A simple sequentially rejective multiple test procedure. Scandinavian "
+    "Journal of Statistics 6 (1979).",
+    "[TOST] D. J. Schuirmann. A comparison of the two one-sided tests procedure and the power "
+    "approach for assessing the equivalence of average bioavailability. Journal of "
+    "Pharmacokinetics and Biopharmaceutics 15 (1987).",
 )
 
 
@@ -35,6 +41,60 @@ def _pct(v: float | None) -> str:
 def _range(values: list[int]) -> str:
     lo, hi = min(values), max(values)
     return str(lo) if lo == hi else f"{lo} to {hi}"
+
+
+def _stored_tests(verdicts: StoredVerdicts, s: dict[str, Any], c: float) -> list[str]:
+    """Sentences on how the stopping controller compared workloads: the paired tests on
+    per-pass log ratios (METHODS.md §13, docs/paired.md) and Welch's test (§7), with the
+    looks, alpha and Holm (§10); from the stored verdicts (what was really used)."""
+    alpha = float(verdicts.alpha if verdicts.alpha is not None else s.get("alpha", 0.01))
+    margin = float(verdicts.margin if verdicts.margin is not None else s.get("margin", 0.01))
+    total = len(verdicts.comparisons)
+    paired = [x for x in verdicts.comparisons if x.test == "paired"]
+    welch = [x for x in verdicts.comparisons if x.test != "paired"]
+    out: list[str] = []
+    many = total > 1
+    if paired:
+        passes = [x.passes for x in paired if x.passes]
+        if welch:
+            lead = f"In {len(paired)} of the {total} comparisons, the two workloads"
+        else:
+            lead = "The two workloads of " + ("each comparison" if many else "the comparison")
+        out.append(
+            f"{lead} were measured in the same passes and compared pass by pass on the log "
+            "ratio of the two rounds of each pass (randomised order within the pass), which "
+            "cancels a drift of the machine that the two rounds share"
+            + (f", over {_range(passes)} passes" if passes else "")
+            + ": the log ratios were grouped into subsessions like a workload's readings, a "
+            "one-sample t-test on the subsession means of the log ratios tested for a "
+            f"difference, and TOST [TOST] within ±{100 * margin:g} % (±ln(1 + {margin:g}) on "
+            f"the log scale) for equivalence; the ratio and its {100 * c:g} % CI are exp of the "
+            "mean log ratio and of its CI"
+            + (
+                f"; the stopping rule's target for the half-width of that CI was "
+                f"{_pct(float(s['ci_rel_width']))} of the ratio (ci_rel_width)."
+                if s.get("ci_rel_width") is not None
+                else "."
+            )
+        )
+    if welch:
+        one = len(welch) == 1
+        if paired:
+            lead = "The other comparison" if one else "The other comparisons"
+        else:
+            lead = "The comparison" if one else "The comparisons"
+        out.append(
+            f"{lead} {'were' if len(welch) > 1 else 'was'} made with Welch's t-test [WELCH] on "
+            f"the two workloads' own subsession means, and with TOST within ±{100 * margin:g} % "
+            "of the better mean."
+        )
+    out.append(
+        f"Tests were made only at a geometric schedule of looks with alpha = {alpha:g} spent "
+        "over them, so stopping when the data suffice does not inflate the error rate"
+        + ", and Holm-corrected over the pairs of a group (and over the baselines) tested at "
+        "the same look [HOLM]."
+    )
+    return out
 
 
 def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | None) -> str:
@@ -98,19 +158,38 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
             f"with its {100 * c:g} % Student-t confidence interval over subsession means, "
             "widened where needed to contain the interval over subsessions twice as long."
         )
+    verdicts = model.verdicts if model.adaptive else None
+    paired_names = {w.name for w in views if verdicts is not None and verdicts.all_paired(w.name)}
     if rel:
         target = s.get("ci_rel_width")
         reached = f"The relative CI half-widths reached {_pct(min(rel))} to {_pct(max(rel))}"
         if target is not None:
             reached += f" of the mean (target {_pct(float(target))}"
-            reached += ", the stopping condition)." if model.adaptive else ", not enforced)."
+            if not model.adaptive:
+                reached += ", not enforced)."
+            elif paired_names:
+                reached += ", the stopping condition for workloads not compared paired)."
+            else:
+                reached += ", the stopping condition)."
         else:
             reached += " of the mean."
         out.append(reached)
     missing = [w.name for w in views if not (w.estimate and w.estimate.usable)]
-    if missing:
-        out.append(f"No CI could be given for {', '.join(missing)} (not enough data).")
-    if any(len(g.rows) > 1 for g in groups):
+    unpaired_missing = [n for n in missing if n not in paired_names]
+    paired_missing = [n for n in missing if n in paired_names]
+    if unpaired_missing:
+        out.append(f"No CI could be given for {', '.join(unpaired_missing)} (not enough data).")
+    if paired_missing:
+        out.append(
+            f"{', '.join(paired_missing)} had no CI of {'its' if len(paired_missing) == 1 else 'their'} "
+            "own (not enough data); none was required, since "
+            + ("its" if len(paired_missing) == 1 else "their")
+            + " comparisons were all paired and the stopping rule bounds the ratio CIs of "
+            "paired comparisons; such a mean describes the period measured."
+        )
+    if verdicts is not None and verdicts.comparisons:
+        out.extend(_stored_tests(verdicts, s, c))
+    elif any(len(g.rows) > 1 and g.compared for g in groups):
         k = max(len(g.rows) for g in groups)
         out.append(
             f"Neighbouring workloads in the ranking were compared with Welch's t-test [WELCH] at "
@@ -200,7 +279,7 @@ def rules_checklist(
 ) -> list[RuleStatus]:
     """[HOEFLER]'s twelve rules with this campaign's status for each (module docstring)."""
     views = model.workloads
-    multi = any(len(g.rows) > 1 for g in groups)
+    multi = any(len(g.rows) > 1 and g.compared for g in groups)
     out: list[tuple[str, str]] = []
     # 1
     if multi or suite is not None:
@@ -233,8 +312,17 @@ def rules_checklist(
         if suite is not None else "")))  # fmt: skip
     # 5
     no_ci = [w.name for w in views if not (w.estimate and w.estimate.ci_low is not None)]
+    verdicts = model.verdicts if model.adaptive else None
+    paired_no_ci = [n for n in no_ci if verdicts is not None and verdicts.all_paired(n)]
+    no_ci = [n for n in no_ci if n not in paired_no_ci]
     det = [w.name for w in views if (w.summary or {}).get("deterministic")]
     detail = "CIs over subsession means for every workload"
+    if paired_no_ci:
+        detail = (
+            "CIs over subsession means for every workload except "
+            + ", ".join(paired_no_ci)
+            + ", whose comparisons are paired: their ratios have CIs instead"
+        )
     if det:
         detail += f"; deterministic (CoV below 0.1 %): {', '.join(det)}"
     out.append((MISSING, "no CI for " + ", ".join(no_ci)) if no_ci else (MET, detail))
@@ -242,7 +330,11 @@ def rules_checklist(
     out.append((MET, "Shapiro-Wilk p and a Q-Q plot of the subsession means per workload; the CI "
                      "relies on the means being approximately normal, which the plot shows"))  # fmt: skip
     # 7
-    if multi:
+    if verdicts is not None and verdicts.paired:
+        out.append((MET, "workloads measured in the same passes compared on per-pass log "
+                         "ratios (one-sample t, TOST), others with Welch's t-test; Holm, alpha "
+                         "spent over looks; every comparison with its ratio and CI"))  # fmt: skip
+    elif multi:
         out.append((MET, "neighbours compared with Welch's t-test (Holm), TOST equivalence and "
                          "non-overlapping CIs"))  # fmt: skip
     else:

@@ -26,7 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from runner.config import Experiment
 from runner.errors import UserError
+from runner.report.verdicts import StoredVerdicts, experiment_of, read_verdicts
 from runner.results import WorkloadResult, collect_stored, workload_results
 from runner.store import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
 from stats.autocorr import acf, subsession_means
@@ -151,6 +153,9 @@ class WorkloadView:
     normality: dict[str, Any] | None = None
     #: (steady rounds used, relative CI half-width or None)
     convergence: list[tuple[int, float | None]] = field(default_factory=list)
+    #: stats.drift_check of the steady round values in time order, with its ``text``
+    #: (runner/results.py ``WorkloadResult.drift``); None with too few rounds
+    drift: dict[str, Any] | None = None
 
     @property
     def harmonic_mean(self) -> float | None:
@@ -189,6 +194,7 @@ class WorkloadView:
             "acf_subsession_means": self.acf_means,
             "normality_p": None if self.normality is None else self.normality.get("p_value"),
             "convergence": [{"rounds": r, "rel_half_width": w} for r, w in self.convergence],
+            "drift": self.drift,
         }
         if raw:
             out["steady_series"] = [float(v) for v in self.steady]
@@ -206,6 +212,11 @@ class CampaignModel:
     confidence: float
     #: distinct CPU lists the rounds were pinned to ("1", "2-3"); empty when unpinned
     cpus: list[str] = field(default_factory=list)
+    #: the controller's final verdicts (runner/report/verdicts.py); None in fixed mode or
+    #: before an adaptive campaign reached its end
+    verdicts: StoredVerdicts | None = None
+    #: the stored experiment, re-read (for its ``compare:`` groups); None if unreadable
+    experiment: Experiment | None = None
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -214,6 +225,14 @@ class CampaignModel:
     @property
     def adaptive(self) -> bool:
         return bool(self.settings.get("adaptive", False))
+
+    def comparison_group(self, view: WorkloadView) -> str | None:
+        """The group ``view`` is compared within: its metric and unit, and with the
+        experiment's ``compare:`` its group there (:meth:`runner.config.Experiment.
+        comparison_group`); None when ``compare:`` compares it with nothing."""
+        if self.experiment is None:
+            return view.group
+        return self.experiment.comparison_group(view.name)
 
     def view(self, name: str) -> WorkloadView:
         return next(w for w in self.workloads if w.name == name)
@@ -325,6 +344,10 @@ def _diagnostics(view: WorkloadView) -> None:
     if x.size >= 3 and float(np.ptp(x)) > 0:
         view.acf_raw = [float(v) for v in acf(x, min(MAX_LAG, x.size - 1))]
         q = view.estimate.q if view.estimate and view.estimate.q else 1
+        if q > x.size // 3:
+            # without enough data the collector's q is the size it would need (larger
+            # than the series): there are no subsession means to look at yet
+            return
         means = subsession_means(x, q)
         if means.size >= 3 and float(np.ptp(means)) > 0:
             view.acf_means = [float(v) for v in acf(means, min(MAX_LAG, means.size - 1))]
@@ -358,6 +381,7 @@ def build_view(
         estimate=est,
         summary=result.summary,
         collected=getattr(result, "collected", None),
+        drift=getattr(result, "drift", None),
         failed_at=[r.seq for r in rounds if r.status != "ok"],
         calibration_rounds=sum(1 for r in rounds if "calibration" in (r.flags or "")),
     )
@@ -407,7 +431,16 @@ def load_campaign(
         for w, res in zip(workloads, results, strict=True)
     ]
     cpus = sorted({r.cpus for r in rounds if r.cpus})
-    return CampaignModel(db, campaign, views, events, confidence, cpus)
+    return CampaignModel(
+        db,
+        campaign,
+        views,
+        events,
+        confidence,
+        cpus,
+        verdicts=read_verdicts(events) if campaign.settings.get("adaptive") else None,
+        experiment=experiment_of(campaign.config_text, [w.name for w in workloads]),
+    )
 
 
 def _is_sqlite(path: Path) -> bool:

@@ -203,8 +203,15 @@ def headline_figure(group: Group, confidence: float) -> Plot:
            title=f"{group.label}: relative to the best")  # fmt: skip
     caption = (
         f"Workloads measured in {group.unit or 'no unit'} ({group.direction.replace('_', ' ')}), "
-        f"best first. Dots: ratio of each mean to the best mean; whiskers: {100 * confidence:g} % "
-        "CI of the ratio (delta method on the log scale, Welch degrees of freedom)."
+        f"best first. Dots: ratio of each workload to the best; whiskers: {100 * confidence:g} % "
+        "CI of the ratio"
+        + (
+            " (the stopping controller's where it compared the two: paired ratios are exp of "
+            "the mean per-pass log ratio and its CI; else delta method on the log scale, Welch "
+            "degrees of freedom; no whisker: no CI)."
+            if group.source == "controller"
+            else " (delta method on the log scale, Welch degrees of freedom)."
+        )
     )
     return Plot(f"ranking-{_slug(group.key)}", f"ranking of {group.label}", _png(fig), caption)
 

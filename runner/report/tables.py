@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.display import format_value
-from runner.report.analysis import Group, Suite
+from runner.report.analysis import Group, Row, Suite
 from runner.report.document import Report
 from runner.report.model import WorkloadView
+from runner.report.verdicts import StoredVerdicts
 
 
 @dataclass(frozen=True)
@@ -51,21 +52,54 @@ def estimate_text(mean: float, lo: float | None, hi: float | None, unit: str) ->
     return f"{format_value(mean, unit)} ± {format_value((hi - lo) / 2, unit)}"
 
 
+def _estimate_cell(r: Row) -> str:
+    text = estimate_text(r.mean, r.ci_low, r.ci_high, r.unit)
+    if r.note is None:
+        return text
+    if r.ci_low is None or r.ci_high is None:
+        return f"{format_value(r.mean, r.unit)} (no CI: {r.note})"
+    return f"{text} ({r.note})"
+
+
 def headline(group: Group, confidence: float) -> Table:
     pc = f"{100 * confidence:g} %"
     rows = [
         (
-            str(r.rank),
+            str(r.rank) if r.rank else "-",
             r.name,
-            estimate_text(r.mean, r.ci_low, r.ci_high, r.unit),
+            _estimate_cell(r),
             r.unit or "-",
             pct(r.rel_half_width),
-            ratio_text(r.ratio, r.ratio_low, r.ratio_high),
+            ratio_text(r.ratio, r.ratio_low, r.ratio_high) if group.compared else "-",
             r.verdict_next or "",
         )
         for r in group.rows
     ]
     rows += [("-", name, why, group.unit or "-", "-", "-", "") for name, why in group.excluded]
+    if not group.compared:
+        caption = (
+            "The experiment's compare: compares these workloads with nothing: each has its "
+            "own estimate and CI (Student t over subsession means, METHODS.md §3-4), no rank, "
+            "ratio or verdict."
+        )
+    else:
+        how = (
+            "the stopping controller's verdict; the ratio to the best is the controller's "
+            "where it compared the two (paired: exp of the mean per-pass log ratio and its "
+            "CI, METHODS.md §13), else the delta method"
+            if group.source == "controller"
+            else "CIs disjoint, Holm-corrected Welch, or TOST; the ratio to the best has a "
+            "delta-method CI"
+        )
+        caption = (
+            "Best first. The CI is Student t over subsession means (METHODS.md §3-4); the "
+            f"verdict compares each workload with the next one down ({how})."
+        )
+        if any(r.note for r in group.rows):
+            caption += (
+                ' "not required: compared paired": every comparison of the workload is '
+                "paired, so the stopping rule bounded their ratio CIs instead of its own CI."
+            )
     return Table(
         f"{group.label} ({group.direction.replace('_', ' ')})",
         (
@@ -78,15 +112,69 @@ def headline(group: Group, confidence: float) -> Table:
             "verdict with next",
         ),  # fmt: skip
         rows,
-        "Best first. The CI is Student t over subsession means (METHODS.md §3-4); the ratio "
-        "to the best has a delta-method CI; the verdict compares each workload with the next "
-        "one down ("
-        + (
-            "the stopping controller's verdict"
-            if group.source == "controller"
-            else "CIs disjoint, Holm-corrected Welch, or TOST"
+        caption,
+    )
+
+
+#: what the comparisons section says when the controller stored no comparison
+NO_COMPARISON = (
+    "No comparison: the experiment compares no two workloads (each is alone in its "
+    "metric and unit, or compare: compares it with nothing) and has no baseline."
+)
+
+
+def stored_comparisons(verdicts: StoredVerdicts, confidence: float) -> Table:
+    """The stopping controller's comparisons, each led by its ratio headline (one row per
+    stored pair and baseline comparison, as :func:`runner.display.verdicts_table`)."""
+    pc = f"{100 * (verdicts.confidence or confidence):g} %"
+    rows = []
+    for c in verdicts.comparisons:
+        note = "; ".join(c.notes)
+        if c.verdict == "undecided" and c.rounds_needed:
+            note = f"~{c.rounds_needed} more rounds"
+        if c.verdict == "equivalent" and verdicts.margin is not None:
+            note = f"within {100 * verdicts.margin:g} %"
+        if c.independent_p is not None:
+            note = "; ".join(x for x in (note, f"Welch p {p3(c.independent_p)}") if x)
+        at = "-" if c.look is None else f"look {c.look}, alpha {p3(c.alpha)}"
+        kind = "baseline" if c.kind == "baseline" else "pair"
+        rows.append(
+            (
+                c.headline,
+                kind,
+                c.verdict,
+                c.test_name,
+                p3(c.p),
+                p3(c.p_holm),
+                p3(c.tost_p),
+                at,
+                note,
+            )  # fmt: skip
         )
-        + ").",  # fmt: skip
+    margin = "" if verdicts.margin is None else f" within ±{100 * verdicts.margin:g} %"
+    return Table(
+        "comparisons (the stopping controller's verdicts)",
+        (
+            f"ratio [{pc} CI]",
+            "kind",
+            "verdict",
+            "test",
+            "p",
+            "Holm p",
+            "TOST p",
+            "decided at",
+            "note",
+        ),  # fmt: skip
+        rows,
+        "The ratio is b/a (a workload against its baseline: workload/baseline) with its CI, "
+        "turned round when below 1 so the factor is >= 1. Test: paired = the two workloads "
+        "ran in the same passes, compared pass by pass on the log ratio of their rounds "
+        "(one-sample t on subsession means of the log ratios; ratio and CI are exp of the "
+        "mean log ratio and its CI, METHODS.md §13); Welch = Welch's t-test on each "
+        "workload's own subsession means (§7). p: that test's p at the latest look; Holm p: "
+        f"Holm-adjusted over the pairs of a group (or the baselines) tested at the look; TOST p: equivalence{margin}. A "
+        "verdict is declared only at a look, at that look's share of alpha (§10). Note: "
+        "Welch p = Welch's test on the two own series, shown beside a paired verdict.",
     )
 
 
@@ -146,6 +234,13 @@ def workload_stats(w: WorkloadView) -> Table:
         ("Tukey outliers among the steady readings (kept)", str(w.outliers)),
         ("Shapiro-Wilk p (subsession means)", p3((w.normality or {}).get("p_value"))),
     ]  # fmt: skip
+    if w.drift is not None:
+        d = w.drift
+        text = d.get("text") if d.get("drifted") else "no drift detected"
+        vn, p = d.get("von_neumann"), d.get("p_value")
+        if not d.get("drifted") and vn is not None and p is not None:
+            text += f" (von Neumann ratio {vn:.2f}, p {p:.2g})"
+        rows.append(("drift of the steady rounds (stats/drift.py)", str(text)))
     if w.direction == "higher_is_better":
         rows.append(("harmonic mean (rate)", format_value(w.harmonic_mean, u)))
     if w.status != "active":

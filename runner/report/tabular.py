@@ -35,20 +35,23 @@ CSV_COLUMNS = (
 
 
 def render_csv(report: Report) -> str:
-    """One row per workload: the headline numbers (units in the ``unit`` column)."""
+    """One row per workload: the headline numbers (units in the ``unit`` column); ``group``
+    is the group it is compared within (metric:unit, ``#i`` for a ``compare:`` group), rank
+    empty when it is compared with nothing."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for g in report.groups:
         ranked = {r.name: r for r in g.rows}
+        members = set(g.members)
         for w in report.model.workloads:
-            if w.group != g.key:
+            if w.name not in members:
                 continue
             r = ranked.get(w.name)
             e = w.estimate
             s = w.summary or {}
             row = [
-                g.key, r.rank if r else "", w.name, w.unit, w.direction,
+                g.key, (r.rank or "") if r else "", w.name, w.unit, w.direction,
                 e.mean if e else "", e.ci_low if e else "", e.ci_high if e else "",
                 e.rel_half_width if e else "", r.ratio if r else "", r.ratio_low if r else "",
                 r.ratio_high if r else "", (r.verdict_next or "") if r else "",

@@ -1,0 +1,296 @@
+"""The stopping controller's stored verdicts, read once for every output.
+
+An adaptive campaign ends with one "verdicts" event (runner/adaptive.py): every adjacent
+pair the controller compared (``PairStatus`` as a dict) and every baseline or reference
+comparison (``BaselineStatus``), each with the test that decided it (``paired``: a
+one-sample t on subsession means of the per-pass log ratios, METHODS.md §13; ``welch``:
+Welch on the two workloads' own subsession means, §7), the ratio b/a with its CI at the
+campaign's confidence, the p-values of the latest look that tested it, and whether every
+condition of the stopping rule was met (``conditions_met``; False on a budget stop).
+
+:func:`read_verdicts` turns that event into :class:`StoredVerdicts`, which ``benchrun
+show``, the report (HTML, Markdown, JSON) and ``benchrun export`` all print as they are:
+nothing here recomputes a verdict. :func:`drift_line` words a workload's drift check as
+``benchrun run`` prints it, and :func:`experiment_of` re-reads the stored experiment text
+(for ``compare:`` groups).
+
+Units: ratios and relative differences are unitless (b/a; 0.05 = 5 %); p-values and
+alpha are probabilities.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from runner.headline import pair_headline
+
+if TYPE_CHECKING:
+    from runner.config import Experiment
+    from runner.store import EventRow
+
+__all__ = [
+    "StoredComparison",
+    "StoredVerdicts",
+    "read_verdicts",
+    "verdicts_from_dict",
+    "drift_line",
+    "experiment_of",
+    "is_paired",
+    "TEST_NAMES",
+]
+
+#: how each test is named for people
+TEST_NAMES = {"paired": "paired", "welch": "Welch"}
+
+
+def _float(v: Any) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if f == f and f not in (float("inf"), float("-inf")) else None
+
+
+def _int(v: Any) -> int | None:
+    try:
+        return None if v is None else int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class StoredComparison:
+    """One comparison as the controller stored it (module docstring).
+
+    ``kind`` is ``pair`` (adjacent workloads of one group; ``a`` the better or equal one)
+    or ``baseline`` (``b`` against ``a``, its baseline: an earlier result or the
+    experiment's ``reference``). ``ratio`` = b/a with its CI ``ratio_low``..``ratio_high``
+    (None when there is none yet); ``passes`` = passes in the paired series (None for
+    Welch). ``p`` is the raw p-value of the test that decided (the paired t on the log
+    ratios, or Welch's), ``p_holm`` the Holm-adjusted one, ``tost_p`` the equivalence
+    test's; ``look`` and ``alpha``: when the verdict was declared and at which level.
+    ``headline`` is :func:`runner.headline.pair_headline` of the stored dict
+    (docs/paired.md).
+    """
+
+    kind: str
+    a: str
+    b: str
+    headline: str
+    verdict: str
+    test: str | None
+    ratio: float | None
+    ratio_low: float | None
+    ratio_high: float | None
+    passes: int | None
+    p: float | None
+    p_holm: float | None
+    tost_p: float | None
+    look: int | None
+    alpha: float | None
+    relative_difference: float | None
+    rounds_needed: int | None
+    notes: tuple[str, ...] = ()
+    #: Welch's p on the two workloads' own subsession means beside a paired verdict
+    #: (None when not computed, and for Welch comparisons, whose ``p`` it is)
+    independent_p: float | None = None
+
+    @property
+    def test_name(self) -> str:
+        """``paired``, ``Welch`` or ``-``."""
+        return TEST_NAMES.get(self.test or "", self.test or "-")
+
+    @property
+    def decided(self) -> bool:
+        return self.verdict not in ("undecided", "no data")
+
+    def involves(self, name: str) -> bool:
+        return name in (self.a, self.b)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["notes"] = list(self.notes)
+        return d
+
+
+@dataclass(frozen=True)
+class StoredVerdicts:
+    """The final "verdicts" event of an adaptive campaign (module docstring).
+
+    ``conditions_met`` is None for campaigns stored before the field existed; ``margin``
+    (TOST, relative), ``alpha`` and ``confidence`` are the campaign's settings.
+    """
+
+    comparisons: tuple[StoredComparison, ...]
+    conditions_met: bool | None
+    reason: str | None
+    margin: float | None
+    alpha: float | None
+    confidence: float | None
+
+    @property
+    def pairs(self) -> tuple[StoredComparison, ...]:
+        return tuple(c for c in self.comparisons if c.kind == "pair")
+
+    @property
+    def baselines(self) -> tuple[StoredComparison, ...]:
+        return tuple(c for c in self.comparisons if c.kind == "baseline")
+
+    @property
+    def budget_stop(self) -> bool:
+        """The campaign ended on a budget (or a failure) with a condition unmet."""
+        return self.conditions_met is False
+
+    @property
+    def paired(self) -> bool:
+        """Was any comparison decided (or tested) on per-pass log ratios?"""
+        return any(c.test == "paired" for c in self.comparisons)
+
+    def of(self, name: str) -> tuple[StoredComparison, ...]:
+        """The comparisons ``name`` is in."""
+        return tuple(c for c in self.comparisons if c.involves(name))
+
+    def all_paired(self, name: str) -> bool:
+        """``name`` has comparisons and every one of them is paired."""
+        mine = self.of(name)
+        return bool(mine) and all(c.test == "paired" for c in mine)
+
+    def stop_sentence(self) -> str | None:
+        """One plain sentence on how the stopping rule ended (None when not stored)."""
+        if self.conditions_met is None:
+            return None
+        if self.conditions_met:
+            return (
+                "The campaign stopped when every condition of its stopping rule was met: "
+                f"{self.reason or '-'}."
+            )
+        return (
+            "The campaign ended on a budget before every condition of its stopping rule was "
+            f"met: {self.reason or '-'}. Undecided comparisons and intervals wider than the "
+            "target are what the budget allowed."
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: ``source`` "controller", the settings, and one dict per comparison."""
+        return {
+            "source": "controller",
+            "conditions_met": self.conditions_met,
+            "budget_stop": self.budget_stop,
+            "reason": self.reason,
+            "margin": self.margin,
+            "alpha": self.alpha,
+            "confidence": self.confidence,
+            "comparisons": [c.to_dict() for c in self.comparisons],
+        }
+
+
+def _comparison(
+    kind: str, p: Mapping[str, Any], units: Mapping[str, str], directions: Mapping[str, str]
+) -> StoredComparison:
+    if kind == "pair":
+        a, b = str(p.get("a")), str(p.get("b"))
+        rel = _float(p.get("relative_difference"))
+    else:
+        a, b = str(p.get("baseline")), str(p.get("name"))
+        rel = _float(p.get("relative_change"))
+    return StoredComparison(
+        kind=kind,
+        a=a,
+        b=b,
+        headline=pair_headline(p, units, directions),
+        verdict=str(p.get("verdict") or "undecided"),
+        test=p.get("test"),
+        ratio=_float(p.get("ratio")),
+        ratio_low=_float(p.get("ratio_low")),
+        ratio_high=_float(p.get("ratio_high")),
+        passes=_int(p.get("passes")),
+        p=_float(p.get("welch_p")),
+        p_holm=_float(p.get("welch_p_holm")),
+        tost_p=_float(p.get("tost_p")),
+        look=_int(p.get("look")),
+        alpha=_float(p.get("alpha")),
+        relative_difference=rel,
+        rounds_needed=_int(p.get("rounds_needed")),
+        notes=tuple(str(n) for n in p.get("notes") or ()),
+        independent_p=_float(p.get("independent_p")),
+    )
+
+
+def verdicts_from_dict(doc: Mapping[str, Any]) -> StoredVerdicts:
+    """:class:`StoredVerdicts` of the data of a stored "verdicts" event."""
+    units = doc.get("units") or {}
+    directions = doc.get("directions") or {}
+    comparisons = [_comparison("pair", p, units, directions) for p in doc.get("pairs") or []]
+    comparisons += [
+        _comparison("baseline", p, units, directions) for p in doc.get("baselines") or []
+    ]
+    met = doc.get("conditions_met")
+    return StoredVerdicts(
+        comparisons=tuple(comparisons),
+        conditions_met=None if met is None else bool(met),
+        reason=doc.get("reason"),
+        margin=_float(doc.get("margin")),
+        alpha=_float(doc.get("alpha")),
+        confidence=_float(doc.get("confidence")),
+    )
+
+
+def read_verdicts(events: Sequence[EventRow]) -> StoredVerdicts | None:
+    """The newest stored "verdicts" event as :class:`StoredVerdicts`; None when the
+    campaign has none (fixed mode, or an adaptive campaign that did not reach its end)."""
+    from runner.adaptive import final_verdicts
+
+    doc = final_verdicts(list(events))
+    return None if doc is None else verdicts_from_dict(doc)
+
+
+def drift_line(name: str, drift: Mapping[str, Any] | None, paired: bool) -> str | None:
+    """The drift line ``benchrun run`` prints for a workload whose steady rounds drifted
+    (``drift``: :attr:`runner.results.WorkloadResult.drift`); None when it did not.
+    ``paired``: its comparisons are paired, which cancels a drift the pass shares."""
+    if not drift or not drift.get("drifted"):
+        return None
+    tail = (
+        "; its comparisons are paired, which cancels a drift shared by the pass" if paired else ""
+    )
+    return f"drift: {name}: {drift['text']}: its mean describes this period of this machine{tail}"
+
+
+def experiment_of(config_text: str, names: Iterable[str]) -> Experiment | None:
+    """The experiment stored with a campaign, re-read from its text (no check of this
+    machine's files); None when it no longer parses or names other workloads than
+    ``names`` (then ``compare:`` groups are not known)."""
+    from runner.config import parse_experiment
+    from runner.errors import UserError
+
+    try:
+        experiment = parse_experiment(
+            config_text, display="stored experiment", check_commands=False
+        )
+    except (UserError, ValueError, TypeError, KeyError):
+        return None
+    if set(experiment.names) != set(names):
+        return None
+    return experiment
+
+
+def is_paired(
+    name: str,
+    verdicts: StoredVerdicts | None,
+    experiment: Experiment | None,
+    settings: Mapping[str, Any],
+) -> bool:
+    """Are ``name``'s comparisons paired? From the stored verdicts when the campaign has
+    them (every comparison of ``name`` paired); else as ``benchrun run`` words its drift
+    line: an adaptive campaign with ``comparison: paired`` that compares ``name`` with
+    something (``compare:``)."""
+    if verdicts is not None:
+        return verdicts.all_paired(name)
+    if experiment is None or not settings.get("adaptive"):
+        return False
+    return (
+        settings.get("comparison", "paired") == "paired"
+        and experiment.comparison_group(name) is not None
+    )
