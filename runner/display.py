@@ -117,6 +117,14 @@ class RichDisplay:
                 total = done + max(1, w.rounds_needed or 1)
             rel = w.rel_half_width
             width = "" if rel is None else f"CI ±{100 * rel:.2g} %"
+            ratios = [
+                p for p in decision.pairs
+                if name in (p.a, p.b) and p.test == "paired" and p.ratio_low is not None
+            ]  # fmt: skip
+            if ratios and w.target is None:
+                # a paired workload: what the stopping rule bounds is its ratios' CIs
+                widest = max((p.ratio_high - p.ratio_low) / 2 / p.ratio for p in ratios)
+                width = f"ratio CI ±{100 * widest:.2g} %"
             if w.target is not None and rel is not None:
                 mark = "[green]✓[/]" if rel <= w.target else ""
                 width += f" / {100 * w.target:.2g} %{mark}"

@@ -152,12 +152,13 @@ def main(args: argparse.Namespace) -> int:
                 f"drift: {r.name}: {r.drift['text']}: its mean describes this period of this "
                 f"machine{paired}",
                 markup=False,
+                highlight=False,
             )
     table = verdicts_table(verdicts) if verdicts else None
     if table is not None:
         out.print(table)
     if experiment.settings.adaptive and campaign.stop_reason and outcome.status == "done":
-        out.print(f"stopped: {campaign.stop_reason}", markup=False)
+        out.print(f"stopped: {campaign.stop_reason}", markup=False, highlight=False)
     if outcome.exit_code:
         print(f"benchrun: {outcome.message}", file=sys.stderr)
         return outcome.exit_code
