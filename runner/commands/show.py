@@ -1,4 +1,11 @@
-"""``benchrun show [DIR]``: what a campaign holds (status, rounds per workload, failures)."""
+"""``benchrun show [DIR]``: what a campaign holds (status, rounds per workload, failures).
+
+After the per-workload counts and results: the drift line of every workload whose steady
+rounds drifted (worded as ``benchrun run`` prints it), the comparisons of an adaptive
+campaign as the stopping controller stored them (:func:`runner.display.verdicts_table`:
+the ratio headline first, the verdict, the test that decided, p-values), and a plain
+sentence when the campaign ended on a budget with a condition unmet.
+"""
 
 from __future__ import annotations
 
@@ -55,6 +62,12 @@ def main(args: argparse.Namespace) -> int:
     # heavy imports (scipy via the statistics) only when the command runs, so that
     # `benchrun --help` and the other commands start fast
     from runner.adaptive import final_verdicts
+    from runner.report.verdicts import (
+        drift_line,
+        experiment_of,
+        is_paired,
+        verdicts_from_dict,
+    )
     from runner.results import workload_results, workload_states
 
     dbs = find_databases(Path(args.dir))
@@ -71,6 +84,15 @@ def main(args: argparse.Namespace) -> int:
             events = store.events(campaign.id)
             verdicts = final_verdicts(events)
             states = workload_states(results, campaign, events)
+            workload_names = [w.name for w in store.workloads(campaign.id)]
+        stored = verdicts_from_dict(verdicts) if verdicts else None
+        experiment = experiment_of(campaign.config_text, workload_names)
+        drift = {
+            r.name: drift_line(
+                r.name, r.drift, is_paired(r.name, stored, experiment, campaign.settings)
+            )
+            for r in results
+        }
         if args.json:
             docs.append(
                 {
@@ -80,6 +102,7 @@ def main(args: argparse.Namespace) -> int:
                     "status": campaign.status,
                     "stop_reason": campaign.stop_reason,
                     "verdicts": verdicts,
+                    "comparisons": None if stored is None else stored.to_dict(),
                     "created_at": campaign.created_at,
                     "updated_at": campaign.updated_at,
                     "workloads": [
@@ -94,6 +117,8 @@ def main(args: argparse.Namespace) -> int:
                             "status_reason": r.status_reason,
                             "summary": r.summary,
                             "collected": r.collected,
+                            "drift": r.drift,
+                            "drift_line": drift[r.name],
                         }
                         for r in results
                     ],
@@ -122,9 +147,19 @@ def main(args: argparse.Namespace) -> int:
             )
         console.print(counts)
         console.print(results_table(results, confidence))
+        for line in drift.values():
+            if line is not None:
+                console.print(line, markup=False, soft_wrap=True)
         table = verdicts_table(verdicts) if verdicts else None
         if table is not None:
             console.print(table)
+        elif stored is not None:
+            console.print(
+                "comparisons: none (no two workloads are compared in this experiment, and "
+                "there is no baseline)"
+            )
+        if stored is not None and stored.budget_stop:
+            console.print(stored.stop_sentence(), markup=False, soft_wrap=True)
         if campaign.status == "interrupted" and campaign.config_path:
             console.print(f"resume with: benchrun run {campaign.config_path} --resume")
         if args.failures:
