@@ -1,7 +1,11 @@
 """``benchrun export [CAMPAIGN]``: raw readings with every flag, and results, as JSON or CSV.
 
 JSON is the documented, versioned exchange format (runner/exchange.py,
-docs/export-format.md) that ``benchrun analyze`` and ``benchrun compare`` read back. CSV:
+docs/export-format.md) that ``benchrun analyze`` and ``benchrun compare`` read back; for an
+adaptive campaign that reached its end it also holds ``comparisons``: the stopping
+controller's stored verdicts, each with its ratio headline, ratio and CI, test (paired or
+Welch) and p-values (runner/report/verdicts.py; the same "verdicts" event is among
+``events``). CSV:
 ``--what readings`` is one reading per row (long form, with its round's facts and flags);
 ``--what results`` one row per workload. Output goes to stdout unless ``--out`` is given.
 """
@@ -14,6 +18,7 @@ import io
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from runner.errors import UserError
 
@@ -89,6 +94,22 @@ def results_csv(doc: dict) -> str:
     return _csv(rows, RESULT_COLUMNS)
 
 
+def with_comparisons(doc: dict, model: Any) -> dict:
+    """``doc`` with ``comparisons`` after ``workloads``: the stopping controller's stored
+    verdicts of ``model`` (:meth:`runner.report.verdicts.StoredVerdicts.to_dict`: per
+    comparison its headline, verdict, test, ratio b/a with its CI, passes, p-values), or
+    None when the campaign has none (fixed mode, or an adaptive campaign that did not
+    reach its end). An added key: readers of version 1 that do not know it ignore it."""
+    verdicts = model.verdicts if model.adaptive else None
+    out: dict = {}
+    for key, value in doc.items():
+        out[key] = value
+        if key == "workloads":
+            out["comparisons"] = None if verdicts is None else verdicts.to_dict()
+    out.setdefault("comparisons", None if verdicts is None else verdicts.to_dict())
+    return out
+
+
 def main(args: argparse.Namespace) -> int:
     fmt, what = str(args.format).lower(), str(args.what).lower()
     if fmt not in FORMATS:
@@ -108,6 +129,8 @@ def main(args: argparse.Namespace) -> int:
                 {k: v for k, v in w.items() if k not in ("collected", "summary", "result")}
                 for w in doc["workloads"]
             ]
+        else:
+            doc = with_comparisons(doc, model)
         text = json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
     elif what == "readings":
         text = readings_csv(doc, args.steady)
