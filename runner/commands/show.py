@@ -149,7 +149,7 @@ def main(args: argparse.Namespace) -> int:
         console.print(results_table(results, confidence))
         for line in drift.values():
             if line is not None:
-                console.print(line, markup=False, soft_wrap=True)
+                console.print(line, markup=False, highlight=False, soft_wrap=True)
         table = verdicts_table(verdicts) if verdicts else None
         if table is not None:
             console.print(table)
@@ -159,7 +159,7 @@ def main(args: argparse.Namespace) -> int:
                 "there is no baseline)"
             )
         if stored is not None and stored.budget_stop:
-            console.print(stored.stop_sentence(), markup=False, soft_wrap=True)
+            console.print(stored.stop_sentence(), markup=False, highlight=False, soft_wrap=True)
         if campaign.status == "interrupted" and campaign.config_path:
             console.print(f"resume with: benchrun run {campaign.config_path} --resume")
         if args.failures:
