@@ -118,7 +118,11 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
         if order == "interleaved"
         else "Workloads ran one after the other"
     )
-    out[-1] += f"; the campaign ended {model.campaign.status}: {model.campaign.stop_reason or '-'}."
+    out[-1] += f"; the campaign ended {model.campaign.status}: {model.campaign.stop_reason or '-'}"
+    budget = model.adaptive and model.verdicts is not None and model.verdicts.budget_stop
+    out[-1] += (
+        " (on a budget, before every condition of the stopping rule was met)." if budget else "."
+    )
     steady = [w.steady_rounds for w in views if w.steady_rounds]
     warm = sum(w.warmup_rounds - w.calibration_rounds for w in views)
     calib = sum(w.calibration_rounds for w in views)

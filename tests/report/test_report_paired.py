@@ -264,6 +264,7 @@ def test_budget_stop_is_said_and_the_welch_pair_shown_undecided(
         pair["welch_p"], pair["welch_p_holm"], pair["tost_p"],
     )  # fmt: skip
     assert "Welch's t-test" in doc["methods"] and "pass by pass" not in doc["methods"]
+    assert "(on a budget, before every condition of the stopping rule was met)" in doc["methods"]
     md = tmp_path / "b.md"
     assert main(["report", str(runs["budget"]), "--format", "md", "--out", str(md)]) == 0
     comparisons = md.read_text().split("## Comparisons", 1)[1].split("\n## ", 1)[0]
