@@ -295,8 +295,7 @@ class Controller:
         enough = {n: self._enough(st[n], rounds[n]) for n in self.names}
         self._covered = {n: self._is_covered(n) for n in self.names}
         all_enough = all(
-            enough[n] or (self._covered[n] and self._started(st[n], rounds[n]))
-            for n in self.names
+            enough[n] or (self._covered[n] and self._started(st[n], rounds[n])) for n in self.names
         ) and all(self._ready(a, b, enough) for a, b in self._comparisons(st))
         if all_enough and self._plan is None:
             first = max(clock, p.min_rounds)
@@ -593,7 +592,7 @@ class Controller:
         self, tests: Sequence[tuple[str, str, dict[str, Any]]],
         st: Mapping[str, WorkloadStats | None], alpha: float,
     ) -> list[bool]:  # fmt: skip
-        """"Pass at q and 2q" (§3) for separations "a better than b": paired ones on the
+        """ "Pass at q and 2q" (§3) for separations "a better than b": paired ones on the
         2q summary of their log ratios (sign checked), Welch ones by :meth:`_coarse_ok`;
         Holm within each kind."""
         if not self.params.check_2q:
@@ -612,7 +611,8 @@ class Controller:
             s = r["stats"]
             out[i] = good and s.mean_2q is not None and self._b_ahead(b, -s.mean_2q)
         for i, good in zip(
-            welch, self._coarse_ok([(tests[i][0], tests[i][1]) for i in welch], st, alpha),
+            welch,
+            self._coarse_ok([(tests[i][0], tests[i][1]) for i in welch], st, alpha),
             strict=True,
         ):
             out[i] = good
@@ -1006,8 +1006,10 @@ class Controller:
             in every pass until it is finished (docs/paired.md)."""
             for n in names:
                 waiting[n].append(what)
-                if paired and not self._out(n, rounds) and not any(
-                    self._out(m, rounds) for m in names
+                if (
+                    paired
+                    and not self._out(n, rounds)
+                    and not any(self._out(m, rounds) for m in names)
                 ):
                     forced.add(n)
                     if more is not None:

@@ -1,4 +1,4 @@
-"""Paired comparisons within passes: the per-pass log ratio of two workloads (METHODS.md §13).
+"""Paired comparisons within passes: the per-pass log ratio of two workloads (docs/paired.md).
 
 Model of a drifting machine: the value of workload w in pass p is ``y_wp = mu_w·f_p·e_wp``
 with ``f_p`` the machine's speed during the pass (shared by every workload that felt it)
@@ -44,7 +44,7 @@ __all__ = [
 
 
 def log_ratios(a: ArrayLike, b: ArrayLike) -> np.ndarray | None:
-    """``ln b - ln a`` element by element (the per-pass log ratio d_p, METHODS.md §13).
+    """``ln b - ln a`` element by element (the per-pass log ratio d_p, docs/paired.md).
 
     ``a`` and ``b`` are the two workloads' values in the same passes (equal lengths).
     Returns None when a value is not > 0 (no logarithm: the caller falls back to an
