@@ -274,6 +274,17 @@ def rank_groups(model: CampaignModel, quantreg: bool = True) -> list[Group]:
                 for w in views
                 if w.name not in order
             ]
+        elif len(stored) > 0:
+            # the group's question is each workload against the experiment's reference
+            # (stored as baseline comparisons): no neighbour is compared with the next
+            group.source = "controller"
+            order = [w.name for w in sorted((w for w in views if w.estimate), key=_sort_key)]
+            refs = sorted({b.a for b in stored.values()})
+            group.notes.append(
+                f"Each workload is compared with the reference {', '.join(refs)} (see the "
+                "comparisons), not with its neighbour."
+            )
+            group.excluded = [(w.name, "no data") for w in views if w.estimate is None]
         elif ranking is not None:
             group.notes.extend(ranking.get("notes") or [])
             order = list(ranking["names"])

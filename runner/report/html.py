@@ -115,6 +115,8 @@ def render_html(report: Report) -> str:
     head.append(f"<p><strong>How the campaign stopped:</strong> {escape(report.stop_text)}</p>")
     for g in report.groups:
         head.append(_table(tables.headline(g, m.confidence), {6: True}))
+        if g.source == "controller":
+            head.extend(f"<p>{escape(n)}</p>" for n in g.notes)
     for p in report.ranking_plots:
         head.append(_figure(p))
     head.append("</section>")

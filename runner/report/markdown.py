@@ -95,6 +95,8 @@ def render_markdown(report: Report, figure_dir: Path | None) -> str:
     head = ["## Headline", "", f"**How the campaign stopped:** {_cell(report.stop_text)}", ""]
     for g in report.groups:
         head += _table(tables.headline(g, m.confidence))
+        if g.source == "controller" and g.notes:
+            head += [_cell(n) for n in g.notes] + [""]
     for p in report.ranking_plots:
         head += fig(p)
     parts["headline"] = head

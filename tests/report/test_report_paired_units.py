@@ -143,3 +143,32 @@ def test_chain_of_adjacent_pairs() -> None:
     assert _chain([_c("x", "y"), _c("z", "y")]) == ["x", "y", "z"]
     assert _chain([_c("x", "y"), _c("z", "w")]) is None
     assert _chain([]) is None
+
+
+def test_a_reference_group_is_not_ranked_by_neighbours(tmp_path: Path, capsys) -> None:
+    # settings.reference: the controller compares each workload with the reference (stored
+    # as baseline comparisons) and no neighbour with the next; the report does not invent
+    # neighbour verdicts, and the ratio to the best is the stored paired one
+    ref = {"name": "q", "baseline": "p", "verdict": "separated", "look": 1, "alpha": 0.005,
+           "mean": 1.1, "baseline_mean": 1.0, "relative_change": 0.1, "welch_p": 1e-8,
+           "welch_p_holm": 1e-8, "tost_p": 1.0, "rounds_needed": None, "notes": [],
+           "test": "paired", "ratio": 1.1, "ratio_low": 1.09, "ratio_high": 1.11,
+           "passes": 200}  # fmt: skip
+    stored = {"pairs": [], "baselines": [ref], "conditions_met": True,
+              "reason": "all conditions met", "units": {"p": "s", "q": "s"}, "directions": {},
+              "margin": 0.01, "alpha": 0.01, "confidence": 0.95}  # fmt: skip
+    config = CONFIG.replace('  - name: r\n    command: ["true"]\n', "")
+    db = _campaign(tmp_path, config, stored, {"p": 1.0, "q": 1.1})
+    doc = _json(db, capsys)
+    (group,) = doc["headline"]
+    assert group["verdict_source"] == "controller" and group["pairs"] == []
+    assert [r["name"] for r in group["rows"]] == ["p", "q"]
+    assert [r["verdict_next"] for r in group["rows"]] == [None, None]
+    assert (group["rows"][1]["ratio_low"], group["rows"][1]["ratio_high"]) == (1.09, 1.11)
+    assert group["notes"] == [
+        "Each workload is compared with the reference p (see the comparisons), not with its "
+        "neighbour."
+    ]
+    (c,) = doc["comparisons"]["comparisons"]
+    assert c["kind"] == "baseline"
+    assert c["headline"] == "q is 1.100x [1.090, 1.110] slower than p (paired, 200 passes)"
