@@ -113,6 +113,18 @@ def drift_of(values: np.ndarray) -> dict[str, Any] | None:
     return {**d.to_dict(), "text": d.describe()}
 
 
+def drift_line(name: str, drift: dict[str, Any] | None, paired: bool) -> str | None:
+    """The drift line of a workload whose steady rounds drifted (``drift``:
+    :attr:`WorkloadResult.drift`), as ``run``, ``show`` and reports print it; None when it
+    did not. ``paired``: its comparisons are paired, which cancels a drift the pass shares."""
+    if not drift or not drift.get("drifted"):
+        return None
+    tail = (
+        "; its comparisons are paired, which cancels a drift shared by the pass" if paired else ""
+    )
+    return f"drift: {name}: {drift['text']}: its mean describes this period of this machine{tail}"
+
+
 def workload_results(
     store: Store, campaign: CampaignRow, confidence: float
 ) -> list[WorkloadResult]:

@@ -86,7 +86,7 @@ def main(args: argparse.Namespace) -> int:
     from runner.adaptive import final_verdicts
     from runner.campaign import run_campaign
     from runner.metadata import collect_metadata, round_facts
-    from runner.results import workload_results
+    from runner.results import drift_line, workload_results
 
     experiment = load_experiment(args.experiment, overrides=args.overrides)
     if args.output:
@@ -139,21 +139,13 @@ def main(args: argparse.Namespace) -> int:
     out = stdout_console()
     out.print(results_table(results, experiment.settings.confidence))
     for r in results:
-        if r.drift and r.drift.get("drifted"):
-            paired = (
-                "; its comparisons are paired, which cancels a drift shared by the pass"
-                if (
-                    experiment.settings.comparison == "paired"
-                    and experiment.comparison_group(r.name) is not None
-                )
-                else ""
-            )
-            out.print(
-                f"drift: {r.name}: {r.drift['text']}: its mean describes this period of this "
-                f"machine{paired}",
-                markup=False,
-                highlight=False,
-            )
+        paired = (
+            experiment.settings.comparison == "paired"
+            and experiment.comparison_group(r.name) is not None
+        )
+        line = drift_line(r.name, r.drift, paired)
+        if line is not None:
+            out.print(line, markup=False, highlight=False)
     table = verdicts_table(verdicts) if verdicts else None
     if table is not None:
         out.print(table)

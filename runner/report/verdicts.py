@@ -10,7 +10,7 @@ condition of the stopping rule was met (``conditions_met``; False on a budget st
 
 :func:`read_verdicts` turns that event into :class:`StoredVerdicts`, which ``benchrun
 show``, the report (HTML, Markdown, JSON) and ``benchrun export`` all print as they are:
-nothing here recomputes a verdict. :func:`drift_line` words a workload's drift check as
+nothing here recomputes a verdict. :func:`runner.results.drift_line` words a workload's drift check as
 ``benchrun run`` prints it, and :func:`experiment_of` re-reads the stored experiment text
 (for ``compare:`` groups).
 
@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from runner.headline import pair_headline
+from runner.results import drift_line
 
 if TYPE_CHECKING:
     from runner.config import Experiment
@@ -244,18 +245,6 @@ def read_verdicts(events: Sequence[EventRow]) -> StoredVerdicts | None:
 
     doc = final_verdicts(list(events))
     return None if doc is None else verdicts_from_dict(doc)
-
-
-def drift_line(name: str, drift: Mapping[str, Any] | None, paired: bool) -> str | None:
-    """The drift line ``benchrun run`` prints for a workload whose steady rounds drifted
-    (``drift``: :attr:`runner.results.WorkloadResult.drift`); None when it did not.
-    ``paired``: its comparisons are paired, which cancels a drift the pass shares."""
-    if not drift or not drift.get("drifted"):
-        return None
-    tail = (
-        "; its comparisons are paired, which cancels a drift shared by the pass" if paired else ""
-    )
-    return f"drift: {name}: {drift['text']}: its mean describes this period of this machine{tail}"
 
 
 def experiment_of(config_text: str, names: Iterable[str]) -> Experiment | None:
