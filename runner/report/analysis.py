@@ -20,18 +20,16 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 from runner.report.model import CampaignModel, WorkloadView
 from runner.report.verdicts import StoredComparison
-from stats.compare import welch_df
 from stats.hpt import hpt, r_speedup
 from stats.multi import rank_results
+from stats.paired import ratio_of_means_ci
 from stats.quantreg import quantile_regression
 from stats.resampling import biplot, gmean_ratio_ci
 from stats.speedup import speedup_suite
@@ -101,25 +99,6 @@ class Group:
     def members(self) -> list[str]:
         """Every workload of the group: ranked rows, then the excluded ones."""
         return [r.name for r in self.rows] + [n for n, _ in self.excluded]
-
-
-def ratio_ci(
-    m_a: float, v_a: float, n_a: int, m_b: float, v_b: float, n_b: int, confidence: float
-) -> tuple[float, float | None, float | None]:
-    """Ratio m_a/m_b with a delta-method CI on the log scale (module docstring).
-
-    ``v_*`` are s_q² and ``n_*`` the counts n_q; returns (ratio, low, high), bounds None
-    when a mean is not positive or there is no variance information."""
-    if m_a <= 0 or m_b <= 0:
-        return (m_a / m_b if m_b else math.nan), None, None
-    r = m_a / m_b
-    va, vb = v_a / n_a, v_b / n_b
-    se = math.sqrt(va / m_a**2 + vb / m_b**2)
-    if se == 0:
-        return r, r, r
-    df = welch_df(v_a, n_a, v_b, n_b) or float(min(n_a, n_b) - 1)
-    t = float(sps.t.ppf(0.5 + confidence / 2, df))
-    return r, r * math.exp(-t * se), r * math.exp(t * se)
 
 
 def _subsample(x: np.ndarray, k: int) -> np.ndarray:
@@ -203,7 +182,7 @@ def _ratio_to_best(
     assert eb is not None and ew is not None
     if eb.usable and ew.usable:
         assert eb.variance is not None and ew.variance is not None and eb.n_q and ew.n_q
-        return ratio_ci(ew.mean, ew.variance, ew.n_q, eb.mean, eb.variance, eb.n_q, c)
+        return ratio_of_means_ci(eb.mean, eb.variance, eb.n_q, ew.mean, ew.variance, ew.n_q, c)
     return (ew.mean / eb.mean if eb.mean else None), None, None
 
 

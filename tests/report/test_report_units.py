@@ -9,27 +9,7 @@ import numpy as np
 
 from runner import __version__
 from runner.cli import main
-from runner.report.analysis import ratio_ci
 from runner.store import Store
-
-
-def test_ratio_ci_covers_the_true_ratio_at_its_level() -> None:
-    # 2000 simulated pairs of results (subsession means ~ normal): the 95 % CI of
-    # m_a / m_b should cover the true ratio 1.25 in about 95 % of them (binomial sd ~0.5 %)
-    rng = np.random.default_rng(11)
-    hits = 0
-    trials = 2000
-    for _ in range(trials):
-        a = rng.normal(125.0, 5.0, 20)
-        b = rng.normal(100.0, 3.0, 30)
-        _, lo, hi = ratio_ci(a.mean(), a.var(ddof=1), a.size, b.mean(), b.var(ddof=1), b.size, 0.95)
-        hits += lo <= 1.25 <= hi
-    assert 0.93 <= hits / trials <= 0.97
-
-
-def test_ratio_ci_of_exact_values_is_a_point() -> None:
-    assert ratio_ci(3.0, 0.0, 5, 2.0, 0.0, 5, 0.95) == (1.5, 1.5, 1.5)
-    assert ratio_ci(-1.0, 1.0, 5, 2.0, 1.0, 5, 0.95)[1:] == (None, None)
 
 
 def test_the_controllers_stored_verdict_is_shown(tmp_path: Path, capsys) -> None:

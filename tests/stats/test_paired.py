@@ -127,3 +127,4 @@ def test_ratio_of_means_ci_covers_by_simulation() -> None:
         hits += lo < 1.2 < hi
     assert 0.93 <= hits / reps <= 0.965
     assert ratio_of_means_ci(0.0, 1.0, 3, 1.0, 1.0, 3)[1] is None
+    assert ratio_of_means_ci(2.0, 0.0, 5, 3.0, 0.0, 5) == (1.5, 1.5, 1.5)
