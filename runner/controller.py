@@ -571,9 +571,9 @@ class Controller:
             if s is None or not self._enough(s, s.rounds):
                 return None
             assert s.mean is not None and s.s2_q is not None and s.n_q is not None
-            t = paired_test(s.mean, s.s2_q, s.n_q, margin=p.margin, alpha=alpha)
-            return {"test": "paired", "p": t.p_value, "tost_p": t.tost_p,
-                    "rel": t.ratio - 1.0, "mean_d": s.mean, "stats": s}  # fmt: skip
+            pt = paired_test(s.mean, s.s2_q, s.n_q, margin=p.margin, alpha=alpha)
+            return {"test": "paired", "p": pt.p_value, "tost_p": pt.tost_p,
+                    "rel": pt.ratio - 1.0, "mean_d": s.mean, "stats": s}  # fmt: skip
         sa, sb = st[a], st[b]
         if not (self._enough(sa, rounds[a]) and self._enough(sb, rounds[b])):
             return None
@@ -600,12 +600,13 @@ class Controller:
         out = [False] * len(tests)
         paired = [i for i, (_, _, r) in enumerate(tests) if r["test"] == "paired"]
         welch = [i for i, (_, _, r) in enumerate(tests) if r["test"] != "paired"]
-        summaries = []
+        summaries: list[tuple[float, float, int]] = []
         for i in paired:
-            a, _, r = tests[i]
-            s: WorkloadStats = r["stats"]
-            ok = s.mean_2q is not None and s.s2_2q is not None and s.n_2q is not None
-            summaries.append((s.mean_2q, s.s2_2q, s.n_2q) if ok else (0.0, 1.0, 2))
+            s: WorkloadStats = tests[i][2]["stats"]
+            if s.mean_2q is not None and s.s2_2q is not None and s.n_2q is not None:
+                summaries.append((s.mean_2q, s.s2_2q, s.n_2q))
+            else:  # no 2q summary: cannot be confirmed
+                summaries.append((0.0, 1.0, 2))
         for i, good in zip(paired, confirm_paired(summaries, alpha), strict=True):
             a, b, r = tests[i]
             s = r["stats"]
@@ -1031,7 +1032,7 @@ class Controller:
                 latest = self._latest.get("pair:" + "|".join(sorted(pk)), {})
                 paired = self._paired(a, b)
                 if rec is not None:
-                    ratio = self._ratio(rec["a"], rec["b"], st, rounds)
+                    pair_ratio = self._ratio(rec["a"], rec["b"], st, rounds)
                     wide = self._wide(rec["a"], rec["b"]) if paired else None
                     if wide is not None:
                         enlist((a, b), f"{a}~{b} ratio CI", {}, wide[1], paired=True)
@@ -1039,7 +1040,7 @@ class Controller:
                     pairs.append(PairStatus(
                         rec["a"], rec["b"], rec["verdict"], rec["look"], rec["alpha"],
                         latest.get("welch_p"), rec["welch_p_holm"], rec["tost_p"],
-                        rec["relative_difference"], None, rec.get("test"), *ratio,
+                        rec["relative_difference"], None, rec.get("test"), *pair_ratio,
                         self._independent_p(a, b, side) if paired else None,
                     ))  # fmt: skip
                     continue

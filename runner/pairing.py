@@ -19,7 +19,7 @@ from typing import Protocol
 
 import numpy as np
 
-from runner.collector import WorkloadStats, collect
+from runner.collector import Warmup, WorkloadStats, collect
 from stats.paired import log_ratios
 
 __all__ = ["PairSource", "round_values_by_pass", "pair_stats", "PassSeries"]
@@ -62,7 +62,7 @@ def pair_stats(
     *,
     confidence: float = 0.95,
     min_subsessions: int | None = None,
-    warmup: str = "mser5",
+    warmup: Warmup = "mser5",
 ) -> WorkloadStats | None:
     """Statistics of ``d_p = ln b_p - ln a_p`` over the passes both have, in pass order.
 
@@ -78,8 +78,11 @@ def pair_stats(
     if d is None:
         return None
     return collect(
-        d[:, None], confidence=confidence, warmup=warmup, min_subsessions=min_subsessions
-    )  # type: ignore[arg-type]
+        d[:, None],  # type: ignore[arg-type]  # a 2-D array is a sequence of rounds
+        confidence=confidence,
+        warmup=warmup,
+        min_subsessions=min_subsessions,
+    )
 
 
 class PassSeries:
