@@ -43,22 +43,54 @@ each adjacent pair), equal allocation, the normal approximation (docs/controller
 rounds raised to the round count at which benchrun first trusted its CI (8 subsessions
 whose size the autocorrelation rule accepts, METHODS.md §3), i.e. the cost of the stopping
 rule beyond certifying that the subsession means are independent; **certified rounds** =
-median over campaigns of that count summed over the workloads.
+median over campaigns of that count summed over the workloads. These campaigns give the
+controller no per-pass series, so their pairs are compared by Welch on each workload's
+own subsession means (the rows predate paired comparisons and stay as they were).
+
+**Drift rows** (second table; METHODS.md §13, the issue's "Proof"): a machine whose speed
+drifts, ``y_wp = mu_w·f_p·e_wp`` with f_p shared by every workload of pass p and lognormal
+noise e (cv 2 %); ln f is an AR(1) with φ 0.99 and sd 10 % (``drift-ar1``; 5 % and 15 %
+with --full), a random walk reaching sd 10 % after 400 passes (``drift-walk``), a sinusoid
+of amplitude 10 %, random phase and period 200-400 passes (``drift-sine``), or 0
+(``no-drift``). The data are indexed by pass, not by a workload's own round count: a
+campaign's data is (k, passes) and a workload that runs in pass p reads its value of pass
+p, so an idle workload never sees f_p. Suites: 2 workloads 0 %, 0.5 %, 2 %, 10 % apart,
+and 3 workloads (a, b 2 % slower, c equal to a). Methods: ``benchrun`` (the loop of
+runner/adaptive.py: collect per workload and a ``runner.pairing.PassSeries`` updated
+after every pass, ``comparison: paired``), ``benchrun-indep`` (the same with ``comparison:
+independent``), ``hyperfine`` and ``pilot-*`` as above but running the workloads one after
+the other, one round per pass (w0 in passes 0, 1, ..., w1 from the pass after w0's last
+round). Columns: **wrong** = campaigns in which any verdict declared during the campaign
+is wrong; **undec** = campaigns ending with an undecided pair; **met** = campaigns whose
+stop had every condition met (``Decision.met``, not a budget); **ratio cov** = issued CIs
+of b/a for the reported pairs containing mu_b/mu_a (benchrun: ``PairStatus.ratio_low`` /
+``ratio_high`` at the stop; hyperfine and Pilot: the delta-method CI of the ratio of their
+two means, ``stats.paired.ratio_of_means_ci``), **no ratio CI** = pairs without one;
+**passes** = median (p90) passes at the stop (hyperfine and Pilot: passes = rounds).
+Targets (printed below the table for benchrun): wrong <= alpha + 2 SE, ratio CI coverage
+>= 94 %, and the median passes of a 2 % pair within 2x the no-drift row.
 
     python benchmarks/simulate_campaigns.py [--campaigns 200] [--seed 1] [--full] [--jobs 1]
+        [--drift] [--only scenario:suite,...] [--methods m,...]
 
 The default grid (19 rows, 6 methods, 200 campaigns each) took 20 minutes on a busy 2-core
-machine; `--methods benchrun` and `--only` run a part.
+machine; its 12 drift rows (5 methods) take about 20 CPU-minutes more, nearly all of it in
+benchrun's two rules (``--drift`` runs only those; ``--jobs 2`` runs the campaigns on two
+processes, with the same figures: about 10 minutes on two idle cores). ``--full`` adds the
+0.5 % pair and the other drift rows (26 in all, about 25 minutes with ``--jobs 2``);
+``--methods benchrun`` and ``--only`` run a part.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import math
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,6 +103,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from runner.collector import collect  # noqa: E402
 from runner.controller import Controller, ControllerParams  # noqa: E402
+from runner.pairing import PassSeries  # noqa: E402
+from stats.paired import ratio_of_means_ci  # noqa: E402
 from stats.sequential import SPENDING_KINDS  # noqa: E402
 
 PARAMS = ControllerParams(max_time=None)
@@ -197,6 +231,7 @@ SUITES = {
     "2w 10%": _suite((0.10,)),
     "5w mix": _suite((0.0, 0.005, 0.02, 0.10)),
     "1w": _suite(()),
+    "3w 2%": np.array([1.0, 1.02, 1.0]),  # a, b 2 % slower, c equal to a (drift rows)
 }
 
 DEFAULT_GRID = [
@@ -228,6 +263,90 @@ FULL_GRID = [
 ] + [("ar1-0.9", "1w"), ("normal", "1w")]
 
 
+# ----------------------------------------------------------------------------- drift (by pass)
+DRIFT_SD = 0.10  # sd of ln f (AR(1)), sd after WALK_PASSES passes (walk), amplitude (sine)
+DRIFT_PHI = 0.99
+WALK_PASSES = 400
+SINE_PERIOD = (200.0, 400.0)  # passes, drawn uniformly per campaign
+DRIFT_CV = 0.02  # cv of the lognormal noise e_wp
+
+
+@dataclass(frozen=True)
+class Drift:
+    """A machine whose speed drifts: ``y_wp = mu_w·f_p·e_wp``, pass-indexed (see run_benchrun_passes).
+
+    ``make(campaigns, passes, sd, rng)`` returns ln f, shape (campaigns, passes); ``sd``
+    its size (see DRIFT_SD)."""
+
+    name: str
+    make: Callable[[int, int, float, np.random.Generator], np.ndarray]
+    sd: float
+    label: str
+
+
+def _no_drift(c: int, p: int, sd: float, rng: np.random.Generator) -> np.ndarray:
+    return np.zeros((c, p))
+
+
+def _drift_ar1(c: int, p: int, sd: float, rng: np.random.Generator) -> np.ndarray:
+    return sd * _ar1(DRIFT_PHI, (c, p), rng)
+
+
+def _drift_walk(c: int, p: int, sd: float, rng: np.random.Generator) -> np.ndarray:
+    steps = rng.standard_normal((c, p)) * (sd / math.sqrt(WALK_PASSES))
+    steps[:, 0] = 0.0
+    return np.cumsum(steps, axis=1)
+
+
+def _drift_sine(c: int, p: int, sd: float, rng: np.random.Generator) -> np.ndarray:
+    phase = rng.uniform(0.0, 2 * math.pi, (c, 1))
+    period = rng.uniform(*SINE_PERIOD, (c, 1))
+    return sd * np.sin(2 * math.pi * np.arange(p)[None, :] / period + phase)
+
+
+DRIFTS = {
+    "no-drift": Drift("no-drift", _no_drift, 0.0, "f_p = 1"),
+    "drift-ar1": Drift(
+        "drift-ar1", _drift_ar1, DRIFT_SD, f"ln f AR(1) φ {DRIFT_PHI}, sd {DRIFT_SD:.0%}"
+    ),
+    "drift-walk": Drift(
+        "drift-walk",
+        _drift_walk,
+        DRIFT_SD,
+        f"ln f random walk, sd {DRIFT_SD:.0%} after {WALK_PASSES} passes",
+    ),
+    "drift-sine": Drift(
+        "drift-sine",
+        _drift_sine,
+        DRIFT_SD,
+        f"ln f = {DRIFT_SD:.0%}·sin, period {SINE_PERIOD[0]:.0f}-{SINE_PERIOD[1]:.0f} passes",
+    ),
+    "drift-ar1-5%": Drift("drift-ar1-5%", _drift_ar1, 0.05, f"ln f AR(1) φ {DRIFT_PHI}, sd 5%"),
+    "drift-ar1-15%": Drift("drift-ar1-15%", _drift_ar1, 0.15, f"ln f AR(1) φ {DRIFT_PHI}, sd 15%"),
+}
+
+DRIFT_SUITES = ("2w 0%", "2w 0.5%", "2w 2%", "2w 10%", "3w 2%")
+#: the default drift rows (about 10 minutes with --jobs 2); the 0.5 % pair, which needs
+#: 300-500 passes with or without drift, and the other rows are in DRIFT_FULL_GRID
+DRIFT_GRID = [(d, u) for d in ("no-drift", "drift-ar1") for u in DRIFT_SUITES if u != "2w 0.5%"]
+DRIFT_GRID += [(d, u) for d in ("drift-walk", "drift-sine") for u in ("2w 0%", "2w 2%")]
+DRIFT_FULL_GRID = [
+    (d, u) for d in ("no-drift", "drift-ar1", "drift-walk", "drift-sine") for u in DRIFT_SUITES
+] + [(d, u) for d in ("drift-ar1-5%", "drift-ar1-15%") for u in ("2w 0%", "2w 2%", "3w 2%")]
+DRIFT_METHODS = ("benchrun", "benchrun-indep", "hyperfine", "pilot-quick", "pilot-strict")
+
+
+def drift_data(drift: Drift, mu: np.ndarray, passes: int, key: list[int], c: int) -> np.ndarray:
+    """(k, passes) values ``mu_w·f_p·e_wp`` of campaign ``c``. The noise e depends on the
+    suite and campaign only and f on the drift kind and campaign only, so rows share them
+    (the no-drift row has the same e as the drift rows)."""
+    seed, d_index, s_index = key
+    sigma = math.sqrt(math.log1p(DRIFT_CV**2))
+    e = sigma * np.random.default_rng([seed, 1000, s_index, c]).standard_normal((mu.size, passes))
+    f = drift.make(1, passes, drift.sd, np.random.default_rng([seed, 1001 + d_index, c]))
+    return mu[:, None] * np.exp(f + e)
+
+
 # ----------------------------------------------------------------------------- outcomes
 @dataclass
 class Outcome:
@@ -239,6 +358,12 @@ class Outcome:
     undecided: bool
     #: per workload, the first round count at which its CI was trusted (benchrun only)
     certified: np.ndarray | None = None
+    #: drift rows: (a, b, low, high) of the CI of mu_b/mu_a per reported pair (None: no CI)
+    ratio_cis: list[tuple[int, int, float | None, float | None]] | None = None
+    #: drift rows: passes (benchrun) or time slots (a method running one round per pass)
+    passes: int | None = None
+    #: benchrun: every condition met at the stop (Decision.met)
+    met: bool | None = None
 
 
 def _welch_p(m1, v1, n1, m2, v2, n2):  # noqa: ANN001, ANN202 - vectorised helper
@@ -405,6 +530,116 @@ def run_naive(data: np.ndarray, alpha: float) -> Outcome:
     return Outcome(verdicts, cis, np.full(k, stop), undecided)
 
 
+def run_benchrun_passes(data: np.ndarray, params: ControllerParams = PARAMS) -> Outcome:
+    """One campaign on pass-indexed data ``(k, max_passes)``, driven like runner/adaptive.py:
+    in pass p every active workload gets one round, of value ``data[w, p]`` (a workload
+    idle in pass p never sees that pass's drift), then collect + decide with the per-pass
+    values (``runner.pairing.PassSeries``; ignored with ``comparison="independent"``)."""
+    k, max_passes = data.shape
+    names = [f"w{i}" for i in range(k)]
+    ctrl = Controller(params, [(n, "lower_is_better") for n in names])
+    src = PassSeries({}, confidence=params.confidence, min_subsessions=params.min_subsessions)
+    paired = params.comparison == "paired"
+    series = np.empty((k, max_passes, 1))
+    by_pass: list[dict[int, float]] = [{} for _ in names]
+    used = {n: 0 for n in names}
+    stats: dict = {}
+    active = set(names)
+    passes = 0
+    declared: set[tuple[str, str, str]] = set()  # every verdict ever declared (events)
+    for p in range(max_passes):
+        passes = p + 1
+        for i, n in enumerate(names):
+            if n in active:
+                series[i, used[n], 0] = data[i, p]
+                used[n] += 1
+                stats[n] = collect(series[i, : used[n]], confidence=params.confidence)
+                if paired:
+                    by_pass[i][p] = float(data[i, p])
+                    src.update(n, dict(by_pass[i]))
+        d = ctrl.decide(stats, used, 0.0, pairs=src if paired else None)
+        declared.update(
+            (e.data["a"], e.data["b"], e.data["verdict"])
+            for e in d.events
+            if e.kind in ("pair-verdict", "pair-revised")
+        )
+        if d.stop:
+            break
+        active = set(d.active)
+    index = {n: i for i, n in enumerate(names)}
+    verdicts = [(index[a], index[b], v) for a, b, v in sorted(declared)]
+    return Outcome(
+        verdicts,
+        [],
+        np.array([used[n] for n in names]),
+        any(p.verdict == "undecided" for p in d.pairs),
+        ratio_cis=[(index[p.a], index[p.b], p.ratio_low, p.ratio_high) for p in d.pairs],
+        passes=passes,
+        met=d.met,
+    )
+
+
+def _adjacent_ratio_cis(
+    means: np.ndarray, vars_: np.ndarray, ns: np.ndarray, confidence: float
+) -> list[tuple[int, int, float | None, float | None]]:
+    """CI of b/a for the adjacent pairs of the ranking by mean (delta method on the two
+    independent means, ``stats.paired.ratio_of_means_ci``); None without a variance."""
+    order = np.argsort(means, kind="stable")
+    out: list[tuple[int, int, float | None, float | None]] = []
+    for a, b in zip(order[:-1], order[1:], strict=True):
+        if ns[a] < 2 or ns[b] < 2 or not (np.isfinite(vars_[a]) and np.isfinite(vars_[b])):
+            out.append((int(a), int(b), None, None))
+            continue
+        _, lo, hi = ratio_of_means_ci(
+            float(means[a]), float(vars_[a]), int(ns[a]),
+            float(means[b]), float(vars_[b]), int(ns[b]), confidence,
+        )  # fmt: skip
+        out.append((int(a), int(b), lo, hi))
+    return out
+
+
+def run_hyperfine_passes(data: np.ndarray, alpha: float, confidence: float) -> Outcome:
+    """hyperfine on pass-indexed data: the workloads run one after the other, one round per
+    pass (w0 in passes 0..n-1, w1 in n..2n-1, ...), then Welch per adjacent pair."""
+    k = data.shape[0]
+    n = max(10, math.ceil(3.0 / ROUND_TIME))
+    x = np.stack([data[i, i * n : (i + 1) * n] for i in range(k)])
+    m, v = x.mean(axis=1), x.var(axis=1, ddof=1)
+    ns = np.full(k, n)
+    verdicts, undecided = _adjacent_welch(m, v, ns, alpha)
+    return Outcome(
+        verdicts,
+        [],
+        ns,
+        undecided,
+        ratio_cis=_adjacent_ratio_cis(m, v, ns, confidence),
+        passes=k * n,
+    )
+
+
+def run_pilot_passes(data: np.ndarray, preset: str, alpha: float, confidence: float) -> Outcome:
+    """Pilot on pass-indexed data: the workloads run one after the other, one round per pass,
+    each until Pilot's rule stops it (or max_rounds); the next starts in the following pass."""
+    limit, h_min, width = PILOT[preset]
+    k = data.shape[0]
+    start = 0
+    means, vars_, ns, rounds = np.zeros(k), np.full(k, np.nan), np.zeros(k, int), []
+    for i in range(k):
+        seg = data[i, start : start + PARAMS.max_rounds]
+        r, _, b = _pilot_one(seg, 1, limit, h_min, width)
+        rounds.append(r)
+        start += r
+        if b is None:
+            means[i] = float(seg[:r].mean())
+        else:
+            means[i], vars_[i], ns[i] = float(b.mean()), float(b.var(ddof=1)), b.size
+    ratio_cis = _adjacent_ratio_cis(means, vars_, ns, confidence)
+    if np.any(ns == 0):
+        return Outcome([], [], np.array(rounds), k > 1, ratio_cis=ratio_cis, passes=start)
+    verdicts, undecided = _adjacent_welch(means, vars_, ns, alpha)
+    return Outcome(verdicts, [], np.array(rounds), undecided, ratio_cis=ratio_cis, passes=start)
+
+
 # ----------------------------------------------------------------------------- oracle, scoring
 def oracle_rounds(scn: Scenario, mu: np.ndarray, params: ControllerParams) -> np.ndarray:
     """Fixed-n rounds per workload an oracle knowing the variance and τ needs (normal approx)."""
@@ -440,6 +675,36 @@ def wrong(out: Outcome, mu: np.ndarray, margin: float) -> bool:
     return False
 
 
+def _campaign(
+    scn_name: str, suite: str, method: str, seed: int, params: ControllerParams, c: int
+) -> Outcome:
+    """Campaign ``c`` of a row of the main table with one method (data seeded by row and c,
+    the same for every method)."""
+    scn, mu = SCENARIOS[scn_name], SUITES[suite]
+    key = [seed, list(SCENARIOS).index(scn_name), list(SUITES).index(suite)]
+    data = scn.make(mu, 1, PARAMS.max_rounds, np.random.default_rng(key + [c]))[0]
+    if method == "benchrun":
+        return run_benchrun(data, params)
+    if method == "benchrun-obf":
+        return run_benchrun(data, dataclasses.replace(params, spending="obrien-fleming"))
+    if method == "hyperfine":
+        return run_hyperfine(data, PARAMS.alpha)
+    if method.startswith("pilot"):
+        return run_pilot(data, method, PARAMS.alpha)
+    if method == "naive":
+        return run_naive(data, PARAMS.alpha)
+    raise ValueError(f"unknown method {method!r}")
+
+
+def _outcomes(
+    fn: Callable[[int], Outcome], campaigns: int, pool: ProcessPoolExecutor | None
+) -> list[Outcome]:
+    """``fn(c)`` for every campaign c, in order (in ``pool``'s processes when given)."""
+    if pool is None:
+        return [fn(c) for c in range(campaigns)]
+    return list(pool.map(fn, range(campaigns), chunksize=max(1, campaigns // 32)))
+
+
 def simulate(
     scn_name: str,
     suite: str,
@@ -447,32 +712,16 @@ def simulate(
     seed: int,
     methods: tuple[str, ...],
     params: ControllerParams = PARAMS,
+    pool: ProcessPoolExecutor | None = None,
 ) -> dict[str, dict[str, float]]:
     scn, mu = SCENARIOS[scn_name], SUITES[suite]
-    key = [seed, list(SCENARIOS).index(scn_name), list(SUITES).index(suite)]
-
-    def data_of(c: int) -> np.ndarray:  # (k, max_rounds, readings), the same for every method
-        return scn.make(mu, 1, PARAMS.max_rounds, np.random.default_rng(key + [c]))[0]
-
     per_workload = oracle_rounds(scn, mu, PARAMS)
     oracle = per_workload.sum()
     rows: dict[str, dict[str, float]] = {}
     for method in methods:
-        outs = []
         t0 = time.perf_counter()
-        for c in range(campaigns):
-            data = data_of(c)
-            if method == "benchrun":
-                outs.append(run_benchrun(data, params))
-            elif method == "benchrun-obf":
-                obf = dataclasses.replace(params, spending="obrien-fleming")
-                outs.append(run_benchrun(data, obf))
-            elif method == "hyperfine":
-                outs.append(run_hyperfine(data, PARAMS.alpha))
-            elif method.startswith("pilot"):
-                outs.append(run_pilot(data, method, PARAMS.alpha))
-            else:
-                outs.append(run_naive(data, PARAMS.alpha))
+        one = functools.partial(_campaign, scn_name, suite, method, seed, params)
+        outs = _outcomes(one, campaigns, pool)
         cis = [(ci, m) for o in outs for ci, m in zip(o.cis, mu, strict=True)]
         issued = [ci for ci, _ in cis if ci is not None]
         covered = sum(1 for ci, m in cis if ci is not None and ci[0] <= m <= ci[1])
@@ -506,6 +755,62 @@ def simulate(
     return rows
 
 
+def _drift_campaign(
+    drift_name: str, suite: str, method: str, seed: int, params: ControllerParams, c: int
+) -> Outcome:
+    """Campaign ``c`` of a drift row with one method (:func:`drift_data`)."""
+    drift, mu = DRIFTS[drift_name], SUITES[suite]
+    key = [seed, list(DRIFTS).index(drift_name), list(SUITES).index(suite)]
+    passes = mu.size * params.max_rounds  # >= any campaign: every pass runs a workload
+    data = drift_data(drift, mu, passes, key, c)
+    if method == "benchrun":
+        return run_benchrun_passes(data, params)
+    if method == "benchrun-indep":
+        return run_benchrun_passes(data, dataclasses.replace(params, comparison="independent"))
+    if method == "hyperfine":
+        return run_hyperfine_passes(data, params.alpha, params.confidence)
+    if method.startswith("pilot"):
+        return run_pilot_passes(data, method, params.alpha, params.confidence)
+    raise ValueError(f"no drift rows for method {method!r}")
+
+
+def simulate_drift(
+    drift_name: str,
+    suite: str,
+    campaigns: int,
+    seed: int,
+    methods: tuple[str, ...],
+    params: ControllerParams = PARAMS,
+    pool: ProcessPoolExecutor | None = None,
+) -> dict[str, dict[str, float]]:
+    """A drift row (pass-indexed data, :func:`drift_data`) for every method in ``methods``."""
+    mu = SUITES[suite]
+    rows: dict[str, dict[str, float]] = {}
+    for method in methods:
+        t0 = time.perf_counter()
+        one = functools.partial(_drift_campaign, drift_name, suite, method, seed, params)
+        outs = _outcomes(one, campaigns, pool)
+        cis = [(lo, hi, mu[b] / mu[a]) for o in outs for a, b, lo, hi in (o.ratio_cis or [])]
+        issued = [(lo, hi, r) for lo, hi, r in cis if lo is not None and hi is not None]
+        n_passes = np.array([o.passes for o in outs], dtype=float)
+        rows[method] = {
+            "wrong": float(np.mean([wrong(o, mu, params.margin) for o in outs])),
+            "undecided": float(np.mean([o.undecided for o in outs])),
+            "met": float(np.mean([bool(o.met) for o in outs]))
+            if outs and outs[0].met is not None
+            else float("nan"),
+            "coverage": float(np.mean([lo <= r <= hi for lo, hi, r in issued]))
+            if issued
+            else float("nan"),
+            "no_ci": 1 - len(issued) / len(cis) if cis else float("nan"),
+            "passes_median": float(np.median(n_passes)),
+            "passes_p90": float(np.quantile(n_passes, 0.9)),
+            "rounds_median": float(np.median([o.rounds.sum() for o in outs])),
+            "seconds": time.perf_counter() - t0,
+        }
+    return rows
+
+
 def _fmt(v: float, pct: bool = True) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
@@ -520,13 +825,69 @@ def _ratio(median: float, p90: float) -> str:
     return "-" if math.isnan(median) else f"{median:.2f} ({p90:.2f})"
 
 
+DRIFT_FEED = (
+    "Drift rows: y_wp = mu_w·f_p·e_wp indexed by pass p; benchrun gives every active workload "
+    "the value of the pass it runs in (an idle workload skips that pass's f_p); hyperfine and "
+    "Pilot run the workloads one after the other, one round per pass (w0 in passes 0, 1, ..., "
+    "then w1 from the pass after w0's last), so each of their workloads sees a different "
+    "stretch of the drift; their ratio CI is the delta-method CI of the ratio of their two "
+    "means (stats.paired.ratio_of_means_ci; hyperfine: raw rounds, Pilot: its subsession "
+    "means), benchrun's is PairStatus.ratio_low/high at the stop. The noise e is shared by the "
+    "rows of one suite (the no-drift row has the same e)."
+)
+
+
+def _drift_targets(
+    results: dict[tuple[str, str], dict[str, dict[str, float]]], params: ControllerParams,
+    campaigns: int,
+) -> list[str]:  # fmt: skip
+    """The issue's targets for the benchrun rows under drift, one line each."""
+    lines = []
+    a = params.alpha
+    wrong_max = a + 2 * math.sqrt(a * (1 - a) / campaigns)
+    for (drift, suite), rows in results.items():
+        r = rows.get("benchrun")
+        if drift == "no-drift" or r is None:
+            continue
+        checks = [
+            f"wrong {_fmt(r['wrong'])} % <= {100 * wrong_max:.1f} % (alpha + 2 SE): "
+            + ("ok" if r["wrong"] <= wrong_max else "MISSED"),
+            f"ratio CI coverage {_fmt(r['coverage'])} % >= 94 %: "
+            + ("ok" if r["coverage"] >= 0.94 else "MISSED"),
+        ]
+        flat = results.get(("no-drift", suite), {})
+        if suite.endswith(" 2%") and "benchrun" in flat:
+            x = r["passes_median"] / flat["benchrun"]["passes_median"]
+            text = (
+                f"median passes {r['passes_median']:g} = {x:.2f}x no-drift's "
+                f"{flat['benchrun']['passes_median']:g} (<= 2x): " + ("ok" if x <= 2 else "MISSED")
+            )
+            if "benchrun-indep" in flat:
+                y = r["passes_median"] / flat["benchrun-indep"]["passes_median"]
+                text += f" ({y:.2f}x no-drift's with comparison independent)"
+            checks.append(text)
+        lines.append(f"- {drift} {suite}: " + "; ".join(checks))
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--campaigns", type=int, default=200, help="campaigns per row (default 200)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--full", action="store_true", help="every scenario x suite (slower)")
-    ap.add_argument("--methods", default=",".join(METHODS))
-    ap.add_argument("--only", default=None, help="scenario:suite,... to run a subset")
+    ap.add_argument(
+        "--methods",
+        default=None,
+        help=f"comma-separated (default: {','.join(METHODS)} for the main table, "
+        f"{','.join(DRIFT_METHODS)} for the drift rows; each table runs the ones it has)",
+    )
+    ap.add_argument(
+        "--only",
+        default=None,
+        help="scenario:suite,... to run a subset (a drift kind as scenario: a drift row)",
+    )
+    ap.add_argument("--drift", action="store_true", help="only the drift rows (pass-indexed)")
+    ap.add_argument("--jobs", type=int, default=1, help="processes running the campaigns")
     ap.add_argument(
         "--spending",
         default=PARAMS.spending,
@@ -535,33 +896,91 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     params = dataclasses.replace(PARAMS, spending=args.spending)
-    grid = FULL_GRID if args.full else DEFAULT_GRID
+    grid: list[tuple[str, ...]] = (
+        [] if args.drift else list(FULL_GRID if args.full else DEFAULT_GRID)
+    )
+    drift_grid: list[tuple[str, ...]] = list(DRIFT_FULL_GRID if args.full else DRIFT_GRID)
     if args.only:
-        grid = [tuple(x.split(":", 1)) for x in args.only.split(",")]
-    methods = tuple(args.methods.split(","))
+        rows_asked = [tuple(x.split(":", 1)) for x in args.only.split(",")]
+        bad = [r for r in rows_asked if len(r) != 2 or r[1] not in SUITES
+               or (r[0] not in SCENARIOS and r[0] not in DRIFTS)]  # fmt: skip
+        if bad:
+            ap.error(f"--only: unknown rows {bad}")
+        grid = [] if args.drift else [r for r in rows_asked if r[0] in SCENARIOS]
+        drift_grid = [r for r in rows_asked if r[0] in DRIFTS]
+    asked = None if args.methods is None else tuple(args.methods.split(","))
+    if asked is not None and (unknown := set(asked) - set(METHODS) - set(DRIFT_METHODS)):
+        ap.error(f"--methods: unknown {sorted(unknown)}")
+    methods = METHODS if asked is None else tuple(m for m in asked if m in METHODS)
+    drift_methods = (
+        DRIFT_METHODS if asked is None else tuple(m for m in asked if m in DRIFT_METHODS)
+    )
+    pool = ProcessPoolExecutor(args.jobs) if args.jobs > 1 else None
     t0 = time.perf_counter()
     print(
         f"{args.campaigns} campaigns per row, seed {args.seed}; alpha {PARAMS.alpha}, margin "
         f"{PARAMS.margin:.0%}, ci_rel_width {PARAMS.ci_rel_width:.0%}, max_rounds {PARAMS.max_rounds}, "
         f"spending {params.spending}"
     )
-    print()
-    print(
-        "| scenario | suite | method | wrong % | undec % | cov % | ref % | rounds/oracle median (p90) "
-        "| oracle rounds | rounds/max(oracle, certified) median (p90) | certified rounds |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for scn_name, suite in grid:
-        rows = simulate(scn_name, suite, args.campaigns, args.seed, methods, params)
-        for method, r in rows.items():
-            print(
-                f"| {scn_name} | {suite} | {method} | {_fmt(r['wrong'])} | {_fmt(r['undecided'])} | "
-                f"{_fmt(r['coverage'])} | {_fmt(r['refused'])} | {r['ratio_median']:.2f} "
-                f"({r['ratio_p90']:.2f}) | {r['oracle']:.0f} | {_ratio(r['floor_median'], r['floor_p90'])} "
-                f"| {_count(r['certified_median'])} |",
-                flush=True,
+    if grid and methods:
+        print()
+        print(
+            "| scenario | suite | method | wrong % | undec % | cov % | ref % | rounds/oracle median (p90) "
+            "| oracle rounds | rounds/max(oracle, certified) median (p90) | certified rounds |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for scn_name, suite in grid:
+            rows = simulate(scn_name, suite, args.campaigns, args.seed, methods, params, pool)
+            for method, r in rows.items():
+                print(
+                    f"| {scn_name} | {suite} | {method} | {_fmt(r['wrong'])} | {_fmt(r['undecided'])} | "
+                    f"{_fmt(r['coverage'])} | {_fmt(r['refused'])} | {r['ratio_median']:.2f} "
+                    f"({r['ratio_p90']:.2f}) | {r['oracle']:.0f} | {_ratio(r['floor_median'], r['floor_p90'])} "
+                    f"| {_count(r['certified_median'])} |",
+                    flush=True,
+                )
+        print(
+            f"\n{len(grid)} rows x {args.campaigns} campaigns in {time.perf_counter() - t0:.0f} s"
+        )
+    if drift_grid and drift_methods:
+        t1 = time.perf_counter()
+        print()
+        print(DRIFT_FEED)
+        print(
+            f"Drift: {', '.join(f'{d.name} = {d.label}' for d in DRIFTS.values() if any(r[0] == d.name for r in drift_grid))}; "
+            f"noise e lognormal, cv {DRIFT_CV:.0%}; benchrun = comparison paired (the default), "
+            "benchrun-indep = comparison independent."
+        )
+        print()
+        print(
+            "| drift | suite | method | wrong % | undec % | met % | ratio cov % | no ratio CI % "
+            "| passes median (p90) | rounds median | s |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        results: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
+        for drift, suite in drift_grid:
+            rows = simulate_drift(
+                drift, suite, args.campaigns, args.seed, drift_methods, params, pool
             )
-    print(f"\n{len(grid)} rows x {args.campaigns} campaigns in {time.perf_counter() - t0:.0f} s")
+            results[(drift, suite)] = rows
+            for method, r in rows.items():
+                print(
+                    f"| {drift} | {suite} | {method} | {_fmt(r['wrong'])} | {_fmt(r['undecided'])} | "
+                    f"{_fmt(r['met'])} | {_fmt(r['coverage'])} | {_fmt(r['no_ci'])} | "
+                    f"{r['passes_median']:g} ({r['passes_p90']:g}) | "
+                    f"{r['rounds_median']:.0f} | {r['seconds']:.0f} |",
+                    flush=True,
+                )
+        targets = _drift_targets(results, params, args.campaigns)
+        if targets:
+            print("\nTargets (benchrun, drift rows):")
+            print("\n".join(targets))
+        print(
+            f"\n{len(drift_grid)} drift rows x {args.campaigns} campaigns in "
+            f"{time.perf_counter() - t1:.0f} s"
+        )
+    if pool is not None:
+        pool.shutdown()
     return 0
 
 
