@@ -146,6 +146,20 @@ def main(args: argparse.Namespace) -> int:
         line = drift_line(r.name, r.drift, paired)
         if line is not None:
             out.print(line, markup=False, highlight=False)
+    drifted = [r.name for r in results if r.drift and r.drift.get("drifted")]
+    if (
+        experiment.settings.adaptive
+        and experiment.settings.comparison == "independent"
+        and any(experiment.comparison_group(n) is not None for n in drifted)
+    ):
+        out.print(
+            "note: comparisons were independent (Welch on each workload's own series) and "
+            "a compared workload drifted; drift can make Welch wrong (docs/controller.md: "
+            "11 % false separations under a random walk); --set comparison=paired decides "
+            "on per-pass ratios, which cancel it",
+            markup=False,
+            highlight=False,
+        )
     table = verdicts_table(verdicts) if verdicts else None
     if table is not None:
         out.print(table)
