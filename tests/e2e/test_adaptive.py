@@ -372,3 +372,23 @@ def test_fail_on_unmet_exits_3_and_stores_conditions_unmet(tmp_path: Path, py: s
     assert verdicts["conditions_met"] is False
     fixed = run_benchrun("run", str(exp), "-q", "--fail-on-unmet", "--set", "rounds=2", "--new")
     assert fixed.returncode == 2 and "needs adaptive mode" in fixed.stderr
+
+
+def test_independent_comparisons_on_a_drifting_machine_are_flagged(tmp_path: Path, py: str) -> None:
+    """The same drift with `comparison: independent`: the summary names the drift and
+    warns that Welch on drifting series can be wrong; the verdicts say Welch decided."""
+    (tmp_path / "drift.py").write_text(DRIFT)
+    workloads = "".join(
+        f"""  - name: {name}
+    command: ["{py}", "drift.py", "{{round}}", "{mean}", "0.5", "{salt}"]
+    readings: {{pattern: 'v=([0-9.]+)', unit: ms}}
+"""
+        for name, mean, salt in (("a", 100.0, 1), ("b", 102.0, 2))
+    )
+    exp = _experiment(tmp_path, "indep", SETTINGS + "  max_rounds: 60\n", workloads)
+    proc = run_benchrun("run", str(exp), "-q", "--set", "comparison=independent")
+    assert proc.returncode == 0, proc.stderr
+    assert "drift: a: the level moved" in proc.stdout
+    assert "comparisons were independent" in proc.stdout
+    (verdicts,) = _events(tmp_path / "out" / "indep" / "benchrun.db", "verdicts")
+    assert [p["test"] for p in verdicts["pairs"]] == ["welch"]
