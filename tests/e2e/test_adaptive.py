@@ -327,17 +327,22 @@ print("v=%.6f" % (mean * f * (1 + sd / 100 * rng.gauss(0, 1))))
 """
 
 
-def test_paired_comparisons_decide_on_a_drifting_machine(tmp_path: Path, py: str) -> None:
-    """b 2 % slower than a, c equal to a, all under a shared ±14 % drift: the pairs are
-    decided on per-pass ratios, in the right order, with ratio CIs that hold the truth."""
+def _drift_workloads(tmp_path: Path, py: str, items: list[tuple[str, float, int]]) -> str:
+    """Workloads (name, mean, salt) printing DRIFT readings with 0.5 % noise."""
     (tmp_path / "drift.py").write_text(DRIFT)
-    workloads = "".join(
+    return "".join(
         f"""  - name: {name}
     command: ["{py}", "drift.py", "{{round}}", "{mean}", "0.5", "{salt}"]
     readings: {{pattern: 'v=([0-9.]+)', unit: ms}}
 """
-        for name, mean, salt in (("a", 100.0, 1), ("b", 102.0, 2), ("c", 100.0, 3))
+        for name, mean, salt in items
     )
+
+
+def test_paired_comparisons_decide_on_a_drifting_machine(tmp_path: Path, py: str) -> None:
+    """b 2 % slower than a, c equal to a, all under a shared ±14 % drift: the pairs are
+    decided on per-pass ratios, in the right order, with ratio CIs that hold the truth."""
+    workloads = _drift_workloads(tmp_path, py, [("a", 100.0, 1), ("b", 102.0, 2), ("c", 100.0, 3)])
     exp = _experiment(
         tmp_path, "drift", SETTINGS + "  max_rounds: 300\n  margin: 0.01\n", workloads
     )
@@ -377,14 +382,7 @@ def test_fail_on_unmet_exits_3_and_stores_conditions_unmet(tmp_path: Path, py: s
 def test_independent_comparisons_on_a_drifting_machine_are_flagged(tmp_path: Path, py: str) -> None:
     """The same drift with `comparison: independent`: the summary names the drift and
     warns that Welch on drifting series can be wrong; the verdicts say Welch decided."""
-    (tmp_path / "drift.py").write_text(DRIFT)
-    workloads = "".join(
-        f"""  - name: {name}
-    command: ["{py}", "drift.py", "{{round}}", "{mean}", "0.5", "{salt}"]
-    readings: {{pattern: 'v=([0-9.]+)', unit: ms}}
-"""
-        for name, mean, salt in (("a", 100.0, 1), ("b", 102.0, 2))
-    )
+    workloads = _drift_workloads(tmp_path, py, [("a", 100.0, 1), ("b", 102.0, 2)])
     exp = _experiment(tmp_path, "indep", SETTINGS + "  max_rounds: 60\n", workloads)
     proc = run_benchrun("run", str(exp), "-q", "--set", "comparison=independent")
     assert proc.returncode == 0, proc.stderr

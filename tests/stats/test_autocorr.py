@@ -29,8 +29,8 @@ from stats.autocorr import (
 from stats.intervals import mean_ci, subsessions_for_width
 from stats.summary import describe
 
-# the checkout has shared/ beside it (here and in CI): <parent>/main/tests/stats/this_file
-NIST = Path(__file__).resolve().parents[3] / "shared" / "refdata" / "nist"
+# NIST StRD reference data shipped with the tests (tests/data/README.md, nist/SOURCES.md)
+NIST = Path(__file__).resolve().parents[1] / "data" / "nist"
 
 
 def load_nist(name: str) -> tuple[np.ndarray, float, float, float]:

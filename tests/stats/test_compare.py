@@ -24,8 +24,8 @@ from stats.compare import (
     welch_from_summary,
 )
 
-# the checkout has shared/ beside it (here and in CI): <parent>/main/tests/stats/this_file
-NIST = Path(__file__).resolve().parents[3] / "shared" / "refdata" / "nist" / "Michelso.dat"
+# NIST StRD reference data shipped with the tests (tests/data/README.md, nist/SOURCES.md)
+NIST = Path(__file__).resolve().parents[1] / "data" / "nist" / "Michelso.dat"
 
 # 23 speed-of-light values (km/s - 299000) used against Michelson 1879 in METHODS.md §12.
 # Provenance: Pilot's unit test TestSpeedOfLight (unit_test_statistics.cc, Yan Li), which
