@@ -1,4 +1,4 @@
-"""Coverage of 95 % CIs of the mean on AR(1) data (METHODS.md §3-4; docs/subsessions.md).
+"""Coverage of 95 % CIs of the mean on AR(1) data (docs/methods.md §3-4; docs/subsessions.md).
 
 For each φ in {0, 0.5, 0.9} and several series lengths n, simulates SERIES stationary AR(1)
 series x_t = φ x_{t-1} + e_t (e_t iid N(0, 1), true mean 0) and reports, for each method,

@@ -1,4 +1,4 @@
-"""Coverage of the CI issued the first time the subsession rule says "enough" (METHODS.md §3, §10).
+"""Coverage of the CI issued the first time the subsession rule says "enough" (docs/methods.md §3, §10).
 
 The adaptive controller re-applies the subsession rule after every round; a workload whose
 pairs are easy (10 % apart) stops the first time the rule trusts its CI. This script

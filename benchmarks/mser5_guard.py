@@ -1,5 +1,5 @@
 """Figure: how often MSER-5 truncates clean series, and how well it finds a planted warm-up,
-plain (METHODS.md §2 formula, ``alpha=None``) vs benchrun's guarded version (default).
+plain (docs/methods.md §2 formula, ``alpha=None``) vs benchrun's guarded version (default).
 
 Run: python benchmarks/mser5_guard.py   (seeded; ~20 s)
 Clean: iid N(0,1), 1 000 series per n. Planted: x_t = e_t + 8 exp(-t/25) for t < 50,

@@ -1,4 +1,4 @@
-"""Simulated campaigns: does the adaptive controller keep its error rates? (METHODS.md §10)
+"""Simulated campaigns: does the adaptive controller keep its error rates? (docs/methods.md §10)
 
 Drives the REAL :class:`runner.controller.Controller` and :func:`runner.collector.collect`
 on synthetic workloads whose truth is known (no processes), and runs four other stopping
@@ -11,7 +11,7 @@ rules on exactly the same data:
 - ``hyperfine``: a fixed count of max(10, ⌈3 s / round time⌉) rounds (round time 0.1 s, so
   30), then Welch's t-test per adjacent pair at alpha on the raw round values (what
   hyperfine's ``welch_ttest.py`` script does), and a Student t CI over the raw rounds.
-- ``pilot-quick`` / ``pilot-strict``: Pilot's rule as documented (PILOT; METHODS.md §3):
+- ``pilot-quick`` / ``pilot-strict``: Pilot's rule as documented (PILOT; docs/methods.md §3):
   after every round, q = the smallest batch size whose batch means have |lag-1 r| <= limit
   with >= h batch means (quick: 0.8 and 30; strict: 0.1 and 200), stop a workload when the
   CI full width is <= 20 % (quick) or 10 % (strict) of the mean; then Welch's test on the
@@ -41,13 +41,13 @@ max(min_rounds, width formula, fixed-n power-0.8 Welch or TOST formula at level 
 each adjacent pair), equal allocation, the normal approximation (docs/controller.md);
 **rounds/max(oracle, certified)** (benchrun only) = the same with each workload's oracle
 rounds raised to the round count at which benchrun first trusted its CI (8 subsessions
-whose size the autocorrelation rule accepts, METHODS.md §3), i.e. the cost of the stopping
+whose size the autocorrelation rule accepts, docs/methods.md §3), i.e. the cost of the stopping
 rule beyond certifying that the subsession means are independent; **certified rounds** =
 median over campaigns of that count summed over the workloads. These campaigns give the
 controller no per-pass series, so their pairs are compared by Welch on each workload's
 own subsession means (the rows predate paired comparisons and stay as they were).
 
-**Drift rows** (second table; METHODS.md §13, the issue's "Proof"): a machine whose speed
+**Drift rows** (second table; docs/methods.md §13, the issue's "Proof"): a machine whose speed
 drifts, ``y_wp = mu_w·f_p·e_wp`` with f_p shared by every workload of pass p and lognormal
 noise e (cv 2 %); ln f is an AR(1) with φ 0.99 and sd 10 % (``drift-ar1``; 5 % and 15 %
 with --full), a random walk reaching sd 10 % after 400 passes (``drift-walk``), a sinusoid

@@ -1,4 +1,4 @@
-"""Wall time of ``stats.summarize`` on 1 000 000 readings (METHODS.md §1-5).
+"""Wall time of ``stats.summarize`` on 1 000 000 readings (docs/methods.md §1-5).
 
 Median over 5 repeats of ``summarize`` (default path: MSER-5 warm-up, FFT autocorrelation,
 subsession CI, median CI, Shapiro-Wilk on subsession means) on two series, iid lognormal

@@ -1,6 +1,6 @@
 """Adaptive mode of ``benchrun run``: measure exactly as long as the question needs.
 
-The loop (ARCHITECTURE.md data flow; design and simulation in docs/controller.md):
+The loop (docs/architecture.md data flow; design and simulation in docs/controller.md):
 
 1. Calibrate: for a workload whose command holds ``{work}``, grow the work amount until a
    round lasts ``max(min_round_time, 100 x launch overhead)`` (runner/calibrate.py). The
@@ -9,7 +9,7 @@ The loop (ARCHITECTURE.md data flow; design and simulation in docs/controller.md
    seeded random order (``order: interleaved``); the first ``warmup_rounds`` rounds of each
    workload are flagged warm-up. After each pass, runner/collector.py turns every
    workload's steady readings into subsession means and runner/controller.py decides
-   (METHODS.md §10): stop, or which workloads get the next pass. Every decision is stored
+   (docs/methods.md §10): stop, or which workloads get the next pass. Every decision is stored
    as an event with its reason and numbers, and ``<campaign dir>/status.json`` is rewritten
    (atomically) for ``benchrun status`` and other readers.
 3. Stop when every condition holds or a budget runs out; the stop reason is stored as the

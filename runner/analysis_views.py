@@ -240,7 +240,7 @@ def render_resample(doc: Doc) -> None:
 
 # ------------------------------------------------------------------------- summary
 def render_summary(doc: Doc) -> None:
-    """Location with CIs, spread and diagnostics per group (METHODS.md §1-§5)."""
+    """Location with CIs, spread and diagnostics per group (docs/methods.md §1-§5)."""
     console = _console()
     unit = doc["unit"]
     conf = pct(doc["confidence"])

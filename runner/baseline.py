@@ -1,4 +1,4 @@
-"""Stored results to compare a new campaign with (``settings.baseline``; METHODS.md §3, §6.1).
+"""Stored results to compare a new campaign with (``settings.baseline``; docs/methods.md §3, §6.1).
 
 PILOT "Comparing Results": a result is summarised by its mean, the variance s_q² of its
 subsession means, their count n_q and the subsession size q; these are enough to test a

@@ -1,4 +1,4 @@
-"""Calibration of a workload's work amount before measuring (PILOT; METHODS.md vocabulary).
+"""Calibration of a workload's work amount before measuring (PILOT; docs/methods.md vocabulary).
 
 A workload whose command holds ``{work}`` does ``work`` units per round. Launching a
 process costs a fixed overhead (fork/exec, pinning, wait4: about a millisecond here, see

@@ -1,8 +1,8 @@
-"""Per-workload statistics for the adaptive controller (ARCHITECTURE.md "runner/collector").
+"""Per-workload statistics for the adaptive controller (docs/architecture.md "runner/collector").
 
 :func:`collect` turns the readings of one workload's steady rounds (warm-up *rounds*
 already removed by the caller) into the numbers the stopping rule needs: the mean, the
-subsession size q, the count n_q and variance s_q² of the subsession means (METHODS.md §3:
+subsession size q, the count n_q and variance s_q² of the subsession means (docs/methods.md §3:
 these are what a later comparison needs), the Student t CI (§4), and whether there is
 enough data yet and how much more is needed. It is recomputed from all readings on every
 call (q is re-chosen each time, §3), in O(n log n): about a millisecond for 10^5 readings.
@@ -58,7 +58,7 @@ def _opt(v: float | None) -> float | None:
 
 @dataclass(frozen=True)
 class WorkloadStats:
-    """What the controller knows about one workload after its latest round (METHODS.md §3-4).
+    """What the controller knows about one workload after its latest round (docs/methods.md §3-4).
 
     Attributes (units: those of the readings, or of readings per unit of work with
     ``per_work``; counts in readings unless named rounds):
@@ -224,7 +224,7 @@ ROUNDS_WARMUP_ALPHA = 0.001
 
 def _profile_warmup(block: np.ndarray, notes: list[str]) -> int:
     """Readings to drop at the start of every round, from the R x L ``block`` of the first L
-    readings of each round (METHODS.md §2, applied to the position profile).
+    readings of each round (docs/methods.md §2, applied to the position profile).
 
     MSER-5 (without its own guard) on the profile ``p_i = mean over rounds of reading i``
     proposes d; it is accepted only if some position i < L/2 really differs from the
@@ -295,7 +295,7 @@ def _within_round_warmup(
 
 def _t_half_width(s2: float, h: int, confidence: float) -> float:
     """Half-width ``t_{(1+c)/2, h-1}·sqrt(s2/h)`` of the t CI over h subsession means of
-    variance s2 (METHODS.md §4; units of the readings); 0 when s2 is 0."""
+    variance s2 (docs/methods.md §4; units of the readings); 0 when s2 is 0."""
     return float(stdtrit(h - 1, 0.5 + confidence / 2.0)) * math.sqrt(s2 / h) if s2 > 0.0 else 0.0
 
 
@@ -306,7 +306,7 @@ Coarse = tuple[float | None, float | None, int | None]
 def _coarse(values: np.ndarray, size: int) -> Coarse:
     """(mean, sample variance, count) of the means of consecutive batches of ``size``
     values (trailing partial batch dropped; units of the values), or (None, None, None)
-    when fewer than 4 batches fit: the "2q" side of the q/2q check (METHODS.md §3)."""
+    when fewer than 4 batches fit: the "2q" side of the q/2q check (docs/methods.md §3)."""
     h2 = values.size // size
     if h2 < 4:
         return (None, None, None)
@@ -324,7 +324,7 @@ def collect(
     tau_upper: float | None = TAU_UPPER,
     ci_2q: bool = True,
 ) -> WorkloadStats:
-    """Statistics of one workload from the readings of its steady rounds (METHODS.md §2-4).
+    """Statistics of one workload from the readings of its steady rounds (docs/methods.md §2-4).
 
     ``rounds[i]`` holds the readings of the i-th steady round in time order (one value for
     time/CPU/RSS metrics). ``per_work[i]`` (optional) divides round i's readings by its work

@@ -45,7 +45,7 @@ class ReadingsSpec:
 
 @dataclass(frozen=True)
 class Workload:
-    """One thing being measured (METHODS.md vocabulary), with its parameters bound.
+    """One thing being measured (docs/methods.md vocabulary), with its parameters bound.
 
     ``command`` still holds the launch-time placeholders ``{work}`` and ``{round}``; every
     ``params``/``matrix`` placeholder has already been substituted. With ``shell`` the
@@ -117,7 +117,7 @@ class Settings:
     max_consecutive_failures: int = 3
     on_interrupt: Literal["kill", "finish"] = "kill"
     output_limit: int = 65536  # bytes of stdout/stderr tail kept per round
-    # adaptive mode (the default; METHODS.md §10, docs/controller.md); fixed mode uses
+    # adaptive mode (the default; docs/methods.md §10, docs/controller.md); fixed mode uses
     # `rounds` (a file that sets `rounds:` and not `adaptive:` is in fixed mode)
     adaptive: bool = True
     ci_rel_width: float | None = 0.05

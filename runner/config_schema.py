@@ -82,7 +82,7 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         choices=("kill", "finish"),
     ),
     Key("output_limit", "size", "bytes of stdout/stderr tail kept per round"),
-    Key("adaptive", "bool", "run until the stopping rule is met (METHODS.md section 10)"),
+    Key("adaptive", "bool", "run until the stopping rule is met (docs/methods.md section 10)"),
     Key(
         "ci_rel_width",
         "number",

@@ -1,4 +1,4 @@
-"""The adaptive stopping controller (METHODS.md §10; design and simulation: docs/controller.md).
+"""The adaptive stopping controller (docs/methods.md §10; design and simulation: docs/controller.md).
 
 After every round the campaign loop gives :meth:`Controller.decide` the latest
 :class:`runner.collector.WorkloadStats` of each workload. The controller answers: stop or
@@ -159,7 +159,7 @@ def _fmt_pct(x: float | None) -> str:
 
 # ----------------------------------------------------------------------------- controller
 class Controller:
-    """Stopping rule and round allocation for one campaign (METHODS.md §10).
+    """Stopping rule and round allocation for one campaign (docs/methods.md §10).
 
     ``workloads``: ``(name, direction)`` or ``(name, direction, group)`` in file order;
     only workloads of one direction and group are ranked together (default group: all

@@ -1,4 +1,4 @@
-"""What the adaptive controller says after each pass (METHODS.md §10; docs/controller.md).
+"""What the adaptive controller says after each pass (docs/methods.md §10; docs/controller.md).
 
 Plain records, no logic: :class:`Decision` (stop or go on, why, the active workloads, the
 events to store) with the status of every workload (:class:`WorkloadStatus`), adjacent

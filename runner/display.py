@@ -158,7 +158,7 @@ def format_duration(seconds: float) -> str:
 def results_table(results: list, confidence: float):  # list[WorkloadResult] -> rich Table
     """The end-of-run table: one row per workload (see runner/results.py).
 
-    Mean ± half-width of the t-interval at ``confidence`` over subsession means (METHODS.md
+    Mean ± half-width of the t-interval at ``confidence`` over subsession means (docs/methods.md
     §3-4; ``collected``), the subsession size q x the count n_q, and descriptive
     statistics of the per-round values (``summary``): median, coefficient of variation,
     min, max; counts and the unit.
@@ -210,7 +210,7 @@ def results_table(results: list, confidence: float):  # list[WorkloadResult] -> 
 
 
 def verdicts_table(doc: dict[str, Any]):  # -> rich Table, or None when there is nothing
-    """Comparisons of an adaptive campaign (the stored "verdicts" event: METHODS.md §7,
+    """Comparisons of an adaptive campaign (the stored "verdicts" event: docs/methods.md §7,
     §6.4; docs/paired.md; runner/adaptive.py): the ratio with its CI first, then the verdict, the
     test that decided (paired or Welch) and its p-values."""
     from rich.table import Table

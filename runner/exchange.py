@@ -18,7 +18,7 @@
 
 Units: readings in the workload's ``unit``; ``started_at`` Unix seconds, ``wall_ns``
 nanoseconds, ``user_s``/``sys_s`` CPU seconds, ``max_rss_kib`` KiB. ``result`` holds
-(mean, s_q², n_q, q) and the CI (METHODS.md §3-4): what ``compare`` and a baseline need
+(mean, s_q², n_q, q) and the CI (docs/methods.md §3-4): what ``compare`` and a baseline need
 without the raw data. A reading's flag is ``""`` (analysed), ``warmup-round``,
 ``warmup-reading`` (within-round warm-up, MSER-5 or fixed), ``outlier`` (outside Tukey's
 fences, kept in the analysis), ``failed`` (round did not succeed), plus any flag stored

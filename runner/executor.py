@@ -1,6 +1,6 @@
 """Launching one round: argv, pinned CPUs, environment, timeout; measuring it.
 
-CONTRACT (ARCHITECTURE.md "Beyond one machine"): an executor is anything with
+CONTRACT (docs/architecture.md "Beyond one machine"): an executor is anything with
 ``launch(spec: RoundSpec) -> RoundOutcome``. :class:`LocalExecutor` is the only
 implementation; a Slurm executor will be another.
 """

@@ -1,4 +1,4 @@
-"""The reproducibility record: a snapshot of the machine, once per campaign (METHODS.md §11).
+"""The reproducibility record: a snapshot of the machine, once per campaign (docs/methods.md §11).
 
 HOEFLER Rules 5, 9 and 10 ask that a result be reported with the hardware, the software,
 the timer and the environment it was measured on. :func:`collect_metadata` gathers these
@@ -205,7 +205,7 @@ def collect_metadata(
     experiment_path: Path | None = None,
     workload_cpus: Sequence[int] | None = None,
 ) -> dict[str, Any]:
-    """Snapshot hardware, software, timer and environment (METHODS.md §11; HOEFLER 5, 9, 10).
+    """Snapshot hardware, software, timer and environment (docs/methods.md §11; HOEFLER 5, 9, 10).
 
     ``env_names``: names of environment variables to record with their values from this
     process's environment, or a mapping of the values the experiment sets (recorded as

@@ -1,4 +1,4 @@
-"""Readers of the timer and the environment for the reproducibility record (METHODS.md §11).
+"""Readers of the timer and the environment for the reproducibility record (docs/methods.md §11).
 
 Same conventions as :mod:`runner.metadata_probes` (raise :class:`Unreadable` with a reason;
 paths taken from that module's constants at call time so tests can redirect them).

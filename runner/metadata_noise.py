@@ -1,6 +1,6 @@
 """Settings of the machine that add noise to measurements, and the commands that fix them.
 
-Rules (METHODS.md §11; HOEFLER Rule 10 asks that such settings be reported; pyperf's
+Rules (docs/methods.md §11; HOEFLER Rule 10 asks that such settings be reported; pyperf's
 ``system tune`` and LibSciBench document the same list): frequency governor not
 ``performance``; turbo/boost on; an SMT sibling of a workload CPU online; 1-minute load
 above 0.5 per logical CPU; ASLR on; no isolated CPUs (or workload CPUs not among them).

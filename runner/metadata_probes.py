@@ -1,4 +1,4 @@
-"""Readers of single machine facts for the reproducibility record (METHODS.md §11).
+"""Readers of single machine facts for the reproducibility record (docs/methods.md §11).
 
 Each ``probe_*`` function reads one concept (CPU identity, caches, frequency, ...) and
 returns a dict of facts. A fact that cannot be read is reported by raising

@@ -1,6 +1,6 @@
 """Readings: the values a workload prints on stdout, as configured by a ReadingsSpec.
 
-A round yields one or more readings (METHODS.md vocabulary table: "round", "reading").
+A round yields one or more readings (docs/methods.md vocabulary table: "round", "reading").
 Two formats are understood:
 
 - ``regex``: the pattern (exactly one capture group) is searched with ``re.MULTILINE``

@@ -4,10 +4,10 @@ Two views of each workload:
 
 - ``collected``: what the adaptive controller sees (:func:`collect_workload`, i.e.
   runner/collector.py): every reading of the steady rounds, within-round warm-up removed,
-  subsession means of size q, the t interval over them (METHODS.md §2-4), and
+  subsession means of size q, the t interval over them (docs/methods.md §2-4), and
   (mean, s_q², n_q, q), what a later comparison needs. This is *the* estimate and CI.
 - ``summary``: descriptive statistics of the per-round values (mean of a round's
-  readings; METHODS.md §1: median, CoV, quartiles, min, max, outliers) from
+  readings; docs/methods.md §1: median, CoV, quartiles, min, max, outliers) from
   ``stats.summarize``.
 """
 
@@ -67,7 +67,7 @@ def collect_workload(
     warmup_readings: int | None = None,
     min_subsessions: int | None = None,
 ) -> WorkloadStats | None:
-    """The controller's statistics of one workload (runner/collector.py, METHODS.md §2-4).
+    """The controller's statistics of one workload (runner/collector.py, docs/methods.md §2-4).
 
     ``readings[i]`` and ``works[i]``: the readings and work amount of the i-th steady ok
     round in launch order. ``per_work`` divides each round's readings by its work amount

@@ -1,6 +1,6 @@
 """benchrun statistics: pure functions over numpy arrays, numbers in, frozen dataclasses out.
 
-Every method is specified in METHODS.md (section numbers are cited in each docstring).
+Every method is specified in docs/methods.md (section numbers are cited in each docstring).
 No I/O, no printing, no global state; ``stats`` never imports ``runner``.
 
 The public names below are importable as ``from stats import welch``; each lives in the

@@ -1,4 +1,4 @@
-"""Autocorrelation and subsession (batch) means (METHODS.md §3).
+"""Autocorrelation and subsession (batch) means (docs/methods.md §3).
 
 Readings taken back to back are often autocorrelated, which makes a CI over raw readings
 far too narrow. This module measures the correlation and chooses the *subsession size* q:
@@ -8,7 +8,7 @@ as independent observations (PILOT "Autocorrelation Detection and Mitigation").
 
 Two rules are provided:
 
-- :func:`pilot_subsession_size`: Pilot's rule, reproduced exactly (METHODS.md §12).
+- :func:`pilot_subsession_size`: Pilot's rule, reproduced exactly (docs/methods.md §12).
 - :func:`subsession_size`: benchrun's own rule, chosen by simulation (docs/subsessions.md):
   an integrated autocorrelation time τ with Sokal's automatic window sets the smallest
   admissible q, the number of subsessions is kept between 8 and 20, a lag-1 check on the
@@ -55,7 +55,7 @@ def _centre(x: np.ndarray) -> np.ndarray:
 
 
 def autocorrelation(values: Iterable[float] | np.ndarray, lag: int = 1) -> float | None:
-    """Lag-k sample autocorrelation (METHODS.md §3; NIST StRD definition).
+    """Lag-k sample autocorrelation (docs/methods.md §3; NIST StRD definition).
 
     ``r_k = Σ_{i=1}^{n-k} (x_i - m)(x_{i+k} - m) / Σ_{i=1}^{n} (x_i - m)^2`` with m the mean
     of all n values. Returns None when every value is equal (0/0). Raises ValueError when
@@ -82,7 +82,7 @@ def _acf_centred(d: np.ndarray, max_lag: int) -> np.ndarray:
 
 
 def acf(values: Iterable[float] | np.ndarray, max_lag: int | None = None) -> np.ndarray:
-    """Sample autocorrelation function r_0 = 1, r_1, ..., r_max_lag (METHODS.md §3).
+    """Sample autocorrelation function r_0 = 1, r_1, ..., r_max_lag (docs/methods.md §3).
 
     Same estimator as :func:`autocorrelation` (mean of all n values, denominator the total
     sum of squares), computed for all lags at once by FFT in O(n log n).
@@ -119,7 +119,7 @@ def _sokal(r: np.ndarray, window: float) -> tuple[float, int, bool]:
 def integrated_autocorrelation_time(
     values: Iterable[float] | np.ndarray, window: float = SOKAL_WINDOW
 ) -> float:
-    """Integrated autocorrelation time τ = 1 + 2 Σ_{k>=1} ρ_k, in readings (METHODS.md §3).
+    """Integrated autocorrelation time τ = 1 + 2 Σ_{k>=1} ρ_k, in readings (docs/methods.md §3).
 
     Estimated from the sample acf (:func:`acf`) with Sokal's automatic window: the sum runs
     to the smallest M with ``M >= window · τ(M)`` (default window 5; A. Sokal, *Monte Carlo
@@ -137,7 +137,7 @@ def integrated_autocorrelation_time(
 
 
 def subsession_means(values: Iterable[float] | np.ndarray, q: int) -> np.ndarray:
-    """Means of consecutive non-overlapping batches of q readings (METHODS.md §3).
+    """Means of consecutive non-overlapping batches of q readings (docs/methods.md §3).
 
     The incomplete trailing batch (n mod q readings) is dropped from the analysis. The mean
     of the returned means equals the mean of the first ``(n // q) · q`` readings.
@@ -154,7 +154,7 @@ def subsession_means(values: Iterable[float] | np.ndarray, q: int) -> np.ndarray
 
 @dataclass(frozen=True)
 class SubsessionChoice:
-    """The subsession size chosen for one series and why (METHODS.md §3).
+    """The subsession size chosen for one series and why (docs/methods.md §3).
 
     Attributes:
         q: subsession size in readings (the one used, or the one that would be needed).
@@ -223,7 +223,7 @@ def subsession_size(
     window: float = SOKAL_WINDOW,
     tau_upper: float | None = None,
 ) -> SubsessionChoice:
-    """benchrun's subsession size rule (METHODS.md §3; simulation in docs/subsessions.md).
+    """benchrun's subsession size rule (docs/methods.md §3; simulation in docs/subsessions.md).
 
     1. τ = integrated autocorrelation time (:func:`integrated_autocorrelation_time`, Sokal
        window 5, lags up to n/2). If the window never closes, the series is too short to
@@ -248,7 +248,7 @@ def subsession_size(
     large-sample variance of the windowed estimator, ``var(τ̂) ≈ 2(2M + 1)τ²/n`` with M
     the window (Madras & Sokal, J. Stat. Phys. 50, 1988; Sokal 1996, eq. 3.19). A short
     series underestimates τ more often than not, and a rule that is re-applied as data
-    arrives (the adaptive controller, METHODS.md §10) accepts the series the first time τ̂
+    arrives (the adaptive controller, docs/methods.md §10) accepts the series the first time τ̂
     happens to be low; the bound makes that acceptance wait until τ is known well
     enough. It costs data: independent readings need about 50 before 8 subsessions fit.
 
@@ -332,7 +332,7 @@ def subsession_size(
 def pilot_subsession_size(
     values: Iterable[float] | np.ndarray, limit: float, min_subsessions: int
 ) -> SubsessionChoice:
-    """Pilot's subsession size rule, exactly (PILOT; METHODS.md §3, §12).
+    """Pilot's subsession size rule, exactly (PILOT; docs/methods.md §3, §12).
 
     The smallest q in 1, 2, 3, ... such that the lag-1 autocorrelation of the non-overlapping
     batch means of size q, ``Σ (B_i - m)(B_{i+1} - m) / Σ (B_i - m)^2``, with m the mean of

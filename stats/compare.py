@@ -1,11 +1,11 @@
 """Comparing two results: Welch's t-test, TOST equivalence, sample size, Mann-Whitney U, effect size.
 
-METHODS.md §6.1 (Welch, required sample size), §6.3 (Mann-Whitney U, Cohen's d / Hedges' g)
+docs/methods.md §6.1 (Welch, required sample size), §6.3 (Mann-Whitney U, Cohen's d / Hedges' g)
 and §6.4 (TOST). Sources: [WELCH] B. L. Welch, Biometrika 34 (1947); [PILOT] Li et al.,
 MASCOTS 2016, "Comparing Results"; [HOEFLER] Hoefler & Belli, SC 2015, "Effect size".
 
 The Welch and TOST functions work from summaries alone -- (mean, s^2, n) of the subsession
-means of each result (METHODS.md §3) -- so that stored or imported results can be compared
+means of each result (docs/methods.md §3) -- so that stored or imported results can be compared
 without their raw data. The ``*_from_summary`` variants are the primitives; the raw-data
 variants compute (mean, sample variance, count) and call them, so both give identical answers.
 All quantities are in the unit of the metric (seconds, ops/s, ...), except p-values,
@@ -62,7 +62,7 @@ def _level(value: float, name: str) -> float:
 
 
 def welch_df(var_a: float, n_a: int, var_b: float, n_b: int) -> float | None:
-    """Welch-Satterthwaite degrees of freedom ν (METHODS.md §6.1), None if both variances are 0.
+    """Welch-Satterthwaite degrees of freedom ν (docs/methods.md §6.1), None if both variances are 0.
 
     ``ν = (s_A²/n_A + s_B²/n_B)² / (s_A⁴/(n_A²(n_A-1)) + s_B⁴/(n_B²(n_B-1)))``, real-valued.
     """
@@ -89,7 +89,7 @@ def _clean(d: dict[str, Any]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- Welch (§6.1)
 @dataclass(frozen=True)
 class WelchResult:
-    """Welch's unequal-variance t-test of mean_a vs mean_b (METHODS.md §6.1).
+    """Welch's unequal-variance t-test of mean_a vs mean_b (docs/methods.md §6.1).
 
     ``difference = mean_a - mean_b``; ``se = sqrt(var_a/n_a + var_b/n_b)``;
     ``statistic = difference / se``; ``df`` is the real Welch-Satterthwaite ν (as scipy), and
@@ -132,7 +132,7 @@ def welch_from_summary(
     alternative: str = "two-sided",
     confidence: float = 0.95,
 ) -> WelchResult:
-    """Welch's t-test from summaries (METHODS.md §6.1, [WELCH], [PILOT] "Comparing Results").
+    """Welch's t-test from summaries (docs/methods.md §6.1, [WELCH], [PILOT] "Comparing Results").
 
     ``var_*`` is the sample variance (ddof=1) of the subsession means and ``n_*`` their count.
     ``t = (m_A - m_B)/sqrt(s_A²/n_A + s_B²/n_B)``; two-sided ``p = 2·(1 - F_t(|t|; ν))``,
@@ -198,7 +198,7 @@ def welch_from_summary(
 def welch(
     a: ArrayLike, b: ArrayLike, alternative: str = "two-sided", confidence: float = 0.95
 ) -> WelchResult:
-    """Welch's t-test on two samples of subsession means (METHODS.md §6.1).
+    """Welch's t-test on two samples of subsession means (docs/methods.md §6.1).
 
     Computes (mean, sample variance with ddof=1, count) of each and calls
     :func:`welch_from_summary`; agrees with ``scipy.stats.ttest_ind(a, b, equal_var=False)``.
@@ -231,7 +231,7 @@ def required_sample_size(
 ) -> int | None:
     """Smallest n per side (subsession means) for a two-sided Welch test to separate A and B.
 
-    METHODS.md §6.1 ([PILOT] uses it to plan). With d = |m_A - m_B| and the observed
+    docs/methods.md §6.1 ([PILOT] uses it to plan). With d = |m_A - m_B| and the observed
     variances s_A², s_B² of the subsession means:
 
     1. normal approximation ``n₀ = ⌈(z_{1-α/2} + z_{power})² (s_A² + s_B²) / d²⌉``;
@@ -279,7 +279,7 @@ def required_sample_size(
 # ----------------------------------------------------------------------------- TOST (§6.4)
 @dataclass(frozen=True)
 class TostResult:
-    """Two one-sided Welch tests of equivalence within ±delta (METHODS.md §6.4).
+    """Two one-sided Welch tests of equivalence within ±delta (docs/methods.md §6.4).
 
     ``difference = mean_a - mean_b``; ``delta = margin·|mean_a|`` (relative) or ``margin``
     (absolute), in the metric's unit. ``p_lower`` tests H0: difference <= -delta,
@@ -320,7 +320,7 @@ def tost_from_summary(
     relative: bool = True,
     alpha: float = 0.05,
 ) -> TostResult:
-    """TOST equivalence test from summaries (METHODS.md §6.4; Schuirmann 1987, Welch df).
+    """TOST equivalence test from summaries (docs/methods.md §6.4; Schuirmann 1987, Welch df).
 
     With d = m_A - m_B, se and ν as in :func:`welch_from_summary`:
     ``p_lower = P[T_ν >= (d + δ)/se]``, ``p_upper = P[T_ν <= (d - δ)/se]``, ``p = max``.
@@ -366,7 +366,7 @@ def tost_from_summary(
 def tost(
     a: ArrayLike, b: ArrayLike, margin: float, relative: bool = True, alpha: float = 0.05
 ) -> TostResult:
-    """TOST equivalence test on two samples of subsession means (METHODS.md §6.4).
+    """TOST equivalence test on two samples of subsession means (docs/methods.md §6.4).
 
     See :func:`tost_from_summary`; the summaries are (mean, variance ddof=1, count).
     """
@@ -380,7 +380,7 @@ def tost(
 # ----------------------------------------------------------------------------- Mann-Whitney
 @dataclass(frozen=True)
 class MannWhitneyResult:
-    """Mann-Whitney U test of x vs y with the probability of superiority (METHODS.md §6.3).
+    """Mann-Whitney U test of x vs y with the probability of superiority (docs/methods.md §6.3).
 
     ``statistic`` is U of x (scipy's U1 = number of pairs with x > y plus half the ties);
     ``prob_superiority = U/(n_x·n_y) = P[X > Y] + ½·P[X = Y]`` estimated over all pairs.
@@ -401,7 +401,7 @@ class MannWhitneyResult:
 
 
 def mann_whitney(x: ArrayLike, y: ArrayLike, alternative: str = "two-sided") -> MannWhitneyResult:
-    """Mann-Whitney U / Wilcoxon rank-sum test (METHODS.md §6.3, [WILCOXON]).
+    """Mann-Whitney U / Wilcoxon rank-sum test (docs/methods.md §6.3, [WILCOXON]).
 
     Uses ``scipy.stats.mannwhitneyu(x, y, alternative, method="auto")`` (exact null
     distribution for small samples without ties, else normal approximation with tie and
@@ -421,7 +421,7 @@ def mann_whitney(x: ArrayLike, y: ArrayLike, alternative: str = "two-sided") -> 
 # ----------------------------------------------------------------------------- effect size
 @dataclass(frozen=True)
 class EffectSize:
-    """Standardised mean difference of A vs B with CIs (METHODS.md §6.3, [HOEFLER]).
+    """Standardised mean difference of A vs B with CIs (docs/methods.md §6.3, [HOEFLER]).
 
     ``cohens_d = (mean_a - mean_b)/s_p`` with the pooled SD
     ``s_p = sqrt(((n_a-1)s_a² + (n_b-1)s_b²)/(n_a+n_b-2))``; ``hedges_g = J·d`` with the exact
@@ -509,7 +509,7 @@ def effect_size_from_summary(
 
 
 def effect_size(a: ArrayLike, b: ArrayLike, confidence: float = 0.95) -> EffectSize:
-    """Cohen's d and Hedges' g of a vs b with confidence intervals (METHODS.md §6.3).
+    """Cohen's d and Hedges' g of a vs b with confidence intervals (docs/methods.md §6.3).
 
     d = (mean_a - mean_b)/s_p (pooled SD). The CI for the population δ is exact under
     normality with equal variances: t = d/sqrt(1/n_a + 1/n_b) follows a noncentral t with

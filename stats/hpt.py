@@ -1,6 +1,6 @@
 """Hierarchical Performance Testing (HPT) and r-speedup across a benchmark suite.
 
-METHODS.md §8, after [CHEN] T. Chen et al., *Statistical Performance Comparisons of
+docs/methods.md §8, after [CHEN] T. Chen et al., *Statistical Performance Comparisons of
 Computers*, HPCA 2012 / IEEE Trans. Computers 2015, §IV and Algorithm 1.
 
 Two systems A and B are run on the same n benchmarks, m runs each (counts may differ per
@@ -29,9 +29,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special, stats
 
-#: runs per side from which the rank-sum test uses the normal approximation (METHODS.md §8.1)
+#: runs per side from which the rank-sum test uses the normal approximation (docs/methods.md §8.1)
 NORMAL_FROM_RUNS = 12
-#: benchmarks from which the signed-rank test uses the normal approximation (METHODS.md §8.2)
+#: benchmarks from which the signed-rank test uses the normal approximation (docs/methods.md §8.2)
 NORMAL_FROM_BENCHMARKS = 25
 #: relative gap below which two |d_τ| are treated as tied (floating-point noise, not data)
 _TIE_RTOL = 1e-9
@@ -135,7 +135,7 @@ def rank_sum_pvalues(x: np.ndarray, y: np.ndarray) -> tuple[float, float, str]:
 
     Exact conditional distribution (given the tie pattern) when min(len x, len y) < 12,
     else the normal approximation of U with tie correction and no continuity correction,
-    ``z = (U - mn/2) / sqrt(mn/12 · (N + 1 - Σ(t³ - t)/(N(N - 1))))`` (METHODS.md §8.1).
+    ``z = (U - mn/2) / sqrt(mn/12 · (N + 1 - Σ(t³ - t)/(N(N - 1))))`` (docs/methods.md §8.1).
     With every value tied both p-values are 1.
     """
     m, n = x.size, y.size
@@ -195,13 +195,13 @@ def signed_rank_zsplit(d: np.ndarray) -> tuple[float, float, float, float, str]:
     """(R_A, R_B, p_A, p_B, method): one-sided signed-rank tests with zeros split.
 
     ``R_A = Σ_{d>0} rank + ½ Σ_{d=0} rank``, ``R_B = Σ_{d<0} rank + ½ Σ_{d=0} rank``, ranks
-    of |d| ascending with mid-ranks for ties (METHODS.md §8.2). p_A is the p-value of
+    of |d| ascending with mid-ranks for ties (docs/methods.md §8.2). p_A is the p-value of
     "A outperforms B" (large R_A). For n < 25 the exact distribution of the statistic with
     untied ranks 1..n is used and a non-integer R (ties, zeros) is rounded conservatively:
     ``p_A = P(T >= floor(R_A))`` -- the rule of scipy.stats.wilcoxon(zero_method="zsplit",
     method="exact"). For n >= 25: ``z = (R_A - n(n+1)/4) / σ`` with
     ``σ² = (n(n+1)(2n+1) - ½ Σ(t³ - t))/24`` (tie groups t, zeros included; without ties this
-    is the METHODS.md formula), no continuity correction.
+    is the docs/methods.md formula), no continuity correction.
     """
     n = d.size
     ranks, ties = tied_ranks(np.abs(d))
@@ -249,7 +249,7 @@ class BenchmarkRow:
 
 @dataclass(frozen=True)
 class HptResult:
-    """Result of :func:`hpt` (METHODS.md §8, [CHEN] §IV).
+    """Result of :func:`hpt` (docs/methods.md §8, [CHEN] §IV).
 
     ``confidence`` = 1 - p of the one-sided signed-rank test "A outperforms B";
     ``confidence_b`` the same for "B outperforms A". Swapping A and B swaps them exactly
@@ -329,7 +329,7 @@ def hpt(
     alpha: float = 0.05,
     time_score: str = "normalized",
 ) -> HptResult:
-    """Hierarchical Performance Testing of A against B over a benchmark suite (METHODS.md §8).
+    """Hierarchical Performance Testing of A against B over a benchmark suite (docs/methods.md §8).
 
     Parameters
     ----------
@@ -442,7 +442,7 @@ def _hpt_notes(rows: Sequence[BenchmarkRow], n: int, alpha: float) -> tuple[str,
 # -------------------------------------------------------------------------- r-speedup
 @dataclass(frozen=True)
 class RSpeedupResult:
-    """Result of :func:`r_speedup` (METHODS.md §8.4-8.5, [CHEN] Algorithm 1, Table IV).
+    """Result of :func:`r_speedup` (docs/methods.md §8.4-8.5, [CHEN] Algorithm 1, Table IV).
 
     ``gamma_grid`` is CHEN's answer on the 0.01 grid; ``gamma`` is refined by bisection
     inside the next grid step and is within ``precision`` below the true boundary.
@@ -478,7 +478,7 @@ def r_speedup(
     tol: float = 1e-6,
     max_steps: int = 100_000,
 ) -> RSpeedupResult:
-    """Largest γ >= 1 such that HPT(A/γ, B) still has confidence >= r (METHODS.md §8.4).
+    """Largest γ >= 1 such that HPT(A/γ, B) still has confidence >= r (docs/methods.md §8.4).
 
     "A/γ" divides A's scores by γ (for times: multiplies A's times by γ), scores converted
     once as in :func:`hpt`. As in [CHEN] Algorithm 1 the grid γ = 1.00, 1.01, ... is walked

@@ -1,15 +1,15 @@
-"""Confidence intervals (METHODS.md §4).
+"""Confidence intervals (docs/methods.md §4).
 
 - :func:`mean_ci`: Student t interval ``m ± t_{1-α/2, n-1} · s/√n`` (HOEFLER §3.1.2). In
-  benchrun it is applied to *subsession means* (METHODS.md §3), never blindly to raw
+  benchrun it is applied to *subsession means* (docs/methods.md §3), never blindly to raw
   autocorrelated readings.
 - :func:`median_ci`, :func:`quantile_ci`: distribution-free order-statistic intervals from the
   binomial distribution (exact), as in LEBOUDEC §2.4.
 - :func:`bootstrap_ci`: BCa bootstrap via :func:`scipy.stats.bootstrap` ([WANG], §4).
 - :func:`proportion_ci`: Wilson score interval with continuity correction exactly as R's
-  ``prop.test`` computes it (METHODS.md §12), with TOUATI's validity warning (§4).
+  ``prop.test`` computes it (docs/methods.md §12), with TOUATI's validity warning (§4).
 - :func:`proportion_sample_size`, :func:`subsessions_for_width`: how many benchmarks or
-  subsessions are needed for a target precision (TOUATI §4, PILOT / METHODS.md §12).
+  subsessions are needed for a target precision (TOUATI §4, PILOT / docs/methods.md §12).
 
 Every interval is an :class:`Interval`; unusable bounds are ``None`` with a note, never a
 made-up number. Units: an interval has the unit of the data it was computed from.
@@ -106,7 +106,7 @@ class Interval:
 
     @property
     def rel_half_width(self) -> float | None:
-        """Relative width ``half_width / |estimate|`` (METHODS.md §4; what ``ci_rel_width``
+        """Relative width ``half_width / |estimate|`` (docs/methods.md §4; what ``ci_rel_width``
         bounds). None without bounds or when the estimate is 0."""
         hw = self.half_width
         if hw is None or self.estimate is None or self.estimate == 0:
@@ -130,11 +130,11 @@ class Interval:
 
 # ----------------------------------------------------------------------------- mean
 def mean_ci(values: Iterable[float] | np.ndarray, confidence: float = 0.95) -> Interval:
-    """Student t confidence interval of the mean (METHODS.md §4, HOEFLER §3.1.2).
+    """Student t confidence interval of the mean (docs/methods.md §4, HOEFLER §3.1.2).
 
     ``m ± t_{1-α/2, n-1} · s / √n`` with ``s`` the sample standard deviation (ddof=1),
     α = 1 - confidence. Assumes independent, roughly normal observations: in benchrun
-    pass *subsession means* (METHODS.md §3), not raw autocorrelated readings.
+    pass *subsession means* (docs/methods.md §3), not raw autocorrelated readings.
     With n = 1 the bounds are None (no variance estimate); with all values equal the
     interval has zero width and a note says so.
 
@@ -162,7 +162,7 @@ def subsessions_for_width(
 ) -> int:
     """Number of subsession means needed for a CI of relative half-width ``rel_half_width``.
 
-    Pilot's planning formula (PILOT; METHODS.md §3, §12): with the current subsession
+    Pilot's planning formula (PILOT; docs/methods.md §3, §12): with the current subsession
     standard deviation ``s`` (ddof=1) over ``h`` subsessions and the current mean ``m``,
     ``h_needed = ceil((t_{1-α/2, h-1} · s / (rel_half_width · |m|))^2)``, using the t
     quantile at the *current* degrees of freedom h-1, as Pilot does. §12: 48 Ferrari
@@ -219,7 +219,7 @@ def quantile_ci(
     ess: float | None = None,
     sorted_values: bool = False,
 ) -> Interval:
-    """Distribution-free CI of the p-quantile from order statistics (METHODS.md §4).
+    """Distribution-free CI of the p-quantile from order statistics (docs/methods.md §4).
 
     With B ~ Binomial(n, p), the interval is ``[x_(j), x_(k)]`` (1-based order statistics)
     where j is the largest rank with ``P(B <= j-1) <= α/2`` and k the smallest with
@@ -273,7 +273,7 @@ def median_ci(
 ) -> Interval:
     """Exact distribution-free CI of the median: :func:`quantile_ci` with p = 0.5.
 
-    Symmetric ranks j and n + 1 - j (METHODS.md §4). Needs n >= 6 at 95 % (HOEFLER:
+    Symmetric ranks j and n + 1 - j (docs/methods.md §4). Needs n >= 6 at 95 % (HOEFLER:
     "n > 5"); below that ``low``/``high`` are None with the note
     "n too small for a median CI at 95 %".
     """
@@ -289,7 +289,7 @@ def bootstrap_ci(
     method: Literal["BCa", "percentile", "basic"] = "BCa",
     seed: int | None = 0,
 ) -> Interval:
-    """Bootstrap CI of ``statistic`` via :func:`scipy.stats.bootstrap` (METHODS.md §4, WANG).
+    """Bootstrap CI of ``statistic`` via :func:`scipy.stats.bootstrap` (docs/methods.md §4, WANG).
 
     ``data`` is one sample (1-D) or a tuple of samples (then ``statistic`` takes one argument
     per sample and they are resampled independently). BCa with B = 10 000 resamples by
@@ -329,7 +329,7 @@ def bootstrap_ci(
 
 # ----------------------------------------------------------------------------- proportions
 def proportion_ci(successes: int, trials: int, confidence: float = 0.95) -> Interval:
-    """Wilson score interval with continuity correction, as R's ``prop.test`` (METHODS.md §4, §12).
+    """Wilson score interval with continuity correction, as R's ``prop.test`` (docs/methods.md §4, §12).
 
     z = Φ^-1((1+conf)/2), p̂ = x/n, YATES = min(0.5, |x - n/2|) (R's default null p0 = 0.5),
     z22n = z²/(2n); upper = ``(p_c + z22n + z·sqrt(p_c(1-p_c)/n + z22n/(2n))) / (1 + 2·z22n)``

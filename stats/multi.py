@@ -1,4 +1,4 @@
-"""Many workloads: Holm's correction, omnibus tests, and the ranking of results (METHODS.md §7).
+"""Many workloads: Holm's correction, omnibus tests, and the ranking of results (docs/methods.md §7).
 
 Sources: [PILOT] Li et al., MASCOTS 2016 ("Comparing Results"); [HOEFLER] Hoefler & Belli,
 SC 2015, §3.2 (ANOVA, Kruskal-Wallis, effect size E); S. Holm, *A simple sequentially
@@ -33,7 +33,7 @@ SEPARATED, EQUIVALENT, UNDECIDED = "separated", "equivalent", "undecided"
 
 # ----------------------------------------------------------------------------- Holm
 def holm(pvalues: ArrayLike) -> tuple[float, ...]:
-    """Holm's step-down adjusted p-values, in the input order (METHODS.md §7, Holm 1979).
+    """Holm's step-down adjusted p-values, in the input order (docs/methods.md §7, Holm 1979).
 
     With p_(1) <= ... <= p_(m) sorted ascending,
     ``p̃_(i) = max_{j <= i} min(1, (m - j + 1)·p_(j))``. Rejecting every hypothesis with
@@ -67,7 +67,7 @@ class PairEffect:
 
 @dataclass(frozen=True)
 class OmnibusResult:
-    """One-way ANOVA or Kruskal-Wallis over k groups (METHODS.md §7, [HOEFLER] §3.2).
+    """One-way ANOVA or Kruskal-Wallis over k groups (docs/methods.md §7, [HOEFLER] §3.2).
 
     ``statistic`` is F (ANOVA, df = (k-1, N-k)) or H (Kruskal-Wallis, df = (k-1,)).
     ``within_variance`` is the pooled within-group variance
@@ -153,7 +153,7 @@ def _omnibus(
 
 
 def anova(groups: Mapping[str, ArrayLike] | Sequence[ArrayLike]) -> OmnibusResult:
-    """One-way ANOVA F-test of equal means (METHODS.md §7, [HOEFLER] §3.2).
+    """One-way ANOVA F-test of equal means (docs/methods.md §7, [HOEFLER] §3.2).
 
     ``F = (Σ n_i (m_i - m)²/(k-1)) / MS_within`` with df (k-1, N-k), via
     ``scipy.stats.f_oneway``. When every group is constant F is undefined: p is 0 if the
@@ -171,7 +171,7 @@ def anova(groups: Mapping[str, ArrayLike] | Sequence[ArrayLike]) -> OmnibusResul
 
 
 def kruskal_wallis(groups: Mapping[str, ArrayLike] | Sequence[ArrayLike]) -> OmnibusResult:
-    """Kruskal-Wallis H test that all groups come from one distribution (METHODS.md §7).
+    """Kruskal-Wallis H test that all groups come from one distribution (docs/methods.md §7).
 
     H on ranks with tie correction, χ² approximation with k-1 df, via ``scipy.stats.kruskal``.
     The effect sizes E are the same as for :func:`anova` (group means, MS_within).
@@ -190,7 +190,7 @@ def kruskal_wallis(groups: Mapping[str, ArrayLike] | Sequence[ArrayLike]) -> Omn
 # ----------------------------------------------------------------------------- ranking
 @dataclass(frozen=True)
 class PairVerdict:
-    """Verdict on two neighbours a (better) and b in the ranking (METHODS.md §7).
+    """Verdict on two neighbours a (better) and b in the ranking (docs/methods.md §7).
 
     ``difference = mean_b - mean_a`` (metric unit), ``relative_difference = difference/|mean_a|``;
     ``effect_size`` = difference / pooled SD of the subsession means (Cohen's d, unitless);
@@ -215,7 +215,7 @@ class PairVerdict:
 
 @dataclass(frozen=True)
 class Ranking:
-    """Results ordered best first, with a verdict for each adjacent pair (METHODS.md §7)."""
+    """Results ordered best first, with a verdict for each adjacent pair (docs/methods.md §7)."""
 
     names: tuple[str, ...]
     estimates: tuple[float, ...]
@@ -258,7 +258,7 @@ def rank_results(
     margin: float = 0.01,
     confidence: float = 0.95,
 ) -> Ranking:
-    """Rank results best first and decide each adjacent pair (METHODS.md §7, [PILOT]).
+    """Rank results best first and decide each adjacent pair (docs/methods.md §7, [PILOT]).
 
     ``results``: objects or mappings with ``name``, ``mean``, ``variance`` (s_q² of the
     subsession means), ``n`` (n_q), ``direction`` ("lower_is_better" or

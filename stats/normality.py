@@ -1,4 +1,4 @@
-"""Normality check: Shapiro-Wilk plus Q-Q plot points (METHODS.md §5; HOEFLER Rule 6, TOUATI).
+"""Normality check: Shapiro-Wilk plus Q-Q plot points (docs/methods.md §5; HOEFLER Rule 6, TOUATI).
 
 benchrun applies it to subsession means (and to raw readings only as a diagnostic). For
 large n the test flags trivial departures, so reports show the Q-Q points beside the p-value.
@@ -60,7 +60,7 @@ class NormalityResult:
 def normality(
     values: Iterable[float] | np.ndarray, alpha: float = 0.05, *, max_points: int = 1000
 ) -> NormalityResult:
-    """Shapiro-Wilk test of normality with Q-Q plot points (METHODS.md §5).
+    """Shapiro-Wilk test of normality with Q-Q plot points (docs/methods.md §5).
 
     W and p from :func:`scipy.stats.shapiro` (Royston's algorithm); needs n >= 3. Above
     n = 5000 the p-value may be inaccurate (scipy) and any tiny departure is "significant":

@@ -7,7 +7,7 @@ and ``e_wp`` independent noise. For a pair (a, b) measured in the same passes,
     d_p = ln y_bp - ln y_ap = ln(mu_b/mu_a) + (ln e_bp - ln e_ap),
 
 so the drift cancels, and the series ``d`` is analysed like any series of readings
-(subsession means, METHODS.md §3). This module holds the tests on a summary of ``d``:
+(subsession means, docs/methods.md §3). This module holds the tests on a summary of ``d``:
 the mean of its subsession means ``m``, their sample variance ``s²`` and count ``n``.
 
 - Ratio and CI: ``r = exp(m)``, ``exp(m ∓ t_{(1+c)/2, n-1}·s/√n)``.
@@ -174,7 +174,7 @@ def paired_growth_needed(
 def confirm_paired(summaries: Sequence[tuple[float, float, int]], alpha: float) -> list[bool]:
     """Does each separation hold on a second summary (m, s², n) of the same log ratios?
 
-    The "pass at q and 2q" check (METHODS.md §3) for paired separations: the summaries
+    The "pass at q and 2q" check (docs/methods.md §3) for paired separations: the summaries
     are of the subsession means of size 2q; the two-sided one-sample t test, Holm-adjusted
     over the given pairs (Holm 1979), must reject at ``alpha``. The caller checks that
     the sign of m agrees with the separation it confirms.

@@ -1,4 +1,4 @@
-"""Quantile regression by linear programming (METHODS.md §7, HOEFLER Rule 8 and Fig. 4).
+"""Quantile regression by linear programming (docs/methods.md §7, HOEFLER Rule 8 and Fig. 4).
 
 The τ-th regression quantile minimises the check loss ``Σ_i ρ_τ(y_i - x_iᵀβ)`` with
 ``ρ_τ(u) = u·(τ - 1[u < 0])`` (Koenker & Bassett, Econometrica 46, 1978). Written as a
@@ -101,7 +101,7 @@ def quantile_fit(y: ArrayLike, x: ArrayLike, tau: float) -> tuple[np.ndarray, fl
 
 @dataclass(frozen=True)
 class QuantileRegressionResult:
-    """Effect of group B (vs A) on each quantile (METHODS.md §7), in the unit of the data.
+    """Effect of group B (vs A) on each quantile (docs/methods.md §7), in the unit of the data.
 
     Per quantile τ: ``intercept`` (a τ-quantile of A), ``effect`` β1 (B minus A at that
     quantile), and the bootstrap percentile CI ``[ci_low, ci_high]`` of β1.
@@ -137,7 +137,7 @@ def quantile_regression(
     n_boot: int = 1000,
     seed: int | None = None,
 ) -> QuantileRegressionResult:
-    """Quantile regression of the runs on a binary factor (METHODS.md §7, HOEFLER Rule 8).
+    """Quantile regression of the runs on a binary factor (docs/methods.md §7, HOEFLER Rule 8).
 
     Model ``y = β0(τ) + β1(τ)·1[run is from B]`` for each τ in ``quantiles``, fitted by the
     LP of :func:`quantile_fit` (HiGHS). With this single binary factor the LP's optimum is

@@ -1,4 +1,4 @@
-"""Resampling across a benchmark suite (METHODS.md §9, [WANG]).
+"""Resampling across a benchmark suite (docs/methods.md §9, [WANG]).
 
 Two systems A and B, n benchmarks, runs per (benchmark, system) -- the same input shapes as
 :func:`stats.hpt.hpt` (2-D benchmark x run arrays or dicts benchmark -> runs). The suite
@@ -97,7 +97,7 @@ def randomization_test(
     center: str = "mean",
     alternative: str = "two-sided",
 ) -> RandomizationResult:
-    """Randomization test that A and B perform the same across the suite (METHODS.md §9).
+    """Randomization test that A and B perform the same across the suite (docs/methods.md §9).
 
     Under H0 the runs of A and B of one benchmark are exchangeable, so the system labels are
     permuted *within each benchmark* (run counts kept) and the statistic
@@ -218,7 +218,7 @@ def gmean_ratio_ci(
     *,
     center: str = "mean",
 ) -> Interval:
-    """Hierarchical bootstrap CI of the ratio of geometric means R (METHODS.md §9, §4).
+    """Hierarchical bootstrap CI of the ratio of geometric means R (docs/methods.md §9, §4).
 
     Benchmarks are fixed; the runs of each (benchmark, system) cell are resampled with
     replacement, independently (a stratified bootstrap with 2n strata), and
@@ -296,7 +296,7 @@ def runs_for_ci_width(
     center: str = "mean",
     m_min: int = 3,
 ) -> SampleSizeResult:
-    """Runs per benchmark needed for a CI of R no wider than ``width`` (METHODS.md §9).
+    """Runs per benchmark needed for a CI of R no wider than ``width`` (docs/methods.md §9).
 
     For m = m_min, m_min + 1, ... up to the smallest run count available in any cell, the
     *first* m runs of every (benchmark, system) cell -- the data one would have had after m
@@ -367,7 +367,7 @@ def biplot(
     row_labels: list[str] | tuple[str, ...],
     col_labels: list[str] | tuple[str, ...],
 ) -> BiplotResult:
-    """Principal components of a machine x benchmark matrix of medians (METHODS.md §9, [WANG]).
+    """Principal components of a machine x benchmark matrix of medians (docs/methods.md §9, [WANG]).
 
     ``X = log(matrix)`` (so speed ratios become differences and the unit of each benchmark
     drops out), columns centred: ``X_c = X - mean over machines``. SVD ``X_c = U S Vᵀ``

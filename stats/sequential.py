@@ -1,11 +1,11 @@
-"""Looks and alpha spending for the adaptive stopping rule (METHODS.md §10).
+"""Looks and alpha spending for the adaptive stopping rule (docs/methods.md §10).
 
 Testing after every round and stopping at the first success ("peeking") inflates the
 false-positive rate far above α. benchrun's controller therefore tests only at *looks*
 placed on a geometric schedule in the number of rounds, and splits α over them:
 
 - :func:`look_schedule`: ``n_1 = first``, ``n_{j+1} = max(n_j + 1, ⌈r · n_j⌉)`` (r = 1.5 by
-  default, as METHODS.md §10 suggests), ending with ``last`` (the round budget). Geometric
+  default, as docs/methods.md §10 suggests), ending with ``last`` (the round budget). Geometric
   looks cost little: the sample at any look is at most r times what was needed.
 - :func:`alpha_spending`: the per-look levels α_1..α_K with ``Σ α_j = α``. Every test done
   at look j uses α_j, so by the union (Bonferroni) bound the probability of *any* false
@@ -59,7 +59,7 @@ SPENDING_KINDS = ("uniform", "pocock", "obrien-fleming")
 
 
 def look_schedule(first: int, last: int, ratio: float = 1.5) -> tuple[int, ...]:
-    """Sample sizes (rounds) at which the stopping rule looks (METHODS.md §10).
+    """Sample sizes (rounds) at which the stopping rule looks (docs/methods.md §10).
 
     ``n_1 = first`` and ``n_{j+1} = max(n_j + 1, ⌈ratio · n_j⌉)`` while below ``last``;
     ``last`` (the budget) is always the final look. So the number of looks is
@@ -106,7 +106,7 @@ def alpha_spending(
     kind: str = "uniform",
     fractions: Sequence[float] | None = None,
 ) -> tuple[float, ...]:
-    """Per-look significance levels α_1..α_K that add up to α (METHODS.md §10).
+    """Per-look significance levels α_1..α_K that add up to α (docs/methods.md §10).
 
     With information fractions ``0 < t_1 < ... < t_K = 1`` (default ``t_j = j/K``: for
     looks on a geometric schedule that is uniform in log n) and a spending function F with
@@ -163,7 +163,7 @@ def cumulative_alpha(alphas: Sequence[float], look_index: int) -> float:
 
 @dataclass(frozen=True)
 class LookPlan:
-    """A campaign's look schedule and the α of each look (METHODS.md §10).
+    """A campaign's look schedule and the α of each look (docs/methods.md §10).
 
     ``schedule[j]`` is the round count of look j (0-based), ``alphas[j]`` its level;
     ``Σ alphas = alpha``.
@@ -227,9 +227,9 @@ def confirm_separations(
 ) -> list[bool]:
     """Does each separation "a better than b" hold on a second summary of the same data?
 
-    The controller's robustness check "pass at q and 2q" (METHODS.md §3, §10): the pairs
+    The controller's robustness check "pass at q and 2q" (docs/methods.md §3, §10): the pairs
     are given as summaries of the subsession means of size 2q; Welch's two-sided test
-    (METHODS.md §6.1), Holm-adjusted over the given pairs, must reject at ``alpha`` with
+    (docs/methods.md §6.1), Holm-adjusted over the given pairs, must reject at ``alpha`` with
     a's mean in front (smaller when ``lower_is_better``, larger otherwise). When q is too
     small for the correlation of a series, the 2q means show the larger variance and the
     separation is not confirmed.
@@ -247,7 +247,7 @@ def confirm_separations(
 
 @dataclass(frozen=True)
 class BaselineTest:
-    """A current result against its baseline at one look (METHODS.md §6.1, §6.4, §10).
+    """A current result against its baseline at one look (docs/methods.md §6.1, §6.4, §10).
 
     ``verdict``: "slower"/"faster" (worse/better in the metric's direction; Welch,
     Holm-adjusted over the baselines tested together, p < alpha), "equivalent" (TOST
@@ -303,7 +303,7 @@ def growth_needed(
 ) -> tuple[float | None, float | None]:
     """Factor f by which both sides' data must grow to separate resp. show equivalence.
 
-    Planning estimate for the controller (METHODS.md §6.1, §6.4, §10), normal
+    Planning estimate for the controller (docs/methods.md §6.1, §6.4, §10), normal
     approximation: the variance of a mean falls as 1/(amount of data) (§3), so growing a
     live side by f divides its s_q²/n_q by f (a ``fixed`` side, e.g. a stored baseline,
     stays). With d = |m_b - m_a| and δ = margin·|m_a|, separation needs

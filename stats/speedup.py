@@ -1,4 +1,4 @@
-"""Touati's Speedup-Test: is the optimised programme really faster? (METHODS.md §6.2).
+"""Touati's Speedup-Test: is the optimised programme really faster? (docs/methods.md §6.2).
 
 Source: [TOUATI] S.-A.-A. Touati, J. Worms, S. Briais, *The Speedup-Test: a statistical
 methodology for programme speedup analysis and computation*, Concurrency and Computation:
@@ -55,7 +55,7 @@ def _clean(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class SpeedupTestResult:
-    """Verdicts of the Speedup-Test for one benchmark (METHODS.md §6.2, TOUATI §3).
+    """Verdicts of the Speedup-Test for one benchmark (docs/methods.md §6.2, TOUATI §3).
 
     ``mean_verdict`` / ``median_verdict`` are "speedup", "no speedup" or "not enough data".
     ``mean_warning`` / ``median_warning`` flag "1-alpha may not be the real confidence level"
@@ -124,7 +124,7 @@ def _shapiro(x: np.ndarray) -> float | None:
 
 
 def speedup_test(x: ArrayLike, y: ArrayLike, alpha: float = 0.05) -> SpeedupTestResult:
-    """Touati's Speedup-Test for one benchmark (METHODS.md §6.2, TOUATI §3, Figs. 1-2).
+    """Touati's Speedup-Test for one benchmark (docs/methods.md §6.2, TOUATI §3, Figs. 1-2).
 
     Mean: Shapiro-Wilk at ``alpha`` on X and on Y. If n <= 30 and X is not normal, or
     m <= 30 and Y is not normal -> "not enough data" (run more than 30 times). Otherwise an
@@ -280,7 +280,7 @@ class ShareResult:
 
 @dataclass(frozen=True)
 class SpeedupSuiteResult:
-    """The Speedup-Test over b benchmarks (METHODS.md §6.2, TOUATI §4).
+    """The Speedup-Test over b benchmarks (docs/methods.md §6.2, TOUATI §4).
 
     ``overall_speedup_mean = Σ W_j·mean(X_j) / Σ W_j·mean(Y_j)`` and
     ``gain_mean = 1 - 1/overall_speedup_mean`` (likewise with medians); unitless.
@@ -365,7 +365,7 @@ def speedup_suite(
     confidence: float = 0.95,
     precision: float = 0.05,
 ) -> SpeedupSuiteResult:
-    """The Speedup-Test over a suite of benchmarks (METHODS.md §6.2, TOUATI §4).
+    """The Speedup-Test over a suite of benchmarks (docs/methods.md §6.2, TOUATI §4).
 
     ``benchmarks`` maps a name to (X, Y) times; each pair goes through :func:`speedup_test`
     at ``alpha``. Overall speedup ``S = Σ W_j T(C_j) / Σ W_j T(C'_j)`` with T = mean and

@@ -1,4 +1,4 @@
-"""Per-group summaries (METHODS.md §1-5): description, outliers, aggregation, full summary.
+"""Per-group summaries (docs/methods.md §1-5): description, outliers, aggregation, full summary.
 
 - :func:`describe`: n, mean, std, CoV, min, quartiles, median, max, p90, p99, the
   deterministic flag and the Tukey outlier count (§1, HOEFLER §3.1).
@@ -44,7 +44,7 @@ __all__ = [
     "summarize",
 ]
 
-#: CoV below this (0.1 %) -> "deterministic" (METHODS.md §1)
+#: CoV below this (0.1 %) -> "deterministic" (docs/methods.md §1)
 DETERMINISTIC_COV = 0.001
 
 
@@ -93,7 +93,7 @@ class OutlierResult:
 
 
 def tukey_outliers(values: Iterable[float] | np.ndarray, k: float = 1.5) -> OutlierResult:
-    """Count readings outside Tukey's fences Q1 - k·IQR and Q3 + k·IQR (METHODS.md §1).
+    """Count readings outside Tukey's fences Q1 - k·IQR and Q3 + k·IQR (docs/methods.md §1).
 
     Quartiles are type-7 sample quantiles (numpy's and R's default). Nothing is removed
     here; removal is only done on explicit request (``summarize(remove_outliers=True)``)
@@ -113,7 +113,7 @@ def tukey_outliers(values: Iterable[float] | np.ndarray, k: float = 1.5) -> Outl
 # ----------------------------------------------------------------------------- describe
 @dataclass(frozen=True)
 class Description:
-    """Descriptive statistics of one series (METHODS.md §1). None = not meaningful at this n."""
+    """Descriptive statistics of one series (docs/methods.md §1). None = not meaningful at this n."""
 
     n: int
     mean: float
@@ -223,7 +223,7 @@ def aggregate(
     kind: Literal["cost", "rate", "ratio"] = "cost",
     work: Iterable[float] | np.ndarray | None = None,
 ) -> Aggregate:
-    """Summarise readings with the mean that fits their kind (METHODS.md §1, HOEFLER §3.1).
+    """Summarise readings with the mean that fits their kind (docs/methods.md §1, HOEFLER §3.1).
 
     - ``cost`` (seconds, joules, bytes): arithmetic mean.
     - ``rate`` (ops/s, MB/s): with ``work`` w_i per reading, total work / total time
@@ -270,7 +270,7 @@ _KEYS = (
 
 @dataclass(frozen=True)
 class Summary:
-    """Full summary of one workload's readings (METHODS.md §1-5).
+    """Full summary of one workload's readings (docs/methods.md §1-5).
 
     ``n`` counts analysed readings (after warm-up and any requested outlier removal);
     ``mean``/``std``/quantiles are over them. ``ci_low``/``ci_high`` are the Student t
@@ -361,7 +361,7 @@ def summarize(
     min_subsessions: int = MIN_SUBSESSIONS,
     max_subsessions: int = MAX_SUBSESSIONS,
 ) -> Summary:
-    """Summarise one series of readings in time order (METHODS.md §1-5).
+    """Summarise one series of readings in time order (docs/methods.md §1-5).
 
     1. Warm-up (§2): ``"mser5"`` (default) truncates the MSER-5 transient, an int drops a
        fixed number of readings, ``"none"`` keeps all. Dropped readings are only counted.

@@ -1,4 +1,4 @@
-"""Warm-up (initial transient) detection with MSER-5 (METHODS.md §2).
+"""Warm-up (initial transient) detection with MSER-5 (docs/methods.md §2).
 
 Source: [MSER] K. P. White, *An effective truncation heuristic for bias reduction in
 simulation output*, Simulation 69 (1997); MSER-5 as in White, Cobb & Spratt (2000).
@@ -27,7 +27,7 @@ TAU_MIN_BATCHES = 8
 
 
 def _batch_tau(tail: np.ndarray) -> float:
-    """Integrated autocorrelation time of the kept batch means (METHODS.md §3), >= 1.
+    """Integrated autocorrelation time of the kept batch means (docs/methods.md §3), >= 1.
 
     1 (independent) with fewer than ``TAU_MIN_BATCHES`` batch means; capped at a quarter
     of the batches so at least 4 effective batches remain. ``tail`` must not be constant."""
@@ -39,10 +39,10 @@ def _batch_tau(tail: np.ndarray) -> float:
 
 def _transient_p(head: np.ndarray, tail_mean: float, tail_sd: float, m: int, tau: float) -> float:
     """Two-sided p-value that the truncated batch means ``head`` come from the steady
-    distribution of the m kept ones (mean ``tail_mean``, sd ``tail_sd``; METHODS.md §2):
+    distribution of the m kept ones (mean ``tail_mean``, sd ``tail_sd``; docs/methods.md §2):
     under that null the head's mean has the kept batch means' variance, so ``t =
     (z̄_head - z̄_tail) / (s_tail·sqrt(τ/d + τ/m))`` with d head batch means, τ the kept
-    ones' autocorrelation time (m/τ effective batches, METHODS.md §3) and m/τ - 1 degrees
+    ones' autocorrelation time (m/τ effective batches, docs/methods.md §3) and m/τ - 1 degrees
     of freedom. For a single head batch and τ = 1 this is a prediction interval."""
     t = (float(head.mean()) - tail_mean) / (tail_sd * np.sqrt(tau / head.size + tau / m))
     return 2.0 * float(_sps.t.sf(abs(t), max(m / tau - 1.0, 1.0)))
@@ -66,7 +66,7 @@ def _mser_curve(values: Iterable[float] | np.ndarray) -> np.ndarray:
 
 
 def mser5(values: Iterable[float] | np.ndarray, *, alpha: float | None = 0.01) -> int:
-    """Number of warm-up readings to truncate, by MSER-5 (METHODS.md §2). A multiple of 5.
+    """Number of warm-up readings to truncate, by MSER-5 (docs/methods.md §2). A multiple of 5.
 
     The n readings are grouped into k = n // 5 batches of 5 (a trailing incomplete batch
     is ignored for the detection) with batch means z_1..z_k. For each candidate
@@ -92,7 +92,7 @@ def mser5(values: Iterable[float] | np.ndarray, *, alpha: float | None = 0.01) -
        d, since d was chosen to make the difference large). Under the null "the head is
        steady" the head has the kept batch means' variance, so the test is
        ``t = (z̄_{<=d} - z̄_{>d*}) / (s_{>d*}·sqrt(τ/d + τ/m))`` with m kept batch means,
-       τ their integrated autocorrelation time (METHODS.md §3; 1 below 8 batch means or
+       τ their integrated autocorrelation time (docs/methods.md §3; 1 below 8 batch means or
        at the limit) and m/τ - 1 degrees of freedom. It replaced Welch's test of head
        against tail, whose head variance (a decaying transient spreads widely) left a
        4σ transient over 20 of 200 iid readings undetected in 98 % of series; this test
@@ -140,6 +140,6 @@ def mser5(values: Iterable[float] | np.ndarray, *, alpha: float | None = 0.01) -
 
 def mser5_at_limit(values: Iterable[float] | np.ndarray) -> bool:
     """True when MSER-5 truncates at the last admissible point (half the series): the
-    transient may be longer than that, i.e. no steady state was reached (METHODS.md §2)."""
+    transient may be longer than that, i.e. no steady state was reached (docs/methods.md §2)."""
     curve = _mser_curve(values)
     return bool(curve.size > 2 and int(np.argmin(curve)) == curve.size - 1)

@@ -7,7 +7,7 @@ statistic itself) and prints either rich tables with verdicts in words or, with
 terminal view (:mod:`runner.analysis_views`) only renders that document, so both outputs
 always say the same thing.
 
-Sub-commands: ``summary`` (METHODS.md §1-§5), ``compare`` (§6.1, §6.4, §7), ``speedup``
+Sub-commands: ``summary`` (docs/methods.md §1-§5), ``compare`` (§6.1, §6.4, §7), ``speedup``
 (§6.2), ``hpt`` (§8), ``resample`` (§9), ``quantiles`` (§7 quantile regression).
 
 When a file says what a process is (pyperf runs, hyperfine runs, Google Benchmark
@@ -151,7 +151,7 @@ def _public(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # ---------------------------------------------------------------- sub-commands
 def cmd_summary(args: argparse.Namespace) -> int:
-    """Per group: warm-up, subsession means, CIs, quantiles, normality (METHODS.md §1-§5)."""
+    """Per group: warm-up, subsession means, CIs, quantiles, normality (docs/methods.md §1-§5)."""
     ds = load_dataset(args)
     doc = _header(ds, "summary", args)
     rows = _summaries(ds, args)
@@ -236,7 +236,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_speedup(args: argparse.Namespace) -> int:
-    """Touati's Speedup-Test per benchmark and over the suite (METHODS.md §6.2)."""
+    """Touati's Speedup-Test per benchmark and over the suite (docs/methods.md §6.2)."""
     ds = load_dataset(args)
     doc = _header(ds, "speedup", args)
     pairing = ds.pair(args.baseline, args.candidate)
@@ -290,7 +290,7 @@ def _suites(ds: Dataset, a: str, b: str) -> tuple[dict[str, np.ndarray], dict[st
 
 
 def cmd_hpt(args: argparse.Namespace) -> int:
-    """Hierarchical Performance Testing and r-speedup of A over B (METHODS.md §8)."""
+    """Hierarchical Performance Testing and r-speedup of A over B (docs/methods.md §8)."""
     ds = load_dataset(args)
     doc = _header(ds, "hpt", args)
     suite_a, suite_b = _suites(ds, args.a, args.b)

@@ -3,7 +3,7 @@
 HTML (default) is one self-contained file with the figures embedded; Markdown writes its
 figures into ``<stem>_files/`` beside it. Both default to ``report.html``/``report.md``
 in the campaign directory; JSON and CSV go to stdout unless ``--out`` is given.
-Contents and methods: docs/report.md; statistics: METHODS.md.
+Contents and methods: docs/report.md; statistics: docs/methods.md.
 """
 
 from __future__ import annotations

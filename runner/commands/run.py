@@ -29,7 +29,7 @@ flight is killed and redone on --resume).
 Adaptive mode (the default) runs until every workload's CI is within ci_rel_width of its
 mean and every pair of neighbouring results is separated (Welch, Holm, alpha) or
 equivalent within margin (TOST), with alpha spent over a geometric schedule of looks so
-that stopping early does not inflate the error rate (METHODS.md section 10); or until
+that stopping early does not inflate the error rate (docs/methods.md section 10); or until
 max_rounds/max_time, and then it says which condition was not met (exit status 3 with
 --fail-on-unmet). Pairs of workloads that ran in the same passes are compared on the
 per-pass ratio of their rounds (settings.comparison: paired, the default), which cancels

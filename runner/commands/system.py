@@ -1,6 +1,6 @@
 """``benchrun system``: this machine, and the settings that add noise to measurements.
 
-Prints the reproducibility record (METHODS.md §11) in sections (Hardware, Software, Timer,
+Prints the reproducibility record (docs/methods.md §11) in sections (Hardware, Software, Timer,
 Environment), then each noise warning with the command that changes the setting, then the
 settings that could not be checked. ``--json`` prints the record itself.
 """

@@ -2,7 +2,7 @@
 
 Each exported workload becomes one group (``workload`` = its name) holding the readings
 the campaign's analysis used, in launch order: warm-up rounds, within-round warm-up and
-failed rounds are left out, Tukey outliers stay (METHODS.md §1-2). A dataset has one
+failed rounds are left out, Tukey outliers stay (docs/methods.md §1-2). A dataset has one
 unit: workloads in another unit than the first are left out, and a note says which.
 """
 

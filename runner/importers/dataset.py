@@ -2,7 +2,7 @@
 
 Every importer (CSV long form, hyperfine, pyperf, Google Benchmark) returns a
 :class:`Dataset`: readings grouped by a key ``(system, benchmark, workload)`` in time
-order, one unit and one direction for the whole file (METHODS.md §1: every metric carries
+order, one unit and one direction for the whole file (docs/methods.md §1: every metric carries
 a unit and a direction). ``benchrun analyze`` hands the arrays to ``stats``; nothing here
 computes a statistic.
 """
@@ -28,7 +28,7 @@ _RATE_MARKERS = ("/s", "/sec", "per s", "ops", "op/s", "flop", "hz", "throughput
 
 
 def direction_for_unit(unit: str) -> Direction:
-    """Guess the direction of a metric from its unit (METHODS.md §1).
+    """Guess the direction of a metric from its unit (docs/methods.md §1).
 
     Costs (``s``, ``ms``, ``ns``, ``J``, ``bytes``) are ``lower_is_better``; rates
     (``ops/s``, ``MB/s``, ``GFLOP/s``, ``Hz``) are ``higher_is_better``. An empty or unknown

@@ -12,13 +12,13 @@ observation, and the location, its CI and every comparison use those means:
   ``--warmup``, Google Benchmark's iteration estimate); whole processes at the start are
   dropped only when MSER-5 with benchrun's significance check at ``ROUNDS_WARMUP_ALPHA``
   (the rule for one-reading rounds, runner/collector.py) finds them still warming up, which
-  needs at least 20 processes (METHODS.md §2);
+  needs at least 20 processes (docs/methods.md §2);
 - mean = the mean of the k process means; s² = their sample variance (ddof = 1); the CI
-  is Student's t over them with k - 1 degrees of freedom (METHODS.md §4); so the summary
+  is Student's t over them with k - 1 degrees of freedom (docs/methods.md §4); so the summary
   ``(mean, s², n_q = k, q = values per process)`` feeds Welch and TOST unchanged
   (stats/compare.py) and k >= 2 is enough for a CI;
 - the process means are checked for drift: a lag-1 autocorrelation above
-  ``-1/k + z/√k`` (the subsession rule's check, METHODS.md §3) adds a note that the CI
+  ``-1/k + z/√k`` (the subsession rule's check, docs/methods.md §3) adds a note that the CI
   assumes independent processes.
 
 Everything is computed by :mod:`stats`; units are those of the values (s, ns, ...).

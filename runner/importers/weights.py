@@ -1,4 +1,4 @@
-"""Benchmark weights for the Speedup-Test's overall speedup (METHODS.md §6.2, TOUATI §4).
+"""Benchmark weights for the Speedup-Test's overall speedup (docs/methods.md §6.2, TOUATI §4).
 
 A CSV file with two columns, ``benchmark`` and ``weight`` (header optional), one row per
 benchmark; weights are finite numbers > 0 (for example the share of a real workload each

@@ -1,6 +1,6 @@
 """The comparisons a report shows, computed by ``stats`` from a :class:`CampaignModel`.
 
-- Ranking and neighbour verdicts (METHODS.md §7): workloads compared with each other (one
+- Ranking and neighbour verdicts (docs/methods.md §7): workloads compared with each other (one
   metric and unit, and with the experiment's ``compare:`` one of its groups) are sorted
   best first and each adjacent pair is decided by :func:`stats.rank_results` (CIs
   disjoint / Holm-corrected Welch / TOST). Where the stopping controller of an adaptive
@@ -42,7 +42,7 @@ QUANTREG_PAIRS = 6
 QUANTILES = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 #: matrix factors recognised as "the system" of a suite
 SYSTEM_FACTORS = ("system", "machine", "version", "variant", "impl", "implementation", "compiler")
-#: bootstrap resamples in reports (METHODS.md §9 asks >= 10 000 for published CIs)
+#: bootstrap resamples in reports (docs/methods.md §9 asks >= 10 000 for published CIs)
 BOOTSTRAP_RESAMPLES = 10_000
 
 
@@ -69,7 +69,7 @@ class Row:
 
 @dataclass
 class Group:
-    """Workloads compared with each other, ranked (METHODS.md §7): one metric and unit,
+    """Workloads compared with each other, ranked (docs/methods.md §7): one metric and unit,
     and with the experiment's ``compare:`` one of its groups. ``compared`` False: the
     workloads ``compare:`` compares with nothing (listed, not ranked)."""
 

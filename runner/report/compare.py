@@ -1,4 +1,4 @@
-"""``benchrun compare A B``: per workload present in both, old vs new (METHODS.md §6).
+"""``benchrun compare A B``: per workload present in both, old vs new (docs/methods.md §6).
 
 Each side is a campaign (directory or ``benchrun.db``: its newest campaign), a benchrun
 export (JSON), or an imported hyperfine / pyperf / Google Benchmark / CSV file. A side is
@@ -173,7 +173,7 @@ def _from_processes(
 
 
 def _means(x: np.ndarray | None, q: int | None) -> np.ndarray | None:
-    """Subsession means of q readings (METHODS.md §3); None without data or q."""
+    """Subsession means of q readings (docs/methods.md §3); None without data or q."""
     if x is None or not q or x.size < 2 * q:
         return None
     return subsession_means(x, int(q))
@@ -488,14 +488,14 @@ def compare_sides(
     return cmp
 
 
-#: bootstrap resamples of the overall ratio (METHODS.md §4: B >= 10 000)
+#: bootstrap resamples of the overall ratio (docs/methods.md §4: B >= 10 000)
 OVERALL_RESAMPLES = 10_000
 
 
 def overall_ratio(
     old: Side, new: Side, names: list[str], confidence: float
 ) -> dict[str, Any] | None:
-    """Ratio of geometric means new/old over ``names`` (METHODS.md §9, [WANG]) with the
+    """Ratio of geometric means new/old over ``names`` (docs/methods.md §9, [WANG]) with the
     hierarchical bootstrap CI, resampling each workload's independent units: its
     *subsession means* (§3), or its *process means* for imported files that have processes
     (docs/imported-data.md); raw readings would be correlated and give a too narrow CI.

@@ -65,7 +65,7 @@ def workload_notes(model: CampaignModel, view: WorkloadView) -> list[str]:
     - Paired: when every comparison of the workload is paired and its own CI is not
       certified (none, or wider than ``ci_rel_width``): its mean describes the period
       measured and its CI was not required, since the stopping rule bounded the ratio CI
-      of each paired comparison instead (METHODS.md §13, docs/controller.md).
+      of each paired comparison instead (docs/methods.md §13, docs/controller.md).
     """
     out: list[str] = []
     paired = is_paired(view.name, model.verdicts, model.experiment, model.settings)

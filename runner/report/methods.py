@@ -2,7 +2,7 @@
 
 :func:`methods_paragraph` turns the stored settings, rounds, warm-up and subsession
 decisions, tests and timer record into sentences a paper can take as they are
-(METHODS.md §11: "The report turns these into the sentences a paper needs").
+(docs/methods.md §11: "The report turns these into the sentences a paper needs").
 :func:`rules_checklist` states for each of the twelve rules of [HOEFLER] (T. Hoefler,
 R. Belli, SC 2015) whether this campaign meets it, whether it does not apply, or what is
 missing.
@@ -45,7 +45,7 @@ def _range(values: list[int]) -> str:
 
 def _stored_tests(verdicts: StoredVerdicts, s: dict[str, Any], c: float) -> list[str]:
     """Sentences on how the stopping controller compared workloads: the paired tests on
-    per-pass log ratios (METHODS.md §13, docs/paired.md) and Welch's test (§7), with the
+    per-pass log ratios (docs/methods.md §13, docs/paired.md) and Welch's test (§7), with the
     looks, alpha and Holm (§10); from the stored verdicts (what was really used)."""
     alpha = float(verdicts.alpha if verdicts.alpha is not None else s.get("alpha", 0.01))
     margin = float(verdicts.margin if verdicts.margin is not None else s.get("margin", 0.01))

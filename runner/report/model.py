@@ -4,7 +4,7 @@
 (runner/results.py) and derives, per workload, what the plots and tables need:
 
 - the readings of every round in launch order with their flags (warm-up round, warm-up
-  reading inside a round, Tukey outlier, failed round), METHODS.md §1-§2;
+  reading inside a round, Tukey outlier, failed round), docs/methods.md §1-§2;
 - the steady series exactly as runner/collector.py builds it (warm-up rounds and
   within-round warm-up removed, readings per unit of work when ``per_work``), §2-§3;
 - the estimate: (mean, s_q², n_q, q) and the Student t CI over subsession means (§3-§4),
@@ -43,7 +43,7 @@ CONVERGENCE_POINTS = 12
 
 @dataclass(frozen=True)
 class Estimate:
-    """A workload's estimate (METHODS.md §3-4): mean and CI in the workload's unit.
+    """A workload's estimate (docs/methods.md §3-4): mean and CI in the workload's unit.
 
     ``variance`` is s_q² of the ``n_q`` subsession means of ``q`` readings (unit²);
     ``rel_half_width`` = half width / |mean|. ``ci_low``/``ci_high`` are None without
@@ -159,7 +159,7 @@ class WorkloadView:
 
     @property
     def harmonic_mean(self) -> float | None:
-        """Harmonic mean of the steady readings (the average of a rate, METHODS.md §1)."""
+        """Harmonic mean of the steady readings (the average of a rate, docs/methods.md §1)."""
         x = self.steady
         if x.size == 0 or float(x.min()) <= 0:
             return None
@@ -269,7 +269,7 @@ def _flags_and_series(
 
     Reproduces runner/collector.py: one reading per round -> the rounds in order minus the
     first ``warmup_readings`` steady rounds (MSER-5); several -> every steady round minus
-    its first d readings, concatenated (METHODS.md §2-3)."""
+    its first d readings, concatenated (docs/methods.md §2-3)."""
     steady = _steady_rounds(rounds)
     single = bool(steady) and all(len(r.readings) == 1 for r in steady)
     wr = est.warmup_readings if est else 0
@@ -339,7 +339,7 @@ def _outliers(view: WorkloadView) -> None:
 
 
 def _diagnostics(view: WorkloadView) -> None:
-    """Autocorrelation before/after subsession means and normality (METHODS.md §3, §5)."""
+    """Autocorrelation before/after subsession means and normality (docs/methods.md §3, §5)."""
     x = view.steady
     if x.size >= 3 and float(np.ptp(x)) > 0:
         view.acf_raw = [float(v) for v in acf(x, min(MAX_LAG, x.size - 1))]

@@ -80,7 +80,7 @@ def _workload_axes() -> tuple[Figure, Any]:
 
 def workload_figure(w: WorkloadView, target: float | None, confidence: float) -> Plot:
     """Six panels of one workload: readings over time, histogram, violin/box, Q-Q,
-    autocorrelation before/after subsession means, CI width over rounds (METHODS.md §1-5)."""
+    autocorrelation before/after subsession means, CI width over rounds (docs/methods.md §1-5)."""
     fig, axes = _workload_axes()
     u = _unit(w.unit)
     # (a) readings over time
@@ -217,7 +217,7 @@ def headline_figure(group: Group, confidence: float) -> Plot:
 
 
 def quantile_figure(fit: dict[str, Any]) -> Plot:
-    """Difference B - A across percentiles with bootstrap CIs (METHODS.md §7, HOEFLER Fig. 4)."""
+    """Difference B - A across percentiles with bootstrap CIs (docs/methods.md §7, HOEFLER Fig. 4)."""
     fig = Figure(figsize=(6.5, 3.6), layout="constrained")
     ax = fig.subplots()
     q = 100 * np.asarray(fit["quantiles"])

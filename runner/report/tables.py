@@ -79,20 +79,20 @@ def headline(group: Group, confidence: float) -> Table:
     if not group.compared:
         caption = (
             "The experiment's compare: compares these workloads with nothing: each has its "
-            "own estimate and CI (Student t over subsession means, METHODS.md §3-4), no rank, "
+            "own estimate and CI (Student t over subsession means, docs/methods.md §3-4), no rank, "
             "ratio or verdict."
         )
     else:
         how = (
             "the stopping controller's verdict; the ratio to the best is the controller's "
             "where it compared the two (paired: exp of the mean per-pass log ratio and its "
-            "CI, METHODS.md §13), else the delta method"
+            "CI, docs/methods.md §13), else the delta method"
             if group.source == "controller"
             else "CIs disjoint, Holm-corrected Welch, or TOST; the ratio to the best has a "
             "delta-method CI"
         )
         caption = (
-            "Best first. The CI is Student t over subsession means (METHODS.md §3-4); the "
+            "Best first. The CI is Student t over subsession means (docs/methods.md §3-4); the "
             f"verdict compares each workload with the next one down ({how})."
         )
         if any(r.note for r in group.rows):
@@ -170,7 +170,7 @@ def stored_comparisons(verdicts: StoredVerdicts, confidence: float) -> Table:
         "turned round when below 1 so the factor is >= 1. Test: paired = the two workloads "
         "ran in the same passes, compared pass by pass on the log ratio of their rounds "
         "(one-sample t on subsession means of the log ratios; ratio and CI are exp of the "
-        "mean log ratio and its CI, METHODS.md §13); Welch = Welch's t-test on each "
+        "mean log ratio and its CI, docs/methods.md §13); Welch = Welch's t-test on each "
         "workload's own subsession means (§7). p: that test's p at the latest look; Holm p: "
         f"Holm-adjusted over the pairs of a group (or the baselines) tested at the look; TOST p: equivalence{margin}. A "
         "verdict is declared only at a look, at that look's share of alpha (§10). Note: "
@@ -251,7 +251,7 @@ def workload_stats(w: WorkloadView) -> Table:
     if notes:
         rows.append(("notes", "; ".join(notes)))
     return Table(f"statistics of {w.name}", ("statistic", "value"), rows,
-                 "Median, quartiles and percentiles are over per-round values (METHODS.md §1).")  # fmt: skip
+                 "Median, quartiles and percentiles are over per-round values (docs/methods.md §1).")  # fmt: skip
 
 
 def suite_tables(suite: Suite) -> list[Table]:
@@ -271,7 +271,7 @@ def suite_tables(suite: Suite) -> list[Table]:
                 [(r["benchmark"], format_value(r["median_a"], suite.unit),
                   format_value(r["median_b"], suite.unit), p3(r.get("p_value")), r["winner"],
                   p3(r["d"]), p3(r["rank"])) for r in h["benchmarks"]],
-                f"Hierarchical Performance Testing (METHODS.md §8): confidence that {a} "
+                f"Hierarchical Performance Testing (docs/methods.md §8): confidence that {a} "
                 f"outperforms {b} = {p3(h['confidence'])} ({h['verdict']}); "
                 + (f"r-speedup at r = 0.95: {p3(rs.get('gamma'))}, geometric-mean speedup "
                    f"{p3(rs.get('gmean_speedup'))} held with confidence "
@@ -284,7 +284,7 @@ def suite_tables(suite: Suite) -> list[Table]:
                 [(n, p3(r.get("speedup_mean")), str(r.get("mean_verdict")),
                   p3(r.get("speedup_median")), str(r.get("median_verdict")))
                  for n, r in sp["benchmarks"].items()],
-                f"Touati's Speedup-Test (METHODS.md §6.2) at alpha {sp['alpha']:g}: overall "
+                f"Touati's Speedup-Test (docs/methods.md §6.2) at alpha {sp['alpha']:g}: overall "
                 f"speedup of means {p3(sp['overall_speedup_mean'])}, of medians "
                 f"{p3(sp['overall_speedup_median'])}; share of benchmarks with a significant "
                 f"speedup of the mean {_share(sp['share_mean'])}.",
@@ -295,7 +295,7 @@ def suite_tables(suite: Suite) -> list[Table]:
                 ("estimate", "low", "high", "confidence", "method"),
                 [(p3(gm["estimate"]), p3(gm.get("low")), p3(gm.get("high")),
                   f"{100 * gm['confidence']:g} %", gm["method"])],
-                "Hierarchical bootstrap resampling runs within each benchmark (METHODS.md §9); "
+                "Hierarchical bootstrap resampling runs within each benchmark (docs/methods.md §9); "
                 "unitless; below 1 means smaller values for " + a + ".",
             ))  # fmt: skip
     return out
@@ -308,7 +308,7 @@ def _share(s: dict[str, Any]) -> str:
 def machine(report: Report) -> Table:
     return Table("machine", ("section", "fact", "value"),
                  [(s, k, v) for s, k, v in report.machine],
-                 "Recorded once when the campaign started (METHODS.md §11).")  # fmt: skip
+                 "Recorded once when the campaign started (docs/methods.md §11).")  # fmt: skip
 
 
 def warnings(report: Report) -> Table:

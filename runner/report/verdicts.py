@@ -3,7 +3,7 @@
 An adaptive campaign ends with one "verdicts" event (runner/adaptive.py): every adjacent
 pair the controller compared (``PairStatus`` as a dict) and every baseline or reference
 comparison (``BaselineStatus``), each with the test that decided it (``paired``: a
-one-sample t on subsession means of the per-pass log ratios, METHODS.md §13; ``welch``:
+one-sample t on subsession means of the per-pass log ratios, docs/methods.md §13; ``welch``:
 Welch on the two workloads' own subsession means, §7), the ratio b/a with its CI at the
 campaign's confidence, the p-values of the latest look that tested it, and whether every
 condition of the stopping rule was met (``conditions_met``; False on a budget stop).

@@ -1,4 +1,4 @@
-"""runner/collector.py: per-workload statistics for the controller (METHODS.md §2-4).
+"""runner/collector.py: per-workload statistics for the controller (docs/methods.md §2-4).
 
 References: direct numpy/scipy computations on the same data (subsession means, s_q²,
 Student t interval), the subsession size chosen by stats.autocorr (another module), planted

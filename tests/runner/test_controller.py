@@ -1,4 +1,4 @@
-"""runner/controller.py: the adaptive stopping rule (METHODS.md §10), on synthetic campaigns.
+"""runner/controller.py: the adaptive stopping rule (docs/methods.md §10), on synthetic campaigns.
 
 Campaigns are simulated with known truth (iid normal round values, fixed seeds) and driven
 exactly as the campaign loop will: one round per active workload per pass, then

@@ -1,7 +1,7 @@
-"""Autocorrelation, integrated autocorrelation time and subsession sizing (METHODS.md §3).
+"""Autocorrelation, integrated autocorrelation time and subsession sizing (docs/methods.md §3).
 
 References: NIST StRD univariate datasets (certified mean, sd, lag-1 r; tolerances from GSL's
-statistics/test_nist.c), Pilot's unit-test vector (METHODS.md §12), numpy's correlate, and
+statistics/test_nist.c), Pilot's unit-test vector (docs/methods.md §12), numpy's correlate, and
 AR(1) closed forms (ρ_k = φ^k, τ = (1+φ)/(1-φ)).
 """
 
@@ -275,7 +275,7 @@ def test_tau_upper_bound_sizes_subsessions_by_the_closed_form(phi: float, n: int
 
 
 def test_tau_upper_bound_restores_coverage_when_the_rule_is_reapplied() -> None:
-    """Sequential use (METHODS.md §10): re-apply the rule at n = 20, 30, 45, ... and take the
+    """Sequential use (docs/methods.md §10): re-apply the rule at n = 20, 30, 45, ... and take the
     CI the first time the series is accepted. On AR(1) φ = 0.7 (τ = 5.67) the plain rule
     accepts early, when τ̂ happens to be small, and its first CIs cover far less than 95 %;
     the upper bound must bring the coverage of first-accepted CIs close to nominal."""

@@ -1,4 +1,4 @@
-"""Tests for stats.compare (METHODS.md §6.1, §6.3, §6.4).
+"""Tests for stats.compare (docs/methods.md §6.1, §6.3, §6.4).
 
 References: the §12 Welch example (values quoted in Pilot's unit tests), scipy.stats,
 Cohen (1988) power tables, R's wilcox.test help example, and simulations with known truth.
@@ -27,7 +27,7 @@ from stats.compare import (
 # NIST StRD reference data shipped with the tests (tests/data/README.md, nist/SOURCES.md)
 NIST = Path(__file__).resolve().parents[1] / "data" / "nist" / "Michelso.dat"
 
-# 23 speed-of-light values (km/s - 299000) used against Michelson 1879 in METHODS.md §12.
+# 23 speed-of-light values (km/s - 299000) used against Michelson 1879 in docs/methods.md §12.
 # Provenance: Pilot's unit test TestSpeedOfLight (unit_test_statistics.cc, Yan Li), which
 # takes them from the textbook chapter http://math.arizona.edu/~ghystad/chapter12.pdf.
 # Expected there: s = 107.114618526, df 27.754, p 0.0003625357, 99 % CI [30.67544, 161.68977].

@@ -1,4 +1,4 @@
-"""Coverage simulations with known truth (METHODS.md §3-4; docs/subsessions.md).
+"""Coverage simulations with known truth (docs/methods.md §3-4; docs/subsessions.md).
 
 AR(1) series x_t = φ x_{t-1} + e_t, e_t iid N(0, 1), started in the stationary distribution,
 true mean 0. Each CI that benchrun issues is checked against 0. Refusals ("not enough data")

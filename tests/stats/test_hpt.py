@@ -1,4 +1,4 @@
-"""Tests of stats.hpt (METHODS.md §8, CHEN §IV) against scipy, textbook tables, closed forms."""
+"""Tests of stats.hpt (docs/methods.md §8, CHEN §IV) against scipy, textbook tables, closed forms."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Confidence intervals (METHODS.md §4) against scipy, R prop.test and closed forms."""
+"""Confidence intervals (docs/methods.md §4) against scipy, R prop.test and closed forms."""
 
 from __future__ import annotations
 

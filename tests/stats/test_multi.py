@@ -1,4 +1,4 @@
-"""Tests for stats.multi (METHODS.md §7): Holm, ANOVA, Kruskal-Wallis, rank_results.
+"""Tests for stats.multi (docs/methods.md §7): Holm, ANOVA, Kruskal-Wallis, rank_results.
 
 References: hand-computed Holm example and the closed-testing definition of Holm's adjusted
 p-values (brute force), closed-form F and H statistics, scipy, and simulations with known truth.

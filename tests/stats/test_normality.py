@@ -1,4 +1,4 @@
-"""Shapiro-Wilk and Q-Q points (METHODS.md §5).
+"""Shapiro-Wilk and Q-Q points (docs/methods.md §5).
 
 References: the W and p values quoted in scipy's own Shapiro-Wilk tests (two 20-point
 samples), scipy.stats.shapiro/probplot, and a simulation of the test's size.

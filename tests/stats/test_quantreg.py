@@ -1,4 +1,4 @@
-"""Tests of stats.quantreg (METHODS.md §7) against closed forms, brute force and simulation."""
+"""Tests of stats.quantreg (docs/methods.md §7) against closed forms, brute force and simulation."""
 
 from __future__ import annotations
 

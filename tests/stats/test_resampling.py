@@ -1,4 +1,4 @@
-"""Tests of stats.resampling (METHODS.md §9): enumeration, simulations with known truth,
+"""Tests of stats.resampling (docs/methods.md §9): enumeration, simulations with known truth,
 closed forms (delta method, PCA identities)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Look schedule and alpha spending of the stopping rule (METHODS.md §10; stats/sequential.py).
+"""Look schedule and alpha spending of the stopping rule (docs/methods.md §10; stats/sequential.py).
 
 References: closed forms (the geometric recursion, Σ α_j = α, the Lan-DeMets spending
 functions evaluated with scipy, the normal-approximation sample-size formula), scipy's

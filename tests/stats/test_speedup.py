@@ -1,8 +1,8 @@
-"""Tests for stats.speedup: Touati's Speedup-Test (METHODS.md §6.2).
+"""Tests for stats.speedup: Touati's Speedup-Test (docs/methods.md §6.2).
 
 Every p-value is checked against scipy (ttest_ind, scipy.stats.f, ks_2samp, mannwhitneyu),
 each branch of the decision flow with constructed data whose preconditions the test
-asserts first, the suite's share CI against R's prop.test value quoted in METHODS.md §12,
+asserts first, the suite's share CI against R's prop.test value quoted in docs/methods.md §12,
 and the false-speedup rate by simulation.
 """
 

@@ -1,4 +1,4 @@
-"""describe / tukey_outliers / aggregate / summarize (METHODS.md §1-5).
+"""describe / tukey_outliers / aggregate / summarize (docs/methods.md §1-5).
 
 References: numpy and scipy (quantiles, hmean, gmean, t.interval, quantile_test, shapiro),
 closed forms, and properties (location/scale equivariance) checked with hypothesis.

@@ -1,6 +1,6 @@
-"""MSER-5 warm-up detection (METHODS.md §2; White 1997).
+"""MSER-5 warm-up detection (docs/methods.md §2; White 1997).
 
-References: a brute-force transcription of the METHODS.md §2 formula (independent of the
+References: a brute-force transcription of the docs/methods.md §2 formula (independent of the
 vectorised implementation), hand-made series with an obvious answer, and a simulation with
 a planted transient of known length.
 """
@@ -16,7 +16,7 @@ from stats.warmup import mser5, mser5_at_limit
 
 
 def brute_force_mser5(x: np.ndarray) -> int:
-    """METHODS.md §2 literally: batches of 5, d over the first half, argmin of
+    """docs/methods.md §2 literally: batches of 5, d over the first half, argmin of
     Σ_{j>d} (z_j - mean_{>d})^2 / (k - d)^2, first minimum on ties."""
     k = len(x) // 5
     z = [sum(x[5 * j : 5 * j + 5]) / 5 for j in range(k)]
