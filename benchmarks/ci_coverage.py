@@ -27,7 +27,7 @@ from scipy import stats as sps
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from stats.autocorr import pilot_subsession_size, subsession_size  # noqa: E402
+from benchrun.stats.autocorr import pilot_subsession_size, subsession_size  # noqa: E402
 
 GRID = {
     0.0: (20, 50, 200, 1000),

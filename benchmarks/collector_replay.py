@@ -1,7 +1,7 @@
 """Replay recorded campaigns through the collector of one or more source trees.
 
 For every workload of every given campaign database, the steady rounds are fed to
-``runner.collector.collect`` one round at a time (prefixes of 5, 6, ... rounds), in a
+``runner.control.collector.collect`` one round at a time (prefixes of 5, 6, ... rounds), in a
 subprocess per source tree (its code first on PYTHONPATH). Reported per series and tree:
 the first prefix length (rounds) at which the collector has enough data, and the first at
 which, in addition, the CI half-width is within each ``--targets`` fraction of the mean;
@@ -30,7 +30,7 @@ from pathlib import Path
 
 WORKER = r"""
 import json, sqlite3, sys
-from runner.collector import collect
+from benchrun.runner.control.collector import collect
 
 targets = [float(t) for t in sys.argv[1].split(",")]
 out = {}

@@ -7,7 +7,7 @@ current rule and for the remedies tried against its under-coverage on correlated
 
 - ``q only``: :func:`stats.autocorr.subsession_size` as the collector calls it
   (``tau_upper`` 0.8, ``tau_factor`` 5, 8 subsessions) and the t CI over the size-q means.
-- ``collector (q/2q)``: :func:`runner.collector.collect` with its defaults, i.e. the q
+- ``collector (q/2q)``: :func:`runner.control.collector.collect` with its defaults, i.e. the q
   interval widened to contain the 2q interval (the default since session 3).
 - ``tau_factor 3``, ``tau_upper 0.95``, ``min_subsessions 16``: one knob of ``q only`` changed.
 - ``confirm x2``: after the first acceptance at n0 rounds, go on to 2·n0 rounds and report
@@ -40,8 +40,8 @@ from scipy import stats as sps
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from runner.collector import collect  # noqa: E402
-from stats.autocorr import subsession_size  # noqa: E402
+from benchrun.runner.control.collector import collect  # noqa: E402
+from benchrun.stats.autocorr import subsession_size  # noqa: E402
 
 MAX_ROUNDS = 1000
 SERIES = {"iid": (0.0, 1), "ar1 0.5": (0.5, 1), "ar1 0.7": (0.7, 1), "ar1 0.9 x10": (0.9, 10)}
@@ -93,7 +93,7 @@ def first_enough(
 
 
 def collector_ci(x: np.ndarray) -> CI | None:
-    """The CI :func:`runner.collector.collect` issues (None while not enough data)."""
+    """The CI :func:`runner.control.collector.collect` issues (None while not enough data)."""
     s = collect(x[:, None], warmup="none")
     return None if s.ci_low is None or s.ci_high is None else (s.ci_low, s.ci_high)
 

@@ -31,13 +31,13 @@ from pathlib import Path
 
 import psutil
 
-from runner.daemon.paths import DaemonPaths
-from runner.daemon.protocol import request
+from benchrun.runner.daemon.paths import DaemonPaths
+from benchrun.runner.daemon.protocol import request
 
 
 def benchrun() -> list[str]:
     exe = shutil.which("benchrun")
-    return [exe] if exe else [sys.executable, "-m", "runner.cli"]
+    return [exe] if exe else [sys.executable, "-m", "benchrun.runner.cli"]
 
 
 def main() -> int:

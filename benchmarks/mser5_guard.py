@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from stats.warmup import mser5
+from benchrun.stats.warmup import mser5
 
 
 def main() -> None:

@@ -23,11 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from runner.config import parse_experiment  # noqa: E402
-from runner.controller import Controller, ControllerParams  # noqa: E402
-from runner.pairing import PassSeries, round_values_by_pass  # noqa: E402
-from runner.results import collect_workload  # noqa: E402
-from runner.store import Store  # noqa: E402
+from benchrun.runner.config.experiment import parse_experiment  # noqa: E402
+from benchrun.runner.control.controller import Controller, ControllerParams  # noqa: E402
+from benchrun.runner.control.pairing import PassSeries, round_values_by_pass  # noqa: E402
+from benchrun.runner.results.workloads import collect_workload  # noqa: E402
+from benchrun.runner.store.database import Store  # noqa: E402
 
 
 def replay(db: Path) -> list[dict[str, object]]:

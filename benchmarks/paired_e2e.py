@@ -59,7 +59,17 @@ def _experiments(tmp: Path, max_time: str, mode: str) -> dict[str, Path]:
 
 def _one(path: Path, out: Path, mode: str) -> dict[str, object]:
     t0 = time.monotonic()
-    cmd = [sys.executable, "-m", "runner.cli", "run", str(path), "-o", str(out), "-q", "--new"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchrun.runner.cli",
+        "run",
+        str(path),
+        "-o",
+        str(out),
+        "-q",
+        "--new",
+    ]
     cmd += ["--set", f"comparison={mode}"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     wall = time.monotonic() - t0

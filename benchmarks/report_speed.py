@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from runner import __version__
-from runner.metadata import collect_metadata
-from runner.store import Store
+from benchrun.runner import __version__
+from benchrun.runner.machine.metadata import collect_metadata
+from benchrun.runner.store.database import Store
 
 ROUNDS = 20
 
@@ -99,7 +99,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     exe = shutil.which("benchrun")
-    argv = [exe] if exe else [sys.executable, "-m", "runner.cli"]
+    argv = [exe] if exe else [sys.executable, "-m", "benchrun.runner.cli"]
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "speed" / "benchrun.db"
         t = time.perf_counter()

@@ -30,7 +30,7 @@ import tempfile
 import time
 from collections.abc import Callable
 
-from runner.executor import LocalExecutor, RoundSpec
+from benchrun.runner.execute.executor import LocalExecutor, RoundSpec
 
 
 def loop_bare(argv: list[str], n: int, capture: bool) -> tuple[float, list[float]]:

@@ -1,6 +1,6 @@
 """Simulated campaigns: does the adaptive controller keep its error rates? (docs/methods.md §10)
 
-Drives the REAL :class:`runner.controller.Controller` and :func:`runner.collector.collect`
+Drives the REAL :class:`runner.control.controller.Controller` and :func:`runner.control.collector.collect`
 on synthetic workloads whose truth is known (no processes), and runs four other stopping
 rules on exactly the same data:
 
@@ -56,7 +56,7 @@ of amplitude 10 %, random phase and period 200-400 passes (``drift-sine``), or 0
 campaign's data is (k, passes) and a workload that runs in pass p reads its value of pass
 p, so an idle workload never sees f_p. Suites: 2 workloads 0 %, 0.5 %, 2 %, 10 % apart,
 and 3 workloads (a, b 2 % slower, c equal to a). Methods: ``benchrun`` (the loop of
-runner/adaptive.py: collect per workload and a ``runner.pairing.PassSeries`` updated
+runner/campaign/adaptive.py: collect per workload and a ``runner.control.pairing.PassSeries`` updated
 after every pass, ``comparison: paired``), ``benchrun-indep`` (the same with ``comparison:
 independent``), ``hyperfine`` and ``pilot-*`` as above but running the workloads one after
 the other, one round per pass (w0 in passes 0, 1, ..., w1 from the pass after w0's last
@@ -101,11 +101,11 @@ from scipy.special import ndtri
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from runner.collector import collect  # noqa: E402
-from runner.controller import Controller, ControllerParams  # noqa: E402
-from runner.pairing import PassSeries  # noqa: E402
-from stats.paired import ratio_of_means_ci  # noqa: E402
-from stats.sequential import SPENDING_KINDS  # noqa: E402
+from benchrun.runner.control.collector import collect  # noqa: E402
+from benchrun.runner.control.controller import Controller, ControllerParams  # noqa: E402
+from benchrun.runner.control.pairing import PassSeries  # noqa: E402
+from benchrun.stats.paired import ratio_of_means_ci  # noqa: E402
+from benchrun.stats.sequential import SPENDING_KINDS  # noqa: E402
 
 PARAMS = ControllerParams(max_time=None)
 ROUND_TIME = 0.1  # seconds, for the hyperfine-like count
@@ -531,10 +531,10 @@ def run_naive(data: np.ndarray, alpha: float) -> Outcome:
 
 
 def run_benchrun_passes(data: np.ndarray, params: ControllerParams = PARAMS) -> Outcome:
-    """One campaign on pass-indexed data ``(k, max_passes)``, driven like runner/adaptive.py:
+    """One campaign on pass-indexed data ``(k, max_passes)``, driven like runner/campaign/adaptive.py:
     in pass p every active workload gets one round, of value ``data[w, p]`` (a workload
     idle in pass p never sees that pass's drift), then collect + decide with the per-pass
-    values (``runner.pairing.PassSeries``; ignored with ``comparison="independent"``)."""
+    values (``runner.control.pairing.PassSeries``; ignored with ``comparison="independent"``)."""
     k, max_passes = data.shape
     names = [f"w{i}" for i in range(k)]
     ctrl = Controller(params, [(n, "lower_is_better") for n in names])

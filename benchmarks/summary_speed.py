@@ -22,7 +22,7 @@ from scipy import signal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from stats.summary import summarize  # noqa: E402
+from benchrun.stats.summary import summarize  # noqa: E402
 
 
 def median_time(fn: Callable[[], object], repeats: int) -> float:

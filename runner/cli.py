@@ -13,25 +13,25 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from runner import __version__
-from runner.errors import UserError
+from benchrun.runner import __version__
+from benchrun.runner.errors import UserError
 
 #: Sub-command modules, in the order ``--help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
-    "runner.commands.run",
-    "runner.commands.show",
-    "runner.commands.validate",
-    "runner.commands.system",
-    "runner.commands.analyze",
-    "runner.commands.report",
-    "runner.commands.compare",
-    "runner.commands.export",
-    "runner.commands.submit",
-    "runner.commands.queue",
-    "runner.commands.status",
-    "runner.commands.logs",
-    "runner.commands.cancel",
-    "runner.commands.daemon",
+    "benchrun.runner.commands.run",
+    "benchrun.runner.commands.show",
+    "benchrun.runner.commands.validate",
+    "benchrun.runner.commands.system",
+    "benchrun.runner.commands.analyze",
+    "benchrun.runner.commands.report",
+    "benchrun.runner.commands.compare",
+    "benchrun.runner.commands.export",
+    "benchrun.runner.commands.submit",
+    "benchrun.runner.commands.queue",
+    "benchrun.runner.commands.status",
+    "benchrun.runner.commands.logs",
+    "benchrun.runner.commands.cancel",
+    "benchrun.runner.commands.daemon",
 )
 
 DESCRIPTION = """\

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from scipy import fft, stats
 
-from stats.intervals import as_series, check_confidence, opt_float
+from benchrun.stats.intervals import as_series, check_confidence, opt_float
 
 __all__ = [
     "SubsessionChoice",

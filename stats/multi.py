@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from stats.compare import (
+from benchrun.stats.compare import (
     _clean,
     required_sample_size,
     tost_from_summary,

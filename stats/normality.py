@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from stats.intervals import as_series, opt_float
+from benchrun.stats.intervals import as_series, opt_float
 
 __all__ = ["NormalityResult", "normality"]
 

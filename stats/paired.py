@@ -179,7 +179,7 @@ def confirm_paired(summaries: Sequence[tuple[float, float, int]], alpha: float) 
     over the given pairs (Holm 1979), must reject at ``alpha``. The caller checks that
     the sign of m agrees with the separation it confirms.
     """
-    from stats.multi import holm
+    from benchrun.stats.multi import holm
 
     if not summaries:
         return []

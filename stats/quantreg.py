@@ -25,8 +25,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize
 
-from stats.hpt import _clean
-from stats.intervals import check_confidence
+from benchrun.stats.hpt import _clean
+from benchrun.stats.intervals import check_confidence
 
 #: largest total sample solved by linprog; beyond it the (identical) closed form is used
 LP_MAX_OBSERVATIONS = 20_000

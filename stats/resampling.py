@@ -29,8 +29,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from stats.hpt import Suite, _clean, paired_suites
-from stats.intervals import Interval, check_confidence
+from benchrun.stats.hpt import Suite, _clean, paired_suites
+from benchrun.stats.intervals import Interval, check_confidence
 
 _CENTERS = ("mean", "median")
 _ALTERNATIVES = ("two-sided", "greater", "less")

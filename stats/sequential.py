@@ -38,8 +38,8 @@ import numpy as np
 from scipy import stats
 from scipy.special import ndtri
 
-from stats.compare import tost_from_summary, welch_from_summary
-from stats.multi import holm
+from benchrun.stats.compare import tost_from_summary, welch_from_summary
+from benchrun.stats.multi import holm
 
 __all__ = [
     "SPENDING_KINDS",

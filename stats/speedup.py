@@ -324,7 +324,7 @@ class SpeedupSuiteResult:
 
 
 def _share(statistic: str, verdicts: list[str], confidence: float, precision: float) -> ShareResult:
-    from stats.intervals import proportion_ci, proportion_sample_size  # §4 (intervals.py)
+    from benchrun.stats.intervals import proportion_ci, proportion_sample_size  # §4 (intervals.py)
 
     b = len(verdicts)
     a = sum(v == SPEEDUP for v in verdicts)

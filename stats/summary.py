@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from stats.autocorr import (
+from benchrun.stats.autocorr import (
     MAX_SUBSESSIONS,
     MIN_SUBSESSIONS,
     SubsessionChoice,
@@ -29,9 +29,9 @@ from stats.autocorr import (
     subsession_means,
     subsession_size,
 )
-from stats.intervals import as_series, check_confidence, mean_ci, opt_float, quantile_ci
-from stats.normality import normality
-from stats.warmup import mser5, mser5_at_limit
+from benchrun.stats.intervals import as_series, check_confidence, mean_ci, opt_float, quantile_ci
+from benchrun.stats.normality import normality
+from benchrun.stats.warmup import mser5, mser5_at_limit
 
 __all__ = [
     "Description",

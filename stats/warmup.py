@@ -13,8 +13,8 @@ from collections.abc import Iterable
 import numpy as np
 from scipy import stats as _sps
 
-from stats.autocorr import integrated_autocorrelation_time
-from stats.intervals import as_series
+from benchrun.stats.autocorr import integrated_autocorrelation_time
+from benchrun.stats.intervals import as_series
 
 __all__ = ["mser5", "BATCH"]
 

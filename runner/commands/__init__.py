@@ -7,7 +7,7 @@ import argparse
 
 def add_set_option(p: argparse.ArgumentParser, what: str) -> None:
     """``--set KEY=VALUE`` (repeatable, into ``args.overrides``): settings that replace the
-    experiment file's (runner.config.load_experiment's ``overrides``); ``what`` ends the help."""
+    experiment file's (runner.config.loader.load_experiment's ``overrides``); ``what`` ends the help."""
     p.add_argument(
         "--set",
         action="append",

@@ -4,7 +4,7 @@ Reads long-form CSV or the JSON exports of hyperfine, pyperf and Google Benchmar
 (:mod:`runner.importers`), calls the ``stats`` functions (this module computes no
 statistic itself) and prints either rich tables with verdicts in words or, with
 ``--json``, one JSON document. Each sub-command builds a JSON-able document first; the
-terminal view (:mod:`runner.analysis_views`) only renders that document, so both outputs
+terminal view (:mod:`runner.analyze.views`) only renders that document, so both outputs
 always say the same thing.
 
 Sub-commands: ``summary`` (docs/methods.md §1-§5), ``compare`` (§6.1, §6.4, §7), ``speedup``
@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from runner import analysis_views as views
-from runner.analysis_support import (
+from benchrun.runner.analyze import views as views
+from benchrun.runner.analyze.support import (
     OneLineParser,
     add_common,
     add_two_sides,
@@ -41,11 +41,11 @@ from runner.analysis_support import (
     stats_function,
     stats_module,
 )
-from runner.errors import UserError
-from runner.importers import Dataset, load_many
-from runner.importers.dataset import display_name as views_name
-from runner.importers.processes import as_summary, summarize_processes
-from runner.importers.weights import read_weights
+from benchrun.runner.errors import UserError
+from benchrun.runner.importers import Dataset, load_many
+from benchrun.runner.importers.dataset import display_name as views_name
+from benchrun.runner.importers.processes import as_summary, summarize_processes
+from benchrun.runner.importers.weights import read_weights
 
 #: units that are times: a value <= 0 in one of them is suspicious (clock or subtraction)
 TIME_UNITS = {"s", "ms", "us", "µs", "ns", "sec", "seconds", "second"}

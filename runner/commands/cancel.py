@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from runner.daemon.protocol import request
+from benchrun.runner.daemon.protocol import request
 
 
 def register(sub: argparse._SubParsersAction) -> None:

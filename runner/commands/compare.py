@@ -29,8 +29,9 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from runner.display import format_value, stdout_console
-from runner.errors import UserError
+from benchrun.runner.errors import UserError
+from benchrun.runner.ui.display import stdout_console
+from benchrun.runner.ui.format import format_value
 
 #: exit code when --fail-on-regression found a regression
 EXIT_REGRESSION = 1
@@ -124,7 +125,7 @@ def undecided_line(rows: list[Any]) -> str:
 
 def main(args: argparse.Namespace) -> int:
     """Compare OLD and NEW, print the table (or JSON) and return the exit code."""
-    from runner.report.compare import compare_sides, load_side
+    from benchrun.runner.report.compare import compare_sides, load_side
 
     old, new = load_side(args.old), load_side(args.new)
     for side, path in ((old, args.old), (new, args.new)):

@@ -12,11 +12,11 @@ import subprocess
 import sys
 import time
 
-from runner.daemon.paths import DaemonPaths
-from runner.daemon.protocol import request
-from runner.daemon.server import Daemon, lock_holder
-from runner.durations import parse_duration
-from runner.errors import UserError
+from benchrun.runner.config.durations import parse_duration
+from benchrun.runner.daemon.paths import DaemonPaths
+from benchrun.runner.daemon.protocol import request
+from benchrun.runner.daemon.server import Daemon, lock_holder
+from benchrun.runner.errors import UserError
 
 
 def _duration(text: str) -> float:
@@ -100,7 +100,7 @@ def cmd_start(args: argparse.Namespace) -> int:
             "stop it with `benchrun daemon stop` first",
             exit_code=1,
         )
-    argv = [sys.executable, "-m", "runner.daemon"]
+    argv = [sys.executable, "-m", "benchrun.runner.daemon"]
     if args.quiet_load is not None:
         argv += ["--quiet-load", repr(args.quiet_load)]
     argv += ["--quiet-max-wait", repr(args.quiet_max_wait)]

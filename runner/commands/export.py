@@ -1,6 +1,6 @@
 """``benchrun export [CAMPAIGN]``: raw readings with every flag, and results, as JSON or CSV.
 
-JSON is the documented, versioned exchange format (runner/exchange.py,
+JSON is the documented, versioned exchange format (runner/report/exchange.py,
 docs/export-format.md) that ``benchrun analyze`` and ``benchrun compare`` read back; for an
 adaptive campaign that reached its end it also holds ``comparisons``: the stopping
 controller's stored verdicts, each with its ratio headline, ratio and CI, test (paired or
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from runner.errors import UserError
+from benchrun.runner.errors import UserError
 
 WHAT = ("all", "readings", "results")
 FORMATS = ("json", "csv")
@@ -69,7 +69,7 @@ def _csv(rows: list[tuple], header: tuple[str, ...]) -> str:
 
 def readings_csv(doc: dict, steady_only: bool) -> str:
     """One row per reading of an export document (units in the ``unit`` column)."""
-    from runner.exchange import ANALYSED
+    from benchrun.runner.importers.benchrun_export import ANALYSED
 
     rows = []
     for w in doc["workloads"]:
@@ -118,8 +118,8 @@ def main(args: argparse.Namespace) -> int:
         raise UserError(f"unknown --what {args.what!r}; choose from {', '.join(WHAT)}")
     if fmt == "csv" and what == "all":
         what = "readings"
-    from runner.exchange import export_document
-    from runner.report.model import load_campaign
+    from benchrun.runner.report.exchange import export_document
+    from benchrun.runner.report.model import load_campaign
 
     model = load_campaign(args.campaign, args.campaign_id, diagnostics=False)
     doc = export_document(model, with_rounds=what != "results")

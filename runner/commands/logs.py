@@ -7,9 +7,9 @@ import sys
 import time
 from pathlib import Path
 
-from runner.daemon.protocol import request
-from runner.daemon.queue import FINAL_STATES
-from runner.errors import UserError
+from benchrun.runner.daemon.protocol import request
+from benchrun.runner.daemon.queue import FINAL_STATES
+from benchrun.runner.errors import UserError
 
 #: seconds between checks while following
 FOLLOW_INTERVAL = 0.25

@@ -8,9 +8,9 @@ import sys
 import time
 from typing import Any
 
-from runner.daemon.paths import DaemonPaths
-from runner.daemon.protocol import DaemonNotRunning, request
-from runner.daemon.queue import QueueDB
+from benchrun.runner.daemon.paths import DaemonPaths
+from benchrun.runner.daemon.protocol import DaemonNotRunning, request
+from benchrun.runner.daemon.queue import QueueDB
 
 
 def register(sub: argparse._SubParsersAction) -> None:

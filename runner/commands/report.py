@@ -11,10 +11,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
-from runner.errors import UserError
-from runner.report import FORMATS
+from benchrun.runner.errors import UserError
+from benchrun.runner.report import FORMATS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -48,7 +47,7 @@ def main(args: argparse.Namespace) -> int:
         fmt = "md"
     if fmt not in FORMATS:
         raise UserError(f"unknown report format {args.format!r}; choose from {', '.join(FORMATS)}")
-    from runner.report.render import write_report
+    from benchrun.runner.report.render import write_report
 
     t0 = time.perf_counter()
     path, size = write_report(
@@ -66,10 +65,3 @@ def main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
-
-
-def default_out(db: Path, fmt: str) -> Path | None:
-    """``report.html``/``report.md`` in the campaign directory; None (stdout) otherwise."""
-    if fmt in ("html", "md"):
-        return db.parent / f"report.{fmt}"
-    return None

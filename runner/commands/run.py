@@ -9,13 +9,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-from runner.commands import add_set_option
-from runner.config import load_experiment
-from runner.display import RichDisplay, results_table, stdout_console, verdicts_table
-from runner.errors import UserError
-from runner.executor import LocalExecutor
-from runner.pinning import pinned_runner, plan_pinning
-from runner.store import Store
+from benchrun.runner.commands import add_set_option
+from benchrun.runner.config.loader import load_experiment
+from benchrun.runner.errors import UserError
+from benchrun.runner.execute.executor import LocalExecutor
+from benchrun.runner.execute.pinning import pinned_runner, plan_pinning
+from benchrun.runner.store.database import Store
+from benchrun.runner.ui.display import RichDisplay, results_table, stdout_console, verdicts_table
 
 #: exit status of `benchrun run --fail-on-unmet` when a condition is unmet at the end
 EXIT_UNMET = 3
@@ -83,10 +83,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def main(args: argparse.Namespace) -> int:
     # heavy imports (scipy via the statistics) only when the command runs, so that
     # `benchrun --help` and the other commands start fast
-    from runner.adaptive import final_verdicts
-    from runner.campaign import run_campaign
-    from runner.metadata import collect_metadata, round_facts
-    from runner.results import drift_line, workload_results
+    from benchrun.runner.campaign.run import run_campaign
+    from benchrun.runner.machine.metadata import collect_metadata, round_facts
+    from benchrun.runner.results.workloads import drift_line, final_verdicts, workload_results
 
     experiment = load_experiment(args.experiment, overrides=args.overrides)
     if args.output:

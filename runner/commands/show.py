@@ -2,7 +2,7 @@
 
 After the per-workload counts and results: the drift line of every workload whose steady
 rounds drifted (worded as ``benchrun run`` prints it), the comparisons of an adaptive
-campaign as the stopping controller stored them (:func:`runner.display.verdicts_table`:
+campaign as the stopping controller stored them (:func:`runner.ui.display.verdicts_table`:
 the ratio headline first, the verdict, the test that decided, p-values), and a plain
 sentence when the campaign ended on a budget with a condition unmet.
 """
@@ -17,9 +17,9 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from runner.display import results_table, stdout_console, verdicts_table
-from runner.errors import UserError
-from runner.store import Store
+from benchrun.runner.errors import UserError
+from benchrun.runner.store.database import Store
+from benchrun.runner.ui.display import results_table, stdout_console, verdicts_table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -61,14 +61,13 @@ def _when(t: float) -> str:
 def main(args: argparse.Namespace) -> int:
     # heavy imports (scipy via the statistics) only when the command runs, so that
     # `benchrun --help` and the other commands start fast
-    from runner.adaptive import final_verdicts
-    from runner.report.verdicts import (
+    from benchrun.runner.report.verdicts import (
         drift_line,
         experiment_of,
         is_paired,
         verdicts_from_dict,
     )
-    from runner.results import workload_results, workload_states
+    from benchrun.runner.results.workloads import final_verdicts, workload_results, workload_states
 
     dbs = find_databases(Path(args.dir))
     console = stdout_console()

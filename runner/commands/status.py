@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from runner.daemon.live import campaign_live, format_duration, render
-from runner.daemon.protocol import request
+from benchrun.runner.daemon.live import campaign_live, format_duration, render
+from benchrun.runner.daemon.protocol import request
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -6,10 +6,10 @@ import argparse
 import datetime as dt
 import os
 
-from runner.commands import add_set_option
-from runner.config import load_experiment
-from runner.daemon.protocol import request
-from runner.errors import UserError
+from benchrun.runner.commands import add_set_option
+from benchrun.runner.config.loader import load_experiment
+from benchrun.runner.daemon.protocol import request
+from benchrun.runner.errors import UserError
 
 
 def parse_not_before(text: str, now: dt.datetime | None = None) -> float:
@@ -69,7 +69,7 @@ def main(args: argparse.Namespace) -> int:
     output = os.path.abspath(args.output) if args.output else str(experiment.output)
     db_path = os.path.join(output, experiment.name, "benchrun.db")
     if os.path.exists(db_path):
-        from runner.store import Store
+        from benchrun.runner.store.database import Store
 
         with Store.open(db_path):  # refuses a corrupt or foreign file with a clear error
             pass

@@ -11,14 +11,14 @@ import argparse
 import json
 from typing import Any
 
-from runner.errors import UserError
-from runner.metadata import (
+from benchrun.runner.errors import UserError
+from benchrun.runner.machine.metadata import (
     collect_metadata,
     describe_machine,
     noise_warnings,
     unknown_noise_settings,
 )
-from runner.metadata_probes import parse_cpu_list
+from benchrun.runner.machine.probes import parse_cpu_list
 
 
 def register(subparsers: Any) -> None:

@@ -1,7 +1,7 @@
 """``benchrun validate FILE``, ``benchrun schema`` and ``benchrun init [FILE]``.
 
 ``validate`` loads the experiment exactly as ``run`` would (every rule in
-:mod:`runner.config_loader`) and prints a short summary; ``schema`` prints the JSON Schema
+:mod:`runner.config.loader`) and prints a short summary; ``schema`` prints the JSON Schema
 built from the validator's own key tables; ``init`` writes the commented example
 ``runner/templates/init.yaml``.
 """
@@ -16,10 +16,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from runner.config import Experiment, load_experiment
-from runner.config_schema import json_schema
-from runner.cpulist import available_cpus, format_cpu_list
-from runner.errors import UserError
+from benchrun.runner.config.cpulist import available_cpus, format_cpu_list
+from benchrun.runner.config.experiment import Experiment
+from benchrun.runner.config.loader import load_experiment
+from benchrun.runner.config.schema import json_schema
+from benchrun.runner.errors import UserError
 
 
 def register(subparsers: Any) -> None:

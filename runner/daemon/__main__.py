@@ -1,4 +1,4 @@
-"""``python -m runner.daemon [--quiet-load L] [--quiet-max-wait S] [--stop-timeout S]``.
+"""``python -m benchrun.runner.daemon [--quiet-load L] [--quiet-max-wait S] [--stop-timeout S]``.
 
 The daemon in the foreground without importing the whole CLI (numpy, scipy, rich): it
 starts in a fraction of a second and stays small. ``benchrun daemon start`` runs this;
@@ -11,14 +11,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from runner.daemon.paths import DaemonPaths
-from runner.daemon.server import Daemon
-from runner.errors import UserError
+from benchrun.runner.daemon.paths import DaemonPaths
+from benchrun.runner.daemon.server import Daemon
+from benchrun.runner.errors import UserError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the daemon until it is stopped; returns the exit code."""
-    p = argparse.ArgumentParser(prog="python -m runner.daemon")
+    p = argparse.ArgumentParser(prog="python -m benchrun.runner.daemon")
     p.add_argument("--quiet-load", type=float, default=None, help="1-minute load average")
     p.add_argument("--quiet-max-wait", type=float, default=600.0, help="seconds")
     p.add_argument("--stop-timeout", type=float, default=120.0, help="seconds")

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.errors import UserError
+from benchrun.runner.errors import UserError
 
 #: longest path a Unix socket address holds on Linux (sun_path is 108 bytes with the NUL)
 MAX_SOCKET_PATH = 107

@@ -13,8 +13,8 @@ import json
 import socket
 from typing import Any
 
-from runner.daemon.paths import DaemonPaths
-from runner.errors import UserError
+from benchrun.runner.daemon.paths import DaemonPaths
+from benchrun.runner.errors import UserError
 
 #: protocol version carried in every message
 VERSION = 1

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.errors import UserError
+from benchrun.runner.errors import UserError
 
 QUEUE_APPLICATION_ID = 0x62717565  # "bque": marks the file as a benchrun queue
 QUEUE_SCHEMA_VERSION = 2  # 2: entry.overrides (benchrun submit --set)

@@ -25,12 +25,18 @@ from typing import Any
 
 import psutil
 
-from runner import __version__
-from runner.daemon import supervisor
-from runner.daemon.paths import DaemonPaths
-from runner.daemon.protocol import MAX_MESSAGE, ProtocolError, decode_request, encode, error_reply
-from runner.daemon.queue import FINAL_STATES, Entry, QueueDB
-from runner.errors import UserError
+from benchrun.runner import __version__
+from benchrun.runner.daemon import supervisor
+from benchrun.runner.daemon.paths import DaemonPaths
+from benchrun.runner.daemon.protocol import (
+    MAX_MESSAGE,
+    ProtocolError,
+    decode_request,
+    encode,
+    error_reply,
+)
+from benchrun.runner.daemon.queue import FINAL_STATES, Entry, QueueDB
+from benchrun.runner.errors import UserError
 
 #: seconds a client may take to send its request
 CLIENT_DEADLINE = 10.0
@@ -362,7 +368,7 @@ class Daemon:
 
     def _campaign_event(self, entry: Entry, db: Path, kind: str, message: str) -> None:
         """Record ``message`` in the campaign's own event log (best effort)."""
-        from runner.store import Store
+        from benchrun.runner.store.database import Store
 
         found = supervisor.campaign_after(db, entry.base_campaign_id or 0)
         if found is None:

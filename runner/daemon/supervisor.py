@@ -1,6 +1,6 @@
 """Launching one campaign as a ``benchrun run`` child, and reading how it ended.
 
-The child is ``python -m runner.cli run FILE -o OUTPUT -q (--new | --resume)``: the very
+The child is ``python -m benchrun.runner.cli run FILE -o OUTPUT -q (--new | --resume)``: the very
 code path of the CLI. It runs in its own session (process group) with its stdout and
 stderr appended to the campaign's log file, and with ``PR_SET_PDEATHSIG = SIGKILL``, so
 that a daemon killed by SIGKILL (or a power loss) takes its child with it: the round in
@@ -10,7 +10,7 @@ workloads left over from a dead child.
 
 Exit codes of ``benchrun run`` and what the queue makes of them: 0 done; 1 failed
 (workload failures, or a campaign that stopped early); 2 failed (user error); 75 paused
-(disk full, see :class:`runner.store.StoreFull`); 128+N interrupted by signal N.
+(disk full, see :class:`runner.store.database.StoreFull`); 128+N interrupted by signal N.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import psutil
 
-#: exit code of ``benchrun run`` when the store's disk is full (runner.store.StoreFull)
+#: exit code of ``benchrun run`` when the store's disk is full (runner.store.database.StoreFull)
 EXIT_STORE_FULL = 75
 #: environment variable marking a daemon child and every workload it starts
 ENTRY_ENV = "BENCHRUN_DAEMON_ENTRY"
@@ -59,7 +59,7 @@ def child_argv(
     argv = [
         sys.executable,
         "-m",
-        "runner.cli",
+        "benchrun.runner.cli",
         "run",
         experiment,
         "-o",
@@ -167,7 +167,7 @@ def wait_gone(pid: int | None, timeout: float) -> bool:
 
 
 def wait_campaign_lock(campaign_dir: Path, timeout: float) -> bool:
-    """Wait until nobody holds ``campaign_dir/.benchrun.lock`` (see runner.campaign)."""
+    """Wait until nobody holds ``campaign_dir/.benchrun.lock`` (see runner.campaign.session)."""
     path = campaign_dir / ".benchrun.lock"
     if not path.exists():
         return True

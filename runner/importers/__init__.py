@@ -4,7 +4,7 @@
 :class:`~runner.importers.dataset.Dataset`; one module per format.
 """
 
-from runner.importers.dataset import Dataset, GroupKey, Pairing, display_name
-from runner.importers.detect import FORMATS, load, load_many
+from benchrun.runner.importers.dataset import Dataset, GroupKey, Pairing, display_name
+from benchrun.runner.importers.detect import FORMATS, load, load_many
 
 __all__ = ["FORMATS", "Dataset", "GroupKey", "Pairing", "display_name", "load", "load_many"]

@@ -17,8 +17,8 @@ import io
 
 import numpy as np
 
-from runner.errors import UserError
-from runner.importers.dataset import (
+from benchrun.runner.errors import UserError
+from benchrun.runner.importers.dataset import (
     Dataset,
     GroupKey,
     direction_for_unit,

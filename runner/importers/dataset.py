@@ -16,7 +16,7 @@ from typing import Literal
 
 import numpy as np
 
-from runner.errors import UserError
+from benchrun.runner.errors import UserError
 
 Direction = Literal["lower_is_better", "higher_is_better"]
 

@@ -14,13 +14,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from runner.errors import UserError
-from runner.importers.benchrun_export import looks_like_benchrun, read_benchrun
-from runner.importers.csv_long import read_csv
-from runner.importers.dataset import Dataset, merge
-from runner.importers.gbench import TimeField, looks_like_gbench, read_gbench
-from runner.importers.hyperfine import looks_like_hyperfine, read_hyperfine
-from runner.importers.pyperf import looks_like_pyperf, read_pyperf
+from benchrun.runner.errors import UserError
+from benchrun.runner.importers.benchrun_export import looks_like_benchrun, read_benchrun
+from benchrun.runner.importers.csv_long import read_csv
+from benchrun.runner.importers.dataset import Dataset, merge
+from benchrun.runner.importers.gbench import TimeField, looks_like_gbench, read_gbench
+from benchrun.runner.importers.hyperfine import looks_like_hyperfine, read_hyperfine
+from benchrun.runner.importers.pyperf import looks_like_pyperf, read_pyperf
 
 FORMATS: tuple[str, ...] = ("auto", "csv", "hyperfine", "pyperf", "gbench", "benchrun")
 

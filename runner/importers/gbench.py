@@ -26,8 +26,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from runner.errors import UserError
-from runner.importers.dataset import Dataset, GroupKey, parse_number
+from benchrun.runner.errors import UserError
+from benchrun.runner.importers.dataset import Dataset, GroupKey, parse_number
 
 #: seconds per unit of Google Benchmark's ``time_unit``
 TIME_UNITS: dict[str, float] = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}

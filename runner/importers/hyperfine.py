@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from runner.errors import UserError
-from runner.importers.dataset import Dataset, GroupKey, parse_number
+from benchrun.runner.errors import UserError
+from benchrun.runner.importers.dataset import Dataset, GroupKey, parse_number
 
 
 def looks_like_hyperfine(doc: Any) -> bool:

@@ -5,13 +5,13 @@ repetition; :attr:`Dataset.processes`), the values of one process share its star
 memory layout and the machine's state at that moment, so they are not independent of
 each other; separate processes are (Georges et al.'s multi-invocation method, the design
 of pyperf and hyperfine, and what benchrun's collector does when its rounds differ more
-than their readings: runner/collector.py). So the *mean of each process* is one
+than their readings: runner/control/collector.py). So the *mean of each process* is one
 observation, and the location, its CI and every comparison use those means:
 
 - warm-up: the tool keeps its own warm-ups apart (pyperf ``warmups``, hyperfine
   ``--warmup``, Google Benchmark's iteration estimate); whole processes at the start are
   dropped only when MSER-5 with benchrun's significance check at ``ROUNDS_WARMUP_ALPHA``
-  (the rule for one-reading rounds, runner/collector.py) finds them still warming up, which
+  (the rule for one-reading rounds, runner/control/collector.py) finds them still warming up, which
   needs at least 20 processes (docs/methods.md §2);
 - mean = the mean of the k process means; s² = their sample variance (ddof = 1); the CI
   is Student's t over them with k - 1 degrees of freedom (docs/methods.md §4); so the summary
@@ -33,13 +33,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from stats.autocorr import MIN_SUBSESSIONS, autocorrelation
-from stats.intervals import mean_ci, quantile_ci
-from stats.normality import normality
-from stats.summary import Summary, describe
-from stats.warmup import mser5
+from benchrun.stats.autocorr import MIN_SUBSESSIONS, autocorrelation
+from benchrun.stats.intervals import mean_ci, quantile_ci
+from benchrun.stats.normality import normality
+from benchrun.stats.summary import Summary, describe
+from benchrun.stats.warmup import mser5
 
-#: level of the significance check of the process-level MSER-5 (runner/collector.py's
+#: level of the significance check of the process-level MSER-5 (runner/control/collector.py's
 #: ``ROUNDS_WARMUP_ALPHA``, the rule benchrun uses for its own one-reading rounds)
 PROCESS_WARMUP_ALPHA = 0.001
 

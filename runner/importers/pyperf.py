@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from runner.errors import UserError
-from runner.importers.dataset import Dataset, GroupKey, parse_number
+from benchrun.runner.errors import UserError
+from benchrun.runner.importers.dataset import Dataset, GroupKey, parse_number
 
 #: pyperf unit names -> benchrun unit strings
 PYPERF_UNITS: dict[str, str] = {"second": "s", "byte": "B", "integer": ""}

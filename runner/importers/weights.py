@@ -11,8 +11,8 @@ import csv
 import io
 from pathlib import Path
 
-from runner.errors import UserError
-from runner.importers.dataset import parse_number
+from benchrun.runner.errors import UserError
+from benchrun.runner.importers.dataset import parse_number
 
 
 def read_weights(path: str | Path) -> dict[str, float]:

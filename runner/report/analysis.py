@@ -25,14 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from runner.report.model import CampaignModel, WorkloadView
-from runner.report.verdicts import StoredComparison
-from stats.hpt import hpt, r_speedup
-from stats.multi import rank_results
-from stats.paired import ratio_of_means_ci
-from stats.quantreg import quantile_regression
-from stats.resampling import biplot, gmean_ratio_ci
-from stats.speedup import speedup_suite
+from benchrun.runner.report.model import CampaignModel, WorkloadView
+from benchrun.runner.report.verdicts import StoredComparison
+from benchrun.stats.hpt import hpt, r_speedup
+from benchrun.stats.multi import rank_results
+from benchrun.stats.paired import ratio_of_means_ci
+from benchrun.stats.quantreg import quantile_regression
+from benchrun.stats.resampling import biplot, gmean_ratio_ci
+from benchrun.stats.speedup import speedup_suite
 
 #: readings per side in the quantile-regression plot (systematic subsample beyond this)
 QUANTREG_MAX = 400

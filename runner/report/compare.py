@@ -4,7 +4,7 @@ Each side is a campaign (directory or ``benchrun.db``: its newest campaign), a b
 export (JSON), or an imported hyperfine / pyperf / Google Benchmark / CSV file. A side is
 reduced to one :class:`Entry` per workload: mean, s_q² of the independent units, their
 count n_q, q and the unit (PILOT "Comparing Results": enough to compare without the raw
-data). Campaigns and exports give the stored estimate (runner/collector.py). Imported
+data). Campaigns and exports give the stored estimate (runner/control/collector.py). Imported
 files that say what a process is (pyperf runs, hyperfine runs, Google Benchmark
 repetitions) are summarised by :func:`runner.importers.processes.summarize_processes`:
 each process mean is one observation, n_q = the number of processes
@@ -33,16 +33,16 @@ from typing import Any
 
 import numpy as np
 
-from runner.errors import UserError
-from runner.importers.dataset import Dataset, display_name
-from runner.importers.processes import plural, summarize_processes
-from stats.autocorr import subsession_means
-from stats.compare import tost_from_summary, welch_from_summary
-from stats.multi import holm
-from stats.paired import ratio_of_means_ci
-from stats.resampling import gmean_ratio_ci
-from stats.sequential import Sample, growth_needed
-from stats.summary import summarize
+from benchrun.runner.errors import UserError
+from benchrun.runner.importers.dataset import Dataset, display_name
+from benchrun.runner.importers.processes import plural, summarize_processes
+from benchrun.stats.autocorr import subsession_means
+from benchrun.stats.compare import tost_from_summary, welch_from_summary
+from benchrun.stats.multi import holm
+from benchrun.stats.paired import ratio_of_means_ci
+from benchrun.stats.resampling import gmean_ratio_ci
+from benchrun.stats.sequential import Sample, growth_needed
+from benchrun.stats.summary import summarize
 
 #: the independent unit of a side that has no processes: benchrun's subsession means
 SUBSESSION = "subsession mean"
@@ -103,7 +103,7 @@ def _is_sqlite(p: Path) -> bool:
 
 
 def _from_campaign(path: Path) -> Side:
-    from runner.report.model import load_campaign
+    from benchrun.runner.report.model import load_campaign
 
     model = load_campaign(path, diagnostics=False)
     entries = {}
@@ -121,7 +121,7 @@ def _from_campaign(path: Path) -> Side:
 
 
 def _from_export(doc: dict[str, Any], source: str) -> Side:
-    from runner.exchange import analysed_readings, check_export
+    from benchrun.runner.importers.benchrun_export import analysed_readings, check_export
 
     doc = check_export(doc, source)
     entries = {}
@@ -188,7 +188,7 @@ def load_side(path: str | Path) -> Side:
         raise UserError(f"{p}: no such campaign directory, database or data file")
     import json
 
-    from runner.importers import load
+    from benchrun.runner.importers import load
 
     text = p.read_bytes()[:1].decode("latin-1")
     if text in ("{", "["):
@@ -196,7 +196,7 @@ def load_side(path: str | Path) -> Side:
             doc = json.loads(p.read_text(encoding="utf-8"))
         except (ValueError, OSError):
             doc = None
-        from runner.exchange import looks_like_export
+        from benchrun.runner.importers.benchrun_export import looks_like_export
 
         if looks_like_export(doc):
             return _from_export(doc, str(p))

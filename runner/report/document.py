@@ -17,10 +17,10 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.metadata_describe import describe_machine
-from runner.metadata_noise import unknown_noise_settings
-from runner.report import plots
-from runner.report.analysis import (
+from benchrun.runner.machine.describe import describe_machine
+from benchrun.runner.machine.noise import unknown_noise_settings
+from benchrun.runner.report import plots
+from benchrun.runner.report.analysis import (
     Group,
     Suite,
     analyse_suite,
@@ -28,15 +28,15 @@ from runner.report.analysis import (
     find_suite,
     rank_groups,
 )
-from runner.report.methods import (
+from benchrun.runner.report.methods import (
     METHODS_REFERENCES,
     RuleStatus,
     machine_warnings,
     methods_paragraph,
     rules_checklist,
 )
-from runner.report.model import CampaignModel, WorkloadView
-from runner.report.verdicts import drift_line, is_paired
+from benchrun.runner.report.model import CampaignModel, WorkloadView
+from benchrun.runner.report.verdicts import drift_line, is_paired
 
 #: section ids, in order: every format has each of them (tests check the HTML for them)
 SECTIONS: tuple[tuple[str, str], ...] = (

@@ -6,9 +6,9 @@ from __future__ import annotations
 import base64
 from html import escape
 
-from runner.report import tables
-from runner.report.document import Report
-from runner.report.plots import Plot
+from benchrun.runner.report import tables
+from benchrun.runner.report.document import Report
+from benchrun.runner.report.plots import Plot
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;
@@ -90,7 +90,7 @@ def _comparisons(report: Report) -> list[str]:
 def render_html(report: Report) -> str:
     """The whole report as one HTML document (module docstring), its sections in
     :attr:`Report.sections` order."""
-    from runner.report.methods import METHODS_REFERENCES
+    from benchrun.runner.report.methods import METHODS_REFERENCES
 
     m = report.model
     c = m.campaign

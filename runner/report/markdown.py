@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner.report import tables
-from runner.report.document import Report
-from runner.report.methods import METHODS_REFERENCES
-from runner.report.plots import Plot
+from benchrun.runner.report import tables
+from benchrun.runner.report.document import Report
+from benchrun.runner.report.methods import METHODS_REFERENCES
+from benchrun.runner.report.plots import Plot
 
 
 def _cell(text: str) -> str:

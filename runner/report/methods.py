@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from runner.metadata_noise import noise_warnings
-from runner.report.analysis import Group, Suite
-from runner.report.model import CampaignModel
-from runner.report.verdicts import StoredVerdicts
+from benchrun.runner.machine.noise import noise_warnings
+from benchrun.runner.report.analysis import Group, Suite
+from benchrun.runner.report.model import CampaignModel
+from benchrun.runner.report.verdicts import StoredVerdicts
 
 METHODS_REFERENCES = (
     "[HOEFLER] T. Hoefler, R. Belli. Scientific Benchmarking of Parallel Computing Systems. "

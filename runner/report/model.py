@@ -1,11 +1,11 @@
 """Everything a report shows about one stored campaign, gathered once (no rendering here).
 
-:func:`load_campaign` reads the store (runner/store.py) and the per-workload results
-(runner/results.py) and derives, per workload, what the plots and tables need:
+:func:`load_campaign` reads the store (runner/store/database.py) and the per-workload results
+(runner/results/workloads.py) and derives, per workload, what the plots and tables need:
 
 - the readings of every round in launch order with their flags (warm-up round, warm-up
   reading inside a round, Tukey outlier, failed round), docs/methods.md §1-§2;
-- the steady series exactly as runner/collector.py builds it (warm-up rounds and
+- the steady series exactly as runner/control/collector.py builds it (warm-up rounds and
   within-round warm-up removed, readings per unit of work when ``per_work``), §2-§3;
 - the estimate: (mean, s_q², n_q, q) and the Student t CI over subsession means (§3-§4),
   from ``collected`` when present, else from ``summary``;
@@ -26,14 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from runner.config import Experiment
-from runner.errors import UserError
-from runner.report.verdicts import StoredVerdicts, experiment_of, read_verdicts
-from runner.results import WorkloadResult, collect_stored, workload_results
-from runner.store import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
-from stats.autocorr import acf, subsession_means
-from stats.normality import normality
-from stats.summary import tukey_outliers
+from benchrun.runner.config.experiment import Experiment
+from benchrun.runner.errors import UserError
+from benchrun.runner.report.verdicts import StoredVerdicts, experiment_of, read_verdicts
+from benchrun.runner.results.workloads import WorkloadResult, collect_stored, workload_results
+from benchrun.runner.store.database import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
+from benchrun.stats.autocorr import acf, subsession_means
+from benchrun.stats.normality import normality
+from benchrun.stats.summary import tukey_outliers
 
 #: lags shown in the autocorrelation plots
 MAX_LAG = 20
@@ -75,7 +75,7 @@ class Estimate:
 
 
 def estimate_of(result: WorkloadResult) -> Estimate | None:
-    """The estimate of one result: ``collected`` (runner/collector.py) when present, else
+    """The estimate of one result: ``collected`` (runner/control/collector.py) when present, else
     the descriptive ``summary`` (stats.summarize over round values). None without data."""
     c = getattr(result, "collected", None)
     if c and c.get("mean") is not None:
@@ -154,7 +154,7 @@ class WorkloadView:
     #: (steady rounds used, relative CI half-width or None)
     convergence: list[tuple[int, float | None]] = field(default_factory=list)
     #: stats.drift_check of the steady round values in time order, with its ``text``
-    #: (runner/results.py ``WorkloadResult.drift``); None with too few rounds
+    #: (runner/results/workloads.py ``WorkloadResult.drift``); None with too few rounds
     drift: dict[str, Any] | None = None
 
     @property
@@ -167,7 +167,7 @@ class WorkloadView:
 
     @property
     def group(self) -> str:
-        """Workloads are ranked only within one metric and unit (runner/adaptive.py)."""
+        """Workloads are ranked only within one metric and unit (runner/campaign/adaptive.py)."""
         return f"{self.metric}:{self.unit}"
 
     def to_dict(self, raw: bool = False) -> dict[str, Any]:
@@ -228,7 +228,7 @@ class CampaignModel:
 
     def comparison_group(self, view: WorkloadView) -> str | None:
         """The group ``view`` is compared within: its metric and unit, and with the
-        experiment's ``compare:`` its group there (:meth:`runner.config.Experiment.
+        experiment's ``compare:`` its group there (:meth:`runner.config.experiment.Experiment.
         comparison_group`); None when ``compare:`` compares it with nothing."""
         if self.experiment is None:
             return view.group
@@ -267,7 +267,7 @@ def _flags_and_series(
 ) -> tuple[np.ndarray, list[str], np.ndarray, int]:
     """All readings with flags, the steady series and d (within-round warm-up per round).
 
-    Reproduces runner/collector.py: one reading per round -> the rounds in order minus the
+    Reproduces runner/control/collector.py: one reading per round -> the rounds in order minus the
     first ``warmup_readings`` steady rounds (MSER-5); several -> every steady round minus
     its first d readings, concatenated (docs/methods.md §2-3)."""
     steady = _steady_rounds(rounds)

@@ -18,8 +18,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 from scipy import stats as sps
 
-from runner.report.analysis import Group, Suite
-from runner.report.model import WorkloadView
+from benchrun.runner.report.analysis import Group, Suite
+from benchrun.runner.report.model import WorkloadView
 
 DPI = 72
 #: matplotlib 3.10 replaced ``vert=False`` by ``orientation="horizontal"``
@@ -53,7 +53,7 @@ def _unit(unit: str) -> str:
 
 
 #: the six-panel figure of this process, reused: creating axes and their ticks costs about
-#: as much as drawing them, and every workload figure has the same layout
+#: as drawing them, and every workload figure has the same layout
 _WORKLOAD_FIG: tuple[Figure, Any] | None = None
 
 

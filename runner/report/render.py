@@ -8,8 +8,8 @@ from pathlib import Path
 
 import matplotlib
 
-from runner.errors import UserError
-from runner.report import FORMATS
+from benchrun.runner.errors import UserError
+from benchrun.runner.report import FORMATS
 
 matplotlib.use("Agg")
 
@@ -24,6 +24,13 @@ def _write(path: Path, text: str) -> int:
     except OSError as exc:
         raise UserError(f"{path}: cannot write the report ({exc.strerror or exc})") from None
     return path.stat().st_size
+
+
+def default_out(db: Path, fmt: str) -> Path | None:
+    """``report.html``/``report.md`` in the campaign directory; None (stdout) otherwise."""
+    if fmt in ("html", "md"):
+        return db.parent / f"report.{fmt}"
+    return None
 
 
 def write_report(
@@ -41,9 +48,8 @@ def write_report(
     ``out`` None: HTML/Markdown go to ``report.<fmt>`` in the campaign directory, JSON/CSV
     to stdout (path None); ``"-"`` is stdout for any format (Markdown then without figures).
     """
-    from runner.commands.report import default_out
-    from runner.report.document import build_report
-    from runner.report.model import load_campaign
+    from benchrun.runner.report.document import build_report
+    from benchrun.runner.report.model import load_campaign
 
     if fmt not in FORMATS:
         raise UserError(f"unknown report format {fmt!r}; choose from {', '.join(FORMATS)}")
@@ -56,20 +62,20 @@ def write_report(
     plots = with_plots and fmt in ("html", "md") and not (fmt == "md" and target is None)
     report = build_report(model, with_plots=plots, system_factor=system_factor)
     if fmt == "html":
-        from runner.report.html import render_html
+        from benchrun.runner.report.html import render_html
 
         text = render_html(report)
     elif fmt == "md":
-        from runner.report.markdown import render_markdown
+        from benchrun.runner.report.markdown import render_markdown
 
         figures = None if target is None else target.with_name(target.stem + "_files")
         text = render_markdown(report, figures)
     elif fmt == "json":
-        from runner.report.tabular import render_json
+        from benchrun.runner.report.tabular import render_json
 
         text = render_json(report, raw=raw)
     else:
-        from runner.report.tabular import render_csv
+        from benchrun.runner.report.tabular import render_csv
 
         text = render_csv(report)
     if target is None:

@@ -1,6 +1,6 @@
 """The report's tables as plain strings (headers, rows), shared by HTML and Markdown.
 
-Values keep the workload's unit (seconds shown as s/ms/µs/ns, runner/display.py);
+Values keep the workload's unit (seconds shown as s/ms/µs/ns, runner/ui/display.py);
 p-values have three significant digits; ratios are unitless.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from runner.display import format_value
-from runner.report.analysis import Group, Row, Suite
-from runner.report.document import Report
-from runner.report.model import WorkloadView
-from runner.report.verdicts import StoredVerdicts
+from benchrun.runner.report.analysis import Group, Row, Suite
+from benchrun.runner.report.document import Report
+from benchrun.runner.report.model import WorkloadView
+from benchrun.runner.report.verdicts import StoredVerdicts
+from benchrun.runner.ui.format import format_value
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ NO_COMPARISON = (
 
 def stored_comparisons(verdicts: StoredVerdicts, confidence: float) -> Table:
     """The stopping controller's comparisons, each led by its ratio headline (one row per
-    stored pair and baseline comparison, as :func:`runner.display.verdicts_table`)."""
+    stored pair and baseline comparison, as :func:`runner.ui.display.verdicts_table`)."""
     pc = f"{100 * (verdicts.confidence or confidence):g} %"
     rows = []
     for c in verdicts.comparisons:

@@ -8,7 +8,7 @@ import json
 import math
 from typing import Any
 
-from runner.report.document import Report
+from benchrun.runner.report.document import Report
 
 
 def _clean(value: Any) -> Any:

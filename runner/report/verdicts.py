@@ -1,6 +1,6 @@
 """The stopping controller's stored verdicts, read once for every output.
 
-An adaptive campaign ends with one "verdicts" event (runner/adaptive.py): every adjacent
+An adaptive campaign ends with one "verdicts" event (runner/campaign/adaptive.py): every adjacent
 pair the controller compared (``PairStatus`` as a dict) and every baseline or reference
 comparison (``BaselineStatus``), each with the test that decided it (``paired``: a
 one-sample t on subsession means of the per-pass log ratios, docs/methods.md §13; ``welch``:
@@ -10,7 +10,7 @@ condition of the stopping rule was met (``conditions_met``; False on a budget st
 
 :func:`read_verdicts` turns that event into :class:`StoredVerdicts`, which ``benchrun
 show``, the report (HTML, Markdown, JSON) and ``benchrun export`` all print as they are:
-nothing here recomputes a verdict. :func:`runner.results.drift_line` words a workload's drift check as
+nothing here recomputes a verdict. :func:`runner.results.workloads.drift_line` words a workload's drift check as
 ``benchrun run`` prints it, and :func:`experiment_of` re-reads the stored experiment text
 (for ``compare:`` groups).
 
@@ -24,12 +24,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from runner.headline import pair_headline
-from runner.results import drift_line
+from benchrun.runner.results.headline import pair_headline
+from benchrun.runner.results.workloads import drift_line
 
 if TYPE_CHECKING:
-    from runner.config import Experiment
-    from runner.store import EventRow
+    from benchrun.runner.config.experiment import Experiment
+    from benchrun.runner.store.database import EventRow
 
 __all__ = [
     "StoredComparison",
@@ -72,7 +72,7 @@ class StoredComparison:
     Welch). ``p`` is the raw p-value of the test that decided (the paired t on the log
     ratios, or Welch's), ``p_holm`` the Holm-adjusted one, ``tost_p`` the equivalence
     test's; ``look`` and ``alpha``: when the verdict was declared and at which level.
-    ``headline`` is :func:`runner.headline.pair_headline` of the stored dict
+    ``headline`` is :func:`runner.results.headline.pair_headline` of the stored dict
     (docs/paired.md).
     """
 
@@ -241,7 +241,7 @@ def verdicts_from_dict(doc: Mapping[str, Any]) -> StoredVerdicts:
 def read_verdicts(events: Sequence[EventRow]) -> StoredVerdicts | None:
     """The newest stored "verdicts" event as :class:`StoredVerdicts`; None when the
     campaign has none (fixed mode, or an adaptive campaign that did not reach its end)."""
-    from runner.adaptive import final_verdicts
+    from benchrun.runner.results.workloads import final_verdicts
 
     doc = final_verdicts(list(events))
     return None if doc is None else verdicts_from_dict(doc)
@@ -251,8 +251,8 @@ def experiment_of(config_text: str, names: Iterable[str]) -> Experiment | None:
     """The experiment stored with a campaign, re-read from its text (no check of this
     machine's files); None when it no longer parses or names other workloads than
     ``names`` (then ``compare:`` groups are not known)."""
-    from runner.config import parse_experiment
-    from runner.errors import UserError
+    from benchrun.runner.config.loader import parse_experiment
+    from benchrun.runner.errors import UserError
 
     try:
         experiment = parse_experiment(

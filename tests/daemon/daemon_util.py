@@ -68,7 +68,7 @@ class Env:
         import contextlib
         import io
 
-        from runner.cli import main
+        from benchrun.runner.cli import main
 
         out, err = io.StringIO(), io.StringIO()
         saved = {k: os.environ.get(k) for k in self.vars}
@@ -96,12 +96,12 @@ class Env:
     def start_daemon(self, *extra: str, fast: bool = True) -> subprocess.Popen[bytes]:
         """Start the daemon in the foreground as our child; wait until it answers.
 
-        ``fast``: ``python -m runner.daemon`` (exactly what ``benchrun daemon start``
+        ``fast``: ``python -m benchrun.runner.daemon`` (exactly what ``benchrun daemon start``
         detaches) instead of ``benchrun daemon start --foreground`` (which first imports
         the whole CLI, ~1-2 s).
         """
         argv = (
-            [sys.executable, "-m", "runner.daemon", *extra]
+            [sys.executable, "-m", "benchrun.runner.daemon", *extra]
             if fast
             else [*benchrun_argv(), "daemon", "start", "--foreground", *extra]
         )
@@ -117,8 +117,8 @@ class Env:
 
     def answers(self) -> bool:
         """True when the daemon answers a ping."""
-        from runner.daemon.protocol import request
-        from runner.errors import UserError
+        from benchrun.runner.daemon.protocol import request
+        from benchrun.runner.errors import UserError
 
         try:
             request("ping", self.paths(), timeout=2)
@@ -127,7 +127,7 @@ class Env:
         return True
 
     def paths(self) -> Any:
-        from runner.daemon.paths import DaemonPaths
+        from benchrun.runner.daemon.paths import DaemonPaths
 
         return DaemonPaths(
             self.root / "d" / "benchrun", self.root / "s" / "benchrun", self.root / "r" / "benchrun"

@@ -148,7 +148,7 @@ def _round(store, campaign_id: int, workload_id: int, i: int) -> None:  # type: 
 def test_store_turns_sqlite_full_into_storefull_and_keeps_committed_rounds(
     tmp_path: Path,
 ) -> None:
-    from runner.store import EXIT_STORE_FULL, Store, StoreFull
+    from benchrun.runner.store.database import EXIT_STORE_FULL, Store, StoreFull
 
     db = tmp_path / "benchrun.db"
     store = Store.create_or_open(db)

@@ -41,7 +41,7 @@ def test_daemon_waits_for_a_quiet_machine_and_gives_up_at_the_limit(
     assert "below 0.0001" in quiet[0] and "gave up" in quiet[0]
     waited = float(quiet[0].split()[1])
     assert 1.5 <= waited < 10
-    # the daemon-wide default reaches the campaign (runner.quiet.quiet_settings reads it)
+    # the daemon-wide default reaches the campaign (runner.machine.quiet.quiet_settings reads it)
     db = tmp_path / "out" / "probe" / "benchrun.db"
     assert sqlite3.connect(db).execute("SELECT value FROM reading").fetchall() == [(0.0001,)]
     status = xdg.cli("daemon", "status")

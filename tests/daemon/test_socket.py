@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from daemon_util import Env
 
-from runner.daemon.protocol import MAX_MESSAGE
+from benchrun.runner.daemon.protocol import MAX_MESSAGE
 
 
 def exchange(path: Path, payload: bytes, half_close: bool = True, timeout: float = 10) -> dict:

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from runner.commands.submit import parse_not_before
-from runner.daemon.live import campaign_live, format_duration, render
-from runner.daemon.protocol import MAX_MESSAGE, ProtocolError, decode_request, encode
-from runner.daemon.queue import QueueDB
-from runner.daemon.supervisor import last_error_line
-from runner.errors import UserError
-from runner.executor import LocalExecutor, RoundSpec
-from runner.quiet import ENV_LOAD, ENV_MAX_WAIT, quiet_settings, wait_for_quiet
+from benchrun.runner.commands.submit import parse_not_before
+from benchrun.runner.daemon.live import campaign_live, format_duration, render
+from benchrun.runner.daemon.protocol import MAX_MESSAGE, ProtocolError, decode_request, encode
+from benchrun.runner.daemon.queue import QueueDB
+from benchrun.runner.daemon.supervisor import last_error_line
+from benchrun.runner.errors import UserError
+from benchrun.runner.execute.executor import LocalExecutor, RoundSpec
+from benchrun.runner.machine.quiet import ENV_LOAD, ENV_MAX_WAIT, quiet_settings, wait_for_quiet
 
 
 class FakeClock:
@@ -244,7 +244,7 @@ def test_queue_db_refuses_foreign_and_corrupt_files(tmp_path: Path) -> None:
     e = q.get(entry_id)
     assert e is not None and e.state == "queued" and e.log_path == str(tmp_path / "1.log")
     q.close()
-    from runner.store import Store
+    from benchrun.runner.store.database import Store
 
     with Store.create_or_open(tmp_path / "results.db"):
         pass

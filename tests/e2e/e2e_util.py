@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 def benchrun_argv() -> list[str]:
     """The installed console script (as a user would call it), else ``python -m``."""
     exe = shutil.which("benchrun")
-    return [exe] if exe else [sys.executable, "-m", "runner.cli"]
+    return [exe] if exe else [sys.executable, "-m", "benchrun.runner.cli"]
 
 
 def run_benchrun(

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from e2e_util import REPO
 
-from runner.config import load_experiment
+from benchrun.runner.config.loader import load_experiment
 
 VALID_WORKLOADS = """\
 workloads:
@@ -204,7 +204,7 @@ def test_every_example_in_configs_validates() -> None:
 def test_sweep_and_compare_examples_run_and_store_their_readings(tmp_path: Path) -> None:
     """The sweep and compare examples run through `benchrun run` (fixed mode via --set, so
     the test does not depend on this machine's noise) and their readings are in the store:
-    a sweep round holds one reading per sort, i.e. as many as its calibrated work amount,
+    a sweep round holds one reading per sort, i.e. as its calibrated work amount,
     and sorting 100x more floats takes at least 20x longer (n log n: about 170x)."""
     from e2e_util import query
 

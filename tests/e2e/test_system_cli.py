@@ -1,7 +1,7 @@
 """End-to-end tests of ``benchrun system`` (a real process, real machine).
 
 Expected values come from the test process itself (os, psutil, platform, files read
-directly), never from runner.metadata.
+directly), never from runner.machine.metadata.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ ASLR_FIX = "echo 0 | sudo tee /proc/sys/kernel/randomize_va_space"
 
 def _benchrun(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "runner.cli", *args],
+        [sys.executable, "-m", "benchrun.runner.cli", *args],
         capture_output=True,
         text=True,
         timeout=60,

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from runner.cli import main
-from runner.importers.dataset import Dataset
-from runner.report.compare import compare_sides, side_from_dataset
+from benchrun.runner.cli import main
+from benchrun.runner.importers.dataset import Dataset
+from benchrun.runner.report.compare import compare_sides, side_from_dataset
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 ALPHA = 0.01  # benchrun compare's default level

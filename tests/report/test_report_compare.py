@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from e2e_util import run_benchrun
 
-from runner.cli import main
+from benchrun.runner.cli import main
 
 
 def test_the_one_slower_workload_fails_the_gate(campaigns: dict[str, Path]) -> None:
@@ -111,12 +111,12 @@ def test_imported_exports_compare_with_themselves(name: str, capsys) -> None:
 
 
 def test_results_export_is_a_baseline(campaigns: dict[str, Path], tmp_path: Path, capsys) -> None:
-    from runner.baseline import load_baseline
+    from benchrun.runner.results.baseline import load_baseline
 
     out = tmp_path / "results.json"
     assert main(["export", str(campaigns["old"]), "--what", "results", "-o", str(out)]) == 0
     doc = json.loads(out.read_text())
     assert all("rounds" not in w for w in doc["workloads"])
-    base = load_baseline(out)  # settings.baseline reads it (runner/baseline.py)
+    base = load_baseline(out)  # settings.baseline reads it (runner/results/baseline.py)
     direct = load_baseline(campaigns["old"])  # ... exactly as it reads the campaign itself
     assert base == direct and sorted(base) == ["a", "b", "c"]

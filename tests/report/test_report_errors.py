@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from runner import __version__
-from runner.cli import main
-from runner.store import Store
+from benchrun.runner import __version__
+from benchrun.runner.cli import main
+from benchrun.runner.store.database import Store
 
 
 def _error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:

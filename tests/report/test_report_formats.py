@@ -13,7 +13,7 @@ from e2e_util import run_benchrun
 from markdown_it import MarkdownIt
 from scipy import stats as sps
 
-from runner.cli import main
+from benchrun.runner.cli import main
 
 SECTIONS = ("Headline", "Per workload", "Comparisons", "The machine", "Methods",
             "Hoefler & Belli's twelve rules")  # fmt: skip

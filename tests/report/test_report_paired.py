@@ -22,7 +22,7 @@ from markdown_it import MarkdownIt
 from paired_campaigns import TRUE_RATIO, run_campaigns
 from scipy import stats as sps
 
-from runner.cli import main
+from benchrun.runner.cli import main
 
 
 @pytest.fixture(scope="module")

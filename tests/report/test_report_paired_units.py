@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
-from runner import __version__
-from runner.cli import main
-from runner.report.analysis import _chain
-from runner.report.verdicts import StoredComparison, verdicts_from_dict
-from runner.store import Store
+from benchrun.runner import __version__
+from benchrun.runner.cli import main
+from benchrun.runner.report.analysis import _chain
+from benchrun.runner.report.verdicts import StoredComparison, verdicts_from_dict
+from benchrun.runner.store.database import Store
 
 CONFIG = """\
 name: u

@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner import __version__
-from runner.cli import main
-from runner.report.document import build_report
-from runner.report.model import load_campaign
-from runner.report.plots import biplot_figure
-from runner.store import Store
+from benchrun.runner import __version__
+from benchrun.runner.cli import main
+from benchrun.runner.report.document import build_report
+from benchrun.runner.report.model import load_campaign
+from benchrun.runner.report.plots import biplot_figure
+from benchrun.runner.store.database import Store
 
 BENCHMARKS = {"x": 10.0, "y": 20.0, "z": 40.0}
 SPEEDUP = 0.8  # "new" takes 80 % of the time of "old" on every benchmark

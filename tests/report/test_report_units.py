@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from runner import __version__
-from runner.cli import main
-from runner.store import Store
+from benchrun.runner import __version__
+from benchrun.runner.cli import main
+from benchrun.runner.store.database import Store
 
 
 def test_the_controllers_stored_verdict_is_shown(tmp_path: Path, capsys) -> None:

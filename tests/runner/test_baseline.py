@@ -1,4 +1,4 @@
-"""Baselines (runner/baseline.py): JSON summaries and stored campaigns, and bad input."""
+"""Baselines (runner/results/baseline.py): JSON summaries and stored campaigns, and bad input."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner.baseline import load_baseline
-from runner.errors import UserError
-from runner.store import Store
+from benchrun.runner.errors import UserError
+from benchrun.runner.results.baseline import load_baseline
+from benchrun.runner.store.database import Store
 
 
 def test_json_forms_are_read_alike(tmp_path: Path) -> None:

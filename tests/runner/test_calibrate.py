@@ -1,4 +1,4 @@
-"""Calibration of {work} (runner/calibrate.py) against closed forms of a known time model."""
+"""Calibration of {work} (runner/campaign/calibrate.py) against closed forms of a known time model."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from runner.calibrate import (
+from benchrun.runner.campaign.calibrate import (
     MAX_GROWTH,
     MAX_STEPS,
     calibrate,

@@ -1,4 +1,4 @@
-"""runner/collector.py: per-workload statistics for the controller (docs/methods.md §2-4).
+"""runner/control/collector.py: per-workload statistics for the controller (docs/methods.md §2-4).
 
 References: direct numpy/scipy computations on the same data (subsession means, s_q²,
 Student t interval), the subsession size chosen by stats.autocorr (another module), planted
@@ -15,8 +15,8 @@ import pytest
 from scipy import signal
 from scipy import stats as sps
 
-from runner.collector import collect
-from stats.autocorr import subsession_size
+from benchrun.runner.control.collector import collect
+from benchrun.stats.autocorr import subsession_size
 
 
 def _t_interval(x: np.ndarray, q: int, confidence: float) -> tuple[float, float, float, float]:

@@ -9,10 +9,10 @@ import jsonschema
 import pytest
 import yaml
 
-from runner.adaptive import controller_for
-from runner.config import load_experiment
-from runner.config_schema import json_schema
-from runner.errors import UserError
+from benchrun.runner.campaign.adaptive import controller_for
+from benchrun.runner.config.loader import load_experiment
+from benchrun.runner.config.schema import json_schema
+from benchrun.runner.errors import UserError
 
 BASE = """\
 name: cmp

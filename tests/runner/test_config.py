@@ -1,4 +1,4 @@
-"""Unit tests of experiment files: runner.config (load_experiment), its helpers
+"""Unit tests of experiment files: runner.config.experiment (load_experiment), its helpers
 (durations, cpulist, placeholders, yamlsource) and the JSON Schema.
 
 Expected values are closed forms (1h30m = 5400 s, 64 KiB = 65536 B, a matrix of sizes
@@ -21,18 +21,19 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runner.commands.validate import template_text
-from runner.config import Experiment, ReadingsSpec, Settings, Workload, load_experiment
-from runner.config_schema import json_schema
-from runner.cpulist import CPU_LIST_PATTERN, format_cpu_list, parse_cpu_list
-from runner.durations import (
+from benchrun.runner.commands.validate import template_text
+from benchrun.runner.config.cpulist import CPU_LIST_PATTERN, format_cpu_list, parse_cpu_list
+from benchrun.runner.config.durations import (
     DURATION_PATTERN,
     SIZE_PATTERN,
     parse_duration,
     parse_size,
 )
-from runner.errors import UserError
-from runner.placeholders import substitute
+from benchrun.runner.config.experiment import Experiment, ReadingsSpec, Settings, Workload
+from benchrun.runner.config.loader import load_experiment
+from benchrun.runner.config.placeholders import substitute
+from benchrun.runner.config.schema import json_schema
+from benchrun.runner.errors import UserError
 
 MINIMAL_WORKLOADS = """\
 workloads:

@@ -1,4 +1,4 @@
-"""runner/controller.py: the adaptive stopping rule (docs/methods.md §10), on synthetic campaigns.
+"""runner/control/controller.py: the adaptive stopping rule (docs/methods.md §10), on synthetic campaigns.
 
 Campaigns are simulated with known truth (iid normal round values, fixed seeds) and driven
 exactly as the campaign loop will: one round per active workload per pass, then
@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from runner.collector import TAU_UPPER, collect
-from runner.config import Settings
-from runner.controller import Controller, ControllerParams, Decision
-from runner.errors import UserError
+from benchrun.runner.config.experiment import Settings
+from benchrun.runner.control.collector import TAU_UPPER, collect
+from benchrun.runner.control.controller import Controller, ControllerParams, Decision
+from benchrun.runner.errors import UserError
 
 
 def run(

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import ReadingsSpec
-from runner.errors import UserError
-from runner.executor import LocalExecutor, RoundOutcome, RoundSpec
+from benchrun.runner.config.experiment import ReadingsSpec
+from benchrun.runner.errors import UserError
+from benchrun.runner.execute.executor import LocalExecutor, RoundOutcome, RoundSpec
 
 PY = sys.executable
 ENV = {k: os.environ[k] for k in ("PATH", "HOME", "LANG") if k in os.environ}
@@ -357,7 +357,7 @@ def test_changed_environment_is_not_served_from_cache(ex1: LocalExecutor) -> Non
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
 def test_pinned_child_under_a_pinned_runner(ex1: LocalExecutor) -> None:
-    from runner.pinning import PinPlan, pinned_runner
+    from benchrun.runner.execute.pinning import PinPlan, pinned_runner
 
     cpus = sorted(os.sched_getaffinity(0))
     code = "import os; print(sorted(os.sched_getaffinity(0)))"

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from runner.cli import main
-from runner.importers.processes import as_summary, summarize_processes
+from benchrun.runner.cli import main
+from benchrun.runner.importers.processes import as_summary, summarize_processes
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

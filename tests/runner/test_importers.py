@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner.errors import UserError
-from runner.importers import load, load_many
-from runner.importers.dataset import Dataset, direction_for_unit, display_name
+from benchrun.runner.errors import UserError
+from benchrun.runner.importers import load, load_many
+from benchrun.runner.importers.dataset import Dataset, direction_for_unit, display_name
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -303,7 +303,7 @@ def test_display_name_and_frozen() -> None:
 
 # --------------------------------------------------------------------------- weights
 def test_weights_file_with_and_without_header(tmp_path: Path) -> None:
-    from runner.importers.weights import read_weights
+    from benchrun.runner.importers.weights import read_weights
 
     assert read_weights(_write(tmp_path, "w.csv", "benchmark,weight\nfft,2\nsort,0.5\n")) == {
         "fft": 2.0,

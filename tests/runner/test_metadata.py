@@ -26,8 +26,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runner import metadata_probes as probes
-from runner.metadata import (
+from benchrun.runner.machine import probes as probes
+from benchrun.runner.machine.describe import format_bytes
+from benchrun.runner.machine.metadata import (
     NoiseWarning,
     collect_metadata,
     describe_machine,
@@ -35,7 +36,6 @@ from runner.metadata import (
     round_facts,
     unknown_noise_settings,
 )
-from runner.metadata_describe import format_bytes
 
 SECTIONS = ("hardware", "software", "timer", "environment")
 

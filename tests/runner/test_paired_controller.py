@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from runner.collector import collect
-from runner.controller import Controller, ControllerParams, Decision
-from runner.pairing import PassSeries, pair_stats
+from benchrun.runner.control.collector import collect
+from benchrun.runner.control.controller import Controller, ControllerParams, Decision
+from benchrun.runner.control.pairing import PassSeries, pair_stats
 
 PASSES = 1200
 
@@ -142,7 +142,7 @@ def test_look_p_value_is_scipy_one_sample_t_on_the_subsession_means() -> None:
     used = d[: s.q * s.n_q].reshape(s.n_q, s.q).mean(axis=1)
     assert s.mean == pytest.approx(used.mean(), rel=1e-12)
     assert s.s2_q == pytest.approx(used.var(ddof=1), rel=1e-9)
-    from stats.paired import paired_test
+    from benchrun.stats.paired import paired_test
 
     t = paired_test(s.mean, s.s2_q, s.n_q)
     assert t.p_value == pytest.approx(sps.ttest_1samp(used, 0.0).pvalue, rel=1e-9)
@@ -195,7 +195,7 @@ def test_false_separations_of_equal_workloads_under_drift_stay_at_alpha() -> Non
 
 
 def test_round_values_by_pass_skips_warmup_and_divides_by_work() -> None:
-    from runner.pairing import round_values_by_pass
+    from benchrun.runner.control.pairing import round_values_by_pass
 
     readings = [(9.0, 1.0, 3.0), (9.0, 2.0, 2.0), ()]
     got = round_values_by_pass(readings, [2, 4, 1], [3, 4, 5], per_work=True, skip=1)

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runner.errors import UserError
-from runner.pinning import (
+from benchrun.runner.errors import UserError
+from benchrun.runner.execute.pinning import (
     PinPlan,
     allowed_cpus,
     format_cpu_list,

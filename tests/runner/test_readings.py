@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.config import ReadingsSpec
-from runner.errors import UserError
-from runner.readings import ReadingsError, check_readings_spec, parse_readings
+from benchrun.runner.config.experiment import ReadingsSpec
+from benchrun.runner.errors import UserError
+from benchrun.runner.execute.readings import ReadingsError, check_readings_spec, parse_readings
 
 TIME = ReadingsSpec(format="regex", pattern=r"time=([0-9.]+) ms", unit="ms")
 

@@ -1,12 +1,12 @@
-"""runner.results.workload_states: the state ``show`` reports per workload, from the store's
+"""benchrun.runner.results.workloads.workload_states: the state ``show`` reports per workload, from the store's
 eligibility flag, the campaign's status and mode, and the controller's events (docs/controller.md)."""
 
 from __future__ import annotations
 
 import pytest
 
-from runner.results import WorkloadResult, workload_states
-from runner.store import CampaignRow, EventRow
+from benchrun.runner.results.workloads import WorkloadResult, workload_states
+from benchrun.runner.store.database import CampaignRow, EventRow
 
 
 def _result(name: str, status: str = "active") -> WorkloadResult:

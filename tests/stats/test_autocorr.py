@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from scipy import signal
 from scipy import stats as sps
 
-from stats.autocorr import (
+from benchrun.stats.autocorr import (
     acf,
     autocorrelation,
     integrated_autocorrelation_time,
@@ -26,8 +26,8 @@ from stats.autocorr import (
     subsession_means,
     subsession_size,
 )
-from stats.intervals import mean_ci, subsessions_for_width
-from stats.summary import describe
+from benchrun.stats.intervals import mean_ci, subsessions_for_width
+from benchrun.stats.summary import describe
 
 # NIST StRD reference data shipped with the tests (tests/data/README.md, nist/SOURCES.md)
 NIST = Path(__file__).resolve().parents[1] / "data" / "nist"

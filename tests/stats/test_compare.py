@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from stats.compare import (
+from benchrun.stats.compare import (
     effect_size,
     effect_size_from_summary,
     mann_whitney,

@@ -13,9 +13,9 @@ import pytest
 from scipy import stats as sps
 from stats_util import ar1
 
-from stats.autocorr import subsession_size
-from stats.intervals import median_ci
-from stats.summary import summarize
+from benchrun.stats.autocorr import subsession_size
+from benchrun.stats.intervals import median_ci
+from benchrun.stats.summary import summarize
 
 SERIES = 2000
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from stats.drift import drift_check, von_neumann_ratio
+from benchrun.stats.drift import drift_check, von_neumann_ratio
 
 
 def test_ratio_by_hand_and_bad_input() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-import stats
+from benchrun import stats
 
 
 def test_every_export_resolves() -> None:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from stats.hpt import hpt, r_speedup, rank_sum_pvalues, signed_rank_zsplit
+from benchrun.stats.hpt import hpt, r_speedup, rank_sum_pvalues, signed_rank_zsplit
 
 EXACT_PERM = stats.PermutationMethod(n_resamples=np.inf)
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from stats.intervals import (
+from benchrun.stats.intervals import (
     Interval,
     bootstrap_ci,
     mean_ci,

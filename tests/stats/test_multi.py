@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from stats.compare import required_sample_size
-from stats.multi import anova, holm, kruskal_wallis, rank_results
+from benchrun.stats.compare import required_sample_size
+from benchrun.stats.multi import anova, holm, kruskal_wallis, rank_results
 
 
 # ----------------------------------------------------------------------------- Holm

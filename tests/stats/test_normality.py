@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from stats.normality import normality
+from benchrun.stats.normality import normality
 
 X1 = [0.11, 7.87, 4.61, 10.14, 7.95, 3.14, 0.46, 4.43, 0.21, 4.75, 0.71, 1.52, 3.24, 0.93,
       0.42, 4.97, 9.53, 4.55, 0.47, 6.66]  # fmt: skip

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from stats.paired import (
+from benchrun.stats.paired import (
     confirm_paired,
     log_ratios,
     paired_growth_needed,

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import stats.quantreg as qr
-from stats.quantreg import quantile_fit, quantile_regression
+import benchrun.stats.quantreg as qr
+from benchrun.stats.quantreg import quantile_fit, quantile_regression
 
 TAUS = tuple(round(0.05 * k, 2) for k in range(1, 20))
 

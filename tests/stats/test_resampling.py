@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from stats.resampling import biplot, gmean_ratio_ci, randomization_test, runs_for_ci_width
+from benchrun.stats.resampling import biplot, gmean_ratio_ci, randomization_test, runs_for_ci_width
 
 
 # ------------------------------------------------------------------------ randomization

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from stats.sequential import (
+from benchrun.stats.sequential import (
     Sample,
     alpha_spending,
     baseline_tests,

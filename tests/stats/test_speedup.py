@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from stats.speedup import (
+from benchrun.stats.speedup import (
     CONFIDENCE_WARNING,
     NO_SPEEDUP,
     NOT_ENOUGH,

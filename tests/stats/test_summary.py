@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from scipy import signal
 from scipy import stats as sps
 
-from stats.summary import aggregate, describe, summarize, tukey_outliers
+from benchrun.stats.summary import aggregate, describe, summarize, tukey_outliers
 
 KEYS = {
     "n", "warmup_readings", "subsession_size", "n_subsessions", "mean", "ci_low", "ci_high",

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from stats_util import ar1
 
-import stats.warmup as warmup_module
-from stats.warmup import mser5, mser5_at_limit
+import benchrun.stats.warmup as warmup_module
+from benchrun.stats.warmup import mser5, mser5_at_limit
 
 
 def brute_force_mser5(x: np.ndarray) -> int:
@@ -54,7 +54,7 @@ def test_short_series_and_bad_input() -> None:
 
 
 def test_at_limit_flags_a_series_without_steady_state() -> None:
-    """A steady downward trend: MSER-5 cuts as much as allowed (half), which is flagged."""
+    """A steady downward trend: MSER-5 cuts as allowed (half), which is flagged."""
     x = np.linspace(100.0, 0.0, 400) + np.random.default_rng(0).normal(0, 0.1, 400)
     assert mser5(x) == 200
     assert mser5_at_limit(x)

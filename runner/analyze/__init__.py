@@ -1,0 +1,1 @@
+"""Support for ``benchrun analyze``: options, calls into stats, terminal views."""

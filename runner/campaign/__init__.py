@@ -1,0 +1,1 @@
+"""Running a campaign: the session (store, launcher, signals), scheduling, calibration, fixed and adaptive loops."""

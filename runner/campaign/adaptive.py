@@ -1,0 +1,436 @@
+"""Adaptive mode of ``benchrun run``: measure exactly as the question needs.
+
+The loop (docs/architecture.md data flow; design and simulation in docs/controller.md):
+
+1. Calibrate: for a workload whose command holds ``{work}``, grow the work amount until a
+   round lasts ``max(min_round_time, 100 x launch overhead)`` (runner/campaign/calibrate.py). The
+   calibration rounds are stored, flagged ``calibration`` and warm-up, never analysed.
+2. Repeat passes: every workload the controller lists as active gets one round, in a
+   seeded random order (``order: interleaved``); the first ``warmup_rounds`` rounds of each
+   workload are flagged warm-up. After each pass, runner/control/collector.py turns every
+   workload's steady readings into subsession means and runner/control/controller.py decides
+   (docs/methods.md §10): stop, or which workloads get the next pass. Every decision is stored
+   as an event with its reason and numbers, and ``<campaign dir>/status.json`` is rewritten
+   (atomically) for ``benchrun status`` and other readers.
+3. Stop when every condition holds or a budget runs out; the stop reason is stored as the
+   campaign's ``stop_reason``.
+
+Resume: rounds, calibrated work amounts, the launch overhead and the controller's state
+(look plan, alpha spent, verdicts) are rebuilt from the store, so a resumed campaign
+neither repeats a round nor spends alpha twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from benchrun.runner.campaign.calibrate import calibrate, target_round_time
+from benchrun.runner.campaign.scheduler import pass_order
+from benchrun.runner.campaign.session import (
+    CALIBRATION_FLAG,
+    CampaignOutcome,
+    Display,
+    RoundLauncher,
+    WorkloadState,
+    campaign_session,
+    finish_campaign,
+    last_pass,
+)
+from benchrun.runner.config.experiment import Experiment
+from benchrun.runner.control.collector import WorkloadStats
+from benchrun.runner.control.controller import Controller, ControllerParams, Decision
+from benchrun.runner.control.pairing import PassSeries, round_values_by_pass
+from benchrun.runner.errors import UserError
+from benchrun.runner.execute.executor import Executor
+from benchrun.runner.results.baseline import load_baseline
+from benchrun.runner.results.workloads import VERDICTS_EVENT, collect_workload
+from benchrun.runner.store.database import CampaignRow, EventRow
+
+#: trivial rounds launched to measure the launch overhead
+OVERHEAD_ROUNDS = 5
+STATUS_FILE = "status.json"
+
+
+def uses_work(experiment: Experiment, name: str) -> bool:
+    """Whether the workload's command has a ``{work}`` placeholder to calibrate."""
+    w = next(w for w in experiment.workloads if w.name == name)
+    return w.work is not None and any("{work}" in part for part in w.command)
+
+
+def controller_for(
+    experiment: Experiment, events: list[EventRow], baseline: dict[str, Any] | None
+) -> Controller:
+    """The stopping controller of ``experiment``, restored from the newest stored state.
+
+    Workloads are ranked against each other only within one metric and unit (a wall time
+    and a throughput are not neighbours), and with ``compare:`` only within their group
+    (:meth:`runner.config.experiment.Experiment.comparison_group`); ``baseline`` maps names to stored
+    summaries.
+    """
+    state = None
+    for e in reversed(events):
+        if e.data and isinstance(e.data.get("state"), dict):
+            state = e.data["state"]
+            break
+    params = ControllerParams.from_settings(experiment.settings)
+    return Controller(
+        params,
+        [
+            (w.name, w.direction, experiment.comparison_group(w.name) or f"alone:{w.name}")
+            for w in experiment.workloads
+        ],
+        baseline=baseline,
+        reference=experiment.settings.reference,
+        state=state,
+    )
+
+
+def _stored(events: list[EventRow], kind: str) -> dict[str, Any]:
+    """Data of the stored events of ``kind``, by workload (newest wins)."""
+    out: dict[str, Any] = {}
+    for e in events:
+        if e.kind == kind and e.data:
+            out[str(e.data.get("workload", ""))] = e.data
+    return out
+
+
+def write_status(path: Path, doc: dict[str, Any]) -> None:
+    """Replace ``path`` with ``doc`` as JSON atomically (write a temporary file, rename)."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(json.dumps(doc, indent=1, allow_nan=False, default=str))
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        pass  # the live status is a convenience; the store holds the truth
+
+
+def status_doc(
+    campaign: CampaignRow,
+    decision: Decision,
+    states: dict[str, WorkloadState],
+    elapsed_s: float,
+    eta_s: float | None,
+) -> dict[str, Any]:
+    """The live status of a running campaign (``status.json``; times in seconds)."""
+    d = decision.to_dict()
+    workloads = {}
+    for name, w in d["workloads"].items():
+        st = states[name]
+        workloads[name] = {
+            "rounds": st.launched,
+            "steady": st.steady_ok,
+            "failed": st.failed,
+            "mean": w["mean"],
+            "ci_low": w["ci_low"],
+            "ci_high": w["ci_high"],
+            "q": w["q"],
+            "n_q": w["n_q"],
+            "rel_half_width": w["rel_half_width"],
+            "target": w["target"],
+            "done": w["done"],
+            "active": w["active"],
+            "rounds_needed": w["rounds_needed"],
+            "unmet": w["unmet"],
+            "waiting_for": w["waiting_for"],
+            "stopped": st.stopped,
+        }
+    return {
+        "version": 1,
+        "campaign_id": campaign.id,
+        "name": campaign.name,
+        "updated_at": time.time(),
+        "elapsed_s": elapsed_s,
+        "eta_s": eta_s,
+        "stop": d["stop"],
+        "reason": d["reason"],
+        "workloads": workloads,
+        "undecided": [f"{p['a']}~{p['b']}" for p in d["pairs"] if p["verdict"] == "undecided"],
+        "pairs": d["pairs"],
+        "baselines": d["baselines"],
+    }
+
+
+def eta_seconds(decision: Decision, states: dict[str, WorkloadState]) -> float | None:
+    """Estimated seconds to finish: rounds each workload still needs x its mean round time
+    (rounds run one after another). None while some active workload has no estimate."""
+    total = 0.0
+    for name in decision.active:
+        need = decision.workloads[name].rounds_needed
+        st = states[name]
+        if need is None or st.launched == 0:
+            return None
+        total += need * st.seconds / st.launched
+    return total
+
+
+class _Adaptive:
+    """One adaptive campaign in progress (state shared by the steps of :func:`run_adaptive`)."""
+
+    def __init__(
+        self,
+        launcher: RoundLauncher,
+        display: Display,
+        executor: Executor,
+        baseline: dict[str, Any] | None,
+    ) -> None:
+        experiment, store, campaign = launcher.experiment, launcher.store, launcher.campaign
+        states = launcher.states
+        self.experiment = experiment
+        self.settings = experiment.settings
+        self.store = store
+        self.campaign = campaign
+        self.states = states
+        self.launcher = launcher
+        self.display = display
+        self.executor = executor
+        events = store.events(campaign.id)
+        self.controller = controller_for(experiment, events, baseline)
+        self.works: dict[str, int] = {
+            n: int(d["work"]) for n, d in _stored(events, "calibrated").items() if "work" in d
+        }
+        overhead = [e.data for e in events if e.kind == "launch-overhead" and e.data]
+        self.overhead_s: float | None = float(overhead[-1]["seconds"]) if overhead else None
+        # time already spent measuring before a resume (sum of stored round wall times)
+        self.prior_s = sum(st.seconds for st in states.values())
+        self.t0 = time.monotonic()
+        self.status_path = experiment.campaign_dir / STATUS_FILE
+        self.pairs = PassSeries(
+            {}, confidence=self.settings.confidence, min_subsessions=self.settings.min_subsessions
+        )
+        self._paired_counts: dict[str, tuple[int, int]] = {}
+
+    @property
+    def elapsed_s(self) -> float:
+        return self.prior_s + time.monotonic() - self.t0
+
+    # ---------------------------------------------------------------- calibration
+    def launch_overhead(self) -> float | None:
+        """Median wall time (s) of a trivial round launched like the workloads (stored)."""
+        if self.overhead_s is not None:
+            return self.overhead_s
+        true = shutil.which("true")
+        if true is None:
+            return None
+        name = self.experiment.workloads[0].name
+        times = []
+        for _ in range(OVERHEAD_ROUNDS):
+            out = self.executor.launch(self.launcher.spec(name, (true,)))
+            if out.status != "ok":
+                return None
+            times.append(out.wall_ns / 1e9)
+        self.overhead_s = statistics.median(times)
+        self.store.add_event(
+            self.campaign.id,
+            "launch-overhead",
+            f"launch overhead {self.overhead_s * 1e3:.3g} ms (median of {OVERHEAD_ROUNDS} "
+            f"rounds of {true})",
+            {"seconds": self.overhead_s, "rounds": times},
+        )
+        return self.overhead_s
+
+    def calibrate_all(self) -> bool:
+        """Calibrate ``{work}`` of every workload that needs it; False when interrupted."""
+        if self.settings.min_round_time <= 0:
+            return True
+        todo = [
+            w.name
+            for w in self.experiment.workloads
+            if uses_work(self.experiment, w.name)
+            and w.name not in self.works
+            and not self.states[w.name].stopped
+        ]
+        if not todo:
+            return True
+        overhead = self.launch_overhead() or 0.0
+        target = target_round_time(self.settings.min_round_time, overhead)
+        for name in todo:
+            if self.launcher.interrupted:
+                return False
+            st = self.states[name]
+            start = max(
+                [int(st.workload.work or 1)] + [int(w) for w in st.steady_work if w is not None]
+            )
+
+            def measure(work: int, name: str = name) -> float | None:
+                out = self.launcher.launch(name, 0, work=work, warmup=True, flags=CALIBRATION_FLAG)
+                if out is None or out.status != "ok":
+                    return None
+                return out.wall_ns / 1e9
+
+            self.display.message(f"{name}: calibrating {{work}} to rounds of >= {target:.3g} s")
+            result = calibrate(measure, start, target)
+            if result is None:
+                if self.launcher.interrupted:
+                    return False
+                if self.launcher.failure_stop:
+                    return True
+                if not st.stopped:
+                    self.launcher.stop_workload(
+                        name, "a calibration round failed; see `benchrun show --failures`"
+                    )
+                continue
+            self.works[name] = result.work
+            self.store.add_event(
+                self.campaign.id,
+                "calibrated",
+                f"{name}: {result.note}",
+                {
+                    "workload": name,
+                    "work": result.work,
+                    "target_s": result.target_s,
+                    "overhead_s": overhead,
+                    "steps": [list(s) for s in result.steps],
+                    "reached": result.reached,
+                },
+            )
+            self.display.message(f"{name}: {result.note}")
+        return True
+
+    # ---------------------------------------------------------------- decisions
+    def stats(self) -> dict[str, WorkloadStats | None]:
+        s = self.settings
+        return {
+            name: collect_workload(
+                st.steady_readings,
+                st.steady_work,
+                per_work=st.workload.per_work,
+                confidence=s.confidence,
+                warmup_readings=s.warmup_readings,
+                min_subsessions=s.min_subsessions,
+            )
+            for name, st in self.states.items()
+        }
+
+    def pass_series(self, stats: dict[str, WorkloadStats | None]) -> PassSeries:
+        """The per-pass values of every workload (runner/control/pairing.py), refreshed for the
+        workloads that got rounds (or a new within-round warm-up cut) since the last call."""
+        for name, st in self.states.items():
+            s = stats.get(name)
+            skip = s.warmup_readings // s.rounds if s is not None and s.rounds else 0
+            key = (len(st.steady_passes), skip)
+            if self._paired_counts.get(name) != key:
+                self._paired_counts[name] = key
+                self.pairs.update(
+                    name,
+                    round_values_by_pass(
+                        st.steady_readings, st.steady_work, st.steady_passes,
+                        st.workload.per_work, skip,
+                    ),
+                )  # fmt: skip
+        return self.pairs
+
+    def decide(self) -> Decision:
+        """Collect, decide, store the events, tell the user, rewrite status.json."""
+        retired = {n: st.stopped for n, st in self.states.items() if st.stopped}
+        stats = self.stats()
+        decision = self.controller.decide(
+            stats,
+            {n: st.steady_ok for n, st in self.states.items()},
+            self.elapsed_s,
+            retired=retired,
+            pairs=self.pass_series(stats),
+        )
+        for e in decision.events:
+            self.store.add_event(self.campaign.id, e.kind, e.message, e.data)
+            if e.kind in ("pair-verdict", "pair-revised", "baseline-verdict", "workload-done"):
+                self.display.message(e.message)
+        eta = None if decision.stop else eta_seconds(decision, self.states)
+        self.display.show_decision(decision, eta)
+        write_status(
+            self.status_path,
+            status_doc(self.campaign, decision, self.states, self.elapsed_s, eta),
+        )
+        return decision
+
+    def run(self) -> str:
+        """Calibrate, then passes until the controller stops; returns the stop reason."""
+        if not self.calibrate_all():
+            return "interrupted during calibration"
+        pass_index = last_pass(self.states) + 1
+        names = [w.name for w in self.experiment.workloads]
+        while not (self.launcher.interrupted or self.launcher.failure_stop):
+            decision = self.decide()
+            if decision.stop:
+                d = decision.to_dict()
+                self.store.add_event(
+                    self.campaign.id,
+                    VERDICTS_EVENT,
+                    decision.reason,
+                    {
+                        "pairs": d["pairs"],
+                        "baselines": d["baselines"],
+                        "reason": d["reason"],
+                        "conditions_met": decision.met,
+                        "units": {w.name: w.unit for w in self.experiment.workloads},
+                        "directions": {w.name: w.direction for w in self.experiment.workloads},
+                        "margin": self.settings.margin,
+                        "alpha": self.settings.alpha,
+                        "confidence": self.settings.confidence,
+                    },
+                )
+                return decision.reason
+            order = [
+                n
+                for n in pass_order(names, pass_index, self.settings.order, self.settings.seed)
+                if n in decision.active and not self.states[n].stopped
+            ]
+            if not order:  # cannot happen: the controller never lists retired workloads
+                return decision.reason
+            self.launcher.before_pass(pass_index)
+            for name in order:
+                if self.launcher.interrupted:
+                    break
+                st = self.states[name]
+                out = self.launcher.launch(
+                    name,
+                    pass_index,
+                    work=self.works.get(name, st.workload.work),
+                    warmup=st.warmup_launched < self.settings.warmup_rounds,
+                )
+                if out is None or self.launcher.failure_stop:
+                    break
+            pass_index += 1
+        return "stopped before the stopping rule was met"
+
+
+def run_adaptive(
+    experiment: Experiment, executor: Executor, display: Display, **options: Any
+) -> CampaignOutcome:
+    """Run (or resume) an adaptive campaign (module docstring); ``options`` as
+    :func:`runner.campaign.session.campaign_session`. Never raises for a workload's failure."""
+    settings = experiment.settings
+    baseline = None
+    if settings.baseline is not None:
+        stored = load_baseline(settings.baseline)
+        baseline = {n: r.as_tuple() for n, r in stored.items() if n in experiment.names}
+        if not baseline:
+            raise UserError(
+                f"settings.baseline: {settings.baseline} has no usable result for any workload "
+                f"of this experiment (names: {', '.join(experiment.names)})"
+            )
+    with campaign_session(experiment, executor, display, **options) as launcher:
+        store, campaign, states = launcher.store, launcher.campaign, launcher.states
+        if baseline is not None and not options.get("resume"):
+            store.add_event(
+                campaign.id,
+                "baseline",
+                f"compared with {settings.baseline} ({len(baseline)} workloads)",
+                {"path": settings.baseline, "results": {n: list(v) for n, v in baseline.items()}},
+            )
+        loop = _Adaptive(launcher, display, executor, baseline)
+        display.start(
+            campaign,
+            {n: settings.warmup_rounds + settings.min_rounds for n in states},
+            {n: st.launched for n, st in states.items()},
+        )
+        try:
+            reason = loop.run()
+        finally:
+            display.stop()
+        return finish_campaign(launcher, reason)

@@ -1,0 +1,77 @@
+"""Fixed mode (``settings.adaptive: false``): ``settings.rounds`` steady rounds of every workload."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchrun.runner.campaign.scheduler import PassScheduler
+from benchrun.runner.campaign.session import (
+    CampaignOutcome,
+    Display,
+    campaign_session,
+    finish_campaign,
+    last_pass,
+)
+from benchrun.runner.config.experiment import Experiment
+from benchrun.runner.execute.executor import Executor
+
+
+def run_fixed(
+    experiment: Experiment, executor: Executor, display: Display, **options: Any
+) -> CampaignOutcome:
+    """Run (or resume) a fixed-mode campaign: ``settings.rounds`` steady ok rounds each.
+
+    ``options``: those of :func:`campaign_session`. Returns how it ended; never raises for
+    a workload's failure (those are stored rounds).
+    """
+    settings = experiment.settings
+    target = settings.warmup_rounds + settings.rounds
+    # a workload that keeps failing now and then must still end: cap launches
+    max_launches = 2 * target + settings.max_consecutive_failures
+    with campaign_session(experiment, executor, display, **options) as launcher:
+        states = launcher.states
+
+        def needs_round(name: str) -> bool:
+            st = states[name]
+            if st.stopped:
+                return False
+            if st.launched >= max_launches and st.steady_ok < settings.rounds:
+                launcher.stop_workload(
+                    name,
+                    f"only {st.steady_ok} of {settings.rounds} rounds succeeded in "
+                    f"{st.launched} launches",
+                )
+                display.message(f"{name}: stopped: {st.stopped}")
+                return False
+            return st.launched < settings.warmup_rounds or st.steady_ok < settings.rounds
+
+        scheduler = PassScheduler(
+            list(experiment.names),
+            settings.order,
+            settings.seed,
+            needs_round,
+            lambda name, p: p in states[name].passes,
+            first_pass=last_pass(states),
+        )
+        display.start(
+            launcher.campaign,
+            {n: target for n in states},
+            {n: st.launched for n, st in states.items()},
+        )
+        try:
+            for pass_index, name in scheduler:
+                launcher.before_pass(pass_index)
+                if launcher.interrupted:
+                    break
+                st = states[name]
+                outcome = launcher.launch(
+                    name,
+                    pass_index,
+                    work=st.workload.work,
+                    warmup=st.launched < settings.warmup_rounds,
+                )
+                if outcome is None or launcher.failure_stop:
+                    break
+        finally:
+            display.stop()
+        return finish_campaign(launcher, f"{settings.rounds} rounds of every workload")

@@ -1,0 +1,548 @@
+"""One campaign of ``benchrun run``: open the store, plan, launch, commit, repeat.
+
+This module owns the loop of docs/architecture.md's data flow in fixed mode
+(``settings.rounds`` steady rounds per workload): scheduler -> executor -> store, with
+interruption (SIGINT/SIGTERM) and resume. Nothing here computes statistics.
+
+Durability contract: a round is committed (one SQLite transaction) before the next one is
+launched; a round killed by an interruption is not stored as a round but as an event, and
+is redone on resume. A lock file keeps two runners off the same campaign directory.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any, Protocol
+
+from benchrun.runner import __version__
+from benchrun.runner.config.experiment import Experiment, Workload
+from benchrun.runner.errors import UserError
+from benchrun.runner.execute.executor import Executor, RoundOutcome, RoundSpec
+from benchrun.runner.machine.quiet import quiet_settings, wait_for_quiet
+from benchrun.runner.store.database import CampaignRow, Store
+
+#: flag of the rounds that calibrated a workload's ``{work}`` (stored, never analysed)
+CALIBRATION_FLAG = "calibration"
+
+
+class Display(Protocol):
+    """What the campaign tells the user while it runs (see runner/ui/display.py)."""
+
+    def start(
+        self, campaign: CampaignRow, targets: dict[str, int], done: dict[str, int]
+    ) -> None: ...
+
+    def round_done(
+        self, workload: str, outcome: RoundOutcome, value: float | None, warmup: bool
+    ) -> None: ...
+
+    def message(self, text: str) -> None: ...
+
+    def show_decision(self, decision: Any, eta_s: float | None) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+@dataclass
+class WorkloadState:
+    """Bookkeeping of one workload during a campaign (rebuilt from the store on resume)."""
+
+    workload: Workload
+    workload_id: int
+    launched: int = 0  # rounds stored (any status)
+    steady_ok: int = 0  # ok rounds that are not warm-up
+    failed: int = 0
+    consecutive_failures: int = 0
+    passes: set[int] = field(default_factory=set)
+    stopped: str | None = None  # reason the workload was stopped early
+    calibration: int = 0  # rounds launched to calibrate {work} (stored, flagged)
+    warmup_launched: int = 0  # warm-up rounds stored (calibration rounds excluded)
+    #: readings of every steady ok round, in launch order, and the work amount of each
+    steady_readings: list[tuple[float, ...]] = field(default_factory=list)
+    steady_work: list[int | None] = field(default_factory=list)
+    steady_passes: list[int] = field(default_factory=list)  # pass of each steady ok round
+    seconds: float = 0.0  # wall time of every stored round, s
+
+    def record(
+        self,
+        ok: bool,
+        warmup: bool,
+        pass_index: int,
+        readings: tuple[float, ...],
+        work: int | None,
+        flags: str,
+        wall_ns: int,
+    ) -> None:
+        """Account for one stored round (as it happens, or when rebuilding on resume)."""
+        self.launched += 1
+        self.passes.add(pass_index)
+        self.seconds += wall_ns / 1e9
+        if CALIBRATION_FLAG in flags.split(","):
+            self.calibration += 1
+        elif warmup:
+            self.warmup_launched += 1
+        if not ok:
+            self.failed += 1
+            self.consecutive_failures += 1
+            return
+        self.consecutive_failures = 0
+        if not warmup:
+            self.steady_ok += 1
+            self.steady_readings.append(readings)
+            self.steady_work.append(work)
+            self.steady_passes.append(pass_index)
+
+
+@dataclass(frozen=True)
+class CampaignOutcome:
+    """How a campaign ended: ``status`` as stored, and the process exit code to use."""
+
+    campaign_id: int
+    db_path: Path
+    status: str
+    exit_code: int
+    message: str
+
+
+def metric_value(workload: Workload, outcome: RoundOutcome) -> float | None:
+    """The per-round value of the workload's metric, in its unit (seconds, KiB, or readings).
+
+    ``wall_time``: wall_ns / 1e9 s; ``cpu_time``: user + sys s; ``max_rss``: KiB;
+    ``readings``: the mean of the round's readings (each reading is stored separately too).
+    """
+    if workload.metric == "wall_time":
+        return outcome.wall_ns / 1e9
+    if workload.metric == "cpu_time":
+        return outcome.user_s + outcome.sys_s
+    if workload.metric == "max_rss":
+        return float(outcome.max_rss_kib)
+    if outcome.readings:
+        return sum(outcome.readings) / len(outcome.readings)
+    return None
+
+
+def round_readings(workload: Workload, outcome: RoundOutcome) -> tuple[float, ...]:
+    """The readings stored for a round: the parsed ones, or the single metric value."""
+    if outcome.status != "ok":
+        return ()
+    if workload.metric == "readings":
+        return tuple(outcome.readings)
+    value = metric_value(workload, outcome)
+    return () if value is None else (value,)
+
+
+@contextmanager
+def campaign_lock(directory: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``directory/.benchrun.lock`` (one runner per campaign)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / ".benchrun.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
+            raise UserError(
+                f"{directory} is being measured right now by pid {holder}; wait for it or "
+                "choose another output directory",
+                exit_code=1,
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+class _Interrupts:
+    """SIGINT/SIGTERM: stop launching; with ``on_interrupt: kill`` also kill the round."""
+
+    def __init__(self, executor: Executor, kill_round: bool) -> None:
+        self.executor = executor
+        self.kill_round = kill_round
+        self.signum: int | None = None
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> _Interrupts:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._old[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._old.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        first = self.signum is None
+        self.signum = signum
+        if self.kill_round or not first:  # a second Ctrl-C always kills the round
+            self.executor.interrupt()
+
+
+def _workload_spec(w: Workload) -> dict[str, Any]:
+    spec = asdict(w)
+    spec["params"] = dict(w.params)
+    spec["env"] = dict(w.env)
+    return spec
+
+
+def _settings_dict(experiment: Experiment) -> dict[str, Any]:
+    s = asdict(experiment.settings)
+    s["env"] = dict(experiment.settings.env)
+    return s
+
+
+def open_campaign(
+    store: Store, experiment: Experiment, resume: bool, new: bool
+) -> tuple[CampaignRow, bool]:
+    """Find the campaign to continue (``resume``) or create a new one; returns (row, resumed).
+
+    Refuses to resume when the measurement-relevant part of the experiment changed, and
+    refuses to silently abandon an interrupted campaign (``--new`` starts over anyway).
+    """
+    existing = store.campaigns()
+    latest = existing[-1] if existing else None
+    unfinished = latest is not None and latest.status in ("running", "interrupted")
+    if resume:
+        if latest is None:
+            raise UserError(
+                f"nothing to resume in {store.path.parent}: no campaign yet; run without --resume"
+            )
+        if not unfinished:
+            raise UserError(
+                f"nothing to resume: the last campaign in {store.path.parent} is {latest.status}; "
+                "run without --resume to start a new one"
+            )
+        if latest.fingerprint != experiment.measurement_fingerprint():
+            raise UserError(
+                f"{experiment.source_path}: the experiment changed since campaign {latest.id} "
+                "started (commands, parameters, pinning, environment or seed), so its rounds "
+                "would not be comparable; start a new campaign with --new, or rename the "
+                "experiment (name:) to keep both"
+            )
+        return latest, True
+    if unfinished and not new:
+        assert latest is not None
+        raise UserError(
+            f"{store.path.parent} holds an {latest.status} campaign; continue it with "
+            f"`benchrun run {experiment.source_path} --resume`, or start over with --new"
+        )
+    argv = " ".join(sys.argv)
+    campaign_id = store.create_campaign(
+        name=experiment.name,
+        config_path=str(experiment.source_path) if experiment.source_path else None,
+        config_text=experiment.source_text,
+        fingerprint=experiment.measurement_fingerprint(),
+        settings=_settings_dict(experiment),
+        workloads=[
+            {
+                "name": w.name,
+                "metric": w.metric,
+                "unit": w.unit,
+                "direction": w.direction,
+                "spec": _workload_spec(w),
+            }
+            for w in experiment.workloads
+        ],
+        benchrun_version=__version__,
+        command_line=argv,
+    )
+    return store.campaign(campaign_id), False
+
+
+def load_states(
+    store: Store, campaign: CampaignRow, experiment: Experiment
+) -> dict[str, WorkloadState]:
+    """Rebuild per-workload bookkeeping from what the store holds."""
+    rows = {w.name: w for w in store.workloads(campaign.id)}
+    states: dict[str, WorkloadState] = {}
+    for w in experiment.workloads:
+        row = rows[w.name]
+        st = WorkloadState(workload=w, workload_id=row.id)
+        if row.status == "stopped":
+            st.stopped = row.status_reason or "stopped"
+        states[w.name] = st
+    by_id = {st.workload_id: st for st in states.values()}
+    for r in store.rounds(campaign.id):
+        by_id[r.workload_id].record(
+            r.status == "ok", r.warmup, r.pass_, r.readings, r.work, r.flags, r.wall_ns
+        )
+    return states
+
+
+class RoundLauncher:
+    """Launches one round of a workload and commits it before anything else happens.
+
+    Shared by the fixed and the adaptive loop: renders the argv (``{round}``, ``{work}``),
+    builds the environment, launches through the executor, stores the round and its
+    readings in one transaction, updates the workload's bookkeeping and applies the
+    failure rules (``max_consecutive_failures`` stops a workload, ``fail_fast`` the
+    campaign: :attr:`failure_stop`).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        campaign: CampaignRow,
+        experiment: Experiment,
+        executor: Executor,
+        display: Display,
+        states: dict[str, WorkloadState],
+        interrupts: _Interrupts,
+        *,
+        round_facts_fn: Any = None,
+        workload_cpus: tuple[int, ...] | None = None,
+    ) -> None:
+        self.store = store
+        self.campaign = campaign
+        self.experiment = experiment
+        self.executor = executor
+        self.display = display
+        self.states = states
+        self.interrupts = interrupts
+        self.round_facts_fn = round_facts_fn
+        self.workload_cpus = workload_cpus
+        self.base_env = dict(os.environ)
+        self.base_env.update(experiment.settings.env)
+        self.seq = store.next_seq(campaign.id)
+        self.failure_stop: str | None = None
+        self._guarded_pass: int | None = None
+
+    def before_pass(self, pass_index: int) -> None:
+        """Quiet-machine guard (``settings.quiet_load``, runner/machine/quiet.py): before the first
+        round of each pass, wait until the 1-minute load average is below the threshold,
+        at most ``quiet_max_wait`` seconds; a wait is stored as a "quiet-wait" event.
+        Ctrl-C ends the wait at once."""
+        settings = self.experiment.settings
+        # the experiment's quiet_load, else the daemon-wide default (runner/machine/quiet.py)
+        max_load, max_wait = quiet_settings(settings.quiet_load, settings.quiet_max_wait)
+        if max_load is None or pass_index == self._guarded_pass:
+            return
+        self._guarded_pass = pass_index
+        waited = wait_for_quiet(max_load, max_wait, should_stop=lambda: self.interrupted)
+        if waited < 0.05 or self.interrupted:  # quiet at once: nothing worth recording
+            return
+        load = os.getloadavg()[0]
+        quiet = load < max_load
+        text = (
+            f"waited {waited:.1f} s for the load average to fall below {max_load:g}"
+            if quiet
+            else f"load average still {load:.2f} after {waited:.1f} s (quiet_load "
+            f"{max_load:g}); measuring anyway"
+        )
+        self.store.add_event(
+            self.campaign.id,
+            "quiet-wait",
+            text,
+            {"seconds": waited, "load": load, "quiet": quiet, "pass": pass_index},
+        )
+        self.display.message(text)
+
+    @property
+    def interrupted(self) -> bool:
+        return self.interrupts.signum is not None
+
+    def spec(self, name: str, argv: tuple[str, ...]) -> RoundSpec:
+        """What the executor needs to launch ``argv`` as a round of workload ``name``."""
+        settings = self.experiment.settings
+        w = self.states[name].workload
+        env = dict(self.base_env)
+        env.update(w.env)
+        return RoundSpec(
+            workload=name,
+            argv=argv,
+            env=env,
+            timeout=w.timeout if w.timeout is not None else settings.timeout,
+            shell=w.shell,
+            cwd=workload_cwd(self.experiment, w),
+            cpus=self.workload_cpus,
+            readings=w.readings if w.metric == "readings" else None,
+            output_limit=settings.output_limit,
+            memory_limit=w.memory_limit if w.memory_limit is not None else settings.memory_limit,
+        )
+
+    def launch(
+        self, name: str, pass_index: int, *, work: int | None, warmup: bool, flags: str = ""
+    ) -> RoundOutcome | None:
+        """Run and store the next round of ``name``; None when it was interrupted (then it
+        is not stored as a round but as an event, and is redone on resume)."""
+        settings = self.experiment.settings
+        st = self.states[name]
+        w = st.workload
+        round_index = st.launched
+        argv = w.render(round_index, work)
+        outcome = self.executor.launch(self.spec(name, argv))
+        if outcome.status == "interrupted" or (self.interrupted and outcome.status != "ok"):
+            self.store.add_event(
+                self.campaign.id,
+                "round-interrupted",
+                f"round {round_index} of {name} was interrupted and will be redone on resume",
+                {"workload": name, "round_index": round_index},
+            )
+            return None
+        facts = self.round_facts_fn(self.workload_cpus) if self.round_facts_fn else None
+        readings = round_readings(w, outcome)
+        self.store.add_round(
+            campaign_id=self.campaign.id,
+            workload_id=st.workload_id,
+            seq=self.seq,
+            pass_=pass_index,
+            round_index=round_index,
+            status=outcome.status,
+            reason=outcome.reason,
+            exit_code=outcome.exit_code,
+            started_at=outcome.started_at,
+            wall_ns=outcome.wall_ns,
+            user_s=outcome.user_s,
+            sys_s=outcome.sys_s,
+            max_rss_kib=outcome.max_rss_kib,
+            cpus=",".join(map(str, outcome.cpus)) if outcome.cpus else None,
+            argv=argv,
+            work=work,
+            warmup=warmup,
+            readings=readings,
+            stdout_tail=outcome.stdout_tail if outcome.status != "ok" else None,
+            stderr_tail=outcome.stderr_tail if outcome.status != "ok" else None,
+            facts=facts,
+            flags=flags,
+        )
+        self.seq += 1
+        st.record(
+            outcome.status == "ok", warmup, pass_index, readings, work, flags, outcome.wall_ns
+        )
+        ok = outcome.status == "ok"
+        self.display.round_done(name, outcome, metric_value(w, outcome) if ok else None, warmup)
+        if ok:
+            return outcome
+        self.display.message(f"{name}: round {round_index} {outcome.status}: {outcome.reason}")
+        if settings.fail_fast:
+            self.failure_stop = (
+                f"{name} round {round_index} {outcome.status} ({outcome.reason}) "
+                "and fail_fast is set"
+            )
+        elif st.consecutive_failures >= settings.max_consecutive_failures:
+            self.stop_workload(
+                name, f"{st.consecutive_failures} failures in a row, last: {outcome.reason}"
+            )
+            self.display.message(
+                f"{name}: stopped after {st.stopped}; see `benchrun show "
+                f"{self.experiment.campaign_dir}` for its output"
+            )
+        return outcome
+
+    def stop_workload(self, name: str, reason: str) -> None:
+        """Give up on a workload for good (stored, so a resume does not retry it)."""
+        st = self.states[name]
+        st.stopped = reason
+        self.store.set_workload_status(st.workload_id, "stopped", reason)
+        self.store.add_event(self.campaign.id, "workload-stopped", f"{name}: {reason}")
+
+
+def start_campaign(
+    store: Store, experiment: Experiment, resume: bool, new: bool, metadata_fn: Any
+) -> tuple[CampaignRow, dict[str, WorkloadState]]:
+    """Open (or resume) the campaign, record metadata for a new one, rebuild bookkeeping."""
+    campaign, resumed = open_campaign(store, experiment, resume, new)
+    if resumed:
+        store.set_status(campaign.id, "running", "resumed")
+        store.add_event(campaign.id, "resume", f"resumed by pid {os.getpid()}")
+    elif metadata_fn is not None:
+        store.set_metadata(campaign.id, metadata_fn())
+    return campaign, load_states(store, campaign, experiment)
+
+
+def finish_campaign(launcher: RoundLauncher, done_reason: str) -> CampaignOutcome:
+    """Store how the campaign ended and say which exit code and message go to the user:
+    interrupted (128 + signal), fail_fast (1), workloads stopped by failures (1), done (0)."""
+    store, experiment, campaign = launcher.store, launcher.experiment, launcher.campaign
+    campaign_dir = experiment.campaign_dir
+    resume_hint = f"benchrun run {experiment.source_path or 'EXPERIMENT.yaml'} --resume"
+    if launcher.interrupts.signum is not None:
+        signum = launcher.interrupts.signum
+        sig = signal.Signals(signum).name
+        store.set_status(campaign.id, "interrupted", f"{sig} received")
+        return CampaignOutcome(
+            campaign.id,
+            experiment.db_path,
+            "interrupted",
+            128 + signum,
+            f"interrupted ({sig}); every finished round is stored in {experiment.db_path}; "
+            f"continue with: {resume_hint}",
+        )
+    if launcher.failure_stop:
+        store.set_status(campaign.id, "failed", launcher.failure_stop)
+        return CampaignOutcome(
+            campaign.id, experiment.db_path, "failed", 1, f"stopped: {launcher.failure_stop}"
+        )
+    stopped = {n: st.stopped for n, st in launcher.states.items() if st.stopped}
+    if stopped:
+        reason = "; ".join(f"{n}: {r}" for n, r in stopped.items())
+        store.set_status(campaign.id, "done", f"{done_reason}; but stopped early: {reason}")
+        return CampaignOutcome(
+            campaign.id,
+            experiment.db_path,
+            "done",
+            1,
+            f"{len(stopped)} workload(s) stopped early because of failures "
+            f"({', '.join(stopped)}); `benchrun show {campaign_dir}` shows their output",
+        )
+    store.set_status(campaign.id, "done", done_reason)
+    return CampaignOutcome(campaign.id, experiment.db_path, "done", 0, done_reason)
+
+
+@contextmanager
+def campaign_session(
+    experiment: Experiment,
+    executor: Executor,
+    display: Display,
+    *,
+    resume: bool = False,
+    new: bool = False,
+    metadata_fn: Any = None,
+    round_facts_fn: Any = None,
+    workload_cpus: tuple[int, ...] | None = None,
+) -> Iterator[RoundLauncher]:
+    """Everything a campaign loop runs inside: the directory lock, the open store, the
+    campaign (new, or resumed with its bookkeeping rebuilt), SIGINT/SIGTERM handling, and
+    the :class:`RoundLauncher` that launches and commits rounds. ``metadata_fn()`` gives
+    the machine snapshot of a new campaign; ``round_facts_fn(cpus)`` the facts of a round."""
+    settings = experiment.settings
+    with campaign_lock(experiment.campaign_dir), Store.create_or_open(experiment.db_path) as store:
+        campaign, states = start_campaign(store, experiment, resume, new, metadata_fn)
+        with _Interrupts(executor, settings.on_interrupt == "kill") as interrupts:
+            yield RoundLauncher(
+                store,
+                campaign,
+                experiment,
+                executor,
+                display,
+                states,
+                interrupts,
+                round_facts_fn=round_facts_fn,
+                workload_cpus=workload_cpus,
+            )
+
+
+def last_pass(states: dict[str, WorkloadState]) -> int:
+    """The highest pass that holds a stored round (0 for a new campaign)."""
+    return max((max(st.passes) for st in states.values() if st.passes), default=0)
+
+
+def workload_cwd(experiment: Experiment, w: Workload) -> str | None:
+    """Where a workload runs: its ``cwd`` (relative to the experiment file's directory), or
+    that directory itself, so that ``python3 bench.py`` finds the script beside the file."""
+    base = experiment.source_path.parent if experiment.source_path else None
+    if w.cwd is None:
+        return str(base) if base else None
+    cwd = Path(w.cwd)
+    if not cwd.is_absolute() and base is not None:
+        cwd = base / cwd
+    return str(cwd)

@@ -1,0 +1,219 @@
+"""Experiment files: YAML parsed and validated into frozen dataclasses.
+
+CONTRACT (other modules rely on these dataclasses and on ``load_experiment``):
+the fields below may gain members, but existing names and meanings stay.
+Parsing/validation is implemented below the dataclasses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Metric = Literal["wall_time", "cpu_time", "max_rss", "readings"]
+Direction = Literal["lower_is_better", "higher_is_better"]
+
+#: unit and direction of each built-in metric
+METRIC_UNITS: dict[str, tuple[str, Direction]] = {
+    "wall_time": ("s", "lower_is_better"),
+    "cpu_time": ("s", "lower_is_better"),
+    "max_rss": ("KiB", "lower_is_better"),
+}
+
+
+@dataclass(frozen=True)
+class ReadingsSpec:
+    """How to find readings in a workload's stdout.
+
+    ``format == "regex"``: every match of ``pattern`` (exactly one capture group) is a
+    reading; ``format == "jsonl"``: every stdout line that is a JSON object with key
+    ``field`` is a reading. Values are floats in ``unit``.
+    """
+
+    format: Literal["regex", "jsonl"] = "regex"
+    pattern: str | None = None
+    field: str | None = None
+    unit: str = ""
+    direction: Direction = "lower_is_better"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One thing being measured (docs/methods.md vocabulary), with its parameters bound.
+
+    ``command`` still holds the launch-time placeholders ``{work}`` and ``{round}``; every
+    ``params``/``matrix`` placeholder has already been substituted. With ``shell`` the
+    command is a single string run by ``/bin/sh -c``.
+    """
+
+    name: str
+    command: tuple[str, ...]
+    shell: bool = False
+    params: Mapping[str, Any] = field(default_factory=dict)
+    work: int | None = None
+    metric: Metric = "wall_time"
+    readings: ReadingsSpec | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    timeout: float | None = None  # seconds; None = settings.timeout
+    per_work: bool = False
+    #: name in the file before matrix expansion (``loop`` for ``loop[n=1]``); None if unexpanded
+    base_name: str | None = None
+    #: address-space limit of each round in bytes (RLIMIT_AS); None = settings.memory_limit
+    memory_limit: int | None = None
+
+    @property
+    def unit(self) -> str:
+        """Unit of the analysed metric."""
+        if self.metric == "readings" and self.readings is not None:
+            return self.readings.unit
+        return METRIC_UNITS.get(self.metric, ("", "lower_is_better"))[0]
+
+    @property
+    def direction(self) -> Direction:
+        """Whether smaller or larger values of the metric are better."""
+        if self.metric == "readings" and self.readings is not None:
+            return self.readings.direction
+        return METRIC_UNITS.get(self.metric, ("", "lower_is_better"))[1]
+
+    def render(self, round_index: int, work: int | None = None) -> tuple[str, ...]:
+        """The argv (or 1-tuple shell string) of one round: ``{round}``/``{work}`` filled in."""
+        values = {"round": round_index, "work": work if work is not None else self.work}
+        return tuple(_fill(part, values) for part in self.command)
+
+
+def _fill(template: str, values: Mapping[str, Any]) -> str:
+    out = template
+    for key, value in values.items():
+        if value is not None:
+            out = out.replace("{" + key + "}", str(value))
+    return out
+
+
+#: what ``pin`` may hold after parsing: "auto", "none", or an explicit CPU tuple
+PinSpec = str | tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Campaign-wide settings (documented key by key in ``benchrun init``)."""
+
+    rounds: int = 20
+    warmup_rounds: int = 1
+    order: Literal["interleaved", "sequential"] = "interleaved"
+    pin: PinSpec = "auto"
+    timeout: float = 60.0  # seconds per round
+    confidence: float = 0.95
+    seed: int = 1
+    env: Mapping[str, str] = field(default_factory=dict)
+    record_env: tuple[str, ...] = ()  # names of inherited variables to record
+    fail_fast: bool = False
+    max_consecutive_failures: int = 3
+    on_interrupt: Literal["kill", "finish"] = "kill"
+    output_limit: int = 65536  # bytes of stdout/stderr tail kept per round
+    # adaptive mode (the default; docs/methods.md §10, docs/controller.md); fixed mode uses
+    # `rounds` (a file that sets `rounds:` and not `adaptive:` is in fixed mode)
+    adaptive: bool = True
+    ci_rel_width: float | None = 0.05
+    alpha: float = 0.01
+    margin: float = 0.01
+    min_rounds: int = 5
+    min_subsessions: int | None = None
+    max_rounds: int = 500
+    max_time: float = 3600.0
+    min_round_time: float = 0.5  # seconds; 0 turns the calibration of {work} off
+    baseline: str | None = (
+        None  # path: a campaign dir/DB or a JSON summary (runner/results/baseline.py)
+    )
+    reference: str | None = None  # a workload of this experiment the others are compared with
+    #: paired: comparisons within the campaign on per-pass log ratios (docs/paired.md);
+    #: independent: Welch on each workload's own subsession means
+    comparison: Literal["paired", "independent"] = "paired"
+    warmup_readings: int | None = None  # fixed within-round warm-up; None = MSER-5 (§2)
+    # limits and the quiet-machine guard (issue 6; docs/daemon.md)
+    memory_limit: int | None = None  # bytes of address space per round (RLIMIT_AS); None: off
+    quiet_load: float | None = None  # wait for 1-min load average below this; None: off
+    quiet_max_wait: float = 600.0  # seconds; longest wait for a quiet machine
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A whole experiment file: metadata, settings and the expanded list of workloads."""
+
+    name: str
+    description: str
+    output: Path
+    settings: Settings
+    workloads: tuple[Workload, ...]
+    source_path: Path | None = None
+    source_text: str = ""
+    #: the file's ``matrix:`` (factor name -> values), empty without one
+    matrix: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    #: the file's ``compare:`` resolved to groups of workload names (None: every metric's
+    #: ranking; see :meth:`comparison_group`)
+    compare: tuple[tuple[str, ...], ...] | None = None
+
+    def comparison_group(self, name: str) -> str | None:
+        """Label of the group ``name`` is compared within: its metric and unit, and with
+        ``compare:`` the index of its group (None: compared with nothing)."""
+        w = next(w for w in self.workloads if w.name == name)
+        base = f"{w.metric}:{w.unit}"
+        if self.compare is None:
+            return base
+        for i, group in enumerate(self.compare):
+            if name in group:
+                return f"{base}#{i + 1}"
+        return None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Workload names in file order (after matrix expansion)."""
+        return tuple(w.name for w in self.workloads)
+
+    @property
+    def campaign_dir(self) -> Path:
+        """``<output>/<name>``: where the campaign's database and reports live."""
+        return self.output / self.name
+
+    @property
+    def db_path(self) -> Path:
+        return self.campaign_dir / "benchrun.db"
+
+    def measurement_fingerprint(self) -> str:
+        """SHA-256 of everything that changes what is measured (used to refuse a resume).
+
+        Name, description and output location are excluded; settings that only steer how
+        long to run (rounds, budgets, targets) are excluded too, so a resume may extend them.
+        """
+        s = self.settings
+        doc = {
+            "workloads": [
+                {
+                    "name": w.name,
+                    "command": list(w.command),
+                    "shell": w.shell,
+                    "work": w.work,
+                    "metric": w.metric,
+                    "readings": None if w.readings is None else vars(w.readings),
+                    "env": dict(w.env),
+                    "cwd": w.cwd,
+                    "per_work": w.per_work,
+                }
+                for w in self.workloads
+            ],
+            "pin": list(s.pin) if isinstance(s.pin, tuple) else s.pin,
+            "env": dict(s.env),
+            "warmup_rounds": s.warmup_rounds,
+            "order": s.order,
+            "seed": s.seed,
+        }
+        blob = json.dumps(doc, sort_keys=True, default=str).encode()
+        return hashlib.sha256(blob).hexdigest()
+
+
+#: default root of campaign directories, relative to the current working directory
+DEFAULT_OUTPUT = "results"

@@ -1,0 +1,731 @@
+"""Turning experiment YAML into :class:`runner.config.experiment.Experiment` (behind
+:func:`runner.config.loader.load_experiment`): key checks, settings, matrix expansion,
+placeholders, readings, executables.
+
+Rules (documented for users in ``runner/templates/init.yaml``):
+
+- ``output`` is relative to the current working directory (like hyperfine's export paths)
+  and stored absolute; a workload's ``cwd`` and a command path containing ``/`` are
+  relative to the experiment file's directory, which is also the default ``cwd``.
+- ``params``/``matrix`` placeholders are filled in ``command`` and ``env`` at load time;
+  ``{work}``/``{round}`` only in ``command``, at launch time.
+- A workload is multiplied over the matrix names it uses (command or env), in the order
+  the matrix lists them, and named ``name[a=1,b=2]``; one that uses none is not multiplied.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import itertools
+import os
+import re
+import shlex
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import yaml
+
+from benchrun.runner.config.cpulist import available_cpus, parse_cpu_list
+from benchrun.runner.config.experiment import (
+    DEFAULT_OUTPUT,
+    Experiment,
+    ReadingsSpec,
+    Settings,
+    Workload,
+)
+from benchrun.runner.config.placeholders import LAUNCH_TIME, placeholder_names, substitute
+from benchrun.runner.config.schema import (
+    READINGS_KEYS,
+    SETTINGS_KEYS,
+    SIMPLE_KINDS,
+    TOP_KEYS,
+    WORKLOAD_KEYS,
+    Key,
+    check_simple,
+    describe,
+    key_names,
+    unknown_key_message,
+)
+from benchrun.runner.config.yamlsource import PathT, SourceMap, dotted, one_line, read_yaml
+from benchrun.runner.errors import UserError
+
+_NAME_OK = re.compile(r"^[^/\\\s.][^/\\\s]*$")
+
+
+def build_experiment(
+    text: str,
+    *,
+    display: str,
+    base_dir: Path,
+    source_path: Path | None,
+    check_commands: bool,
+    overrides: Sequence[str] = (),
+) -> Experiment:
+    """See :func:`runner.config.loader.parse_experiment`."""
+    data, smap = read_yaml(text, display)
+    if data is None:
+        smap.error(
+            (),
+            "the file is empty; expected a mapping with name: and workloads: "
+            "(benchrun init writes an example)",
+        )
+    if not isinstance(data, dict):
+        smap.error((), f"expected a mapping with name: and workloads:, got {describe(data)}")
+    _check_keys(data, TOP_KEYS, (), smap)
+    name = data["name"]
+    if not isinstance(name, str) or not _NAME_OK.match(name):
+        smap.error(
+            ("name",),
+            f"bad experiment name {describe(name)}; it names a directory: "
+            "no spaces or slashes, not starting with '.'",
+        )
+    description = _simple(data, TOP_KEYS, "description", (), smap, "")
+    output = _simple(data, TOP_KEYS, "output", (), smap, DEFAULT_OUTPUT)
+    if not output.strip():
+        smap.error(("output",), "must not be empty; e.g. results")
+    if overrides:
+        data = dict(data, settings=_apply_overrides(data.get("settings"), overrides, smap))
+        try:
+            settings = _parse_settings(data["settings"], smap)
+        except UserError as exc:
+            given = " ".join(f"--set {o}" for o in overrides)
+            raise UserError(f"{exc} (settings of the file with {given})") from None
+    else:
+        settings = _parse_settings(data.get("settings"), smap)
+    matrix = _parse_matrix(data.get("matrix"), smap)
+    workloads = _parse_workloads(
+        data["workloads"], matrix, settings, base_dir, smap, check_commands
+    )
+    names = [w.name for w in workloads]
+    if settings.baseline is not None and check_commands:
+        where = Path(settings.baseline).expanduser()
+        where = where if where.is_absolute() else base_dir / where
+        if not where.exists():
+            smap.error(
+                ("settings", "baseline"),
+                f"{settings.baseline} not found (relative to the experiment file); give a "
+                "campaign directory, its benchrun.db, or a JSON summary",
+            )
+        settings = dataclasses.replace(settings, baseline=str(where.resolve()))
+    if settings.reference is not None and settings.reference not in names:
+        smap.error(
+            ("settings", "reference"),
+            f"no workload named {settings.reference!r}; valid: {_listing(names)}",
+        )
+    compare = _parse_compare(data.get("compare"), workloads, matrix, smap)
+    if settings.reference is not None and compare is not None:
+        if not any(settings.reference in g for g in compare):
+            smap.error(
+                ("settings", "reference"),
+                f"{settings.reference!r} is in no compare: group, so nothing is compared with it",
+            )
+    out_path = Path(output).expanduser()
+    return Experiment(
+        name=name,
+        description=description,
+        output=out_path if out_path.is_absolute() else Path.cwd() / out_path,
+        settings=settings,
+        workloads=tuple(workloads),
+        source_path=source_path,
+        source_text=text,
+        matrix={k: tuple(v) for k, v in matrix.items()},
+        compare=compare,
+    )
+
+
+def _parse_compare(
+    raw: Any, workloads: list[Workload], matrix: dict[str, list[Any]], smap: SourceMap
+) -> tuple[tuple[str, ...], ...] | None:
+    """``compare:`` as groups of workload names (each workload in at most one group).
+
+    An item is a list of names or shell-style patterns (an exact name wins over a pattern,
+    so ``loop[n=1]`` is a name, not a character class), or ``{by: FACTOR}``: workloads
+    that differ only in the matrix factor FACTOR form one group per combination of the
+    other factors. Every group must hold >= 2 workloads of one metric and unit.
+    """
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not raw:
+        smap.error(("compare",), f"expected a list of groups, got {describe(raw)}")
+    names = [w.name for w in workloads]
+    by_name = {w.name: w for w in workloads}
+    groups: list[tuple[str, ...]] = []
+    for i, item in enumerate(raw):
+        path: PathT = ("compare", i)
+        if isinstance(item, dict):
+            if set(item) != {"by"}:
+                smap.error(path, "expected {by: FACTOR} or a list of workload names")
+            factor = item["by"]
+            if factor not in matrix:
+                smap.error(path, f"by: {describe(factor)} is not a matrix factor; valid: "
+                           f"{_listing(list(matrix)) if matrix else '(no matrix)'}")  # fmt: skip
+            cells: dict[tuple[Any, ...], list[str]] = {}
+            for w in workloads:
+                if factor in w.params and w.base_name is not None:
+                    rest = (w.base_name, w.metric, w.unit) + tuple(
+                        (k, str(v)) for k, v in sorted(w.params.items()) if k != factor and k in matrix
+                    )  # fmt: skip
+                    cells.setdefault(rest, []).append(w.name)
+            found = [tuple(g) for g in cells.values() if len(g) >= 2]
+            if not found:
+                smap.error(path, f"no two workloads differ only in {factor!r}")
+            groups.extend(found)
+            continue
+        if not isinstance(item, list) or not all(isinstance(x, str) for x in item):
+            smap.error(path, f"expected a list of workload names, got {describe(item)}")
+        group: list[str] = []
+        for pattern in item:
+            hits = [pattern] if pattern in by_name else fnmatch.filter(names, pattern)
+            if not hits:
+                smap.error(path, f"{pattern!r} matches no workload; valid: {_listing(names)}")
+            group.extend(h for h in hits if h not in group)
+        if len(group) < 2:
+            smap.error(path, f"a group needs at least 2 workloads, got {group}")
+        kinds = {(by_name[n].metric, by_name[n].unit) for n in group}
+        if len(kinds) > 1:
+            smap.error(path, "a group's workloads must share one metric and unit, got "
+                       + ", ".join(f"{m} ({u})" for m, u in sorted(kinds)))  # fmt: skip
+        groups.append(tuple(group))
+    seen: dict[str, int] = {}
+    for i, g in enumerate(groups):
+        for n in g:
+            if n in seen:
+                smap.error(("compare",), f"{n} is in two groups ({seen[n] + 1} and {i + 1}); "
+                           "a workload may be in one group only")  # fmt: skip
+            seen[n] = i
+    return tuple(groups)
+
+
+# ------------------------------------------------------------------------------- helpers
+
+
+def _listing(names: list[str], limit: int = 12) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")
+
+
+def _check_keys(
+    mapping: dict[Any, Any], keys: tuple[Key, ...], path: PathT, smap: SourceMap
+) -> None:
+    valid = key_names(keys)
+    for key in mapping:
+        if key in valid:
+            continue
+        message = unknown_key_message(key, valid)
+        if path != ("settings",) and key in key_names(SETTINGS_KEYS):
+            message += f" ({key!r} is a setting: put it under settings:)"
+        smap.error(path + (key,), message)
+    for key in keys:
+        if key.required and key.name not in mapping:
+            where = "the experiment" if not path else "this entry"
+            smap.error(path, f"missing required key {key.name!r} in {where}")
+
+
+def _simple(
+    mapping: dict[str, Any],
+    keys: tuple[Key, ...],
+    name: str,
+    path: PathT,
+    smap: SourceMap,
+    default: Any,
+) -> Any:
+    if name not in mapping:
+        return default
+    key = next(k for k in keys if k.name == name)
+    try:
+        return check_simple(key, mapping[name])
+    except ValueError as exc:
+        smap.error(path + (name,), str(exc))
+
+
+def _mapping(value: Any, path: PathT, smap: SourceMap, what: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        smap.error(path, f"expected a mapping of {what}, got {describe(value)}")
+    return value
+
+
+# ------------------------------------------------------------------------------ settings
+
+
+def _parse_settings(raw: Any, smap: SourceMap) -> Settings:
+    path: PathT = ("settings",)
+    section = _mapping(raw, path, smap, "setting: value")
+    _check_keys(section, SETTINGS_KEYS, path, smap)
+    values = _parse_setting_values(section, smap)
+    if "adaptive" not in section and "rounds" in section:
+        values["adaptive"] = False  # `rounds: N` alone asks for exactly N rounds
+    elif values.get("adaptive", True) and "rounds" in section:
+        smap.error(
+            path + ("rounds",),
+            "rounds is the count of fixed mode, but adaptive is true; remove rounds "
+            "(adaptive mode runs until the statistics are good enough, see max_rounds) "
+            "or set adaptive: false",
+        )
+    settings = Settings(**values)
+    if settings.min_rounds > settings.max_rounds:
+        smap.error(
+            path + ("max_rounds",),
+            f"max_rounds ({settings.max_rounds}) is below "
+            f"min_rounds ({settings.min_rounds}); raise max_rounds or lower min_rounds",
+        )
+    return settings
+
+
+class _OverrideMap(SourceMap):
+    """Source map of ``--set`` settings: errors name the option, not a file line."""
+
+    def error(self, path: Sequence[str | int], message: str, at: str = "key") -> NoReturn:
+        raise UserError(f"--set {dotted(tuple(path)[1:])}: {one_line(message)}")
+
+
+def _apply_overrides(raw: Any, overrides: Sequence[str], smap: SourceMap) -> dict[str, Any]:
+    """The file's ``settings:`` mapping with ``--set KEY=VALUE`` items applied (later items
+    win). VALUE is read as YAML (``2m``, ``0.1``, ``null``, ``[0, 1]``); each key and the
+    overrides on their own are validated first, so a bad item is reported as ``--set ...``
+    rather than as a line of the file."""
+    given: dict[str, Any] = {}
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UserError(f"--set {item}: expected KEY=VALUE, e.g. --set max_time=2m")
+        if key not in key_names(SETTINGS_KEYS):
+            raise UserError(f"--set {key}: {unknown_key_message(key, key_names(SETTINGS_KEYS))}")
+        try:
+            given[key] = yaml.safe_load(text) if text.strip() else None
+        except yaml.YAMLError as exc:
+            raise UserError(f"--set {key}: value {text!r} is not valid YAML ({exc})") from None
+    _parse_setting_values(given, _OverrideMap("--set"))
+    section = dict(_mapping(raw, ("settings",), smap, "setting: value"))
+    if "rounds" in given and "adaptive" not in given:
+        section.pop("adaptive", None)  # --set rounds=N asks for fixed mode, as in a file
+    if given.get("adaptive") is True and "rounds" not in given:
+        section.pop("rounds", None)  # --set adaptive=true overrides the file's fixed count
+    section.update(given)
+    return section
+
+
+def _parse_setting_values(section: dict[str, Any], smap: SourceMap) -> dict[str, Any]:
+    """Each setting of ``section`` checked on its own (kind, range, choices); the keys are
+    assumed valid. Returns the values for :class:`runner.config.experiment.Settings`."""
+    path: PathT = ("settings",)
+    values: dict[str, Any] = {}
+    for key in SETTINGS_KEYS:
+        if key.name not in section:
+            continue
+        if key.kind in SIMPLE_KINDS:
+            values[key.name] = _simple(section, SETTINGS_KEYS, key.name, path, smap, None)
+        elif key.kind == "pin":
+            values["pin"] = _parse_pin(section["pin"], path + ("pin",), smap)
+    return values
+
+
+def _parse_pin(value: Any, path: PathT, smap: SourceMap) -> str | tuple[int, ...]:
+    if value in ("auto", "none"):
+        return str(value)
+    try:
+        return parse_cpu_list(value, available_cpus())
+    except ValueError as exc:
+        smap.error(path, f"{exc}; or use auto | none")
+
+
+# -------------------------------------------------------------------------------- matrix
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool))
+
+
+def _placeholder_name_ok(name: Any, path: PathT, smap: SourceMap, what: str) -> None:
+    if not isinstance(name, str) or not name.isidentifier():
+        smap.error(
+            path,
+            f"{what} name {name!r} cannot be a placeholder; use letters, digits "
+            "and _ (not starting with a digit)",
+        )
+    if name in LAUNCH_TIME:
+        smap.error(
+            path,
+            f"{name!r} is reserved for {{{name}}}, filled in by the runner; pick another name",
+        )
+
+
+def _parse_matrix(raw: Any, smap: SourceMap) -> dict[str, list[Any]]:
+    matrix = _mapping(raw, ("matrix",), smap, "name: [values]")
+    for name, values in matrix.items():
+        path: PathT = ("matrix", name)
+        _placeholder_name_ok(name, path, smap, "matrix")
+        if not isinstance(values, list) or not values:
+            smap.error(
+                path,
+                f"expected a non-empty list of values, got {describe(values)}; e.g. {name}: [1, 2]",
+            )
+        for index, item in enumerate(values):
+            if not _scalar(item):
+                smap.error(path + (index,), f"expected a string or number, got {describe(item)}")
+    return matrix
+
+
+# ----------------------------------------------------------------------------- workloads
+
+
+def _parse_workloads(
+    raw: Any,
+    matrix: dict[str, list[Any]],
+    settings: Settings,
+    base_dir: Path,
+    smap: SourceMap,
+    check_commands: bool,
+) -> list[Workload]:
+    if not isinstance(raw, list):
+        smap.error(
+            ("workloads",), f"expected a list of workloads (- name: ...), got {describe(raw)}"
+        )
+    if not raw:
+        smap.error(
+            ("workloads",), "the list is empty; add at least one workload with name: and command:"
+        )
+    out: list[Workload] = []
+    first_seen: dict[str, int] = {}
+    used_matrix: set[str] = set()
+    for index, item in enumerate(raw):
+        expanded, used = _parse_workload(
+            item, ("workloads", index), matrix, settings, base_dir, smap, check_commands
+        )
+        used_matrix |= used
+        for workload in expanded:
+            if workload.name in first_seen:
+                smap.error(
+                    ("workloads", index, "name"),
+                    f"duplicate workload name {workload.name!r} (also workloads[{first_seen[workload.name]}]); "
+                    "names must be unique after matrix expansion",
+                )
+            first_seen[workload.name] = index
+            out.append(workload)
+    for name in matrix:
+        if name not in used_matrix:
+            smap.error(
+                ("matrix", name),
+                f"no workload uses {{{name}}} in its command or env; use it or remove it",
+            )
+    return out
+
+
+def _parse_workload(
+    item: Any,
+    path: PathT,
+    matrix: dict[str, list[Any]],
+    settings: Settings,
+    base_dir: Path,
+    smap: SourceMap,
+    check_commands: bool,
+) -> tuple[list[Workload], set[str]]:
+    if not isinstance(item, dict):
+        smap.error(
+            path, f"expected a workload mapping (name:, command:, ...), got {describe(item)}"
+        )
+    _check_keys(item, WORKLOAD_KEYS, path, smap)
+    name = item["name"]
+    if not isinstance(name, str) or not name.strip() or any(c in name for c in "\n\r\t"):
+        smap.error(path + ("name",), f"expected a non-empty one-line string, got {describe(name)}")
+
+    def simple(key: str, default: Any) -> Any:
+        return _simple(item, WORKLOAD_KEYS, key, path, smap, default)
+
+    shell = simple("shell", False)
+    work = simple("work", None)
+    per_work = simple("per_work", False)
+    memory_limit = simple("memory_limit", None)
+    timeout = simple("timeout", None)
+    env_templates = simple("env", {})
+    command = _parse_command(item["command"], shell, path + ("command",), smap)
+    params = _mapping(item.get("params"), path + ("params",), smap, "name: value")
+    for pname, value in params.items():
+        _placeholder_name_ok(pname, path + ("params", pname), smap, "param")
+        if pname in matrix:
+            smap.error(
+                path + ("params", pname),
+                f"{pname!r} is also a matrix name; give it in params or in matrix, not both",
+            )
+        if not _scalar(value):
+            smap.error(
+                path + ("params", pname), f"expected a string or number, got {describe(value)}"
+            )
+    readings = (
+        _parse_readings(item.get("readings"), path + ("readings",), smap)
+        if "readings" in item
+        else None
+    )
+    metric = simple("metric", "readings" if readings is not None else "wall_time")
+    if readings is not None and metric != "readings":
+        smap.error(
+            path + ("metric",),
+            f"metric {metric!r} with readings:; readings imply "
+            "metric: readings (drop metric or drop readings)",
+        )
+    if readings is None and metric == "readings":
+        smap.error(
+            path + ("metric",),
+            "metric: readings needs readings: (pattern: or format: jsonl + field:)",
+        )
+    if per_work and work is None:
+        smap.error(
+            path + ("per_work",), "per_work: true needs work: N (the amount each round does)"
+        )
+    cwd = _parse_cwd(item.get("cwd"), base_dir, path + ("cwd",), smap, check_commands)
+
+    # which placeholders are used, and are they all known?
+    used: set[str] = set()
+    for i, part in enumerate(command):
+        try:
+            used.update(placeholder_names(part))
+        except ValueError as exc:
+            smap.error(path + ("command",) + (() if shell else (i,)), str(exc))
+    if "work" in used and work is None:
+        smap.error(
+            path + ("command",),
+            "uses {work} but the workload has no work:; add work: N "
+            "(the amount substituted for {work})",
+        )
+    for var, template in env_templates.items():
+        try:
+            names = placeholder_names(template)
+        except ValueError as exc:
+            smap.error(path + ("env", var), str(exc))
+        if set(names) & set(LAUNCH_TIME):
+            smap.error(
+                path + ("env", var), "{work} and {round} are filled in command only, not in env"
+            )
+        used.update(names)
+    factors = [m for m in matrix if m in used]
+
+    out: list[Workload] = []
+    for combo in itertools.product(*(matrix[f] for f in factors)):
+        chosen = dict(zip(factors, combo, strict=True))
+        values = {**params, **chosen}
+        argv = tuple(
+            _fill(part, values, LAUNCH_TIME, path + ("command",) + (() if shell else (i,)), smap)
+            for i, part in enumerate(command)
+        )
+        env = {
+            var: _fill(t, values, (), path + ("env", var), smap) for var, t in env_templates.items()
+        }
+        full_name = name
+        if factors:
+            full_name = f"{name}[{','.join(f'{k}={v}' for k, v in chosen.items())}]"
+        if check_commands and not shell:
+            _check_executable(argv[0], cwd, env, settings, path + ("command",), smap)
+        out.append(
+            Workload(
+                name=full_name,
+                command=argv,
+                shell=shell,
+                params=values,
+                work=work,
+                metric=metric,
+                readings=readings,
+                env=env,
+                cwd=cwd,
+                timeout=timeout,
+                per_work=per_work,
+                memory_limit=memory_limit,
+                base_name=name if factors else None,
+            )
+        )
+    return out, set(factors)
+
+
+def _fill(
+    template: str, values: dict[str, Any], keep: tuple[str, ...], path: PathT, smap: SourceMap
+) -> str:
+    try:
+        return substitute(template, values, keep=keep)
+    except ValueError as exc:
+        smap.error(path, str(exc))
+
+
+def _parse_command(raw: Any, shell: bool, path: PathT, smap: SourceMap) -> tuple[str, ...]:
+    if isinstance(raw, str):
+        if not raw.strip():
+            smap.error(path, "empty command; give the program and its arguments")
+        if shell:
+            return (raw,)
+        try:
+            parts = shlex.split(raw)
+        except ValueError as exc:
+            smap.error(
+                path,
+                f"cannot split the command like a shell would ({exc}); fix the quoting "
+                "or give a list of arguments",
+            )
+        return tuple(parts)
+    if not isinstance(raw, list):
+        smap.error(path, f"expected a list of arguments or a string, got {describe(raw)}")
+    if not raw:
+        smap.error(path, "empty command; give the program and its arguments")
+    for i, part in enumerate(raw):
+        if isinstance(part, bool) or not isinstance(part, (str, int, float)):
+            smap.error(path + (i,), f"expected a string argument, got {describe(part)}; quote it")
+    if shell and len(raw) != 1:
+        smap.error(path, "with shell: true give the command as one string (run by /bin/sh -c)")
+    return tuple(str(part) for part in raw)
+
+
+def _parse_cwd(raw: Any, base_dir: Path, path: PathT, smap: SourceMap, check: bool) -> str:
+    if raw is None:
+        return str(base_dir)
+    if not isinstance(raw, str) or not raw:
+        smap.error(path, f"expected a directory path, got {describe(raw)}")
+    directory = base_dir / Path(raw).expanduser()
+    if check and not directory.is_dir():
+        smap.error(
+            path,
+            f"directory {str(directory)!r} does not exist; cwd is relative to the "
+            "experiment file's directory",
+        )
+    return os.path.normpath(directory)
+
+
+def _check_executable(
+    program: str, cwd: str, env: dict[str, str], settings: Settings, path: PathT, smap: SourceMap
+) -> None:
+    if any(p in program for p in ("{work}", "{round}")):
+        return
+    if "/" in program:
+        candidate = Path(cwd) / program
+        if not candidate.exists():
+            smap.error(
+                path,
+                f"executable {program!r} not found (looked for {str(candidate)!r}); "
+                "paths are relative to the experiment file's directory or cwd:",
+            )
+        if candidate.is_dir() or not os.access(candidate, os.X_OK):
+            smap.error(
+                path,
+                f"{program!r} is not an executable file; chmod +x it, or run it through "
+                "its interpreter (e.g. [python3, script.py])",
+            )
+        return
+    search = env.get("PATH", settings.env.get("PATH", os.environ.get("PATH", os.defpath)))
+    if shutil.which(program, path=search) is None:
+        smap.error(
+            path,
+            f"executable {program!r} not found on PATH; install it, fix the name, "
+            "or give its path (e.g. ./prog)",
+        )
+
+
+# ------------------------------------------------------------------------------ readings
+
+
+def _parse_readings(raw: Any, path: PathT, smap: SourceMap) -> ReadingsSpec:
+    if not isinstance(raw, dict):
+        smap.error(
+            path, f"expected a mapping (pattern: REGEX, unit:, direction:), got {describe(raw)}"
+        )
+    _check_keys(raw, READINGS_KEYS, path, smap)
+
+    def simple(key: str, default: Any) -> Any:
+        return _simple(raw, READINGS_KEYS, key, path, smap, default)
+
+    pattern = simple("pattern", None)
+    field_name = simple("field", None)
+    if pattern is not None and field_name is not None:
+        smap.error(path, "give pattern: (regex) or field: (jsonl), not both")
+    inferred = "jsonl" if field_name is not None else "regex"
+    fmt = simple("format", inferred)
+    if fmt == "regex":
+        if pattern is None:
+            smap.error(
+                path, "format regex needs pattern: with one capture group, e.g. 'time=([0-9.]+)'"
+            )
+        try:
+            groups = re.compile(pattern).groups
+        except re.error as exc:
+            smap.error(path + ("pattern",), f"invalid regular expression: {exc}")
+        if groups != 1:
+            smap.error(
+                path + ("pattern",),
+                f"the pattern has {groups} capture groups; it needs exactly "
+                "one, around the number (use (?:...) for other groups)",
+            )
+    else:
+        if field_name is None or not field_name:
+            smap.error(
+                path, "format jsonl needs field: (the key holding the value in each JSON line)"
+            )
+        if pattern is not None:
+            smap.error(
+                path + ("pattern",), "pattern: is for format regex; format jsonl uses field:"
+            )
+    return ReadingsSpec(
+        format=fmt,
+        pattern=pattern,
+        field=field_name,
+        unit=simple("unit", ""),
+        direction=simple("direction", "lower_is_better"),
+    )
+
+
+def load_experiment(
+    path: str | Path, *, check_commands: bool = True, overrides: Sequence[str] = ()
+) -> Experiment:
+    """Read, validate and expand an experiment file.
+
+    Raises :class:`runner.errors.UserError` (exit code 2) with one line
+    ``FILE:LINE: key: what is wrong; what is valid`` for any problem.
+    ``check_commands=False`` skips the checks that depend on this machine's files
+    (executables on PATH, ``cwd`` existing) — e.g. to re-read a stored config.
+    ``overrides``: ``KEY=VALUE`` settings that replace the file's (``benchrun run --set``).
+    """
+    display = str(path)
+    file = Path(path).expanduser()
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(
+            f"{display}: file not found; check the path (benchrun init FILE writes an example)"
+        ) from None
+    except IsADirectoryError:
+        raise UserError(f"{display}: is a directory; give the experiment YAML file") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{display}: not UTF-8 text ({exc.reason}); save it as UTF-8") from None
+    except OSError as exc:
+        raise UserError(f"{display}: cannot read: {exc.strerror or exc}") from None
+    resolved = file.resolve()
+    return parse_experiment(
+        text,
+        display=display,
+        base_dir=resolved.parent,
+        source_path=resolved,
+        check_commands=check_commands,
+        overrides=overrides,
+    )
+
+
+def parse_experiment(
+    text: str,
+    *,
+    display: str = "<experiment>",
+    base_dir: Path | None = None,
+    source_path: Path | None = None,
+    check_commands: bool = True,
+    overrides: Sequence[str] = (),
+) -> Experiment:
+    """Validate and expand experiment YAML ``text`` (what :func:`load_experiment` does after
+    reading the file). ``base_dir`` anchors relative ``cwd`` and executable paths
+    (default: the current directory); ``display`` names the file in errors; ``overrides``
+    are ``KEY=VALUE`` settings applied over the file's ``settings:``."""
+    return build_experiment(
+        text,
+        display=display,
+        base_dir=base_dir if base_dir is not None else Path.cwd(),
+        source_path=source_path,
+        check_commands=check_commands,
+        overrides=overrides,
+    )

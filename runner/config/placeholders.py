@@ -1,0 +1,86 @@
+"""``{name}`` placeholders in workload commands, parsed with :class:`string.Formatter`.
+
+``{{`` and ``}}`` are literal braces (so ``python3 -c`` code with dicts or f-strings must
+double its braces). ``params``/``matrix`` names are filled in when the experiment is
+loaded; the launch-time names ``{work}`` and ``{round}`` are kept for
+:meth:`runner.config.experiment.Workload.render`. Errors are ``ValueError`` with one line.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+#: placeholders filled per round by the runner, not at load time
+LAUNCH_TIME: tuple[str, ...] = ("work", "round")
+
+BRACE_HINT = (
+    "for a literal brace write {{ or }} (e.g. dicts, sets and f-strings in python3 -c code)"
+)
+
+_FORMATTER = string.Formatter()
+
+
+def placeholder_names(template: str) -> list[str]:
+    """Names of the ``{...}`` fields in ``template``, in order (``ValueError`` on bad syntax)."""
+    try:
+        parsed = list(_FORMATTER.parse(template))
+    except ValueError as exc:
+        raise ValueError(f"bad placeholder syntax in {template!r}: {exc}; {BRACE_HINT}") from None
+    return [name for _, name, _, _ in parsed if name is not None]
+
+
+def substitute(template: str, values: Mapping[str, Any], keep: Iterable[str] = LAUNCH_TIME) -> str:
+    """Fill every placeholder of ``template`` from ``values`` except those in ``keep``.
+
+    Kept names are written back as ``{name}`` (no format spec or conversion allowed on
+    them); ``{{``/``}}`` become single braces. A format spec on a filled name is applied
+    with :func:`format` (``{n:08d}``). Unknown names, ``{}``, attribute/index access and
+    conversions (``!r``) raise ``ValueError`` listing the known names. A literal
+    ``{work}``/``{round}`` produced by escapes is refused, since the runner would fill it.
+    """
+    kept = tuple(keep)
+    known = sorted(values) + [k for k in kept if k not in values]
+    try:
+        parsed = list(_FORMATTER.parse(template))
+    except ValueError as exc:
+        raise ValueError(f"bad placeholder syntax in {template!r}: {exc}; {BRACE_HINT}") from None
+    out: list[str] = []
+    sentinel = "\x00"
+    for literal, name, spec, conversion in parsed:
+        out.append(literal)
+        if name is None:
+            continue
+        shown = (
+            "{"
+            + name
+            + (f"!{conversion}" if conversion else "")
+            + (f":{spec}" if spec else "")
+            + "}"
+        )
+        if name in kept:
+            if spec or conversion:
+                raise ValueError(f"{shown}: {{{name}}} takes no format spec or conversion")
+            out.append(sentinel + name + sentinel)
+            continue
+        if not name.isidentifier() or name not in values:
+            listing = ", ".join("{" + k + "}" for k in known) or "none"
+            raise ValueError(f"unknown placeholder {shown}; known: {listing}; {BRACE_HINT}")
+        if conversion:
+            raise ValueError(f"{shown}: conversions like !{conversion} are not supported")
+        value = values[name]
+        try:
+            out.append(format(value, spec) if spec else str(value))
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{shown}: cannot format {value!r} with {spec!r}: {exc}") from None
+    text = "".join(out)
+    for name in kept:
+        if "{" + name + "}" in text:
+            raise ValueError(
+                f"{template!r} would contain a literal {{{name}}}, which the runner fills in; "
+                "rename it or build it differently"
+            )
+    for name in kept:
+        text = text.replace(sentinel + name + sentinel, "{" + name + "}")
+    return text

@@ -1,0 +1,474 @@
+"""The keys of an experiment file: one table per section, shared by the validator
+(:mod:`runner.config.experiment`) and ``benchrun schema`` (:func:`json_schema`), so the two cannot drift.
+
+Each :class:`Key` names a *kind*; simple kinds are checked and converted by
+:func:`check_simple`; structured kinds (command, pin, readings, ...) are checked in
+:mod:`runner.config.experiment` and described here only for the JSON Schema.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from benchrun.runner.config.cpulist import CPU_LIST_PATTERN
+from benchrun.runner.config.durations import (
+    DURATION_PATTERN,
+    SIZE_PATTERN,
+    parse_duration,
+    parse_size,
+)
+from benchrun.runner.config.experiment import DEFAULT_OUTPUT, ReadingsSpec, Settings, Workload
+
+SIMPLE_KINDS = ("int", "number", "bool", "str", "enum", "duration", "size", "str_list", "str_map")
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of a section: its kind, bounds and the sentence ``benchrun schema`` shows."""
+
+    name: str
+    kind: str
+    doc: str
+    required: bool = False
+    nullable: bool = False
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None  # inclusive
+    exclusive_minimum: float | None = None
+    exclusive_maximum: float | None = None
+
+
+TOP_KEYS: tuple[Key, ...] = (
+    Key("name", "name", "experiment name; results go to <output>/<name>/", required=True),
+    Key("description", "str", "why this experiment exists (stored with the results)"),
+    Key("output", "str", "campaign directory root, relative to the current directory"),
+    Key("settings", "settings", "campaign-wide settings"),
+    Key("workloads", "workloads", "the things to measure", required=True),
+    Key("matrix", "matrix", "factorial design: name -> list of values"),
+    Key(
+        "compare",
+        "compare",
+        "the experiment's questions: groups of workloads compared with each other (a list "
+        "of names or shell-style patterns), or {by: FACTOR} to compare the values of a "
+        "matrix factor; default: neighbours in each metric's ranking",
+    ),
+)
+
+SETTINGS_KEYS: tuple[Key, ...] = (
+    Key("rounds", "int", "rounds per workload in fixed mode", minimum=1),
+    Key(
+        "warmup_rounds", "int", "rounds run, stored and flagged, excluded from analysis", minimum=0
+    ),
+    Key("order", "enum", "order of workloads in a pass", choices=("interleaved", "sequential")),
+    Key("pin", "pin", "CPUs for workloads: auto, none, or a CPU list"),
+    Key("timeout", "duration", "per-round time limit", exclusive_minimum=0),
+    Key(
+        "confidence",
+        "number",
+        "confidence level of intervals",
+        exclusive_minimum=0,
+        exclusive_maximum=1,
+    ),
+    Key("seed", "int", "seed of the random order", minimum=0),
+    Key("env", "str_map", "environment variables set for every workload"),
+    Key("record_env", "str_list", "names of inherited environment variables to record"),
+    Key("fail_fast", "bool", "stop the campaign at the first failed round"),
+    Key(
+        "max_consecutive_failures",
+        "int",
+        "give up on a workload after this many failures in a row",
+        minimum=1,
+    ),
+    Key(
+        "on_interrupt",
+        "enum",
+        "Ctrl-C: kill the round in flight or let it finish",
+        choices=("kill", "finish"),
+    ),
+    Key("output_limit", "size", "bytes of stdout/stderr tail kept per round"),
+    Key("adaptive", "bool", "run until the stopping rule is met (docs/methods.md section 10)"),
+    Key(
+        "ci_rel_width",
+        "number",
+        "target CI half-width relative to the estimate",
+        nullable=True,
+        exclusive_minimum=0,
+    ),
+    Key(
+        "alpha",
+        "number",
+        "significance level of comparisons",
+        exclusive_minimum=0,
+        exclusive_maximum=1,
+    ),
+    Key(
+        "margin",
+        "number",
+        "relative equivalence margin (TOST)",
+        exclusive_minimum=0,
+        exclusive_maximum=1,
+    ),
+    Key("min_rounds", "int", "adaptive: fewest steady rounds per workload", minimum=1),
+    Key("min_subsessions", "int", "adaptive: fewest subsession means", nullable=True, minimum=2),
+    Key("max_rounds", "int", "adaptive: most rounds per workload", minimum=1),
+    Key("max_time", "duration", "adaptive: wall-clock budget of the campaign", exclusive_minimum=0),
+    Key(
+        "min_round_time", "duration", "adaptive: grow work until a round lasts this long", minimum=0
+    ),
+    Key(
+        "baseline",
+        "str",
+        "adaptive: previous results to compare with: a campaign directory, its benchrun.db, "
+        "or a JSON summary (name -> mean, variance, n_q, q)",
+        nullable=True,
+    ),
+    Key("reference", "str", "adaptive: workload the others are compared with", nullable=True),
+    Key(
+        "comparison",
+        "enum",
+        "adaptive: paired = compare workloads on per-pass log ratios (cancels the machine's "
+        "drift); independent = Welch on each workload's own subsession means",
+        choices=("paired", "independent"),
+    ),
+    Key(
+        "warmup_readings",
+        "int",
+        "readings dropped at the start of every round (null: detected with MSER-5)",
+        nullable=True,
+        minimum=0,
+    ),
+    Key(
+        "memory_limit",
+        "size",
+        "address-space limit of every round (RLIMIT_AS), e.g. 512MiB; null: none",
+        nullable=True,
+    ),
+    Key(
+        "quiet_load",
+        "number",
+        "before each pass wait until the 1-minute load average is below this; null: off",
+        nullable=True,
+        exclusive_minimum=0,
+    ),
+    Key("quiet_max_wait", "duration", "longest wait for a quiet machine", minimum=0),
+)
+
+WORKLOAD_KEYS: tuple[Key, ...] = (
+    Key("name", "str", "unique workload name", required=True),
+    Key("command", "command", "argv list, or a string split like a shell would", required=True),
+    Key("shell", "bool", "run command (one string) with /bin/sh -c"),
+    Key("params", "params", "placeholder values: {name} in command and env"),
+    Key(
+        "work", "int", "amount of work per round, substituted for {work}", nullable=True, minimum=1
+    ),
+    Key(
+        "metric",
+        "enum",
+        "what is analysed",
+        choices=("wall_time", "cpu_time", "max_rss", "readings"),
+    ),
+    Key("readings", "readings", "how to find values the workload prints"),
+    Key("env", "str_map", "environment variables for this workload ({param} allowed)"),
+    Key("cwd", "str", "working directory, relative to the experiment file", nullable=True),
+    Key(
+        "timeout",
+        "duration",
+        "per-round time limit for this workload",
+        nullable=True,
+        exclusive_minimum=0,
+    ),
+    Key("per_work", "bool", "divide the metric by work (needs work)"),
+    Key(
+        "memory_limit",
+        "size",
+        "address-space limit of each round (RLIMIT_AS) for this workload",
+        nullable=True,
+    ),
+)
+
+READINGS_KEYS: tuple[Key, ...] = (
+    Key("format", "enum", "regex (pattern) or jsonl (field)", choices=("regex", "jsonl")),
+    Key("pattern", "str", "regular expression with exactly one capture group", nullable=True),
+    Key("field", "str", "key of the value in each JSON line", nullable=True),
+    Key("unit", "str", "unit of the readings"),
+    Key(
+        "direction", "enum", "which way is better", choices=("lower_is_better", "higher_is_better")
+    ),
+)
+
+
+def key_names(keys: tuple[Key, ...]) -> tuple[str, ...]:
+    """The names of ``keys`` in order."""
+    return tuple(k.name for k in keys)
+
+
+def unknown_key_message(key: object, valid: tuple[str, ...]) -> str:
+    """``unknown key 'rouns'; did you mean 'rounds'?`` (difflib), else the valid keys."""
+    if not isinstance(key, str):
+        return f"keys must be strings, got {key!r}; valid keys: {', '.join(valid)}"
+    close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+    if close:
+        return f"unknown key {key!r}; did you mean {close[0]!r}?"
+    return f"unknown key {key!r}; valid keys: {', '.join(valid)}"
+
+
+def describe(value: object) -> str:
+    """Short description of a YAML value for messages: ``string 'abc'``, ``a list``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"number {value!r}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"string {shown!r}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _bounds_text(key: Key) -> str:
+    parts = []
+    if key.minimum is not None:
+        parts.append(f">= {key.minimum:g}")
+    if key.exclusive_minimum is not None:
+        parts.append(f"> {key.exclusive_minimum:g}")
+    if key.exclusive_maximum is not None:
+        parts.append(f"< {key.exclusive_maximum:g}")
+    return " and ".join(parts)
+
+
+def _check_bounds(key: Key, number: float, shown: object) -> None:
+    ok = (
+        (key.minimum is None or number >= key.minimum)
+        and (key.exclusive_minimum is None or number > key.exclusive_minimum)
+        and (key.exclusive_maximum is None or number < key.exclusive_maximum)
+    )
+    if not ok:
+        raise ValueError(f"{shown!r} is out of range; must be {_bounds_text(key)}")
+
+
+def check_simple(key: Key, value: Any) -> Any:
+    """Check ``value`` against a simple-kind ``key`` and return it converted
+    (durations to seconds, sizes to bytes, maps to ``dict[str, str]``, lists to tuples).
+    Raises ``ValueError`` with ``what is wrong; what is valid``."""
+    if value is None:
+        if key.nullable:
+            return None
+        raise ValueError(f"must not be null; {_expected(key)}")
+    kind = key.kind
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"expected an integer, got {describe(value)}")
+        _check_bounds(key, value, value)
+        return value
+    if kind == "number":
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            raise ValueError(f"expected a number, got {describe(value)}")
+        _check_bounds(key, value, value)
+        return float(value)
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise ValueError(f"expected true or false, got {describe(value)}")
+        return value
+    if kind == "str":
+        if not isinstance(value, str):
+            raise ValueError(f"expected a string, got {describe(value)}")
+        return value
+    if kind == "enum":
+        if value not in key.choices:
+            raise ValueError(f"got {describe(value)}; valid: {' | '.join(key.choices)}")
+        return value
+    if kind == "duration":
+        seconds = parse_duration(value)
+        _check_bounds(key, seconds, value)
+        return seconds
+    if kind == "size":
+        return parse_size(value)
+    if kind == "str_list":
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"expected a list of strings, got {describe(value)}")
+        return tuple(value)
+    if kind == "str_map":
+        return check_str_map(value)
+    raise AssertionError(f"not a simple kind: {kind}")  # pragma: no cover
+
+
+def check_str_map(value: Any) -> dict[str, str]:
+    """An environment mapping: string names (no ``=``) to strings or numbers (kept as text)."""
+    if not isinstance(value, dict):
+        raise ValueError(f'expected a mapping like {{NAME: "value"}}, got {describe(value)}')
+    out: dict[str, str] = {}
+    for name, item in value.items():
+        if not isinstance(name, str) or not name or "=" in name or "\0" in name:
+            raise ValueError(f"bad variable name {name!r}; names are non-empty and have no '='")
+        if isinstance(item, bool) or not isinstance(item, (str, int, float)):
+            raise ValueError(
+                f'{name}: expected a string or number, got {describe(item)}; quote it, e.g. "1"'
+            )
+        out[name] = str(item)
+    return out
+
+
+def _expected(key: Key) -> str:
+    texts = {
+        "int": "an integer",
+        "number": "a number",
+        "bool": "true or false",
+        "str": "a string",
+        "enum": " | ".join(key.choices),
+        "duration": "a duration like 90s",
+        "size": "a size like 64KiB",
+        "str_list": "a list of strings",
+        "str_map": "a mapping",
+    }
+    return "expected " + texts.get(key.kind, key.kind)
+
+
+# --------------------------------------------------------------------------- JSON Schema
+
+_SCALAR = {"type": ["string", "number", "integer", "boolean"]}
+
+
+def _fragment(key: Key) -> dict[str, Any]:
+    kind = key.kind
+    frag: dict[str, Any]
+    if kind in ("int", "number"):
+        frag = {"type": "integer" if kind == "int" else "number"}
+        for attr, word in (
+            ("minimum", "minimum"),
+            ("exclusive_minimum", "exclusiveMinimum"),
+            ("exclusive_maximum", "exclusiveMaximum"),
+        ):
+            if getattr(key, attr) is not None:
+                frag[word] = getattr(key, attr)
+    elif kind == "bool":
+        frag = {"type": "boolean"}
+    elif kind in ("str", "name"):
+        frag = {"type": "string", "minLength": 1} if kind == "name" else {"type": "string"}
+    elif kind == "enum":
+        frag = {"enum": list(key.choices)}
+    elif kind == "duration":
+        number: dict[str, Any] = {"type": "number"}
+        if key.exclusive_minimum is not None:
+            number["exclusiveMinimum"] = key.exclusive_minimum
+        else:
+            number["minimum"] = 0
+        frag = {"anyOf": [number, {"type": "string", "pattern": DURATION_PATTERN}]}
+    elif kind == "size":
+        frag = {
+            "anyOf": [
+                {"type": "integer", "minimum": 0},
+                {"type": "string", "pattern": SIZE_PATTERN},
+            ]
+        }
+    elif kind == "str_list":
+        frag = {"type": "array", "items": {"type": "string"}}
+    elif kind == "str_map":
+        frag = {"type": "object", "additionalProperties": {"type": ["string", "number", "integer"]}}
+    elif kind == "pin":
+        frag = {
+            "anyOf": [
+                {"enum": ["auto", "none"]},
+                {"type": "integer", "minimum": 0},
+                {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0}},
+                {"type": "string", "pattern": CPU_LIST_PATTERN},
+            ]
+        }
+    elif kind == "command":
+        frag = {
+            "anyOf": [
+                {"type": "string", "minLength": 1},
+                {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {"type": ["string", "number", "integer"]},
+                },
+            ]
+        }
+    elif kind == "params":
+        frag = {"type": "object", "additionalProperties": _SCALAR}
+    elif kind == "matrix":
+        frag = {
+            "type": "object",
+            "additionalProperties": {"type": "array", "minItems": 1, "items": _SCALAR},
+        }
+    elif kind == "compare":
+        group = {
+            "anyOf": [
+                {"type": "array", "minItems": 2, "items": {"type": "string"}},
+                {
+                    "type": "object",
+                    "properties": {"by": {"type": "string"}},
+                    "required": ["by"],
+                    "additionalProperties": False,
+                },
+            ]
+        }
+        frag = {"type": "array", "minItems": 1, "items": group}
+    elif kind == "readings":
+        frag = _section(READINGS_KEYS)
+        frag["anyOf"] = [{"required": ["pattern"]}, {"required": ["field"]}]
+    elif kind == "settings":
+        frag = _section(SETTINGS_KEYS)
+    elif kind == "workloads":
+        frag = {"type": "array", "minItems": 1, "items": _section(WORKLOAD_KEYS)}
+    else:  # pragma: no cover
+        raise AssertionError(kind)
+    if key.nullable:
+        frag = {"anyOf": [frag, {"type": "null"}]}
+    frag["description"] = key.doc
+    return frag
+
+
+def _section(keys: tuple[Key, ...]) -> dict[str, Any]:
+    section: dict[str, Any] = {
+        "type": "object",
+        "properties": {k.name: _fragment(k) for k in keys},
+        "additionalProperties": False,
+    }
+    required = [k.name for k in keys if k.required]
+    if required:
+        section["required"] = required
+    return section
+
+
+def json_schema() -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of an experiment file, built from the key tables above.
+
+    It checks structure and types only; cross-key rules (placeholders, matrix names,
+    executables on PATH, CPUs present) need ``benchrun validate``.
+    """
+    from dataclasses import MISSING, fields
+
+    schema = _section(TOP_KEYS)
+    props = schema["properties"]
+    props["output"]["default"] = DEFAULT_OUTPUT
+    workload_props = props["workloads"]["items"]["properties"]
+    readings_props = workload_props["readings"]["properties"]
+    for cls, section in (
+        (Settings, props["settings"]["properties"]),
+        (Workload, workload_props),
+        (ReadingsSpec, readings_props),
+    ):
+        for f in fields(cls):
+            if f.name in section and f.default is not MISSING:
+                section[f.name]["default"] = f.default
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://benchrun.invalid/schema/experiment.json",
+        "title": "benchrun experiment file",
+        "description": "Validated fully by `benchrun validate FILE`; this schema covers structure and types.",
+        **schema,
+    }

@@ -1,0 +1,121 @@
+"""YAML documents that remember where each key and value was written.
+
+:func:`read_yaml` returns the plain Python data (``yaml.SafeLoader`` semantics) and a
+:class:`SourceMap` from key paths such as ``("workloads", 1, "command")`` to line numbers,
+so that every validation error can say ``FILE:LINE: workloads[1].command: ...``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+import yaml
+
+from benchrun.runner.errors import UserError
+
+PathT = tuple[str | int, ...]
+
+
+def dotted(path: Sequence[str | int]) -> str:
+    """``("workloads", 1, "command")`` -> ``"workloads[1].command"``; ``()`` -> ``"top level"``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + part
+    return out or "top level"
+
+
+def one_line(text: str) -> str:
+    """Collapse whitespace (newlines included) so a message fits on one line."""
+    return " ".join(str(text).split())
+
+
+@dataclass
+class SourceMap:
+    """Line numbers (1-based) of keys and values in one YAML file, by key path."""
+
+    display: str
+    key_lines: dict[PathT, int] = field(default_factory=dict)
+    value_lines: dict[PathT, int] = field(default_factory=dict)
+
+    def line(self, path: Sequence[str | int], at: str = "key") -> int:
+        """Line of the key (``at="key"``, where there is one: list items have none) or of
+        the value (``at="value"``) at ``path``; the nearest enclosing path that was written
+        when ``path`` itself was not (a missing key). The key line is the default because a
+        block mapping or list starts on the line after its key."""
+        p: PathT = tuple(path)
+        table = self.key_lines if at == "key" else self.value_lines
+        while True:
+            if p in table:
+                return table[p]
+            if p in self.value_lines:
+                return self.value_lines[p]
+            if not p:
+                return 1
+            p = p[:-1]
+
+    def error(self, path: Sequence[str | int], message: str, at: str = "key") -> NoReturn:
+        """Raise the one-line :class:`UserError` ``FILE:LINE: key.path: message``."""
+        raise UserError(
+            f"{self.display}:{self.line(path, at)}: {dotted(path)}: {one_line(message)}"
+        )
+
+
+def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
+    """Parse one YAML document; return ``(data, source_map)``.
+
+    Syntax errors, several documents in one file and duplicate keys in one mapping raise
+    :class:`UserError` naming ``display`` and the line.
+    """
+    smap = SourceMap(display)
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, smap
+        _record(node, (), smap)
+        data = loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        what = one_line(" ".join(p for p in (exc.context, exc.problem) if p))
+        started = exc.context_mark
+        if started is not None and mark is not None and started.line != mark.line:
+            what += f" (the construct started on line {started.line + 1})"
+        raise UserError(
+            f"{display}:{line}: YAML syntax error: {what}; "
+            "check indentation, colons and quoting on this line or the one before"
+        ) from None
+    except yaml.YAMLError as exc:  # pragma: no cover - unmarked errors are rare
+        raise UserError(f"{display}:1: YAML error: {one_line(str(exc))}") from None
+    finally:
+        loader.dispose()
+    return data, smap
+
+
+def _record(node: yaml.Node, path: PathT, smap: SourceMap, depth: int = 0) -> None:
+    smap.value_lines.setdefault(path, node.start_mark.line + 1)
+    if depth > 50:  # aliases can make cycles; nothing sane nests this deep
+        return
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                continue  # a non-scalar key is rejected later, by type
+            key = key_node.value
+            line = key_node.start_mark.line + 1
+            if key in seen and key != "<<":
+                raise UserError(
+                    f"{smap.display}:{line}: {dotted(path + (key,))}: duplicate key "
+                    f"(first written on line {seen[key]}); keep only one"
+                )
+            seen[key] = line
+            smap.key_lines.setdefault(path + (key,), line)
+            _record(value_node, path + (key,), smap, depth + 1)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _record(item, path + (index,), smap, depth + 1)

@@ -1,0 +1,452 @@
+"""Per-workload statistics for the adaptive controller (docs/architecture.md "runner/collector").
+
+:func:`collect` turns the readings of one workload's steady rounds (warm-up *rounds*
+already removed by the caller) into the numbers the stopping rule needs: the mean, the
+subsession size q, the count n_q and variance s_q² of the subsession means (docs/methods.md §3:
+these are what a later comparison needs), the Student t CI (§4), and whether there is
+enough data yet and how much more is needed. It is recomputed from all readings on every
+call (q is re-chosen each time, §3), in O(n log n): about a millisecond for 10^5 readings.
+
+The steady series (documented choice, see docs/controller.md):
+
+- **one reading per round** (wall time, CPU time, RSS, or a workload printing one value):
+  the series is the rounds in time order (§3 "Rounds"). ``warmup="mser5"`` runs MSER-5
+  (§2) over that series, for a transient that outlasts ``warmup_rounds``, with its
+  significance check at ``ROUNDS_WARMUP_ALPHA`` (it is re-applied after every pass).
+- **several readings per round**: the series is the concatenation of every round's
+  readings in time order, after removing each round's within-round warm-up. Each round is
+  a fresh process, so its transient repeats at the start of every round: MSER-5 runs on
+  the *position profile* (mean over rounds of the i-th reading of a round, positions up to
+  the shortest round), which averages the noise of R rounds away, and the same number d
+  of leading readings is dropped from every round. An int ``warmup`` fixes d. Short
+  rounds (< 20 readings) get no detection (MSER-5 needs 4 batches of 5). The subsession
+  rule then runs on the concatenated series; a between-round (process) effect shows up
+  there as correlation over lags shorter than a round, but with few rounds τ̂ misses it
+  (first trusted CI after 3 rounds of 50 readings, round sd 1 % against 0.42 % from the
+  readings: 82 % coverage; after 5 rounds 92 %). So the rounds are checked as well: when
+  the t interval over the r round means (r - 1 degrees of freedom, each round a process,
+  as in Georges et al.'s multi-invocation method) is wider than the readings' interval,
+  the rounds are the subsessions of the result (q = readings per round, n_q = r,
+  s_q² = the round means' variance), so the CI, the stored (mean, n_q, q, s_q²) and every
+  test the controller makes on them count processes, not readings (docs/controller.md).
+
+Nothing here touches processes or files; it only calls :mod:`stats`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from scipy.special import stdtrit
+
+from benchrun.stats.autocorr import MAX_SUBSESSIONS, MIN_SUBSESSIONS, subsession_size
+from benchrun.stats.warmup import mser5, mser5_at_limit
+
+__all__ = ["WorkloadStats", "collect"]
+
+
+def _opt(v: float | None) -> float | None:
+    if v is None:
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+@dataclass(frozen=True)
+class WorkloadStats:
+    """What the controller knows about one workload after its latest round (docs/methods.md §3-4).
+
+    Attributes (units: those of the readings, or of readings per unit of work with
+    ``per_work``; counts in readings unless named rounds):
+        rounds: steady rounds given to :func:`collect` (rounds without readings excluded).
+        n: readings in the steady series (after within-round warm-up).
+        warmup_readings: readings discarded as warm-up (all rounds together).
+        series: ``"rounds"`` (one reading per round) or ``"readings"`` (concatenated).
+        mean: mean of the n_used = q·n_q readings inside complete subsessions (equal to the
+            mean of the subsession means; the trailing incomplete subsession is left out,
+            as in §3), or of all n readings while there is not enough data.
+        q: subsession size (None without a choice yet); with several readings per round,
+            the readings per round when the rounds are the subsessions (see collect).
+        n_q: complete subsessions.
+        s2_q: sample variance (ddof=1) of the n_q subsession means (None without enough data).
+        ci_low, ci_high: Student t interval ``mean ± t_{(1+c)/2, n_q-1}·sqrt(s2_q/n_q)`` (§4),
+            widened to contain the interval at 2q when that one reaches further (see collect).
+        rel_half_width: ``half width / |mean|`` (what ``ci_rel_width`` bounds, §4).
+        enough: True when the subsession rule trusts the CI (§3).
+        readings_needed: total readings the rule estimates it needs (None when enough).
+        rounds_needed: more rounds that estimate implies at the current readings per round.
+        tau, ess: integrated autocorrelation time (readings) and n/τ.
+        confidence: level of the CI.
+        notes: what was decided and why.
+        mean_2q, s2_2q, n_2q: the same series cut into subsessions of 2q (n // 2q >= 4 of
+            them, else None): the controller's robustness check "pass at q and 2q" (§3).
+    """
+
+    rounds: int
+    n: int
+    warmup_readings: int
+    series: str
+    mean: float | None
+    q: int | None
+    n_q: int | None
+    s2_q: float | None
+    ci_low: float | None
+    ci_high: float | None
+    rel_half_width: float | None
+    enough: bool
+    readings_needed: int | None
+    rounds_needed: int | None
+    tau: float | None
+    ess: float | None
+    confidence: float
+    notes: tuple[str, ...] = ()
+    mean_2q: float | None = None
+    s2_2q: float | None = None
+    n_2q: int | None = None
+
+    @property
+    def n_used(self) -> int:
+        """Readings inside complete subsessions (q·n_q), 0 without a choice."""
+        return (self.q or 0) * (self.n_q or 0)
+
+    @property
+    def variance_of_mean(self) -> float | None:
+        """s_q²/n_q: the estimated variance of ``mean`` (unit²), None without enough data."""
+        if self.s2_q is None or not self.n_q:
+            return None
+        return self.s2_q / self.n_q
+
+    @property
+    def half_width(self) -> float | None:
+        if self.ci_low is None or self.ci_high is None:
+            return None
+        return (self.ci_high - self.ci_low) / 2.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable dict (floats or None, no NaN)."""
+        return {
+            "rounds": int(self.rounds),
+            "n": int(self.n),
+            "n_used": int(self.n_used),
+            "warmup_readings": int(self.warmup_readings),
+            "series": self.series,
+            "mean": _opt(self.mean),
+            "q": None if self.q is None else int(self.q),
+            "n_q": None if self.n_q is None else int(self.n_q),
+            "s2_q": _opt(self.s2_q),
+            "ci_low": _opt(self.ci_low),
+            "ci_high": _opt(self.ci_high),
+            "rel_half_width": _opt(self.rel_half_width),
+            "enough": bool(self.enough),
+            "readings_needed": None if self.readings_needed is None else int(self.readings_needed),
+            "rounds_needed": None if self.rounds_needed is None else int(self.rounds_needed),
+            "tau": _opt(self.tau),
+            "ess": _opt(self.ess),
+            "confidence": float(self.confidence),
+            "notes": list(self.notes),
+            "mean_2q": _opt(self.mean_2q),
+            "s2_2q": _opt(self.s2_2q),
+            "n_2q": None if self.n_2q is None else int(self.n_2q),
+        }
+
+
+Warmup = Literal["mser5", "none"] | int
+
+
+def _as_rounds(
+    rounds: Sequence[Sequence[float]], per_work: Sequence[float] | None, notes: list[str]
+) -> np.ndarray | list[np.ndarray]:
+    """The rounds as a 2-D array (all of one length) or a list of 1-D arrays, validated."""
+    if per_work is not None and len(per_work) != len(rounds):
+        raise ValueError(f"per_work has {len(per_work)} entries for {len(rounds)} rounds")
+    out: list[np.ndarray] = []
+    empty = 0
+    if isinstance(rounds, np.ndarray) or (len(rounds) and len({len(r) for r in rounds}) == 1):
+        # fast path: rectangular input (every round has the same number of readings)
+        try:
+            arr = np.asarray(rounds, dtype=np.float64)
+        except (TypeError, ValueError):
+            arr = None
+        if arr is not None and arr.ndim == 2 and arr.shape[1] > 0:
+            if not np.all(np.isfinite(arr)):
+                i = int(np.argmin(np.all(np.isfinite(arr), axis=1)))
+                raise ValueError(f"round {i}: readings contain NaN or infinite values")
+            if per_work is not None:
+                w = np.asarray(per_work, dtype=np.float64)
+                if not np.all(np.isfinite(w) & (w > 0)):
+                    i = int(np.argmin(np.isfinite(w) & (w > 0)))
+                    raise ValueError(f"round {i}: work amount must be > 0, got {per_work[i]!r}")
+                arr = arr / w[:, None]
+                notes.append("readings divided by each round's work amount (per unit of work)")
+            return arr
+    for i, r in enumerate(rounds):
+        try:
+            x = np.asarray(r, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"round {i}: readings must be numbers: {exc}") from None
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"round {i}: readings contain NaN or infinite values")
+        if per_work is not None:
+            w = float(per_work[i])
+            if not (math.isfinite(w) and w > 0):
+                raise ValueError(f"round {i}: work amount must be > 0, got {per_work[i]!r}")
+            x = x / w
+        if x.size == 0:
+            empty += 1
+            continue
+        out.append(x)
+    if empty:
+        notes.append(f"{empty} round(s) without readings ignored")
+    if per_work is not None:
+        notes.append("readings divided by each round's work amount (per unit of work)")
+    return out
+
+
+#: level of the check that a within-round transient is real (Bonferroni over positions)
+WARMUP_ALPHA = 0.01
+#: one-sided level of the upper bound on tau used to size subsessions (stats.autocorr:
+#: subsession_size ``tau_upper``); the controller re-applies the rule after every pass,
+#: and without the bound it accepts a series the first time tau happens to look small
+TAU_UPPER = 0.8
+#: MSER-5 needs 4 batches of 5 readings
+MSER_MIN_READINGS = 20
+#: level of MSER-5's significance check on a series of rounds. The collector re-applies
+#: it after every pass, and a (false) cut can make a correlated series pass the subsession
+#: rule sooner, so the stop selects cuts: at 0.01, 7.4 % of the AR(1) φ 0.7 workloads
+#: stopped in the "ar1 2w 10%" simulation row carried a cut and their CIs covered 67 %;
+#: at 0.001, 1.7 % (docs/controller.md). A transient over rounds that matters is large.
+ROUNDS_WARMUP_ALPHA = 0.001
+
+
+def _profile_warmup(block: np.ndarray, notes: list[str]) -> int:
+    """Readings to drop at the start of every round, from the R x L ``block`` of the first L
+    readings of each round (docs/methods.md §2, applied to the position profile).
+
+    MSER-5 (without its own guard) on the profile ``p_i = mean over rounds of reading i``
+    proposes d; it is accepted only if some position i < L/2 really differs from the
+    steady part: the paired differences ``x_{r,i} - mean(x_{r, L/2..L-1})`` over the R
+    rounds give a t statistic per position, tested at ``WARMUP_ALPHA`` Bonferroni-corrected
+    over the L/2 positions (R - 1 degrees of freedom). Needs R >= 3 and L >= 20.
+    """
+    n_rounds, length = block.shape
+    if length < MSER_MIN_READINGS:
+        notes.append(f"rounds of {length} readings: too short for MSER-5 (needs 20)")
+        return 0
+    if n_rounds < 3:
+        notes.append("within-round warm-up is detected from 3 rounds on")
+        return 0
+    profile = block.mean(axis=0)
+    d = mser5(profile, alpha=None)
+    if d == 0:
+        return 0
+    half = length // 2
+    diff = block[:, :half] - block[:, half:].mean(axis=1, keepdims=True)
+    mean, sd = diff.mean(axis=0), diff.std(axis=0, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(
+            sd > 0, np.abs(mean) / (sd / math.sqrt(n_rounds)), np.where(mean != 0, np.inf, 0.0)
+        )
+    crit = float(stdtrit(n_rounds - 1, 1.0 - WARMUP_ALPHA / (2.0 * half)))
+    if not np.any(t > crit):
+        return 0
+    notes.append(
+        f"warm-up within rounds: the first {d} readings of every round (MSER-5 on the "
+        f"mean of the {n_rounds} rounds' readings by position)"
+    )
+    if mser5_at_limit(profile):
+        notes.append(
+            "warm-up lasts half of every round: rounds may be too short to reach a steady state"
+        )
+    return d
+
+
+def _within_round_warmup(
+    rs: np.ndarray | list[np.ndarray], warmup: Warmup, notes: list[str]
+) -> tuple[int, np.ndarray]:
+    """(d, steady series): d readings dropped at the start of every round, the rest joined."""
+    rect = isinstance(rs, np.ndarray)
+    shortest = rs.shape[1] if rect else min(r.size for r in rs)
+    if isinstance(warmup, bool):
+        raise ValueError("warmup must be 'mser5', 'none' or a number of readings per round")
+    if isinstance(warmup, int | np.integer):
+        d = int(warmup)
+        if not 0 <= d < shortest:
+            raise ValueError(
+                f"warmup = {d} readings per round must be in 0..{shortest - 1} "
+                f"(the shortest round has {shortest} readings)"
+            )
+        if d:
+            notes.append(f"{d} warm-up readings dropped from every round (fixed)")
+    elif warmup == "none":
+        d = 0
+    elif warmup == "mser5":
+        block = rs if rect else np.stack([r[:shortest] for r in rs])
+        d = _profile_warmup(block, notes)
+    else:
+        raise ValueError(f"warmup must be 'mser5', 'none' or an int, got {warmup!r}")
+    if rect:
+        return d, rs[:, d:].reshape(-1)
+    return d, np.concatenate([r[d:] for r in rs])
+
+
+def _t_half_width(s2: float, h: int, confidence: float) -> float:
+    """Half-width ``t_{(1+c)/2, h-1}·sqrt(s2/h)`` of the t CI over h subsession means of
+    variance s2 (docs/methods.md §4; units of the readings); 0 when s2 is 0."""
+    return float(stdtrit(h - 1, 0.5 + confidence / 2.0)) * math.sqrt(s2 / h) if s2 > 0.0 else 0.0
+
+
+#: (mean, s2, count) of a series' coarse batch means, or Nones (see :func:`_coarse`)
+Coarse = tuple[float | None, float | None, int | None]
+
+
+def _coarse(values: np.ndarray, size: int) -> Coarse:
+    """(mean, sample variance, count) of the means of consecutive batches of ``size``
+    values (trailing partial batch dropped; units of the values), or (None, None, None)
+    when fewer than 4 batches fit: the "2q" side of the q/2q check (docs/methods.md §3)."""
+    h2 = values.size // size
+    if h2 < 4:
+        return (None, None, None)
+    b2 = values[: size * h2].reshape(h2, size).mean(axis=1)
+    return (float(np.mean(b2)), float(np.var(b2, ddof=1)), h2)
+
+
+def collect(
+    rounds: Sequence[Sequence[float]],
+    *,
+    confidence: float = 0.95,
+    warmup: Warmup = "mser5",
+    per_work: Sequence[float] | None = None,
+    min_subsessions: int | None = None,
+    tau_upper: float | None = TAU_UPPER,
+    ci_2q: bool = True,
+) -> WorkloadStats:
+    """Statistics of one workload from the readings of its steady rounds (docs/methods.md §2-4).
+
+    ``rounds[i]`` holds the readings of the i-th steady round in time order (one value for
+    time/CPU/RSS metrics). ``per_work[i]`` (optional) divides round i's readings by its work
+    amount. ``warmup``: ``"mser5"`` (default), ``"none"``, or an int = readings dropped at the
+    start of every round (config ``warmup_readings``; must be 0 with one reading per round).
+    ``min_subsessions`` (config; None = §3's 8) is the fewest subsession means accepted.
+
+    Steps: build the steady series (module docstring), then
+    :func:`stats.autocorr.subsession_size` chooses q (re-chosen at every call); with enough
+    data, the n_q = n // q subsession means B_i give ``s2_q = var(B, ddof=1)`` and the
+    t interval ``mean ± t_{(1+c)/2, n_q-1}·sqrt(s2_q/n_q)``. With ``ci_2q`` (default) and
+    at least 4 subsessions of 2q, the half-width is the larger of that and
+    ``|mean_2q - mean| + t_{(1+c)/2, n_2q-1}·sqrt(s2_2q/n_2q)``: the smallest interval
+    around ``mean`` that contains the 2q interval too ("pass at q and 2q", §3, applied to
+    the CI; it lifts the coverage of the first CI a re-tested rule accepts on correlated
+    series, benchmarks/coverage_at_first_enough.py). With several readings per round and
+    r >= 2 rounds, the rounds become the subsessions when the t interval over the r round
+    means is wider still (module docstring). All readings equal: q = 1,
+    s2_q = 0 and a zero-width CI (deterministic). Without enough data the CI is None and
+    ``readings_needed``/``rounds_needed`` estimate what is missing. No rounds: an empty
+    result (``enough=False``). Bad input (NaN, work <= 0): ValueError.
+    """
+    c = float(confidence)
+    if not 0.0 < c < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    h_min = MIN_SUBSESSIONS if min_subsessions is None else int(min_subsessions)
+    if h_min < 2:
+        raise ValueError(f"min_subsessions must be >= 2, got {min_subsessions!r}")
+    notes: list[str] = []
+    rs = _as_rounds(rounds, per_work, notes)
+    if len(rs) == 0:
+        return WorkloadStats(
+            0, 0, 0, "rounds", None, None, None, None, None, None, None, False, h_min, h_min,
+            None, None, c, tuple(notes + ["no readings yet"]),
+        )  # fmt: skip
+    if isinstance(rs, np.ndarray):
+        single = rs.shape[1] == 1
+    else:
+        single = all(r.size == 1 for r in rs)
+    if single:
+        x = rs.reshape(-1) if isinstance(rs, np.ndarray) else np.concatenate(rs)
+        if isinstance(warmup, int | np.integer) and not isinstance(warmup, bool) and warmup:
+            raise ValueError(
+                f"warmup = {warmup} readings per round would discard every reading of rounds "
+                "with one reading; drop whole rounds with warmup_rounds instead"
+            )
+        w = 0
+        if warmup == "mser5":
+            w = mser5(x, alpha=ROUNDS_WARMUP_ALPHA)
+            if w:
+                notes.append(f"MSER-5: the first {w} steady rounds are still warm-up")
+        elif warmup not in ("none", 0) or isinstance(warmup, bool):
+            raise ValueError(f"warmup must be 'mser5', 'none' or an int, got {warmup!r}")
+        x = x[w:]
+        series = "rounds"
+        per_round = 1.0
+        round_means = None
+    else:
+        d, x = _within_round_warmup(rs, warmup, notes)
+        w = d * len(rs)
+        series = "readings"
+        per_round = x.size / len(rs)
+        round_means = (
+            rs[:, d:].mean(axis=1)
+            if isinstance(rs, np.ndarray)
+            else np.array([r[d:].mean() for r in rs])
+        )
+    n = int(x.size)
+    choice = subsession_size(
+        x,
+        c,
+        min_subsessions=h_min,
+        max_subsessions=max(MAX_SUBSESSIONS, h_min),
+        tau_upper=tau_upper,
+    )
+    notes.extend(choice.notes)
+    q, h = int(choice.q), int(choice.n_subsessions)
+    if choice.enough and h < h_min:  # only the deterministic shortcut can get here
+        choice = type(choice)(
+            q, h, n, None, None, None, False, h_min * q, choice.method,
+            choice.notes + (f"{h} subsessions: at least {h_min} are needed",),
+        )  # fmt: skip
+    if not choice.enough:
+        need = int(choice.readings_needed) if choice.readings_needed is not None else n + 1
+        more = max(1, math.ceil((need - n) / per_round))
+        return WorkloadStats(
+            len(rs), n, w, series, float(np.mean(x)), q, h, None, None, None, None, False,
+            need, more, choice.tau, choice.ess, c, tuple(notes),
+        )  # fmt: skip
+    b = x[: q * h].reshape(h, q).mean(axis=1)
+    mean = float(np.mean(b))
+    s2 = float(np.var(b, ddof=1)) if h >= 2 else 0.0
+    half = _t_half_width(s2, h, c)
+    coarse = _coarse(x, 2 * q)
+    mean2, s2_2, h2 = coarse
+    if ci_2q and s2 > 0.0 and h2 is not None:
+        half2 = abs(mean2 - mean) + _t_half_width(s2_2, h2, c)
+        if half2 > half:
+            notes.append(
+                f"CI widened by {half2 / half - 1:.0%} to contain the interval from "
+                f"{h2} subsessions of {2 * q} (correlation beyond {q} readings?)"
+            )
+            half = half2
+    if round_means is not None and round_means.size >= 2:
+        # the rounds as subsessions when their t interval is wider (module docstring):
+        # each round is one process, so its mean is one observation of the workload
+        r = int(round_means.size)
+        s2_r = float(np.var(round_means, ddof=1))
+        half_r = _t_half_width(s2_r, r, c)
+        if half_r > half:
+            notes.append(
+                f"CI from the {r} round means ({half_r / half:.2g}x the readings' half-width): "
+                "the rounds differ more than their readings suggest (process-to-process "
+                "variation), so each round is one subsession"
+            )
+            mean, q, h, s2, half = float(np.mean(round_means)), max(1, n // r), r, s2_r, half_r
+            coarse = _coarse(round_means, 2)
+    lo, hi = mean - half, mean + half
+    rel = half / abs(mean) if mean != 0 else None
+    if mean == 0:
+        notes.append("mean is 0: no relative CI width")
+    return WorkloadStats(
+        len(rs), n, w, series, mean, q, h, s2, lo, hi, rel, True, None, None,
+        choice.tau, choice.ess, c, tuple(notes), *coarse,
+    )  # fmt: skip

@@ -1,0 +1,146 @@
+"""Readers of the timer and the environment for the reproducibility record (docs/methods.md §11).
+
+Same conventions as :mod:`runner.machine.probes` (raise :class:`Unreadable` with a reason;
+paths taken from that module's constants at call time so tests can redirect them).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from benchrun.runner.machine import probes as probes
+from benchrun.runner.machine.probes import Unreadable, parse_cpu_list, read_text
+
+
+def probe_timer(calls_per_block: int = 1000, blocks: int = 31) -> dict[str, Any]:
+    """The clock benchrun times rounds with (``time.monotonic_ns``): declared and measured.
+
+    ``declared_resolution_ns``: ``time.get_clock_info("monotonic").resolution`` x 1e9.
+    ``measured_resolution_ns``: the smallest non-zero difference of consecutive
+    ``monotonic_ns()`` values over up to 200 changes (HOEFLER Rule 9: report the timer).
+    ``overhead_ns``: median over ``blocks`` blocks of (block time / ``calls_per_block``),
+    i.e. the cost of one call as a Python caller pays it, loop included (an upper bound).
+    Also the kernel clock source (``tsc``, ``kvm-clock``, ...) and the available ones.
+    """
+    mono = time.monotonic_ns
+    info = time.get_clock_info("monotonic")
+    out: dict[str, Any] = {
+        "clock": "time.monotonic_ns",
+        "implementation": info.implementation,
+        "adjustable": info.adjustable,
+        "declared_resolution_ns": info.resolution * 1e9,
+        "_unavailable": {},
+    }
+    smallest: int | None = None
+    changes = calls = 0
+    prev = mono()
+    while changes < 200 and calls < 1_000_000:
+        now = mono()
+        calls += 1
+        diff = now - prev
+        if diff > 0:
+            changes += 1
+            smallest = diff if smallest is None else min(smallest, diff)
+            prev = now
+    out["measured_resolution_ns"] = smallest
+    if smallest is None:
+        out["_unavailable"]["measured_resolution_ns"] = "the clock never changed in 1e6 calls"
+    per_call: list[float] = []
+    loop = range(calls_per_block)
+    for _ in range(blocks):
+        start = mono()
+        for _ in loop:
+            mono()
+        per_call.append((mono() - start) / calls_per_block)
+    out["overhead_ns"] = float(statistics.median(per_call))
+    for key, name in (
+        ("clocksource", "current_clocksource"),
+        ("clocksources_available", "available_clocksource"),
+    ):
+        try:
+            out[key] = read_text(probes.CLOCKSOURCE / name)
+        except Unreadable as exc:
+            out[key] = None
+            out["_unavailable"][key] = exc.reason
+    return out
+
+
+ASLR_MEANING = {0: "off", 1: "on (stack, mmap, vdso)", 2: "on (stack, mmap, vdso, heap)"}
+
+
+def probe_aslr() -> dict[str, Any]:
+    """ASLR: ``/proc/sys/kernel/randomize_va_space`` (0 off, 1 partial, 2 full)."""
+    value = int(read_text(probes.PROC / "sys" / "kernel" / "randomize_va_space"))
+    return {"aslr": value, "aslr_meaning": ASLR_MEANING.get(value, "unknown value")}
+
+
+def probe_isolated() -> dict[str, Any]:
+    """CPUs isolated from the scheduler (``/sys/devices/system/cpu/isolated``; [] = none)."""
+    return {"isolated_cpus": parse_cpu_list(read_text(probes.SYS_CPU / "isolated"))}
+
+
+def probe_load() -> dict[str, Any]:
+    """Load average over 1, 5 and 15 minutes (runnable + uninterruptible tasks)."""
+    return {"load_average": [round(x, 3) for x in os.getloadavg()]}
+
+
+def probe_variables(env: Iterable[str] | Mapping[str, str]) -> dict[str, Any]:
+    """Environment variables the experiment sets or names, with their values.
+
+    A mapping gives the values the experiment sets (recorded as given); an iterable of
+    names is looked up in the runner's environment (``null`` = not set there).
+    """
+    if isinstance(env, Mapping):
+        return {"variables": {str(k): str(v) for k, v in env.items()}}
+    return {"variables": {str(name): os.environ.get(str(name)) for name in env}}
+
+
+def probe_git(experiment_path: Path | None, timeout: float = 5.0) -> dict[str, Any]:
+    """Commit, dirty flag and top directory of the git repository holding the experiment.
+
+    ``git_dirty`` is True when ``git status --porcelain`` lists anything (modified,
+    staged or untracked files).
+    """
+    keys = ("git_commit", "git_dirty", "git_repository")
+    if experiment_path is None:
+        raise Unreadable("no experiment file given")
+    folder = Path(experiment_path).resolve()
+    folder = folder if folder.is_dir() else folder.parent
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", "-C", str(folder), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    try:
+        top = git("rev-parse", "--show-toplevel")
+    except FileNotFoundError:
+        raise Unreadable("git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise Unreadable(f"git did not answer within {timeout:g} s") from None
+    if top.returncode != 0:
+        raise Unreadable(f"{folder} is not in a git repository")
+    head = git("rev-parse", "--verify", "HEAD")
+    status = git("status", "--porcelain")
+    out: dict[str, Any] = dict.fromkeys(keys)
+    out["git_repository"] = top.stdout.strip()
+    out["_unavailable"] = {}
+    if head.returncode == 0:
+        out["git_commit"] = head.stdout.strip()
+    else:
+        out["_unavailable"]["git_commit"] = "the repository has no commit yet"
+    if status.returncode == 0:
+        out["git_dirty"] = bool(status.stdout.strip())
+    else:
+        out["_unavailable"]["git_dirty"] = status.stderr.strip() or "git status failed"
+    return out

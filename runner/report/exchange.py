@@ -1,0 +1,159 @@
+"""benchrun's export format: raw readings with every flag, and results (docs/export-format.md).
+
+``benchrun export`` writes one JSON document::
+
+    {"format": "benchrun-export", "version": 1, "exported_at": "...Z",
+     "benchrun_version": "0.1.0",
+     "campaign": {id, name, status, stop_reason, created_at, updated_at, settings,
+                  config_text, metadata, command_line, benchrun_version},
+     "workloads": [{name, metric, unit, direction, status, status_reason, params, per_work,
+                    "result": {mean, variance, n_q, q, ci_low, ci_high, rel_half_width,
+                               confidence, n, warmup_readings, enough},
+                    "collected": {...}, "summary": {...},
+                    "rounds": [{seq, pass, round_index, status, reason, exit_code,
+                                started_at, wall_ns, user_s, sys_s, max_rss_kib, cpus,
+                                work, warmup, flags, facts,
+                                "readings": [value...], "reading_flags": [flag...]}]}],
+     "events": [{at, kind, message, data}]}
+
+Units: readings in the workload's ``unit``; ``started_at`` Unix seconds, ``wall_ns``
+nanoseconds, ``user_s``/``sys_s`` CPU seconds, ``max_rss_kib`` KiB. ``result`` holds
+(mean, s_q², n_q, q) and the CI (docs/methods.md §3-4): what ``compare`` and a baseline need
+without the raw data. A reading's flag is ``""`` (analysed), ``warmup-round``,
+``warmup-reading`` (within-round warm-up, MSER-5 or fixed), ``outlier`` (outside Tukey's
+fences, kept in the analysis), ``failed`` (round did not succeed), plus any flag stored
+with the reading. ``--what results`` leaves ``rounds`` out.
+
+Reading an export back (format and version checks, the analysed readings) is
+:mod:`runner.importers.benchrun_export`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from benchrun.runner import __version__
+from benchrun.runner.importers.benchrun_export import FORMAT, VERSION
+from benchrun.runner.report.model import CampaignModel, Estimate, WorkloadView
+from benchrun.runner.store.database import RoundRow, Store
+
+
+def _result(e: Estimate | None, confidence: float) -> dict[str, Any] | None:
+    if e is None:
+        return None
+    return {
+        "mean": e.mean,
+        "variance": e.variance,
+        "n_q": e.n_q,
+        "q": e.q,
+        "ci_low": e.ci_low,
+        "ci_high": e.ci_high,
+        "rel_half_width": e.rel_half_width,
+        "confidence": confidence,
+        "n": e.n,
+        "warmup_readings": e.warmup_readings,
+        "enough": e.enough,
+    }
+
+
+def _stored_reading_flags(db: Path, campaign_id: int) -> dict[tuple[int, int], str]:
+    """Flags stored on individual readings (the store keeps them; RoundRow does not)."""
+    with Store.open(db) as store:
+        rows = store.conn.execute(
+            "SELECT reading.round_id, reading.idx, reading.flags FROM reading JOIN round ON "
+            "round.id = reading.round_id WHERE round.campaign_id = ? AND reading.flags != ''",
+            (campaign_id,),
+        ).fetchall()
+    return {(r[0], r[1]): r[2] for r in rows}
+
+
+def _rounds(view: WorkloadView, rounds: list[RoundRow], stored: dict) -> list[dict[str, Any]]:
+    out = []
+    pos = 0
+    for r in rounds:
+        flags = view.all_flags[pos : pos + len(r.readings)]
+        pos += len(r.readings)
+        flags = [
+            ",".join(x for x in (f, stored.get((r.id, i), "")) if x) for i, f in enumerate(flags)
+        ]
+        out.append(
+            {
+                "seq": r.seq,
+                "pass": r.pass_,
+                "round_index": r.round_index,
+                "status": r.status,
+                "reason": r.reason,
+                "exit_code": r.exit_code,
+                "started_at": r.started_at,
+                "wall_ns": r.wall_ns,
+                "user_s": r.user_s,
+                "sys_s": r.sys_s,
+                "max_rss_kib": r.max_rss_kib,
+                "cpus": r.cpus,
+                "argv": r.argv,
+                "work": r.work,
+                "warmup": r.warmup,
+                "flags": r.flags,
+                "facts": r.facts,
+                "readings": list(r.readings),
+                "reading_flags": flags,
+            }
+        )
+    return out
+
+
+def export_document(model: CampaignModel, with_rounds: bool = True) -> dict[str, Any]:
+    """The export document of ``model`` (module docstring)."""
+    c = model.campaign
+    workloads = []
+    rounds_by: dict[str, list[RoundRow]] = {}
+    stored: dict[tuple[int, int], str] = {}
+    if with_rounds:
+        with Store.open(model.database) as store:
+            names = {w.id: w.name for w in store.workloads(c.id)}
+            for r in store.rounds(c.id):
+                rounds_by.setdefault(names[r.workload_id], []).append(r)
+        stored = _stored_reading_flags(model.database, c.id)
+    for w in model.workloads:
+        doc: dict[str, Any] = {
+            "name": w.name,
+            "metric": w.metric,
+            "unit": w.unit,
+            "direction": w.direction,
+            "status": w.status,
+            "status_reason": w.status_reason,
+            "params": w.params,
+            "per_work": w.per_work,
+            "result": _result(w.estimate, model.confidence),
+            "collected": w.collected,
+            "summary": w.summary,
+        }
+        if with_rounds:
+            # all_flags follow the rounds with readings in launch order (seq)
+            doc["rounds"] = _rounds(w, rounds_by.get(w.name, []), stored)
+        workloads.append(doc)
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "exported_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "benchrun_version": __version__,
+        "campaign": {
+            "id": c.id,
+            "name": c.name,
+            "status": c.status,
+            "stop_reason": c.stop_reason,
+            "created_at": c.created_at,
+            "updated_at": c.updated_at,
+            "settings": c.settings,
+            "config_text": c.config_text,
+            "metadata": c.metadata,
+            "command_line": c.command_line,
+            "benchrun_version": c.benchrun_version,
+        },
+        "workloads": workloads,
+        "events": [
+            {"at": e.at, "kind": e.kind, "message": e.message, "data": e.data} for e in model.events
+        ],
+    }

@@ -1,0 +1,1 @@
+"""Results of a stored campaign: per-workload estimates, baselines, comparison headlines."""

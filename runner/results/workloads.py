@@ -1,0 +1,212 @@
+"""Per-workload results of a stored campaign, computed with ``stats``.
+
+Two views of each workload:
+
+- ``collected``: what the adaptive controller sees (:func:`collect_workload`, i.e.
+  runner/control/collector.py): every reading of the steady rounds, within-round warm-up removed,
+  subsession means of size q, the t interval over them (docs/methods.md §2-4), and
+  (mean, s_q², n_q, q), what a later comparison needs. This is *the* estimate and CI.
+- ``summary``: descriptive statistics of the per-round values (mean of a round's
+  readings; docs/methods.md §1: median, CoV, quartiles, min, max, outliers) from
+  ``stats.summarize``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from benchrun import stats
+from benchrun.runner.control.collector import WorkloadStats, collect
+from benchrun.runner.store.database import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
+
+#: event kind of the final verdicts of a campaign (read by `benchrun show` and `run`)
+VERDICTS_EVENT = "verdicts"
+
+
+def final_verdicts(events: list[EventRow]) -> dict[str, Any] | None:
+    """Data of the newest stored "verdicts" event (pairs, baselines, reason), if any."""
+    for e in reversed(events):
+        if e.kind == VERDICTS_EVENT and e.data:
+            return e.data
+    return None
+
+
+@dataclass(frozen=True)
+class WorkloadResult:
+    """One row of the results table (values in ``unit``)."""
+
+    name: str
+    unit: str
+    direction: str
+    rounds: int  # rounds stored
+    steady: int  # ok rounds after warm-up
+    warmup: int
+    failed: int
+    status: str
+    status_reason: str | None
+    summary: dict[str, Any] | None  # stats.summarize(...).to_dict(); None if no data
+    last_failure: str | None
+    #: runner.control.collector.WorkloadStats.to_dict() of the steady rounds; None if no data
+    collected: dict[str, Any] | None = None
+    #: stats.drift_check(...).to_dict() of the steady round values in time order, with
+    #: its one-line ``text``; None with too few rounds
+    drift: dict[str, Any] | None = None
+
+
+def round_values(workload: WorkloadRow, rounds: list[RoundRow]) -> np.ndarray:
+    """Per-round metric values of the ok, non-warm-up rounds, in launch order.
+
+    A round with several readings contributes their mean (units as stored).
+    """
+    values = [
+        float(np.mean(r.readings))
+        for r in rounds
+        if r.status == "ok" and not r.warmup and r.readings
+    ]
+    return np.asarray(values, dtype=float)
+
+
+def collect_workload(
+    readings: list[tuple[float, ...]],
+    works: list[int | None],
+    *,
+    per_work: bool,
+    confidence: float,
+    warmup_readings: int | None = None,
+    min_subsessions: int | None = None,
+) -> WorkloadStats | None:
+    """The controller's statistics of one workload (runner/control/collector.py, docs/methods.md §2-4).
+
+    ``readings[i]`` and ``works[i]``: the readings and work amount of the i-th steady ok
+    round in launch order. ``per_work`` divides each round's readings by its work amount
+    (readings per unit of work). ``warmup_readings`` (config) fixes the within-round
+    warm-up; None detects it with MSER-5. None without any reading.
+    """
+    if not any(readings):
+        return None
+    pw = [float(w) for w in works] if per_work and all(w for w in works) else None
+    return collect(
+        readings,
+        confidence=confidence,
+        warmup="mser5" if warmup_readings is None else int(warmup_readings),
+        per_work=pw,
+        min_subsessions=min_subsessions,
+    )
+
+
+def collect_stored(
+    workload: WorkloadRow, rounds: list[RoundRow], settings: dict[str, Any]
+) -> WorkloadStats | None:
+    """:func:`collect_workload` on a stored workload's steady ok rounds (``settings``: the
+    campaign's stored settings dict)."""
+    steady = [r for r in rounds if r.status == "ok" and not r.warmup and r.readings]
+    warmup = settings.get("warmup_readings")
+    single = all(len(r.readings) == 1 for r in steady)
+    return collect_workload(
+        [r.readings for r in steady],
+        [r.work for r in steady],
+        per_work=bool(workload.spec.get("per_work")),
+        confidence=float(settings.get("confidence", 0.95)),
+        warmup_readings=None if warmup is None or single else int(warmup),
+        min_subsessions=settings.get("min_subsessions"),
+    )
+
+
+def drift_of(values: np.ndarray) -> dict[str, Any] | None:
+    """:func:`stats.drift_check` of per-round values in time order as a dict with its
+    one-line ``text``; None when the series is too short to say anything."""
+    d = stats.drift_check(values)
+    if d.von_neumann is None:
+        return None
+    return {**d.to_dict(), "text": d.describe()}
+
+
+def drift_line(name: str, drift: dict[str, Any] | None, paired: bool) -> str | None:
+    """The drift line of a workload whose steady rounds drifted (``drift``:
+    :attr:`WorkloadResult.drift`), as ``run``, ``show`` and reports print it; None when it
+    did not. ``paired``: its comparisons are paired, which cancels a drift the pass shares."""
+    if not drift or not drift.get("drifted"):
+        return None
+    tail = (
+        "; its comparisons are paired, which cancels a drift shared by the pass" if paired else ""
+    )
+    return f"drift: {name}: {drift['text']}: its mean describes this period of this machine{tail}"
+
+
+def workload_results(
+    store: Store, campaign: CampaignRow, confidence: float
+) -> list[WorkloadResult]:
+    """Summaries of every workload of ``campaign``."""
+    out: list[WorkloadResult] = []
+    rounds_by_workload: dict[int, list[RoundRow]] = {}
+    for r in store.rounds(campaign.id):
+        rounds_by_workload.setdefault(r.workload_id, []).append(r)
+    for w in store.workloads(campaign.id):
+        rounds = rounds_by_workload.get(w.id, [])
+        values = round_values(w, rounds)
+        summary = None
+        if values.size:
+            # whole warm-up rounds are already excluded; MSER-5 over rounds would discard
+            # real data of short fixed campaigns, so it is not applied here
+            summary = stats.summarize(values, confidence=confidence, warmup="none").to_dict()
+        failures = [r for r in rounds if r.status != "ok"]
+        collected = collect_stored(w, rounds, campaign.settings) if values.size else None
+        out.append(
+            WorkloadResult(
+                name=w.name,
+                unit=w.unit,
+                direction=w.direction,
+                rounds=len(rounds),
+                steady=int(values.size),
+                warmup=sum(1 for r in rounds if r.warmup),
+                failed=len(failures),
+                status=w.status,
+                status_reason=w.status_reason,
+                summary=summary,
+                last_failure=(
+                    f"round {failures[-1].round_index}: {failures[-1].status}: {failures[-1].reason}"
+                    if failures
+                    else None
+                ),
+                collected=None if collected is None else collected.to_dict(),
+                drift=drift_of(values),
+            )
+        )
+    return out
+
+
+def workload_states(
+    results: list[WorkloadResult], campaign: CampaignRow, events: list[EventRow]
+) -> dict[str, str]:
+    """What each workload is, by name, for ``show`` and ``status`` readers.
+
+    The store's ``workload.status`` says whether a workload may still get rounds
+    (``active``) or was dropped after failures (``stopped``). Combined with the campaign
+    and the controller's events (docs/controller.md) that becomes: ``stopped``;
+    ``done`` (the controller found its conditions met: a ``workload-done`` event; or a
+    fixed-mode campaign ran all its rounds); ``active`` (the campaign is running or
+    interrupted); ``unmet`` (an adaptive campaign ended, on a budget or a failure,
+    before this workload's conditions were met; the stop reason says which).
+    """
+    done = {
+        str(e.data.get("workload"))
+        for e in events
+        if e.kind == "workload-done" and isinstance(e.data, dict)
+    }
+    adaptive = bool(campaign.settings.get("adaptive", False))
+    out: dict[str, str] = {}
+    for r in results:
+        if r.status != "active":
+            out[r.name] = r.status
+        elif r.name in done:
+            out[r.name] = "done"
+        elif campaign.status in ("running", "interrupted"):
+            out[r.name] = "active"
+        elif campaign.status == "done" and not adaptive:
+            out[r.name] = "done"
+        else:
+            out[r.name] = "unmet"
+    return out

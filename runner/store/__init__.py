@@ -1,0 +1,1 @@
+"""The durable store: campaigns, workloads, rounds, readings and events in SQLite."""

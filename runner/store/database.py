@@ -1,0 +1,649 @@
+"""The durable store: one SQLite file per campaign directory (docs/architecture.md "The store").
+
+WAL journal, ``synchronous=FULL``, one transaction per round: a crash loses at most the
+round in flight, and ``UNIQUE(workload_id, round_index)`` makes a duplicate round
+impossible. Raw data is never rewritten by analysis; flags decide what is used.
+
+Several campaigns may live in one file (each ``benchrun run`` without ``--resume`` starts a
+new one, so nothing is ever overwritten); commands default to the newest.
+
+Units: times in the ``round`` table are Unix seconds (``started_at``), nanoseconds
+(``wall_ns``) and CPU seconds (``user_s``, ``sys_s``); ``max_rss_kib`` is KiB. Readings are
+in the workload's unit.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchrun.runner.errors import UserError
+
+SCHEMA_VERSION = 1
+APPLICATION_ID = 0x62656E63  # "benc": marks the file as a benchrun store
+
+_SCHEMA_V1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE campaign (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('running', 'interrupted', 'done', 'failed')),
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    config_path TEXT,
+    config_text TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    settings_json TEXT NOT NULL,
+    metadata_json TEXT,
+    benchrun_version TEXT NOT NULL,
+    command_line TEXT,
+    stop_reason TEXT
+);
+CREATE TABLE workload (
+    id INTEGER PRIMARY KEY,
+    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
+    name TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    metric TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    direction TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'active',
+    status_reason TEXT,
+    UNIQUE (campaign_id, name)
+);
+CREATE TABLE round (
+    id INTEGER PRIMARY KEY,
+    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
+    workload_id INTEGER NOT NULL REFERENCES workload(id),
+    seq INTEGER NOT NULL,
+    pass INTEGER NOT NULL,
+    round_index INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT,
+    exit_code INTEGER,
+    started_at REAL NOT NULL,
+    wall_ns INTEGER NOT NULL,
+    user_s REAL NOT NULL,
+    sys_s REAL NOT NULL,
+    max_rss_kib INTEGER NOT NULL,
+    cpus TEXT,
+    argv_json TEXT NOT NULL,
+    work INTEGER,
+    warmup INTEGER NOT NULL DEFAULT 0,
+    flags TEXT NOT NULL DEFAULT '',
+    stdout_tail TEXT,
+    stderr_tail TEXT,
+    facts_json TEXT,
+    UNIQUE (workload_id, round_index),
+    UNIQUE (campaign_id, seq)
+);
+CREATE TABLE reading (
+    round_id INTEGER NOT NULL REFERENCES round(id),
+    idx INTEGER NOT NULL,
+    value REAL NOT NULL,
+    flags TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (round_id, idx)
+);
+CREATE TABLE event (
+    id INTEGER PRIMARY KEY,
+    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
+    at REAL NOT NULL,
+    kind TEXT NOT NULL,
+    message TEXT NOT NULL,
+    data_json TEXT
+);
+CREATE INDEX round_by_workload ON round (workload_id, round_index);
+CREATE INDEX event_by_campaign ON event (campaign_id, at);
+"""
+
+#: migrations[v] upgrades a store at version v to v + 1
+_MIGRATIONS: dict[int, str] = {}
+
+
+@dataclass(frozen=True)
+class CampaignRow:
+    """One campaign as stored."""
+
+    id: int
+    name: str
+    status: str
+    created_at: float
+    updated_at: float
+    config_path: str | None
+    config_text: str
+    fingerprint: str
+    settings: dict[str, Any]
+    metadata: dict[str, Any] | None
+    benchrun_version: str
+    command_line: str | None
+    stop_reason: str | None
+
+
+@dataclass(frozen=True)
+class WorkloadRow:
+    """One workload of a campaign as stored."""
+
+    id: int
+    name: str
+    position: int
+    metric: str
+    unit: str
+    direction: str
+    spec: dict[str, Any]
+    status: str
+    status_reason: str | None
+
+
+@dataclass(frozen=True)
+class RoundRow:
+    """One stored round, with its readings (in the workload's unit)."""
+
+    id: int
+    workload_id: int
+    seq: int
+    pass_: int
+    round_index: int
+    status: str
+    reason: str | None
+    exit_code: int | None
+    started_at: float
+    wall_ns: int
+    user_s: float
+    sys_s: float
+    max_rss_kib: int
+    cpus: str | None
+    argv: list[str]
+    work: int | None
+    warmup: bool
+    flags: str
+    stdout_tail: str | None
+    stderr_tail: str | None
+    facts: dict[str, Any] | None
+    readings: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class EventRow:
+    id: int
+    at: float
+    kind: str
+    message: str
+    data: dict[str, Any] | None
+
+
+class Store:
+    """A benchrun SQLite store. Use :meth:`open` (existing) or :meth:`create_or_open`."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+
+    # -- opening ---------------------------------------------------------------------------
+
+    @classmethod
+    def create_or_open(cls, path: str | Path) -> Store:
+        """Open ``path``, creating the file, its directory and the schema if needed."""
+        path = Path(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"cannot create {path.parent}: {exc.strerror}") from exc
+        return cls._connect(path, create=True)
+
+    @classmethod
+    def open(cls, path: str | Path) -> Store:
+        """Open an existing store; a missing, corrupt or foreign file is a UserError."""
+        path = Path(path)
+        if not path.is_file():
+            raise UserError(f"{path}: no benchrun database here")
+        return cls._connect(path, create=False)
+
+    @classmethod
+    def _connect(cls, path: Path, create: bool) -> Store:
+        try:
+            conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+            conn.execute("PRAGMA busy_timeout = 30000")
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise UserError(
+                f"{path}: not a usable SQLite database ({exc}); move it away or choose "
+                "another output directory"
+            ) from exc
+        if tables and app_id != APPLICATION_ID:
+            conn.close()
+            raise UserError(
+                f"{path}: this SQLite file was not written by benchrun; refusing to touch it"
+            )
+        if not tables and not create:
+            conn.close()
+            raise UserError(f"{path}: empty database, no campaign in it")
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise UserError(f"{path}: cannot use the database ({exc})") from exc
+        store = cls(conn, path)
+        if not tables:
+            store._create_schema()
+        else:
+            store._migrate()
+        return store
+
+    def _create_schema(self) -> None:
+        with self.transaction():
+            for statement in _SCHEMA_V1.split(";"):
+                if statement.strip():
+                    self.conn.execute(statement)
+            self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            self.conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+
+    def schema_version(self) -> int:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _migrate(self) -> None:
+        version = self.schema_version()
+        if version > SCHEMA_VERSION:
+            raise UserError(
+                f"{self.path}: written by a newer benchrun (schema {version}, this one reads "
+                f"up to {SCHEMA_VERSION}); upgrade benchrun"
+            )
+        while version < SCHEMA_VERSION:
+            with self.transaction():
+                for statement in _MIGRATIONS[version].split(";"):
+                    if statement.strip():
+                        self.conn.execute(statement)
+                version += 1
+                self.conn.execute(
+                    "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),)
+                )
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any exception).
+
+        A full disk (SQLITE_FULL, ENOSPC) rolls the transaction back and raises
+        :class:`StoreFull`: every round committed before stays intact.
+        """
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise self._full_or(exc) from exc
+        try:
+            yield self.conn
+        except BaseException as exc:
+            self._rollback_quietly()
+            if isinstance(exc, sqlite3.OperationalError) and _is_disk_full(exc):
+                raise StoreFull(self.path, exc) from exc
+            raise
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            self._rollback_quietly()
+            raise self._full_or(exc) from exc
+
+    def _rollback_quietly(self) -> None:
+        if self.conn.in_transaction:
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass  # SQLite already rolled back (e.g. after SQLITE_FULL)
+
+    def _full_or(self, exc: sqlite3.OperationalError) -> Exception:
+        return StoreFull(self.path, exc) if _is_disk_full(exc) else exc
+
+    # -- campaigns -------------------------------------------------------------------------
+
+    def create_campaign(
+        self,
+        *,
+        name: str,
+        config_path: str | None,
+        config_text: str,
+        fingerprint: str,
+        settings: Mapping[str, Any],
+        workloads: Sequence[Mapping[str, Any]],
+        benchrun_version: str,
+        command_line: str | None,
+    ) -> int:
+        """Insert a campaign (status ``running``) with its workloads; returns its id.
+
+        Each workload mapping has ``name, metric, unit, direction, spec``.
+        """
+        now = time.time()
+        with self.transaction() as c:
+            cur = c.execute(
+                "INSERT INTO campaign (name, status, created_at, updated_at, config_path,"
+                " config_text, fingerprint, settings_json, benchrun_version, command_line)"
+                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    name,
+                    now,
+                    now,
+                    config_path,
+                    config_text,
+                    fingerprint,
+                    _dumps(settings),
+                    benchrun_version,
+                    command_line,
+                ),
+            )
+            campaign_id = int(cur.lastrowid or 0)
+            for position, w in enumerate(workloads):
+                c.execute(
+                    "INSERT INTO workload (campaign_id, name, position, metric, unit, direction,"
+                    " spec_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        campaign_id,
+                        w["name"],
+                        position,
+                        w["metric"],
+                        w["unit"],
+                        w["direction"],
+                        _dumps(w["spec"]),
+                    ),
+                )
+            self._event(c, campaign_id, "start", f"campaign {name} started", None, now)
+        return campaign_id
+
+    def set_metadata(self, campaign_id: int, metadata: Mapping[str, Any]) -> None:
+        with self.transaction() as c:
+            c.execute(
+                "UPDATE campaign SET metadata_json = ?, updated_at = ? WHERE id = ?",
+                (_dumps(metadata), time.time(), campaign_id),
+            )
+
+    def set_status(self, campaign_id: int, status: str, reason: str | None = None) -> None:
+        """Set the campaign status (running/interrupted/done/failed) and record an event."""
+        now = time.time()
+        with self.transaction() as c:
+            c.execute(
+                "UPDATE campaign SET status = ?, stop_reason = ?, updated_at = ? WHERE id = ?",
+                (status, reason, now, campaign_id),
+            )
+            self._event(
+                c, campaign_id, "status", f"{status}: {reason or ''}".rstrip(": "), None, now
+            )
+
+    def campaigns(self) -> list[CampaignRow]:
+        rows = self.conn.execute("SELECT * FROM campaign ORDER BY id").fetchall()
+        return [self._campaign(r) for r in rows]
+
+    def campaign(self, campaign_id: int | None = None) -> CampaignRow:
+        """The campaign with ``campaign_id``, or the newest one."""
+        if campaign_id is None:
+            row = self.conn.execute("SELECT * FROM campaign ORDER BY id DESC LIMIT 1").fetchone()
+            if row is None:
+                raise UserError(f"{self.path}: no campaign in this database")
+        else:
+            row = self.conn.execute(
+                "SELECT * FROM campaign WHERE id = ?", (campaign_id,)
+            ).fetchone()
+            if row is None:
+                ids = ", ".join(str(c.id) for c in self.campaigns()) or "none"
+                raise UserError(f"{self.path}: no campaign {campaign_id} (campaigns: {ids})")
+        return self._campaign(row)
+
+    @staticmethod
+    def _campaign(r: tuple[Any, ...]) -> CampaignRow:
+        return CampaignRow(
+            id=r[0],
+            name=r[1],
+            status=r[2],
+            created_at=r[3],
+            updated_at=r[4],
+            config_path=r[5],
+            config_text=r[6],
+            fingerprint=r[7],
+            settings=json.loads(r[8]),
+            metadata=json.loads(r[9]) if r[9] else None,
+            benchrun_version=r[10],
+            command_line=r[11],
+            stop_reason=r[12],
+        )
+
+    # -- workloads -------------------------------------------------------------------------
+
+    def workloads(self, campaign_id: int) -> list[WorkloadRow]:
+        rows = self.conn.execute(
+            "SELECT id, name, position, metric, unit, direction, spec_json, status, status_reason"
+            " FROM workload WHERE campaign_id = ? ORDER BY position",
+            (campaign_id,),
+        ).fetchall()
+        return [
+            WorkloadRow(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7], r[8])
+            for r in rows
+        ]
+
+    def set_workload_status(self, workload_id: int, status: str, reason: str | None) -> None:
+        with self.transaction() as c:
+            c.execute(
+                "UPDATE workload SET status = ?, status_reason = ? WHERE id = ?",
+                (status, reason, workload_id),
+            )
+
+    # -- rounds ----------------------------------------------------------------------------
+
+    def add_round(
+        self,
+        *,
+        campaign_id: int,
+        workload_id: int,
+        seq: int,
+        pass_: int,
+        round_index: int,
+        status: str,
+        reason: str | None,
+        exit_code: int | None,
+        started_at: float,
+        wall_ns: int,
+        user_s: float,
+        sys_s: float,
+        max_rss_kib: int,
+        cpus: str | None,
+        argv: Sequence[str],
+        work: int | None,
+        warmup: bool,
+        readings: Iterable[float],
+        stdout_tail: str | None = None,
+        stderr_tail: str | None = None,
+        facts: Mapping[str, Any] | None = None,
+        flags: str = "",
+    ) -> int:
+        """Append one round and its readings in ONE transaction; returns the round id.
+
+        A second insert of the same (workload, round_index) raises ``sqlite3.IntegrityError``:
+        rounds are never duplicated.
+        """
+        with self.transaction() as c:
+            cur = c.execute(
+                "INSERT INTO round (campaign_id, workload_id, seq, pass, round_index, status,"
+                " reason, exit_code, started_at, wall_ns, user_s, sys_s, max_rss_kib, cpus,"
+                " argv_json, work, warmup, flags, stdout_tail, stderr_tail, facts_json)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    campaign_id,
+                    workload_id,
+                    seq,
+                    pass_,
+                    round_index,
+                    status,
+                    reason,
+                    exit_code,
+                    started_at,
+                    wall_ns,
+                    user_s,
+                    sys_s,
+                    max_rss_kib,
+                    cpus,
+                    json.dumps(list(argv)),
+                    work,
+                    int(warmup),
+                    flags,
+                    stdout_tail,
+                    stderr_tail,
+                    _dumps(facts) if facts is not None else None,
+                ),
+            )
+            round_id = int(cur.lastrowid or 0)
+            c.executemany(
+                "INSERT INTO reading (round_id, idx, value) VALUES (?, ?, ?)",
+                [(round_id, i, float(v)) for i, v in enumerate(readings)],
+            )
+            c.execute("UPDATE campaign SET updated_at = ? WHERE id = ?", (time.time(), campaign_id))
+        return round_id
+
+    def rounds(self, campaign_id: int, workload_id: int | None = None) -> list[RoundRow]:
+        """Rounds in launch order (``seq``), each with its readings."""
+        sql = (
+            "SELECT id, workload_id, seq, pass, round_index, status, reason, exit_code,"
+            " started_at, wall_ns, user_s, sys_s, max_rss_kib, cpus, argv_json, work, warmup,"
+            " flags, stdout_tail, stderr_tail, facts_json FROM round WHERE campaign_id = ?"
+        )
+        params: list[Any] = [campaign_id]
+        if workload_id is not None:
+            sql += " AND workload_id = ?"
+            params.append(workload_id)
+        rows = self.conn.execute(sql + " ORDER BY seq", params).fetchall()
+        readings: dict[int, list[float]] = {}
+        rsql = (
+            "SELECT reading.round_id, reading.value FROM reading JOIN round"
+            " ON round.id = reading.round_id WHERE round.campaign_id = ?"
+        )
+        rparams: list[Any] = [campaign_id]
+        if workload_id is not None:
+            rsql += " AND round.workload_id = ?"
+            rparams.append(workload_id)
+        for round_id, value in self.conn.execute(
+            rsql + " ORDER BY reading.round_id, reading.idx", rparams
+        ):
+            readings.setdefault(round_id, []).append(value)
+        return [
+            RoundRow(
+                id=r[0],
+                workload_id=r[1],
+                seq=r[2],
+                pass_=r[3],
+                round_index=r[4],
+                status=r[5],
+                reason=r[6],
+                exit_code=r[7],
+                started_at=r[8],
+                wall_ns=r[9],
+                user_s=r[10],
+                sys_s=r[11],
+                max_rss_kib=r[12],
+                cpus=r[13],
+                argv=json.loads(r[14]),
+                work=r[15],
+                warmup=bool(r[16]),
+                flags=r[17],
+                stdout_tail=r[18],
+                stderr_tail=r[19],
+                facts=json.loads(r[20]) if r[20] else None,
+                readings=tuple(readings.get(r[0], ())),
+            )
+            for r in rows
+        ]
+
+    def next_seq(self, campaign_id: int) -> int:
+        row = self.conn.execute(
+            "SELECT coalesce(max(seq), -1) + 1 FROM round WHERE campaign_id = ?", (campaign_id,)
+        ).fetchone()
+        return int(row[0])
+
+    # -- events ----------------------------------------------------------------------------
+
+    def add_event(
+        self,
+        campaign_id: int,
+        kind: str,
+        message: str,
+        data: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Record what was decided and why (controller decisions, interruptions, resumes)."""
+        with self.transaction() as c:
+            self._event(c, campaign_id, kind, message, data, time.time())
+
+    @staticmethod
+    def _event(
+        c: sqlite3.Connection,
+        campaign_id: int,
+        kind: str,
+        message: str,
+        data: Mapping[str, Any] | None,
+        at: float,
+    ) -> None:
+        c.execute(
+            "INSERT INTO event (campaign_id, at, kind, message, data_json) VALUES (?, ?, ?, ?, ?)",
+            (campaign_id, at, kind, message, _dumps(data) if data is not None else None),
+        )
+
+    def events(self, campaign_id: int) -> list[EventRow]:
+        rows = self.conn.execute(
+            "SELECT id, at, kind, message, data_json FROM event WHERE campaign_id = ? ORDER BY id",
+            (campaign_id,),
+        ).fetchall()
+        return [EventRow(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None) for r in rows]
+
+    def integrity_ok(self) -> bool:
+        """``PRAGMA integrity_check`` says ``ok``."""
+        return self.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+#: exit code of ``benchrun`` when the store's disk is full (EX_TEMPFAIL: try again later)
+EXIT_STORE_FULL = 75
+
+
+class StoreFull(UserError):
+    """The store's file system is full: the transaction was rolled back, nothing committed
+    before it is lost. Exit code :data:`EXIT_STORE_FULL`; the daemon pauses the campaign."""
+
+    def __init__(self, path: Path, cause: BaseException | None = None) -> None:
+        detail = f" ({cause})" if cause is not None else ""
+        super().__init__(
+            f"{path}: the disk is full{detail}; every round committed so far is intact; "
+            f"free space on the file system of {path.parent} and continue with --resume",
+            exit_code=EXIT_STORE_FULL,
+        )
+        self.path = path
+
+
+def _is_disk_full(exc: BaseException) -> bool:
+    """SQLITE_FULL ("database or disk is full") or an ENOSPC/EDQUOT error."""
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code is not None and code & 0xFF == 13:  # SQLITE_FULL
+            return True
+        text = str(exc).lower()
+        return "disk is full" in text or "no space left" in text
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return False
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str, allow_nan=False)

@@ -1,0 +1,1 @@
+"""The terminal: live display and tables."""
