@@ -23,7 +23,6 @@ neither repeats a round nor spends alpha twice.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import statistics
 import time
@@ -48,6 +47,7 @@ from benchrun.runner.control.controller import Controller, ControllerParams, Dec
 from benchrun.runner.control.pairing import PassSeries, round_values_by_pass
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.executor import Executor
+from benchrun.runner.files import atomic_write_text
 from benchrun.runner.results.baseline import load_baseline
 from benchrun.runner.results.workloads import VERDICTS_EVENT, collect_workload
 from benchrun.runner.store.database import CampaignRow, EventRow
@@ -102,10 +102,8 @@ def _stored(events: list[EventRow], kind: str) -> dict[str, Any]:
 
 def write_status(path: Path, doc: dict[str, Any]) -> None:
     """Replace ``path`` with ``doc`` as JSON atomically (write a temporary file, rename)."""
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_text(json.dumps(doc, indent=1, allow_nan=False, default=str))
-        os.replace(tmp, path)
+        atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False, default=str))
     except (OSError, ValueError):
         pass  # the live status is a convenience; the store holds the truth
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import matplotlib
 
 from benchrun.runner.errors import UserError
+from benchrun.runner.files import atomic_write_text
 from benchrun.runner.report import FORMATS
 
 matplotlib.use("Agg")
@@ -17,13 +17,9 @@ matplotlib.use("Agg")
 def _write(path: Path, text: str) -> int:
     """Write atomically (temporary file + rename); returns the size in bytes."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        return atomic_write_text(path, text)
     except OSError as exc:
         raise UserError(f"{path}: cannot write the report ({exc.strerror or exc})") from None
-    return path.stat().st_size
 
 
 def default_out(db: Path, fmt: str) -> Path | None:
