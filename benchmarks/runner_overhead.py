@@ -30,7 +30,8 @@ import tempfile
 import time
 from collections.abc import Callable
 
-from benchrun.runner.execute.executor import LocalExecutor, RoundSpec
+from benchrun.runner.execute.executor import RoundSpec
+from benchrun.runner.execute.local import LocalExecutor
 
 
 def loop_bare(argv: list[str], n: int, capture: bool) -> tuple[float, list[float]]:

@@ -1,6 +1,6 @@
 """benchrun runner: everything that touches processes, files, the machine and the user.
 
-See docs/architecture.md ("Data flow of benchrun run"). ``runner`` calls ``stats``; never the
+See docs/design.md ("Data flow of benchrun run"). ``runner`` calls ``stats``; never the
 other way round.
 """
 

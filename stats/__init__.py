@@ -101,7 +101,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'stats' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"stats.{module}"), name)
+    value = getattr(importlib.import_module(f"benchrun.stats.{module}"), name)
     globals()[name] = value
     return value
 

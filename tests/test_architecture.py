@@ -1,4 +1,4 @@
-"""The import rules of docs/architecture.md, checked on the source tree.
+"""The import rules of docs/design.md, checked on the source tree.
 
 Packages of ``benchrun.runner`` are layered along the data flow; a module may import its
 own package, ``benchrun.stats`` and lower layers only, never a higher one. ``stats``
@@ -10,10 +10,10 @@ graph has no cycle.
 from __future__ import annotations
 
 import ast
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -101,7 +101,7 @@ GRAPH = {m: _imports(m, p) for m, p in MODULES.items()}
 
 def test_every_runner_package_has_a_layer() -> None:
     packages = {p.name for p in (REPO / "runner").iterdir() if (p / "__init__.py").exists()}
-    assert packages <= set(LEVEL), f"add to LAYERS (and docs/architecture.md): {packages - set(LEVEL)}"
+    assert packages <= set(LEVEL), f"add to LAYERS (and docs/design.md): {packages - set(LEVEL)}"
 
 
 def test_imports_use_the_benchrun_namespace() -> None:
@@ -143,9 +143,7 @@ def test_runner_imports_go_down_the_layers() -> None:
 def test_no_import_cycles() -> None:
     """Depth-first search for a back edge in the module graph (package __init__ edges to
     their own submodules excluded: importing a package's module runs its __init__ first)."""
-    edges = {
-        m: {t for _, t in e if t != m and not t.startswith(m + ".")} for m, e in GRAPH.items()
-    }
+    edges = {m: {t for _, t in e if t != m and not t.startswith(m + ".")} for m, e in GRAPH.items()}
     state: dict[str, int] = {}
     stack: list[str] = []
 

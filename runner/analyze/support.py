@@ -39,7 +39,7 @@ def stats_function(name: str) -> Callable[..., Any]:
 def stats_module(module: str, name: str) -> Callable[..., Any]:
     """A function of ``stats.<module>`` that is not a public export."""
     try:
-        return getattr(importlib.import_module(f"stats.{module}"), name)
+        return getattr(importlib.import_module(f"benchrun.stats.{module}"), name)
     except (ImportError, AttributeError) as exc:
         raise UserError(
             f"stats.{module}.{name} is not available in this build ({exc})", 1

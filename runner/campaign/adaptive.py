@@ -1,6 +1,6 @@
 """Adaptive mode of ``benchrun run``: measure exactly as the question needs.
 
-The loop (docs/architecture.md data flow; design and simulation in docs/controller.md):
+The loop (docs/design.md data flow; design and simulation in docs/controller.md):
 
 1. Calibrate: for a workload whose command holds ``{work}``, grow the work amount until a
    round lasts ``max(min_round_time, 100 x launch overhead)`` (runner/campaign/calibrate.py). The

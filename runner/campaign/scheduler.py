@@ -1,4 +1,4 @@
-"""Planning rounds: which workloads run in which order (docs/architecture.md, runner/scheduler).
+"""Planning rounds: which workloads run in which order (docs/design.md, runner/scheduler).
 
 Rounds are launched in *passes*. In pass ``p`` every workload that still needs a round gets
 exactly one, in an order that is a seeded random permutation (``order: interleaved``, the

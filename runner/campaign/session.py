@@ -1,6 +1,6 @@
 """One campaign of ``benchrun run``: open the store, plan, launch, commit, repeat.
 
-This module owns the loop of docs/architecture.md's data flow in fixed mode
+This module owns the loop of docs/design.md's data flow in fixed mode
 (``settings.rounds`` steady rounds per workload): scheduler -> executor -> store, with
 interruption (SIGINT/SIGTERM) and resume. Nothing here computes statistics.
 

@@ -12,7 +12,7 @@ from rich.console import Console
 from benchrun.runner.commands import add_set_option
 from benchrun.runner.config.loader import load_experiment
 from benchrun.runner.errors import UserError
-from benchrun.runner.execute.executor import LocalExecutor
+from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.execute.pinning import pinned_runner, plan_pinning
 from benchrun.runner.store.database import Store
 from benchrun.runner.ui.display import RichDisplay, results_table, stdout_console, verdicts_table

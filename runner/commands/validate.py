@@ -55,7 +55,11 @@ def register(subparsers: Any) -> None:
 
 def template_text() -> str:
     """The commented example experiment (``runner/templates/init.yaml``)."""
-    return resources.files("runner").joinpath("templates/init.yaml").read_text(encoding="utf-8")
+    return (
+        resources.files("benchrun.runner")
+        .joinpath("templates/init.yaml")
+        .read_text(encoding="utf-8")
+    )
 
 
 def summary_lines(exp: Experiment, display: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""Per-workload statistics for the adaptive controller (docs/architecture.md "runner/collector").
+"""Per-workload statistics for the adaptive controller (docs/design.md "runner/collector").
 
 :func:`collect` turns the readings of one workload's steady rounds (warm-up *rounds*
 already removed by the caller) into the numbers the stopping rule needs: the mean, the

@@ -1,6 +1,6 @@
 """Which CPUs the workload and the runner use, and the one place that pins the runner.
 
-docs/architecture.md "Processes": the runner pins itself away from the workload CPUs when it
+docs/design.md "Processes": the runner pins itself away from the workload CPUs when it
 can; on a 2-core machine the runner runs on CPU 0 and the workload on CPU 1 (``pin: auto``).
 Only CPUs in the current affinity mask are considered (a container or ``taskset`` may allow
 fewer CPUs than the machine has), and SMT siblings (hyperthreads of one physical core) are
@@ -9,7 +9,7 @@ and caches and would disturb each other.
 
 ``pinned_runner`` is the single place that changes the runner's affinity; it records the
 old masks and restores them on exit, also when an exception leaves the block
-(docs/architecture.md "Keep state changes to the machine ... in one place").
+(docs/design.md "Keep state changes to the machine ... in one place").
 """
 
 from __future__ import annotations

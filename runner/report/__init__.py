@@ -1,6 +1,6 @@
 """Reports a person can publish (``benchrun report``), built on the store and ``stats``.
 
-One module per concern, as in hyperfine's exporters (docs/architecture.md "Models to follow"):
+One module per concern, as in hyperfine's exporters (docs/design.md "Models to follow"):
 
 - :mod:`runner.report.model`: gathers one campaign from the store into plain data
   (per-workload series, estimates, diagnostics); computes no test itself.

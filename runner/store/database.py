@@ -1,4 +1,4 @@
-"""The durable store: one SQLite file per campaign directory (docs/architecture.md "The store").
+"""The durable store: one SQLite file per campaign directory (docs/design.md "The store").
 
 WAL journal, ``synchronous=FULL``, one transaction per round: a crash loses at most the
 round in flight, and ``UNIQUE(workload_id, round_index)`` makes a duplicate round

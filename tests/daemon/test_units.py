@@ -16,7 +16,8 @@ from benchrun.runner.daemon.protocol import MAX_MESSAGE, ProtocolError, decode_r
 from benchrun.runner.daemon.queue import QueueDB
 from benchrun.runner.daemon.supervisor import last_error_line
 from benchrun.runner.errors import UserError
-from benchrun.runner.execute.executor import LocalExecutor, RoundSpec
+from benchrun.runner.execute.executor import RoundSpec
+from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.machine.quiet import ENV_LOAD, ENV_MAX_WAIT, quiet_settings, wait_for_quiet
 
 

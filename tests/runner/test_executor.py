@@ -20,7 +20,8 @@ import pytest
 
 from benchrun.runner.config.experiment import ReadingsSpec
 from benchrun.runner.errors import UserError
-from benchrun.runner.execute.executor import LocalExecutor, RoundOutcome, RoundSpec
+from benchrun.runner.execute.executor import RoundOutcome, RoundSpec
+from benchrun.runner.execute.local import LocalExecutor
 
 PY = sys.executable
 ENV = {k: os.environ[k] for k in ("PATH", "HOME", "LANG") if k in os.environ}

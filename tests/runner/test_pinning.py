@@ -1,7 +1,7 @@
 """CPU planning (with fake sysfs topologies) and the runner-pinning context manager.
 
 Topologies are written by the test as the kernel would expose them; expected plans follow
-from the rule in docs/architecture.md (last physical core for the workload, SMT siblings never
+from the rule in docs/design.md (last physical core for the workload, SMT siblings never
 split, only allowed CPUs). Affinity effects are checked with the kernel's own answer
 (os.sched_getaffinity on the thread, or printed by a child process).
 """

@@ -19,7 +19,7 @@ def test_star_import() -> None:
 
 
 def test_stats_never_imports_runner() -> None:
-    """docs/architecture.md: the arrow is one-way (runner -> stats)."""
+    """docs/design.md: the arrow is one-way (runner -> stats)."""
     import pathlib
 
     root = pathlib.Path(stats.__file__).parent
