@@ -1,4 +1,4 @@
-"""The import rules of docs/design.md, checked on the source tree.
+"""The import rules of docs/architecture.md, checked on the source tree.
 
 Packages of ``benchrun.runner`` are layered along the data flow; a module may import its
 own package, ``benchrun.stats`` and lower layers only, never a higher one. ``stats``
@@ -101,7 +101,7 @@ GRAPH = {m: _imports(m, p) for m, p in MODULES.items()}
 
 def test_every_runner_package_has_a_layer() -> None:
     packages = {p.name for p in (REPO / "runner").iterdir() if (p / "__init__.py").exists()}
-    assert packages <= set(LEVEL), f"add to LAYERS (and docs/design.md): {packages - set(LEVEL)}"
+    assert packages <= set(LEVEL), f"add to LAYERS (and docs/architecture.md): {packages - set(LEVEL)}"
 
 
 def test_imports_use_the_benchrun_namespace() -> None:
