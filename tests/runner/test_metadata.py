@@ -26,6 +26,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchrun.runner.machine import noise as noise
 from benchrun.runner.machine import probes as probes
 from benchrun.runner.machine.describe import format_bytes
 from benchrun.runner.machine.metadata import (
@@ -502,6 +503,120 @@ def test_unreadable_fact_is_unknown_not_warned() -> None:
         ("CPU frequency governor", "no cpufreq"),
         ("ASLR", "no randomize_va_space"),
     ]
+
+
+def _set(meta: dict[str, Any], section: str, key: str, value: Any) -> dict[str, Any]:
+    meta[section][key] = value
+    return meta
+
+
+def _unreadable(meta: dict[str, Any], section: str, key: str) -> dict[str, Any]:
+    meta[section][key] = None
+    meta[section]["_unavailable"][key] = f"cannot read {key}"
+    return meta
+
+
+# each rule on its own: (rule, setting it warns about, a change of the quiet record that
+# triggers it, the fact whose loss makes it unchecked, the setting named then)
+RULE_CASES = [
+    (
+        noise.governor_rule,
+        "CPU frequency governor",
+        lambda m: _set(m, "hardware", "governors", {"0": "performance", "1": "schedutil"}),
+        ("hardware", "governors"),
+        "CPU frequency governor",
+    ),
+    (
+        noise.turbo_rule,
+        "turbo boost",
+        lambda m: _set(m, "hardware", "turbo", True),
+        ("hardware", "turbo"),
+        "turbo boost",
+    ),
+    (
+        noise.smt_rule,
+        "SMT sibling online",
+        lambda m: _set(m, "hardware", "thread_siblings", {"1": [0, 1], "0": [0, 1]}),
+        ("hardware", "thread_siblings"),
+        None,  # the smt_active flag still answers for the machine
+    ),
+    (
+        noise.load_rule,
+        "load average",
+        lambda m: _set(m, "environment", "load_average", [3.0, 0.0, 0.0]),
+        ("environment", "load_average"),
+        "load average",
+    ),
+    (
+        noise.aslr_rule,
+        "ASLR",
+        lambda m: _set(m, "environment", "aslr", 1),
+        ("environment", "aslr"),
+        "ASLR",
+    ),
+    (
+        noise.isolation_rule,
+        "isolated CPUs",
+        lambda m: _set(m, "environment", "isolated_cpus", [0, 2]),
+        ("environment", "isolated_cpus"),
+        "isolated CPUs",
+    ),
+]
+
+
+def test_rules_are_listed_once_in_report_order() -> None:
+    assert list(noise.RULES) == [case[0] for case in RULE_CASES]
+
+
+@pytest.mark.parametrize(
+    ("rule", "setting", "trigger", "fact", "unchecked"),
+    RULE_CASES,
+    ids=[case[1] for case in RULE_CASES],
+)
+def test_each_rule_alone(
+    rule: noise.Rule,
+    setting: str,
+    trigger: Any,
+    fact: tuple[str, str],
+    unchecked: str | None,
+) -> None:
+    cpus = [1]
+    assert rule(_quiet(), cpus) == []  # the quiet record does not trigger it
+    found = rule(trigger(_quiet()), cpus)
+    assert len(found) == 1 and isinstance(found[0], NoiseWarning), found
+    assert found[0].setting == setting
+    assert all(found[0].to_dict().values())  # found, why and fix are all said
+    # the other rules stay silent on the same change: each rule reads its own facts
+    others = [r for r in noise.RULES if r is not rule]
+    assert [f for r in others for f in r(trigger(_quiet()), cpus)] == []
+    # an unreadable fact is not a warning; it is listed as unchecked with the reason
+    lost = rule(_unreadable(_quiet(), *fact), cpus)
+    if unchecked is None:
+        assert lost == []
+    else:
+        assert lost == [noise.Unchecked(unchecked, f"cannot read {fact[1]}")]
+
+
+def test_smt_rule_unchecked_when_neither_fact_is_readable() -> None:
+    meta = _unreadable(
+        _unreadable(_quiet(), "hardware", "thread_siblings"), "hardware", "smt_active"
+    )
+    assert noise.smt_rule(meta, [1]) == [
+        noise.Unchecked("SMT siblings", "cannot read thread_siblings")
+    ]
+
+
+def test_assess_keeps_rule_order_and_mixes_findings() -> None:
+    meta = _quiet()
+    meta["environment"].update(aslr=2, load_average=[4.0, 0, 0])
+    meta = _unreadable(meta, "hardware", "turbo")
+    found = noise.assess(meta)
+    assert found == [
+        noise.Unchecked("turbo boost", "cannot read turbo"),
+        noise_warnings(meta)[0],
+        noise_warnings(meta)[1],
+    ]
+    assert [w.setting for w in noise_warnings(meta)] == ["load average", "ASLR"]
 
 
 # ------------------------------------------------------------------------------ describe
