@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from benchrun.runner.machine.probes import format_cpu_list
+from benchrun.runner.config.cpulist import format_cpu_list
 
 #: record section -> title shown to people, in display order
 SECTION_TITLES: dict[str, str] = {

@@ -14,8 +14,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from benchrun.runner.config.cpulist import parse_kernel_cpu_list
 from benchrun.runner.machine import probes as probes
-from benchrun.runner.machine.probes import Unreadable, parse_cpu_list, read_text
+from benchrun.runner.machine.probes import Unreadable, read_text
 
 
 def probe_timer(calls_per_block: int = 1000, blocks: int = 31) -> dict[str, Any]:
@@ -82,7 +83,7 @@ def probe_aslr() -> dict[str, Any]:
 
 def probe_isolated() -> dict[str, Any]:
     """CPUs isolated from the scheduler (``/sys/devices/system/cpu/isolated``; [] = none)."""
-    return {"isolated_cpus": parse_cpu_list(read_text(probes.SYS_CPU / "isolated"))}
+    return {"isolated_cpus": list(parse_kernel_cpu_list(read_text(probes.SYS_CPU / "isolated")))}
 
 
 def probe_load() -> dict[str, Any]:

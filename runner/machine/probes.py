@@ -25,7 +25,6 @@ from typing import Any
 
 import psutil
 
-from benchrun.runner.config.cpulist import format_cpu_list as format_cpu_list
 from benchrun.runner.config.cpulist import parse_kernel_cpu_list
 
 #: procfs root (``/proc/cpuinfo``, ``/proc/cmdline``, ``/proc/sys/kernel/...``)
@@ -69,7 +68,8 @@ class Unreadable(Exception):
 
 
 def parse_cpu_list(text: str) -> list[int]:
-    """Parse a kernel CPU list such as ``"0-3,8,10-11"`` (empty text -> ``[]``)."""
+    """Kept for ``runner/commands/system.py`` until it calls
+    :func:`runner.config.cpulist.parse_kernel_cpu_list` itself; nothing here uses it."""
     return list(parse_kernel_cpu_list(text))
 
 
@@ -152,7 +152,7 @@ def probe_cores() -> dict[str, Any]:
     if physical is None:
         facts["_unavailable"]["cores_physical"] = "psutil cannot count physical cores here"
     try:
-        facts["cpus_online"] = parse_cpu_list(read_text(SYS_CPU / "online"))
+        facts["cpus_online"] = list(parse_kernel_cpu_list(read_text(SYS_CPU / "online")))
     except Unreadable as exc:
         facts["cpus_online"] = None
         facts["_unavailable"]["cpus_online"] = exc.reason
@@ -193,7 +193,7 @@ def probe_smt(cpus_online: Sequence[int] | None) -> dict[str, Any]:
     for cpu in cpus_online:
         path = SYS_CPU / f"cpu{cpu}" / "topology" / "thread_siblings_list"
         try:
-            siblings[str(cpu)] = parse_cpu_list(read_text(path))
+            siblings[str(cpu)] = list(parse_kernel_cpu_list(read_text(path)))
         except Unreadable as exc:
             facts["thread_siblings"] = None
             facts["_unavailable"]["thread_siblings"] = exc.reason
