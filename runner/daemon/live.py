@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchrun.runner.ui.format import format_duration
+
 
 @dataclass
 class WorkloadLive:
@@ -159,16 +161,9 @@ def _merge_status_json(live: CampaignLive, campaign_dir: Path) -> None:
             w.rounds_needed = needed
 
 
-def format_duration(seconds: float | None) -> str:
-    """``1h02m``, ``3m05s``, ``12s``; ``?`` when unknown."""
-    if seconds is None:
-        return "?"
-    s = int(round(max(0.0, seconds)))
-    if s >= 3600:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    if s >= 60:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s}s"
+def _duration(seconds: float | None) -> str:
+    """:func:`runner.ui.format.format_duration`, or ``?`` when unknown."""
+    return "?" if seconds is None else format_duration(seconds)
 
 
 def render(live: CampaignLive) -> list[str]:
@@ -178,10 +173,10 @@ def render(live: CampaignLive) -> list[str]:
         mode = "adaptive" if live.adaptive else "fixed"
         line = (
             f"  results campaign {live.campaign_id} ({mode}, {live.status or '?'}): "
-            f"elapsed {format_duration(live.elapsed_s)}"
+            f"elapsed {_duration(live.elapsed_s)}"
         )
         if live.status == "running":
-            line += f", estimated time to finish {format_duration(live.eta_s)}"
+            line += f", estimated time to finish {_duration(live.eta_s)}"
         lines.append(line)
     if live.note:
         lines.append(f"  {live.note}")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchrun.runner.commands.submit import parse_not_before
-from benchrun.runner.daemon.live import campaign_live, format_duration, render
+from benchrun.runner.daemon.live import CampaignLive, campaign_live, render
 from benchrun.runner.daemon.protocol import MAX_MESSAGE, ProtocolError, decode_request, encode
 from benchrun.runner.daemon.queue import QueueDB
 from benchrun.runner.daemon.supervisor import last_error_line
@@ -19,6 +19,7 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.execute.executor import RoundSpec
 from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.machine.quiet import ENV_LOAD, ENV_MAX_WAIT, quiet_settings, wait_for_quiet
+from benchrun.runner.ui.format import format_duration
 
 
 class FakeClock:
@@ -137,9 +138,11 @@ def test_not_before_is_the_next_such_clock_time() -> None:
             parse_not_before(bad, now)
 
 
-def test_format_duration() -> None:
-    assert [format_duration(s) for s in (None, 0, 59.4, 61, 3600 + 125)] == [
-        "?",
+def test_live_durations() -> None:
+    # status shows durations as runner/ui/format.py writes them, and "?" when unknown
+    live = CampaignLive(3, status="running", elapsed_s=3600 + 125, eta_s=None)
+    assert render(live)[0].endswith("elapsed 1h02m, estimated time to finish ?")
+    assert [format_duration(s) for s in (0, 59.4, 61, 3600 + 125)] == [
         "0s",
         "59s",
         "1m01s",
