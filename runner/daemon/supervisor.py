@@ -1,217 +1,364 @@
-"""Launching one campaign as a ``benchrun run`` child, and reading how it ended.
+"""Child supervision: the queue's campaigns run one at a time as ``benchrun run`` children.
 
-The child is ``python -m benchrun.runner.cli run FILE -o OUTPUT -q (--new | --resume)``: the very
-code path of the CLI. It runs in its own session (process group) with its stdout and
-stderr appended to the campaign's log file, and with ``PR_SET_PDEATHSIG = SIGKILL``, so
-that a daemon killed by SIGKILL (or a power loss) takes its child with it: the round in
-flight is never committed and ``--resume`` redoes it. ``BENCHRUN_DAEMON_ENTRY`` in the
-child's environment (which the workloads inherit) lets a restarted daemon find and kill
-workloads left over from a dead child.
-
-Exit codes of ``benchrun run`` and what the queue makes of them: 0 done; 1 failed
-(workload failures, or a campaign that stopped early); 2 failed (user error); 75 paused
-(disk full, see :class:`runner.store.database.StoreFull`); 128+N interrupted by signal N.
+:class:`Supervisor` starts the next runnable entry (after the quiet-machine wait), reaps
+the child and turns its exit code into the entry's state (:func:`outcome`), requeues what
+a dead daemon left running, and stops the child on ``daemon stop``. States, exit codes
+and the recovery rules: docs/daemon.md.
 """
 
 from __future__ import annotations
 
-import ctypes
-import fcntl
 import os
+import selectors
 import signal
-import sqlite3
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
-
-#: exit code of ``benchrun run`` when the store's disk is full (runner.store.database.StoreFull)
-EXIT_STORE_FULL = 75
-#: environment variable marking a daemon child and every workload it starts
-ENTRY_ENV = "BENCHRUN_DAEMON_ENTRY"
-
-_PR_SET_PDEATHSIG = 1
+from benchrun.runner.daemon import child as child_process
+from benchrun.runner.daemon.child import append_line, kill, signal_name
+from benchrun.runner.daemon.log import log
+from benchrun.runner.daemon.queue import FINAL_STATES, Entry, QueueDB
 
 
-def _die_with_parent(parent_pid: int) -> Callable[[], None]:
-    """A preexec function: SIGKILL this child when the daemon (``parent_pid``) dies."""
+@dataclass(frozen=True)
+class Outcome:
+    """How a child's end reads in the queue: the entry's new ``state``, the ``message``
+    shown by ``status``/``queue``/``logs``, and whether the next daemon start continues it."""
 
-    def preexec() -> None:
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):  # pragma: no cover - not Linux
-            return
-        if os.getppid() != parent_pid:  # the daemon died between fork and prctl
-            os._exit(137)
-
-    return preexec
+    state: str
+    message: str
+    auto_resume: bool = False
 
 
-def child_argv(
-    experiment: str, output: str, resume: bool, overrides: Sequence[str] = ()
-) -> list[str]:
-    """The ``benchrun run`` command line of a daemon child (``overrides``: the ``--set``
-    items given to ``benchrun submit``, passed on unchanged)."""
-    argv = [
-        sys.executable,
-        "-m",
-        "benchrun.runner.cli",
-        "run",
-        experiment,
-        "-o",
-        output,
-        "-q",
-        "--resume" if resume else "--new",
-    ]
-    for item in overrides:
-        argv += ["--set", item]
-    return argv
-
-
-def launch(
-    argv: list[str],
+def outcome(
+    code: int,
     *,
-    cwd: str,
-    log_path: Path,
     entry_id: int,
-    extra_env: dict[str, str] | None = None,
-) -> subprocess.Popen[bytes]:
-    """Start the child (own session, dies with the daemon, output appended to the log)."""
-    env = dict(os.environ)
-    env.update(extra_env or {})
-    env[ENTRY_ENV] = str(entry_id)
-    env["PYTHONUNBUFFERED"] = "1"
-    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-    try:
-        return subprocess.Popen(
-            argv,
-            cwd=cwd if os.path.isdir(cwd) else None,
-            stdin=subprocess.DEVNULL,
-            stdout=log_fd,
-            stderr=log_fd,
-            env=env,
-            start_new_session=True,
-            preexec_fn=_die_with_parent(os.getpid()),
+    db: Path,
+    cancelled: bool,
+    stopping: bool,
+    said: str | None,
+) -> Outcome:
+    """The queue state of an entry whose child exited (the table in docs/daemon.md).
+
+    Parameters
+    ----------
+    code : int
+        The child's exit code as ``Popen.poll`` gives it (negative: killed by a signal).
+    entry_id : int
+        The queue entry, named in the messages that tell the user what to run next.
+    db : Path
+        The campaign's results DB, named in the ``done`` message.
+    cancelled : bool
+        ``benchrun cancel`` asked for this child to stop.
+    stopping : bool
+        ``benchrun daemon stop`` (or SIGTERM to the daemon) is under way.
+    said : str or None
+        The child's last ``benchrun: ...`` line, if its log has one.
+
+    Returns
+    -------
+    Outcome
+        ``cancelled``, ``done``, ``paused`` (exit 75, disk full), ``interrupted`` (a
+        signal; auto-resumed when the daemon was stopping) or ``failed``.
+    """
+    if cancelled:
+        return Outcome("cancelled", "cancelled by `benchrun cancel`")
+    if code == 0:
+        return Outcome("done", f"done; results in {db}")
+    if code == child_process.EXIT_STORE_FULL:
+        return Outcome(
+            "paused",
+            f"paused: {said or 'the disk is full'}; after freeing space run "
+            f"`benchrun resume {entry_id}`",
         )
-    finally:
-        os.close(log_fd)
+    if code >= 128 or code < 0:
+        name = signal_name(code - 128 if code >= 128 else -code)
+        if stopping:
+            return Outcome(
+                "interrupted",
+                f"stopped by `benchrun daemon stop` ({name}); continues when the daemon starts",
+                auto_resume=True,
+            )
+        return Outcome(
+            "interrupted", f"interrupted by {name}; continue it with `benchrun resume {entry_id}`"
+        )
+    return Outcome("failed", said or f"benchrun run exited with code {code}")
 
 
-def last_error_line(log_path: Path, limit: int = 65536) -> str | None:
-    """The last ``benchrun: ...`` line of a log (what the child said when it ended)."""
-    try:
-        with open(log_path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - limit))
-            tail = f.read().decode("utf-8", errors="replace")
-    except OSError:
-        return None
-    for line in reversed(tail.splitlines()):
-        if line.startswith("benchrun: "):
-            text = line[len("benchrun: ") :]
-            return text[len("error: ") :] if text.startswith("error: ") else text
-    return None
+class Supervisor:
+    """Runs the queue's campaigns, one ``benchrun run`` child at a time.
 
+    Parameters
+    ----------
+    queue : QueueDB
+        The daemon's queue; the supervisor is its only writer of entry states.
+    selector : selectors.BaseSelector
+        The daemon's event loop; a running child's pidfd is registered with data
+        ``"child"`` so that its exit wakes the loop.
+    quiet_load : float or None
+        Daemon-wide quiet-machine guard: the 1-minute load average must be below it
+        before a campaign starts (None: off).
+    quiet_max_wait : float
+        Seconds to wait for the quiet machine before starting anyway.
+    stop_timeout : float
+        Seconds ``daemon stop`` lets the child finish before it is killed.
+    """
 
-def max_campaign_id(db_path: Path) -> int:
-    """The highest campaign id in a results DB (0 if there is none or it is unreadable)."""
-    if not db_path.is_file():
-        return 0
-    try:
-        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5.0)
-        try:
-            row = conn.execute("SELECT coalesce(max(id), 0) FROM campaign").fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
-    return int(row[0])
+    def __init__(
+        self,
+        queue: QueueDB,
+        selector: selectors.BaseSelector,
+        *,
+        quiet_load: float | None,
+        quiet_max_wait: float,
+        stop_timeout: float,
+    ) -> None:
+        self.queue = queue
+        self.sel = selector
+        self.quiet_load = quiet_load
+        self.quiet_max_wait = quiet_max_wait
+        self.stop_timeout = stop_timeout
+        self.child: subprocess.Popen[bytes] | None = None
+        self.child_entry: int | None = None
+        self.child_pidfd: int | None = None
+        self.cancel_requested: int | None = None
+        self.stop_deadline: float | None = None
+        self.quiet_since: float | None = None
 
+    @property
+    def running(self) -> int | None:
+        """The queue id of the campaign whose child runs now, if any."""
+        return self.child_entry
 
-def campaign_after(db_path: Path, base_id: int) -> tuple[int, str] | None:
-    """The first campaign created after ``base_id`` in ``db_path``: (id, status), if any."""
-    if not db_path.is_file():
-        return None
-    try:
-        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5.0)
-        try:
-            row = conn.execute(
-                "SELECT id, status FROM campaign WHERE id > ? ORDER BY id LIMIT 1", (base_id,)
-            ).fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return None
-    return (int(row[0]), str(row[1])) if row else None
+    @property
+    def stopping(self) -> bool:
+        """True once :meth:`begin_stop` was called."""
+        return self.stop_deadline is not None
 
+    # -- recovery --------------------------------------------------------------------------
 
-def wait_gone(pid: int | None, timeout: float) -> bool:
-    """Wait until ``pid`` no longer runs (zombies count as gone); True if it is gone."""
-    if not pid:
-        return True
-    end = time.monotonic() + timeout
-    while True:
-        try:
-            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-                return True
-        except psutil.NoSuchProcess:
-            return True
-        if time.monotonic() >= end:
+    def recover(self) -> None:
+        """Requeue entries left ``running`` by a dead daemon, or interrupted by ``daemon stop``,
+        and kill the leftover workloads of a dead child."""
+        crashed: set[int] = set()
+        for e in self.queue.entries(("running",)):
+            crashed.add(e.id)
+            why = (
+                f"the daemon (pid {e.daemon_pid}) died while campaign {e.id} was running "
+                f"(child pid {e.pid}); committed rounds are kept and the round in flight "
+                "is redone"
+            )
+            self.queue.update(e.id, state="queued", resume=True, message=why)
+            self.queue.log(e.id, "crash-detected", why)
+            append_line(Path(e.log_path), f"[benchrun daemon] {why}")
+            log(why)
+        for e in self.queue.entries(("interrupted",)):
+            if e.auto_resume:
+                why = f"campaign {e.id} was stopped by `benchrun daemon stop`; continuing it"
+                self.queue.update(e.id, state="queued", resume=True, auto_resume=False, message=why)
+                self.queue.log(e.id, "requeued", why)
+        killed = child_process.kill_leftovers(crashed)
+        if killed:
+            log(f"killed leftover workload processes {killed}")
+
+    # -- stopping --------------------------------------------------------------------------
+
+    def begin_stop(self) -> None:
+        """Start stopping: SIGTERM to the child, which has ``stop_timeout`` seconds."""
+        self.stop_deadline = time.monotonic() + self.stop_timeout
+        if self.child is not None and self.child.poll() is None:
+            log(f"stopping: SIGTERM to campaign {self.child_entry} (pid {self.child.pid})")
+            kill(self.child.pid, signal.SIGTERM)
+        else:
+            log("stopping")
+
+    def stopped(self, now: float) -> bool:
+        """While stopping: True once no child is left; SIGKILL a child past its deadline.
+
+        Parameters
+        ----------
+        now : float
+            ``time.monotonic()`` seconds.
+        """
+        if self.stop_deadline is None:
             return False
-        time.sleep(0.02)
+        if self.child is None:
+            return True
+        if now >= self.stop_deadline and self.child.poll() is None:
+            log(f"child {self.child.pid} did not stop in {self.stop_timeout:g} s: SIGKILL")
+            kill(self.child.pid, signal.SIGKILL)
+            self.stop_deadline = now + 3600
+        return False
 
+    # -- cancelling ------------------------------------------------------------------------
 
-def wait_campaign_lock(campaign_dir: Path, timeout: float) -> bool:
-    """Wait until nobody holds ``campaign_dir/.benchrun.lock`` (see runner.campaign.session)."""
-    path = campaign_dir / ".benchrun.lock"
-    if not path.exists():
-        return True
-    end = time.monotonic() + timeout
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return True
-    try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                fcntl.flock(fd, fcntl.LOCK_UN)
-                return True
-            except BlockingIOError:
-                if time.monotonic() >= end:
-                    return False
-                time.sleep(0.02)
-    finally:
-        os.close(fd)
+    def cancel(self, entry: Entry) -> str:
+        """Cancel ``entry``: SIGTERM to its child if it runs, else mark it cancelled.
 
+        Returns
+        -------
+        str
+            ``"cancelling"`` (the child was signalled; its end is reaped later) or
+            ``"cancelled"``.
+        """
+        if entry.id == self.child_entry and self.child is not None:
+            self.cancel_requested = entry.id
+            kill(self.child.pid, signal.SIGTERM)
+            self.queue.log(entry.id, "cancel", "cancel requested: SIGTERM to the campaign")
+            return "cancelling"
+        msg = f"cancelled by `benchrun cancel` while {entry.state}"
+        self.queue.update(entry.id, state="cancelled", message=msg, finished_at=time.time())
+        self.queue.log(entry.id, "cancelled", msg)
+        return "cancelled"
 
-def kill_leftovers(entry_ids: set[int]) -> list[int]:
-    """SIGKILL this user's processes marked with one of ``entry_ids`` (workloads of a dead
-    child, and their process groups); returns the pids killed."""
-    if not entry_ids:
-        return []
-    wanted = {str(i) for i in entry_ids}
-    me = os.getpid()
-    my_group = os.getpgid(0)
-    uid = os.getuid()
-    killed: list[int] = []
-    for proc in psutil.process_iter(["pid", "uids"]):
+    # -- running campaigns -----------------------------------------------------------------
+
+    def maybe_start(self) -> None:
+        """Start the next runnable entry, once the machine is quiet enough (or waited enough)."""
+        entry = self.queue.next_runnable(time.time())
+        if entry is None:
+            self.quiet_since = None
+            return
+        if self.quiet_load is not None:
+            load = os.getloadavg()[0]
+            now = time.monotonic()
+            if self.quiet_since is None:
+                self.quiet_since = now
+            waited = now - self.quiet_since
+            if load >= self.quiet_load and waited < self.quiet_max_wait:
+                return
+            self.queue.log(
+                entry.id,
+                "quiet",
+                f"waited {waited:.1f} s for the 1-minute load average ({load:.2f}) to drop "
+                f"below {self.quiet_load:g}"
+                + ("" if load < self.quiet_load else " (gave up: quiet_max_wait reached)"),
+            )
+            self.quiet_since = None
+        self._start(entry)
+
+    def _start(self, entry: Entry) -> None:
+        db = Path(entry.db_path)
+        base = entry.base_campaign_id
+        resume = False
+        if entry.launches == 0 or base is None:
+            base = child_process.max_campaign_id(db)
+            self.queue.update(entry.id, base_campaign_id=base)
+        else:
+            found = child_process.campaign_after(db, base)
+            if found is not None:
+                cid, status = found
+                self.queue.update(entry.id, campaign_id=cid)
+                if status in ("running", "interrupted"):
+                    resume = True
+                else:
+                    # the child ended and committed before the daemon could see it
+                    state = "done" if status == "done" else "failed"
+                    msg = f"campaign {cid} in {db} is {status}"
+                    self.queue.update(entry.id, state=state, finished_at=time.time(), message=msg)
+                    self.queue.log(entry.id, state, msg)
+                    return
+        log_path = Path(entry.log_path)
+        child_process.wait_gone(entry.pid, 5.0)
+        child_process.wait_campaign_lock(db.parent, 10.0)
+        if resume:
+            why = entry.message or "resumed"
+            self._campaign_event(entry, db, "daemon-resume", f"daemon pid {os.getpid()}: {why}")
+            self.queue.log(entry.id, "resume", why)
+        argv = child_process.child_argv(entry.experiment, entry.output, resume, entry.overrides)
+        extra: dict[str, str] = {}
+        if self.quiet_load is not None:
+            extra["BENCHRUN_QUIET_LOAD"] = f"{self.quiet_load:g}"
+            extra["BENCHRUN_QUIET_MAX_WAIT"] = f"{self.quiet_max_wait:g}"
+        append_line(
+            log_path,
+            f"[benchrun daemon] {time.strftime('%Y-%m-%d %H:%M:%S')} launch "
+            f"{entry.launches + 1}: {' '.join(argv[2:])}",
+        )
         try:
-            if proc.pid == me or proc.info["uids"] is None or proc.info["uids"].real != uid:
-                continue
-            if proc.environ().get(ENTRY_ENV) not in wanted:
-                continue
-            group = os.getpgid(proc.pid)
-            if group != my_group:
-                os.killpg(group, signal.SIGKILL)
-            else:
-                proc.kill()
-            killed.append(proc.pid)
-        except (psutil.Error, OSError):
-            continue
-    return killed
+            child = child_process.launch(
+                argv, cwd=entry.cwd, log_path=log_path, entry_id=entry.id, extra_env=extra
+            )
+        except OSError as exc:
+            msg = f"cannot start benchrun run: {exc.strerror or exc}"
+            self.queue.update(entry.id, state="failed", message=msg, finished_at=time.time())
+            self.queue.log(entry.id, "failed", msg)
+            return
+        self.child, self.child_entry = child, entry.id
+        try:
+            self.child_pidfd = os.pidfd_open(child.pid)
+            self.sel.register(self.child_pidfd, selectors.EVENT_READ, "child")
+        except (OSError, AttributeError):
+            self.child_pidfd = None  # polled every second instead
+        self.queue.update(
+            entry.id,
+            state="running",
+            pid=child.pid,
+            daemon_pid=os.getpid(),
+            started_at=entry.started_at or time.time(),
+            launches=entry.launches + 1,
+            resume=False,
+            message="resumed" if resume else "running",
+        )
+        self.queue.log(entry.id, "launch", f"pid {child.pid}: {' '.join(argv[2:])}")
+        log(f"campaign {entry.id}: started pid {child.pid}")
+
+    def _campaign_event(self, entry: Entry, db: Path, kind: str, message: str) -> None:
+        """Record ``message`` in the campaign's own event log (best effort)."""
+        from benchrun.runner.store.database import Store  # the store only when resuming
+
+        found = child_process.campaign_after(db, entry.base_campaign_id or 0)
+        if found is None:
+            return
+        try:
+            with Store.open(db) as store:
+                store.add_event(found[0], kind, message)
+        except Exception as exc:  # noqa: BLE001 - the child will report a broken store
+            log(f"campaign {entry.id}: cannot record {kind} in {db}: {exc}")
+
+    def reap(self) -> None:
+        """If the child has exited: record its end in the queue and the campaign log."""
+        if self.child is None:
+            return
+        code = self.child.poll()
+        if code is None:
+            return
+        assert self.child_entry is not None
+        entry_id = self.child_entry
+        if self.child_pidfd is not None:
+            self.sel.unregister(self.child_pidfd)
+            os.close(self.child_pidfd)
+        self.child = self.child_entry = self.child_pidfd = None
+        entry = self.queue.get(entry_id)
+        assert entry is not None
+        db = Path(entry.db_path)
+        found = child_process.campaign_after(db, entry.base_campaign_id or 0)
+        cancelled = self.cancel_requested == entry_id
+        if cancelled:
+            self.cancel_requested = None
+        end = outcome(
+            code,
+            entry_id=entry_id,
+            db=db,
+            cancelled=cancelled,
+            stopping=self.stopping,
+            said=child_process.last_error_line(Path(entry.log_path)),
+        )
+        self.queue.update(
+            entry_id,
+            state=end.state,
+            exit_code=code,
+            message=end.message,
+            finished_at=time.time() if end.state in FINAL_STATES else None,
+            campaign_id=found[0] if found else entry.campaign_id,
+            auto_resume=end.auto_resume,
+        )
+        self.queue.log(entry_id, end.state, f"exit code {code}: {end.message}")
+        append_line(
+            Path(entry.log_path),
+            f"[benchrun daemon] campaign {entry_id} {end.state}: {end.message}",
+        )
+        log(f"campaign {entry_id}: {end.state} (exit code {code})")

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from benchrun.runner.commands.submit import parse_not_before
+from benchrun.runner.daemon.child import last_error_line
 from benchrun.runner.daemon.live import CampaignLive, campaign_live, render
 from benchrun.runner.daemon.protocol import MAX_MESSAGE, ProtocolError, decode_request, encode
 from benchrun.runner.daemon.queue import QueueDB
-from benchrun.runner.daemon.supervisor import last_error_line
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.executor import RoundSpec
 from benchrun.runner.execute.local import LocalExecutor

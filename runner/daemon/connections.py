@@ -1,0 +1,225 @@
+"""Connection handling: the Unix socket, peer check and framing of one request per connection.
+
+:class:`Connections` accepts clients, refuses other uids, reads up to the first newline
+(at most :data:`runner.daemon.protocol.MAX_MESSAGE` bytes, within :data:`CLIENT_DEADLINE`
+seconds), hands the request bytes to a callback and sends its reply. What a request
+means is :mod:`runner.daemon.handlers`' business.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import selectors
+import socket
+import struct
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchrun.runner.daemon.log import log
+from benchrun.runner.daemon.protocol import MAX_MESSAGE, error_reply
+from benchrun.runner.errors import UserError
+
+#: seconds a client may take to send its request
+CLIENT_DEADLINE = 10.0
+#: most client connections open at once; more are closed at accept
+MAX_CONNECTIONS = 64
+#: seconds an oversized request is drained (so the client can read the error) before close
+DRAIN_SECONDS = 1.0
+
+
+@dataclass
+class Conn:
+    """One client connection: its socket, the bytes read so far and when it expires."""
+
+    sock: socket.socket
+    deadline: float
+    buf: bytearray = field(default_factory=bytearray)
+    draining: bool = False
+
+
+def listen_unix(path: Path) -> socket.socket:
+    """Listen on a fresh Unix socket at ``path`` (mode 0600, non-blocking).
+
+    A socket file already at ``path`` is removed: the caller holds the daemon lock, so it
+    is stale.
+
+    Raises
+    ------
+    UserError
+        The socket cannot be bound (exit code 1).
+    """
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)
+    try:
+        sock.bind(str(path))
+    except OSError as exc:
+        sock.close()
+        raise UserError(f"cannot listen on {path}: {exc.strerror or exc}", 1) from None
+    finally:
+        os.umask(old_umask)
+    os.chmod(path, 0o600)
+    sock.listen(MAX_CONNECTIONS)
+    sock.setblocking(False)
+    return sock
+
+
+def _send_and_close(sock: socket.socket, data: bytes) -> None:
+    try:
+        sock.setblocking(True)
+        sock.settimeout(2.0)
+        sock.sendall(data)
+    except OSError:
+        pass
+    finally:
+        sock.close()
+
+
+class Connections:
+    """The open client connections of the daemon's event loop.
+
+    Parameters
+    ----------
+    selector : selectors.BaseSelector
+        The daemon's event loop; each connection is registered with itself (a
+        :class:`Conn`) as data, and the loop calls :meth:`readable` with it.
+    handle : callable
+        ``handle(request_bytes) -> reply_bytes`` for one complete request line (without
+        its newline); it must not raise.
+    """
+
+    def __init__(self, selector: selectors.BaseSelector, handle: Callable[[bytes], bytes]) -> None:
+        self.sel = selector
+        self.handle = handle
+        self.conns: dict[int, Conn] = {}
+
+    def timeout(self) -> float:
+        """Seconds the event loop may sleep: at most 1, at least 0.01, until the next deadline."""
+        t = 1.0
+        if self.conns:
+            t = min(t, max(0.0, min(c.deadline for c in self.conns.values()) - time.monotonic()))
+        return max(t, 0.01)
+
+    def accept(self, listener: socket.socket) -> None:
+        """Accept every pending client; answer another uid's with an error."""
+        while True:
+            try:
+                sock, _ = listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    log(f"accept: {exc.strerror}")
+                    return
+                raise
+            if len(self.conns) >= MAX_CONNECTIONS:
+                sock.close()
+                continue
+            try:
+                creds = sock.getsockopt(
+                    socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")
+                )
+                pid, uid, _gid = struct.unpack("3i", creds)
+            except OSError:
+                sock.close()
+                continue
+            sock.setblocking(False)
+            conn = Conn(sock, time.monotonic() + CLIENT_DEADLINE)
+            self.conns[sock.fileno()] = conn
+            self.sel.register(sock, selectors.EVENT_READ, conn)
+            if uid != os.getuid():
+                log(f"refused a connection from uid {uid} (pid {pid})")
+                self._reply_and_drain(
+                    conn,
+                    error_reply(
+                        f"permission denied: this daemon belongs to uid {os.getuid()}, "
+                        f"you are uid {uid}"
+                    ),
+                )
+
+    def readable(self, conn: Conn) -> None:
+        """Read what ``conn`` sent; once its request is complete, answer it and close."""
+        try:
+            data = conn.sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self.close(conn)
+            return
+        if conn.draining:
+            if not data:
+                self.close(conn)
+            return
+        if data:
+            conn.buf += data
+            newline = conn.buf.find(b"\n")
+            if newline < 0 and len(conn.buf) <= MAX_MESSAGE:
+                return
+            if newline < 0 or newline + 1 > MAX_MESSAGE:
+                self._reply_and_drain(
+                    conn,
+                    error_reply(f"request too large (more than {MAX_MESSAGE} bytes); not read", 2),
+                )
+                return
+            raw = bytes(conn.buf[:newline])
+        else:
+            raw = bytes(conn.buf)  # the client half-closed without a newline
+            if not raw:
+                self.close(conn)
+                return
+        reply = self.handle(raw)
+        self._forget(conn)
+        _send_and_close(conn.sock, reply)
+
+    def _reply_and_drain(self, conn: Conn, reply: bytes) -> None:
+        """Answer without reading the request (oversized, foreign uid), then read and drop
+        what the client sends for a moment: closing with unread data would reset the
+        connection, and the client would see ECONNRESET instead of the reply."""
+        try:
+            conn.sock.setblocking(True)
+            conn.sock.settimeout(2.0)
+            conn.sock.sendall(reply)
+            conn.sock.shutdown(socket.SHUT_WR)
+            conn.sock.setblocking(False)
+        except OSError:
+            self.close(conn)
+            return
+        conn.buf.clear()
+        conn.draining = True
+        conn.deadline = time.monotonic() + DRAIN_SECONDS
+
+    def _forget(self, conn: Conn) -> None:
+        self.sel.unregister(conn.sock)
+        del self.conns[conn.sock.fileno()]
+
+    def close(self, conn: Conn) -> None:
+        """Close ``conn`` without a reply."""
+        fd = conn.sock.fileno()
+        if fd in self.conns:
+            del self.conns[fd]
+            self.sel.unregister(conn.sock)
+        conn.sock.close()
+
+    def close_all(self) -> None:
+        """Close every open connection (the daemon is exiting)."""
+        for conn in list(self.conns.values()):
+            self.close(conn)
+
+    def expire(self) -> None:
+        """Close connections past their deadline; one still sending its request gets an error."""
+        now = time.monotonic()
+        for conn in [c for c in self.conns.values() if c.deadline <= now]:
+            if conn.draining:
+                self.close(conn)
+            else:
+                self._forget(conn)
+                _send_and_close(
+                    conn.sock,
+                    error_reply(f"no complete request within {CLIENT_DEADLINE:g} s", 2),
+                )
