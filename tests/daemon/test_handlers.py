@@ -1,0 +1,413 @@
+"""In-process tests of the daemon's parts: request handlers, the exit-code table and the
+supervisor with a scripted child, and request framing over a socketpair (no daemon process).
+
+Expected replies and states are written out by hand from docs/daemon.md; the real-process
+tests beside this file check the same paths end to end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchrun.runner.daemon import handlers
+from benchrun.runner.daemon.connections import Conn, Connections
+from benchrun.runner.daemon.handlers import OPS, DaemonState, dispatch
+from benchrun.runner.daemon.paths import DaemonPaths
+from benchrun.runner.daemon.protocol import MAX_MESSAGE, encode
+from benchrun.runner.daemon.queue import QueueDB
+from benchrun.runner.daemon.supervisor import Outcome, Supervisor, outcome
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[DaemonState]:
+    paths = DaemonPaths(tmp_path / "data", tmp_path / "state", tmp_path / "run")
+    paths.ensure()
+    queue = QueueDB.open(paths.queue_db)
+    sel = selectors.DefaultSelector()
+    sup = Supervisor(queue, sel, quiet_load=None, quiet_max_wait=600.0, stop_timeout=120.0)
+    yield DaemonState(paths, queue, sup, started_at=time.time())
+    queue.close()
+    sel.close()
+
+
+def ask(daemon: DaemonState, **request: Any) -> dict[str, Any]:
+    reply: dict[str, Any] = json.loads(dispatch(daemon, encode(request).rstrip(b"\n")))
+    assert reply["v"] == 1
+    return reply
+
+
+def submit(daemon: DaemonState, tmp_path: Path, **extra: Any) -> int:
+    fields = {
+        "experiment": str(tmp_path / "e.yaml"),
+        "name": "e",
+        "output": str(tmp_path / "out"),
+        "db_path": str(tmp_path / "out" / "results.db"),
+        "cwd": str(tmp_path),
+        "config_text": "name: e\n",
+    }
+    reply = ask(daemon, op="submit", **{**fields, **extra})
+    assert reply["ok"], reply
+    return int(reply["id"])
+
+
+# ------------------------------------------------------------------------------ handlers
+
+
+def test_every_op_has_a_handler_and_unknown_ops_list_them(daemon: DaemonState) -> None:
+    assert OPS == (
+        "cancel",
+        "current",
+        "daemon-status",
+        "get",
+        "ping",
+        "queue",
+        "resume",
+        "stop",
+        "submit",
+    )
+    reply = ask(daemon, op="reboot")
+    assert reply == {
+        "v": 1,
+        "ok": False,
+        "error": "unknown op 'reboot'; valid: " + ", ".join(OPS),
+        "code": 2,
+    }
+    # op names were method names once: "_" still stands for "-"
+    assert ask(daemon, op="daemon_status")["ok"]
+
+
+def test_ping_and_status_describe_this_daemon(daemon: DaemonState) -> None:
+    assert ask(daemon, op="ping")["pid"] == os.getpid()
+    status = ask(daemon, op="daemon-status")
+    assert status["socket"] == str(daemon.paths.socket)
+    assert (status["running"], status["queued"], status["stopping"]) == (None, 0, False)
+
+
+def test_submit_get_queue_resume_cancel(daemon: DaemonState, tmp_path: Path) -> None:
+    first = submit(daemon, tmp_path)
+    second = submit(daemon, tmp_path, priority=5, overrides=["rounds=3"])
+    assert ask(daemon, op="submit", experiment="relative.yaml")["error"].startswith(
+        "submit: name must be"
+    )
+    listed = ask(daemon, op="queue")
+    assert [e["id"] for e in listed["entries"]] == [first, second]
+    assert listed["running"] is None
+    got = ask(daemon, op="get", id=second)
+    assert got["entry"]["priority"] == 5 and got["events"][0]["kind"] == "submit"
+    assert ask(daemon, op="current") == {"v": 1, "ok": True, "entry": None}
+
+    refused = ask(daemon, op="resume", id=first)
+    assert refused["error"] == (
+        f"campaign {first} is queued; only paused or interrupted campaigns can be resumed"
+    )
+    assert refused["code"] == 2  # UserError: bad input
+    assert ask(daemon, op="cancel", id=first)["state"] == "cancelled"
+    assert ask(daemon, op="cancel", id=first)["error"] == (
+        f"campaign {first} is already cancelled; nothing to cancel"
+    )
+    daemon.queue.update(second, state="paused")
+    assert ask(daemon, op="resume", id=second)["state"] == "queued"
+    entry = daemon.queue.get(second)
+    assert entry is not None and entry.resume
+
+
+@pytest.mark.parametrize(
+    ("request_fields", "error"),
+    [
+        ({"op": "get"}, "bad campaign id None; expected a number from `benchrun queue`"),
+        (
+            {"op": "get", "id": True},
+            "bad campaign id True; expected a number from `benchrun queue`",
+        ),
+        ({"op": "get", "id": 9}, "no campaign 9 in the queue; `benchrun queue` lists them"),
+    ],
+)
+def test_bad_ids_are_refused(
+    daemon: DaemonState, request_fields: dict[str, Any], error: str
+) -> None:
+    assert ask(daemon, **request_fields) == {"v": 1, "ok": False, "error": error, "code": 2}
+
+
+def test_stop_refuses_new_submissions(daemon: DaemonState, tmp_path: Path) -> None:
+    assert ask(daemon, op="stop")["running"] is None
+    assert daemon.stop_requested
+    reply = ask(
+        daemon,
+        op="submit",
+        experiment="/e.yaml",
+        name="e",
+        output="/o",
+        db_path="/o/r.db",
+        cwd="/",
+        config_text="x",
+    )
+    assert (reply["error"], reply["code"]) == (
+        "the daemon is stopping; submit again after it restarts",
+        1,
+    )
+
+
+def test_malformed_requests_and_handler_bugs_become_error_replies(
+    daemon: DaemonState, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reply = json.loads(dispatch(daemon, b"not json"))
+    assert (reply["ok"], reply["error"], reply["code"]) == (False, "malformed request: not JSON", 2)
+
+    def broken(daemon: DaemonState, req: dict[str, Any]) -> dict[str, Any]:
+        raise KeyError("oops")
+
+    monkeypatch.setitem(handlers.HANDLERS, "ping", broken)
+    reply = ask(daemon, op="ping")
+    assert (reply["error"], reply["code"]) == ("internal error in the daemon: 'oops'", 1)
+
+
+# ------------------------------------------------------------------ exit code -> state
+
+
+@pytest.mark.parametrize(
+    ("code", "cancelled", "stopping", "said", "expected"),
+    [
+        (0, False, False, None, Outcome("done", "done; results in /r/results.db")),
+        (
+            1,
+            False,
+            False,
+            "workload a failed",
+            Outcome("failed", "workload a failed"),
+        ),
+        (2, False, False, None, Outcome("failed", "benchrun run exited with code 2")),
+        (
+            75,
+            False,
+            False,
+            "disk full at /r",
+            Outcome(
+                "paused", "paused: disk full at /r; after freeing space run `benchrun resume 4`"
+            ),
+        ),
+        (
+            75,
+            False,
+            False,
+            None,
+            Outcome(
+                "paused", "paused: the disk is full; after freeing space run `benchrun resume 4`"
+            ),
+        ),
+        (
+            128 + 15,
+            False,
+            True,
+            None,
+            Outcome(
+                "interrupted",
+                "stopped by `benchrun daemon stop` (SIGTERM); continues when the daemon starts",
+                auto_resume=True,
+            ),
+        ),
+        (
+            -9,
+            False,
+            False,
+            None,
+            Outcome("interrupted", "interrupted by SIGKILL; continue it with `benchrun resume 4`"),
+        ),
+        (
+            128 + 77,
+            False,
+            False,
+            None,
+            Outcome(
+                "interrupted", "interrupted by signal 77; continue it with `benchrun resume 4`"
+            ),
+        ),
+        (-15, True, True, None, Outcome("cancelled", "cancelled by `benchrun cancel`")),
+    ],
+)
+def test_exit_codes_map_to_the_documented_states(
+    code: int, cancelled: bool, stopping: bool, said: str | None, expected: Outcome
+) -> None:
+    got = outcome(
+        code,
+        entry_id=4,
+        db=Path("/r/results.db"),
+        cancelled=cancelled,
+        stopping=stopping,
+        said=said,
+    )
+    assert got == expected
+
+
+# ---------------------------------------------------------- supervisor, scripted child
+
+
+class ScriptedChild:
+    """Stands in for the ``benchrun run`` Popen: runs until :meth:`exit`; records signals."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.code: int | None = None
+
+    def poll(self) -> int | None:
+        return self.code
+
+    def exit(self, code: int) -> None:
+        self.code = code
+
+
+def run_scripted(daemon: DaemonState, entry_id: int, monkeypatch: pytest.MonkeyPatch) -> list:
+    """Mark ``entry_id`` as running under a scripted child; returns the signals it gets."""
+    sent: list[tuple[int, int]] = []
+    monkeypatch.setattr("benchrun.runner.daemon.supervisor.kill", lambda p, s: sent.append((p, s)))
+    sup = daemon.supervisor
+    sup.child, sup.child_entry = ScriptedChild(4242), entry_id  # type: ignore[assignment]
+    daemon.queue.update(entry_id, state="running", pid=4242, launches=1)
+    return sent
+
+
+def test_cancel_of_the_running_campaign_signals_it_and_reaps_it_cancelled(
+    daemon: DaemonState, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entry_id = submit(daemon, tmp_path)
+    sent = run_scripted(daemon, entry_id, monkeypatch)
+    assert ask(daemon, op="current")["entry"]["id"] == entry_id
+    assert ask(daemon, op="cancel", id=entry_id)["state"] == "cancelling"
+    assert sent == [(4242, signal.SIGTERM)]
+    daemon.supervisor.reap()  # still running: nothing happens
+    assert daemon.supervisor.running == entry_id
+    daemon.supervisor.child.exit(-15)  # type: ignore[union-attr]
+    daemon.supervisor.reap()
+    entry = daemon.queue.get(entry_id)
+    assert entry is not None
+    assert (entry.state, entry.exit_code, entry.message) == (
+        "cancelled",
+        -15,
+        "cancelled by `benchrun cancel`",
+    )
+    assert daemon.supervisor.running is None
+    log = Path(entry.log_path).read_text()
+    assert log.endswith(f"[benchrun daemon] campaign {entry_id} cancelled: {entry.message}\n")
+
+
+def test_stop_terms_the_child_kills_it_at_the_deadline_and_marks_it_for_auto_resume(
+    daemon: DaemonState, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entry_id = submit(daemon, tmp_path)
+    sent = run_scripted(daemon, entry_id, monkeypatch)
+    sup = daemon.supervisor
+    sup.begin_stop()
+    assert sup.stopping and sent == [(4242, signal.SIGTERM)]
+    now = time.monotonic()
+    assert not sup.stopped(now)  # before the deadline: wait
+    assert not sup.stopped(now + sup.stop_timeout + 1)  # past it: SIGKILL
+    assert sent[-1] == (4242, signal.SIGKILL)
+    sup.child.exit(128 + 9)  # type: ignore[union-attr]
+    sup.reap()
+    assert sup.stopped(time.monotonic())  # no child left: the daemon may exit
+    entry = daemon.queue.get(entry_id)
+    assert entry is not None and (entry.state, entry.auto_resume) == ("interrupted", True)
+
+
+def test_recover_requeues_what_a_dead_daemon_left(
+    daemon: DaemonState, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("benchrun.runner.daemon.child.kill_leftovers", lambda ids: [])
+    crashed, stopped, paused = (submit(daemon, tmp_path) for _ in range(3))
+    daemon.queue.update(crashed, state="running", pid=999999, daemon_pid=1)
+    daemon.queue.update(stopped, state="interrupted", auto_resume=True)
+    daemon.queue.update(paused, state="paused")
+    daemon.supervisor.recover()
+    states = {e.id: (e.state, e.resume) for e in daemon.queue.entries()}
+    assert states == {
+        crashed: ("queued", True),
+        stopped: ("queued", True),
+        paused: ("paused", False),
+    }
+    kinds = [kind for _, kind, _ in daemon.queue.events(crashed)]
+    assert "crash-detected" in kinds
+
+
+# ------------------------------------------------------------------- request framing
+
+
+@pytest.fixture
+def pair() -> Iterator[tuple[Connections, socket.socket, list[bytes]]]:
+    """Connections over one end of a socketpair; the other end is the client."""
+    sel = selectors.DefaultSelector()
+    seen: list[bytes] = []
+
+    def echo(raw: bytes) -> bytes:
+        seen.append(raw)
+        return encode({"ok": True, "len": len(raw)})
+
+    conns = Connections(sel, echo)
+    server, client = socket.socketpair()
+    server.setblocking(False)
+    conn = Conn(server, time.monotonic() + 10)
+    conns.conns[server.fileno()] = conn
+    sel.register(server, selectors.EVENT_READ, conn)
+    client.settimeout(5)
+    yield conns, client, seen
+    client.close()
+    conns.close_all()
+    sel.close()
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    chunks = []
+    while data := sock.recv(65536):
+        chunks.append(data)
+    return b"".join(chunks)
+
+
+def _pump(conns: Connections) -> None:
+    for key, _ in conns.sel.select(1.0):
+        conns.readable(key.data)
+
+
+def test_a_request_arriving_in_pieces_is_answered_once(
+    pair: tuple[Connections, socket.socket, list[bytes]],
+) -> None:
+    conns, client, seen = pair
+    client.sendall(b'{"v": 1, "op":')
+    _pump(conns)
+    assert seen == [] and conns.conns  # no newline yet: keep reading
+    client.sendall(b' "ping"}\n{"ignored": true}\n')
+    _pump(conns)
+    assert seen == [b'{"v": 1, "op": "ping"}']  # only the first line
+    assert json.loads(_read_all(client)) == {"v": 1, "ok": True, "len": 22}
+    assert conns.conns == {}
+
+
+def test_an_oversized_request_is_refused_without_being_read(
+    pair: tuple[Connections, socket.socket, list[bytes]],
+) -> None:
+    conns, client, seen = pair
+    client.sendall(b"x" * (MAX_MESSAGE + 1))
+    while not any(c.draining for c in conns.conns.values()):
+        _pump(conns)
+    reply = json.loads(client.recv(65536))
+    assert reply["error"] == f"request too large (more than {MAX_MESSAGE} bytes); not read"
+    assert seen == []
+
+
+def test_a_silent_client_gets_an_error_at_its_deadline(
+    pair: tuple[Connections, socket.socket, list[bytes]],
+) -> None:
+    conns, client, _ = pair
+    for conn in conns.conns.values():
+        conn.deadline = time.monotonic() - 1
+    assert conns.timeout() == 0.01
+    conns.expire()
+    assert json.loads(_read_all(client))["error"] == "no complete request within 10 s"
+    assert conns.conns == {}
