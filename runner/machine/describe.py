@@ -24,7 +24,18 @@ Row = tuple[str, str, str]
 
 
 def format_bytes(n: int | float) -> str:
-    """Binary-prefixed size: 49152 -> ``"48 KiB"``, 1073741824 -> ``"1 GiB"``."""
+    """A size in bytes with a binary prefix, at most 3 significant digits.
+
+    Parameters
+    ----------
+    n : int or float
+        Bytes.
+
+    Returns
+    -------
+    str
+        E.g. ``"48 KiB"`` for 49152, ``"1 GiB"`` for 1073741824.
+    """
     value = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if value < 1024 or unit == "TiB":
@@ -162,7 +173,18 @@ def _environment_rows(meta: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def describe_machine(meta: Mapping[str, Any]) -> list[Row]:
-    """``(section title, label, text)`` rows describing a record, in display order."""
+    """The rows that describe a record to people, in display order.
+
+    Parameters
+    ----------
+    meta : Mapping
+        A record from :func:`runner.machine.metadata.collect_metadata`.
+
+    Returns
+    -------
+    list of (str, str, str)
+        ``(section title, label, text)``; unreadable facts read ``unknown (reason)``.
+    """
     builders = (
         ("hardware", _hardware_rows),
         ("software", _software_rows),

@@ -1,4 +1,4 @@
-"""Readers of the timer and the environment for the reproducibility record (docs/methods.md §11).
+"""Readers of the timer and the environment for the reproducibility record (docs/machine.md).
 
 Same conventions as :mod:`runner.machine.probes` (raise :class:`Unreadable` with a reason;
 paths taken from that module's constants at call time so tests can redirect them).
@@ -22,12 +22,22 @@ from benchrun.runner.machine.probes import Unreadable, read_text
 def probe_timer(calls_per_block: int = 1000, blocks: int = 31) -> dict[str, Any]:
     """The clock benchrun times rounds with (``time.monotonic_ns``): declared and measured.
 
-    ``declared_resolution_ns``: ``time.get_clock_info("monotonic").resolution`` x 1e9.
-    ``measured_resolution_ns``: the smallest non-zero difference of consecutive
-    ``monotonic_ns()`` values over up to 200 changes (HOEFLER Rule 9: report the timer).
-    ``overhead_ns``: median over ``blocks`` blocks of (block time / ``calls_per_block``),
-    i.e. the cost of one call as a Python caller pays it, loop included (an upper bound).
-    Also the kernel clock source (``tsc``, ``kvm-clock``, ...) and the available ones.
+    Parameters
+    ----------
+    calls_per_block : int
+        Clock calls timed together for the overhead.
+    blocks : int
+        Blocks timed; the overhead is their median.
+
+    Returns
+    -------
+    dict
+        ``declared_resolution_ns`` (``time.get_clock_info("monotonic").resolution`` x 1e9);
+        ``measured_resolution_ns``, the smallest non-zero difference of consecutive
+        ``monotonic_ns()`` values over up to 200 changes (HOEFLER Rule 9: report the
+        timer); ``overhead_ns``, the median over blocks of block time / calls, i.e. the
+        cost of one call as a Python caller pays it, loop included (an upper bound); the
+        kernel clock source (``tsc``, ``kvm-clock``, ...) and the available ones.
     """
     mono = time.monotonic_ns
     info = time.get_clock_info("monotonic")
@@ -94,8 +104,16 @@ def probe_load() -> dict[str, Any]:
 def probe_variables(env: Iterable[str] | Mapping[str, str]) -> dict[str, Any]:
     """Environment variables the experiment sets or names, with their values.
 
-    A mapping gives the values the experiment sets (recorded as given); an iterable of
-    names is looked up in the runner's environment (``null`` = not set there).
+    Parameters
+    ----------
+    env : iterable of str or mapping of str to str
+        A mapping gives the values the experiment sets (recorded as given); an iterable
+        of names is looked up in the runner's environment.
+
+    Returns
+    -------
+    dict
+        ``{"variables": {name: value}}``; ``None`` for a name not set in the environment.
     """
     if isinstance(env, Mapping):
         return {"variables": {str(k): str(v) for k, v in env.items()}}
@@ -105,8 +123,24 @@ def probe_variables(env: Iterable[str] | Mapping[str, str]) -> dict[str, Any]:
 def probe_git(experiment_path: Path | None, timeout: float = 5.0) -> dict[str, Any]:
     """Commit, dirty flag and top directory of the git repository holding the experiment.
 
-    ``git_dirty`` is True when ``git status --porcelain`` lists anything (modified,
-    staged or untracked files).
+    Parameters
+    ----------
+    experiment_path : Path or None
+        The experiment file.
+    timeout : float
+        Seconds each ``git`` command may take.
+
+    Returns
+    -------
+    dict
+        ``git_commit``, ``git_dirty`` (True when ``git status --porcelain`` lists
+        anything: modified, staged or untracked files) and ``git_repository``.
+
+    Raises
+    ------
+    Unreadable
+        No experiment file, git not installed or not answering in time, or the file
+        is not in a git repository.
     """
     keys = ("git_commit", "git_dirty", "git_repository")
     if experiment_path is None:

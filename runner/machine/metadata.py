@@ -1,33 +1,9 @@
-"""The reproducibility record: a snapshot of the machine, once per campaign (docs/methods.md §11).
+"""The reproducibility record: a snapshot of the machine, once per campaign (docs/machine.md).
 
-HOEFLER Rules 5, 9 and 10 ask that a result be reported with the hardware, the software,
-the timer and the environment it was measured on. :func:`collect_metadata` gathers these
-facts into one JSON-serialisable dict; :func:`round_facts` reads the few facts that change
-during a campaign (load, current frequency) cheaply, once per round.
-
-Layout of the record::
-
-    {
-      "schema_version": 1,
-      "collected_at": "2025-01-01T12:00:00Z",   # UTC
-      "collection_seconds": 0.03,
-      "hardware":    {..., "_unavailable": {key: reason}},
-      "software":    {..., "_unavailable": {...}},
-      "timer":       {..., "_unavailable": {...}},
-      "environment": {..., "_unavailable": {...}},
-    }
-
-Convention for facts that cannot be read: the key is always present with value ``null``,
-and the section's ``"_unavailable"`` dict maps that key to a one-line reason (``"no
-/sys/devices/system/cpu/cpu0/cpufreq (no cpufreq driver: virtual machine ...)"``). A
-``null`` value whose key is *not* in ``_unavailable`` was read and is absent (for example
-``isolcpus`` when the kernel command line has no ``isolcpus=``). Collection never raises:
-every probe runs in isolation and a failing probe records why.
-
-The readers live in :mod:`runner.machine.probes` (hardware, software) and
-:mod:`runner.machine.envprobes` (timer, environment), the noise rules in
-:mod:`runner.machine.noise` and the human layout in :mod:`runner.machine.describe`;
-their public names are re-exported here.
+:func:`collect_metadata` gathers hardware, software, timer and environment facts into one
+JSON-serialisable dict (an unreadable fact is ``null`` with a reason in the section's
+``_unavailable``); :func:`round_facts` reads load and frequency cheaply, once per round.
+The public names of the probes, noise rules and layout modules are re-exported here.
 """
 
 from __future__ import annotations
@@ -205,18 +181,26 @@ def collect_metadata(
     experiment_path: Path | None = None,
     workload_cpus: Sequence[int] | None = None,
 ) -> dict[str, Any]:
-    """Snapshot hardware, software, timer and environment (docs/methods.md §11; HOEFLER 5, 9, 10).
+    """Snapshot hardware, software, timer and environment (HOEFLER Rules 5, 9, 10).
 
-    ``env_names``: names of environment variables to record with their values from this
-    process's environment, or a mapping of the values the experiment sets (recorded as
-    given). ``experiment_path``: the experiment file; the commit and dirty flag of the
-    git repository holding it are recorded. ``workload_cpus``: the CPUs workloads are
-    pinned to; per-CPU facts (caches, frequency limits) are read for the first of them
-    (CPU 0 when not given) and the noise rules check these CPUs.
+    Parameters
+    ----------
+    env_names : iterable of str or mapping of str to str
+        Names of environment variables to record with their values from this process's
+        environment, or a mapping of the values the experiment sets (recorded as given).
+    experiment_path : Path, optional
+        The experiment file; the commit and dirty flag of the git repository holding it
+        are recorded.
+    workload_cpus : sequence of int, optional
+        The CPUs workloads are pinned to; per-CPU facts (caches, frequency limits) are
+        read for the first of them (CPU 0 when not given) and the noise rules check them.
 
-    Returns a JSON-serialisable dict (layout and the null + ``_unavailable`` convention
-    in the module docstring). Never raises (except KeyboardInterrupt); takes about
-    10-50 ms, most of it the timer measurement and ``git status``.
+    Returns
+    -------
+    dict
+        The JSON-serialisable record (layout and the ``null`` + ``_unavailable``
+        convention: docs/machine.md). Never raises (except KeyboardInterrupt); takes
+        about 10-50 ms, most of it the timer measurement and ``git status``.
     """
     start = time.perf_counter()
     record: dict[str, Any] = {
@@ -250,11 +234,18 @@ def collect_metadata(
 def round_facts(cpus: Sequence[int] | None) -> dict[str, Any]:
     """Cheap per-round facts: 1-minute load average and current MHz of the pinned CPUs.
 
-    ``{"load_1min": float | None, "cpu_mhz": {"1": 2400.0} | None}``. The frequency is
-    ``scaling_cur_freq`` (kHz / 1000) of each CPU in ``cpus``, where the cpufreq driver
-    exposes it; ``None`` when no CPU's frequency is readable (virtual machines). Costs a
-    few microseconds per CPU (one getloadavg call plus one small sysfs read per CPU).
-    Never raises.
+    Parameters
+    ----------
+    cpus : sequence of int or None
+        The CPUs whose frequency is read.
+
+    Returns
+    -------
+    dict
+        ``{"load_1min": float | None, "cpu_mhz": {"1": 2400.0} | None}``. The frequency
+        is ``scaling_cur_freq`` (kHz / 1000) of each CPU where the cpufreq driver exposes
+        it; ``None`` when no CPU's frequency is readable (virtual machines). Costs a few
+        microseconds per CPU; never raises.
     """
     try:
         load: float | None = round(os.getloadavg()[0], 3)

@@ -1,15 +1,9 @@
-"""Readers of single machine facts for the reproducibility record (docs/methods.md §11).
+"""Readers of hardware and software facts for the reproducibility record (docs/machine.md).
 
-Each ``probe_*`` function reads one concept (CPU identity, caches, frequency, ...) and
-returns a dict of facts. A fact that cannot be read is reported by raising
-:class:`Unreadable` with a one-line reason (or by putting the key in the dict returned
-under ``"_unavailable"``); :func:`runner.machine.metadata.collect_metadata` turns that into a
-``null`` value plus a reason, so nothing here needs to catch broad exceptions itself.
-
-Paths are module-level constants (``PROC``, ``SYS_CPU``, ...) looked up at call time, so
-tests can point a probe at a missing or fabricated tree with ``monkeypatch.setattr``. This
-module reads hardware and software; :mod:`runner.machine.envprobes` reads the timer and
-the environment (with the same path constants).
+Each ``probe_*`` function reads one concept and returns a dict of facts, or raises
+:class:`Unreadable` with a one-line reason. Paths are module constants read at call time,
+so tests can point a probe at a fabricated tree; :mod:`runner.machine.envprobes` reads the
+timer and the environment with the same conventions.
 """
 
 from __future__ import annotations
@@ -74,7 +68,23 @@ def parse_cpu_list(text: str) -> list[int]:
 
 
 def read_text(path: Path) -> str:
-    """The stripped content of a small text file, or :class:`Unreadable` saying why."""
+    """The stripped content of a small text file.
+
+    Parameters
+    ----------
+    path : Path
+        A procfs or sysfs file (or any small text file).
+
+    Returns
+    -------
+    str
+        Its content without leading and trailing white space.
+
+    Raises
+    ------
+    Unreadable
+        The file is missing, not permitted or unreadable; the reason names it.
+    """
     try:
         return path.read_text(encoding="utf-8", errors="replace").strip()
     except FileNotFoundError:
@@ -167,8 +177,17 @@ def probe_cores() -> dict[str, Any]:
 def probe_smt(cpus_online: Sequence[int] | None) -> dict[str, Any]:
     """SMT state (``smt/active``, ``smt/control``) and the SMT siblings of every online CPU.
 
-    ``thread_siblings`` maps a CPU number (as a string, for JSON) to the online CPUs that
-    share its physical core, itself included.
+    Parameters
+    ----------
+    cpus_online : sequence of int or None
+        The online CPUs (from :func:`probe_cores`); None when unknown.
+
+    Returns
+    -------
+    dict
+        ``smt_active``, ``smt_control`` and ``thread_siblings``, which maps a CPU number
+        (as a string, for JSON) to the online CPUs that share its physical core, itself
+        included; unreadable ones are listed under ``_unavailable``.
     """
     facts: dict[str, Any] = {"_unavailable": {}}
     try:
@@ -207,10 +226,23 @@ _SIZE_UNIT = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 
 
 def probe_caches(cpu: int) -> dict[str, Any]:
-    """Cache sizes seen by ``cpu`` in bytes (one instance, not the sum over cores).
+    """Cache sizes seen by one CPU, in bytes (one instance, not the sum over cores).
 
-    Keys ``cache_l1d``, ``cache_l1i``, ``cache_l2``, ``cache_l3`` from
-    ``/sys/devices/system/cpu/cpuN/cache/index*/{level,type,size}``.
+    Parameters
+    ----------
+    cpu : int
+        The CPU whose ``/sys/devices/system/cpu/cpuN/cache/index*/{level,type,size}``
+        are read.
+
+    Returns
+    -------
+    dict
+        ``cache_l1d``, ``cache_l1i``, ``cache_l2``, ``cache_l3`` in bytes.
+
+    Raises
+    ------
+    Unreadable
+        The CPU has no cache directory.
     """
     keys = ("cache_l1d", "cache_l1i", "cache_l2", "cache_l3")
     base = SYS_CPU / f"cpu{cpu}" / "cache"
@@ -242,12 +274,25 @@ def _khz_to_mhz(path: Path) -> float:
 
 
 def probe_frequency(cpu: int, cpus_online: Sequence[int] | None) -> dict[str, Any]:
-    """Frequency limits and current value of ``cpu`` (MHz), governor(s), driver, turbo.
+    """Frequency limits and current value of one CPU, governors, driver and turbo.
 
     cpufreq sysfs first (``cpuinfo_min_freq``, ``cpuinfo_max_freq``, ``scaling_cur_freq`` in
-    kHz); psutil.cpu_freq() as the fallback. ``governors`` maps every
-    online CPU to its scaling governor; ``governor`` is their common value or ``"mixed"``.
-    ``turbo`` is True when turbo/boost is enabled; ``turbo_control`` names the file.
+    kHz); ``psutil.cpu_freq()`` as the fallback.
+
+    Parameters
+    ----------
+    cpu : int
+        The CPU whose limits and current frequency are read.
+    cpus_online : sequence of int or None
+        The CPUs whose governors are read; None when unknown.
+
+    Returns
+    -------
+    dict
+        ``freq_min_mhz``, ``freq_max_mhz``, ``freq_current_mhz`` (MHz) and their source,
+        ``scaling_driver``, ``governors`` (every online CPU to its scaling governor),
+        ``governor`` (their common value or ``"mixed"``), ``turbo`` (True when turbo or
+        boost is on) and ``turbo_control`` (the file that says so).
     """
     out: dict[str, Any] = {"_unavailable": {}}
     gone = out["_unavailable"]
@@ -339,7 +384,20 @@ def probe_memory_numa() -> dict[str, Any]:
 
 
 def kernel_param(cmdline: str, name: str) -> str | None:
-    """The value of ``name=value`` on a kernel command line (``""`` for a bare flag)."""
+    """The value of one parameter on a kernel command line.
+
+    Parameters
+    ----------
+    cmdline : str
+        The command line (``/proc/cmdline``); what follows ``--`` is for init and ignored.
+    name : str
+        The parameter, e.g. ``isolcpus``.
+
+    Returns
+    -------
+    str or None
+        The value of the last ``name=value``, ``""`` for a bare flag, None when absent.
+    """
     value: str | None = None
     for token in cmdline.split():
         if token == "--":

@@ -34,13 +34,28 @@ def wait_for_quiet(
 ) -> float:
     """Wait until the 1-minute load average is below ``max_load``, at most ``max_wait_s``.
 
-    Returns the seconds waited (0.0 when ``max_load`` is None, i.e. the guard is off, or
-    when the machine is already quiet). Gives up after ``max_wait_s`` seconds and returns
-    the time waited; the caller tells the two apart with :func:`is_quiet` if needed.
-    Sleeps in steps of at most ``poll_s`` seconds, never past the deadline.
-    ``should_stop`` (e.g. "a SIGINT arrived") is asked before each sleep; when it says
-    true the wait ends early and returns the time waited.
+    Parameters
+    ----------
+    max_load : float or None
+        The load average to get below; None turns the guard off.
+    max_wait_s : float
+        Seconds after which the wait gives up.
+    loadavg, sleep, clock : callable
+        ``os.getloadavg``, ``time.sleep`` and ``time.monotonic`` (replaceable in tests).
+    poll_s : float
+        Longest sleep between two looks, in seconds; never past the deadline.
+    should_stop : callable, optional
+        Asked before each sleep (e.g. "a SIGINT arrived"); true ends the wait early.
 
+    Returns
+    -------
+    float
+        Seconds waited: 0.0 when the guard is off or the machine is already quiet; after
+        giving up or stopping early, the time waited (tell them apart with
+        :func:`is_quiet`).
+
+    Examples
+    --------
     >>> loads = iter([(2.0, 0, 0), (1.5, 0, 0), (0.3, 0, 0)])
     >>> now = [0.0]
     >>> wait_for_quiet(0.5, 60, loadavg=lambda: next(loads), poll_s=5,
@@ -63,17 +78,37 @@ def wait_for_quiet(
 def is_quiet(
     max_load: float | None, loadavg: Callable[[], tuple[float, float, float]] = os.getloadavg
 ) -> bool:
-    """True when the guard is off or the 1-minute load average is below ``max_load``."""
+    """True when the guard is off or the 1-minute load average is below ``max_load``.
+
+    Parameters
+    ----------
+    max_load : float or None
+        The limit; None means the guard is off.
+    loadavg : callable
+        ``os.getloadavg`` (replaceable in tests).
+    """
     return max_load is None or loadavg()[0] < max_load
 
 
 def quiet_settings(
     quiet_load: float | None, quiet_max_wait: float, environ: Mapping[str, str] | None = None
 ) -> tuple[float | None, float]:
-    """The effective (max_load, max_wait_s): the experiment's ``quiet_load`` if set, else
-    the daemon-wide default from ``BENCHRUN_QUIET_LOAD``/``BENCHRUN_QUIET_MAX_WAIT``.
+    """The quiet-machine guard in force: the experiment's, else the daemon's default.
 
-    Malformed or non-positive environment values are ignored (the guard stays off).
+    Parameters
+    ----------
+    quiet_load : float or None
+        The experiment's ``quiet_load``; when set it wins.
+    quiet_max_wait : float
+        The experiment's ``quiet_max_wait`` in seconds.
+    environ : mapping, optional
+        Where ``BENCHRUN_QUIET_LOAD`` / ``BENCHRUN_QUIET_MAX_WAIT`` are read
+        (default ``os.environ``); malformed or non-positive values are ignored.
+
+    Returns
+    -------
+    (float or None, float)
+        ``(max_load, max_wait_s)`` for :func:`wait_for_quiet`.
     """
     if quiet_load is not None:
         return quiet_load, quiet_max_wait
