@@ -46,8 +46,22 @@ def _die_with_parent(parent_pid: int) -> Callable[[], None]:
 def child_argv(
     experiment: str, output: str, resume: bool, overrides: Sequence[str] = ()
 ) -> list[str]:
-    """The ``benchrun run`` command line of a daemon child (``overrides``: the ``--set``
-    items given to ``benchrun submit``, passed on unchanged)."""
+    """The ``benchrun run`` command line of a daemon child.
+
+    Parameters
+    ----------
+    experiment, output : str
+        The experiment file and the output directory (absolute paths).
+    resume : bool
+        ``--resume`` (continue the campaign) instead of ``--new``.
+    overrides : sequence of str
+        The ``--set KEY=VALUE`` items given to ``benchrun submit``, passed on unchanged.
+
+    Returns
+    -------
+    list of str
+        ``[python, "-m", "benchrun.runner.cli", "run", ...]``.
+    """
     argv = [
         sys.executable,
         "-m",
@@ -72,7 +86,32 @@ def launch(
     entry_id: int,
     extra_env: dict[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start the child (own session, dies with the daemon, output appended to the log)."""
+    """Start the child: own session, dies with the daemon, output appended to the log.
+
+    Parameters
+    ----------
+    argv : list of str
+        From :func:`child_argv`.
+    cwd : str
+        Where ``benchrun submit`` was called (the daemon's directory if it is gone).
+    log_path : Path
+        The campaign log; stdout and stderr are appended to it.
+    entry_id : int
+        The queue entry, exported as ``BENCHRUN_DAEMON_ENTRY`` to the child and its
+        workloads.
+    extra_env : dict, optional
+        More environment variables (the daemon's quiet-machine default).
+
+    Returns
+    -------
+    subprocess.Popen
+        The running child.
+
+    Raises
+    ------
+    OSError
+        The log cannot be opened or the child cannot be started.
+    """
     env = dict(os.environ)
     env.update(extra_env or {})
     env[ENTRY_ENV] = str(entry_id)
@@ -94,7 +133,21 @@ def launch(
 
 
 def last_error_line(log_path: Path, limit: int = 65536) -> str | None:
-    """The last ``benchrun: ...`` line of a log (what the child said when it ended)."""
+    """What the child said when it ended: the last ``benchrun: ...`` line of its log.
+
+    Parameters
+    ----------
+    log_path : Path
+        The campaign log.
+    limit : int
+        Bytes read from the end of the log.
+
+    Returns
+    -------
+    str or None
+        The line without ``benchrun:`` and ``error:``; None if there is none or the log
+        is unreadable.
+    """
     try:
         with open(log_path, "rb") as f:
             f.seek(0, os.SEEK_END)
@@ -111,7 +164,18 @@ def last_error_line(log_path: Path, limit: int = 65536) -> str | None:
 
 
 def max_campaign_id(db_path: Path) -> int:
-    """The highest campaign id in a results DB (0 if there is none or it is unreadable)."""
+    """The highest campaign id in a results DB, read-only.
+
+    Parameters
+    ----------
+    db_path : Path
+        The campaign's results DB.
+
+    Returns
+    -------
+    int
+        0 when the DB does not exist, has no campaign or cannot be read.
+    """
     if not db_path.is_file():
         return 0
     try:
@@ -126,7 +190,20 @@ def max_campaign_id(db_path: Path) -> int:
 
 
 def campaign_after(db_path: Path, base_id: int) -> tuple[int, str] | None:
-    """The first campaign created after ``base_id`` in ``db_path``: (id, status), if any."""
+    """The first campaign created after ``base_id`` in a results DB, read-only.
+
+    Parameters
+    ----------
+    db_path : Path
+        The campaign's results DB.
+    base_id : int
+        The highest campaign id before the entry's first launch.
+
+    Returns
+    -------
+    (int, str) or None
+        ``(campaign id, status)``; None when there is none or the DB cannot be read.
+    """
     if not db_path.is_file():
         return None
     try:
@@ -143,7 +220,20 @@ def campaign_after(db_path: Path, base_id: int) -> tuple[int, str] | None:
 
 
 def wait_gone(pid: int | None, timeout: float) -> bool:
-    """Wait until ``pid`` no longer runs (zombies count as gone); True if it is gone."""
+    """Wait until a process no longer runs (a zombie counts as gone).
+
+    Parameters
+    ----------
+    pid : int or None
+        The process; None or 0 is gone already.
+    timeout : float
+        Seconds to wait at most.
+
+    Returns
+    -------
+    bool
+        True if it is gone.
+    """
     if not pid:
         return True
     end = time.monotonic() + timeout
@@ -159,7 +249,20 @@ def wait_gone(pid: int | None, timeout: float) -> bool:
 
 
 def wait_campaign_lock(campaign_dir: Path, timeout: float) -> bool:
-    """Wait until nobody holds ``campaign_dir/.benchrun.lock`` (see runner.campaign.session)."""
+    """Wait until nobody holds the campaign directory's lock (runner.campaign.session).
+
+    Parameters
+    ----------
+    campaign_dir : Path
+        The directory holding ``.benchrun.lock``.
+    timeout : float
+        Seconds to wait at most.
+
+    Returns
+    -------
+    bool
+        True when the lock is free (or there is none).
+    """
     path = campaign_dir / ".benchrun.lock"
     if not path.exists():
         return True
@@ -183,8 +286,19 @@ def wait_campaign_lock(campaign_dir: Path, timeout: float) -> bool:
 
 
 def kill_leftovers(entry_ids: set[int]) -> list[int]:
-    """SIGKILL this user's processes marked with one of ``entry_ids`` (workloads of a dead
-    child, and their process groups); returns the pids killed."""
+    """SIGKILL the workloads a dead child left, with their process groups.
+
+    Parameters
+    ----------
+    entry_ids : set of int
+        Queue entries whose marked processes (``BENCHRUN_DAEMON_ENTRY``) are killed;
+        only this user's processes are looked at.
+
+    Returns
+    -------
+    list of int
+        The pids killed.
+    """
     if not entry_ids:
         return []
     wanted = {str(i) for i in entry_ids}

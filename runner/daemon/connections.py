@@ -41,10 +41,18 @@ class Conn:
 
 
 def listen_unix(path: Path) -> socket.socket:
-    """Listen on a fresh Unix socket at ``path`` (mode 0600, non-blocking).
+    """Listen on a fresh Unix socket (mode 0600, non-blocking).
 
-    A socket file already at ``path`` is removed: the caller holds the daemon lock, so it
-    is stale.
+    Parameters
+    ----------
+    path : Path
+        The socket file; one already there is removed (the caller holds the daemon lock,
+        so it is stale).
+
+    Returns
+    -------
+    socket.socket
+        The listening socket.
 
     Raises
     ------
@@ -107,7 +115,7 @@ class Connections:
         return max(t, 0.01)
 
     def accept(self, listener: socket.socket) -> None:
-        """Accept every pending client; answer another uid's with an error."""
+        """Accept every pending client of ``listener``; answer another uid's with an error."""
         while True:
             try:
                 sock, _ = listener.accept()
@@ -144,7 +152,11 @@ class Connections:
                 )
 
     def readable(self, conn: Conn) -> None:
-        """Read what ``conn`` sent; once its request is complete, answer it and close."""
+        """Read what ``conn`` sent; once its request line is complete, answer and close.
+
+        A request over :data:`MAX_MESSAGE` bytes is refused unread; a client that
+        half-closes without a newline has sent its whole request.
+        """
         try:
             data = conn.sock.recv(65536)
         except (BlockingIOError, InterruptedError):

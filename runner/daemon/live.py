@@ -58,7 +58,18 @@ def _num(value: Any) -> float | None:
 
 
 def read_status_json(campaign_dir: Path) -> dict[str, Any] | None:
-    """``status.json`` as a dict, or None if missing or unreadable."""
+    """The campaign's ``status.json`` (written by adaptive runs after every round).
+
+    Parameters
+    ----------
+    campaign_dir : Path
+        The directory holding the results DB.
+
+    Returns
+    -------
+    dict or None
+        None if the file is missing, unreadable or not a JSON object.
+    """
     try:
         data = json.loads((campaign_dir / "status.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -67,7 +78,22 @@ def read_status_json(campaign_dir: Path) -> dict[str, Any] | None:
 
 
 def campaign_live(db_path: Path, campaign_id: int | None, base_id: int = 0) -> CampaignLive:
-    """Read the live state of ``campaign_id`` (or the first campaign after ``base_id``)."""
+    """Read the live state of a campaign without disturbing it (read-only SQL).
+
+    Parameters
+    ----------
+    db_path : Path
+        The campaign's results DB.
+    campaign_id : int or None
+        The campaign; None: the first campaign after ``base_id``.
+    base_id : int
+        The highest campaign id before the queue entry's first launch.
+
+    Returns
+    -------
+    CampaignLive
+        What could be read; a missing or unreadable DB gives a ``note`` saying so.
+    """
     live = CampaignLive(campaign_id)
     if not db_path.is_file():
         live.note = f"{db_path} does not exist yet"
@@ -167,7 +193,18 @@ def _duration(seconds: float | None) -> str:
 
 
 def render(live: CampaignLive) -> list[str]:
-    """The lines ``benchrun status`` prints for a campaign's live state."""
+    """The lines ``benchrun status`` prints for a campaign's live state.
+
+    Parameters
+    ----------
+    live : CampaignLive
+        From :func:`campaign_live`.
+
+    Returns
+    -------
+    list of str
+        Indented lines: campaign, note, one per workload, undecided pairs, controller.
+    """
     lines: list[str] = []
     if live.campaign_id is not None:
         mode = "adaptive" if live.adaptive else "fixed"

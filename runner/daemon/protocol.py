@@ -29,12 +29,39 @@ class ProtocolError(ValueError):
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    """One message as a line of UTF-8 JSON (``v`` added)."""
+    """One message as a line of UTF-8 JSON.
+
+    Parameters
+    ----------
+    message : dict
+        The fields; ``v`` (the protocol version) is added first.
+
+    Returns
+    -------
+    bytes
+        Compact JSON ending in a newline.
+    """
     return json.dumps({"v": VERSION, **message}, separators=(",", ":")).encode() + b"\n"
 
 
 def decode_request(raw: bytes) -> dict[str, Any]:
-    """Parse one request line; :class:`ProtocolError` says what is wrong with it."""
+    """Parse one request line.
+
+    Parameters
+    ----------
+    raw : bytes
+        The request without its newline.
+
+    Returns
+    -------
+    dict
+        The request, with ``v`` equal to :data:`VERSION` and a string ``op``.
+
+    Raises
+    ------
+    ProtocolError
+        Too large, not UTF-8, not a JSON object, another version, or no ``op``.
+    """
     if len(raw) > MAX_MESSAGE:
         raise ProtocolError(f"request too large ({len(raw)} bytes; at most {MAX_MESSAGE})")
     try:
@@ -57,7 +84,15 @@ def decode_request(raw: bytes) -> dict[str, Any]:
 
 
 def error_reply(text: str, code: int = 1) -> bytes:
-    """An error reply; ``code`` is the exit code the client should use (2: bad input)."""
+    """An error reply line.
+
+    Parameters
+    ----------
+    text : str
+        The one-line error the client prints.
+    code : int
+        The exit code the client should use (2: bad input).
+    """
     return encode({"ok": False, "error": text, "code": code})
 
 
@@ -66,6 +101,7 @@ class DaemonNotRunning(UserError):
 
 
 def not_running_error(paths: DaemonPaths) -> UserError:
+    """The one-line error for a daemon that does not answer on ``paths.socket``."""
     return DaemonNotRunning(
         f"the benchrun daemon is not running (no answer on {paths.socket}); "
         "start it with `benchrun daemon start`",
@@ -76,10 +112,29 @@ def not_running_error(paths: DaemonPaths) -> UserError:
 def request(
     op: str, paths: DaemonPaths | None = None, *, timeout: float = 30.0, **fields: Any
 ) -> dict[str, Any]:
-    """Send one request to the daemon and return its reply (``ok`` true).
+    """Send one request to the daemon and return its reply.
 
-    A daemon that is not running, or an error reply, is a :class:`UserError` (one line).
-    ``timeout`` is seconds for connecting, sending and receiving together.
+    Parameters
+    ----------
+    op : str
+        The request kind (see :data:`runner.daemon.handlers.HANDLERS`).
+    paths : DaemonPaths, optional
+        Where the socket is; default from the environment.
+    timeout : float
+        Seconds for connecting, sending and receiving together.
+    **fields
+        The request's other fields.
+
+    Returns
+    -------
+    dict
+        The reply, ``ok`` true.
+
+    Raises
+    ------
+    UserError
+        No daemon answers (:class:`DaemonNotRunning`), it answers too late or not at all,
+        or it sends an error reply (its text and exit code).
     """
     paths = paths or DaemonPaths.from_env()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

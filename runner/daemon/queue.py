@@ -118,7 +118,23 @@ class QueueDB:
 
     @classmethod
     def open(cls, path: Path) -> QueueDB:
-        """Open or create the queue at ``path``; a corrupt or foreign file is a UserError."""
+        """Open or create the queue (migrating an older schema).
+
+        Parameters
+        ----------
+        path : Path
+            The queue file.
+
+        Returns
+        -------
+        QueueDB
+            The open queue; close it with :meth:`close`.
+
+        Raises
+        ------
+        UserError
+            The file is corrupt, not SQLite, or not a benchrun queue.
+        """
         try:
             conn = sqlite3.connect(path, timeout=10.0, isolation_level=None)
             app_id = conn.execute("PRAGMA application_id").fetchone()[0]
@@ -163,6 +179,7 @@ class QueueDB:
         return cls(conn, path)
 
     def close(self) -> None:
+        """Close the connection."""
         self.conn.close()
 
     # -- entries ---------------------------------------------------------------------------
@@ -216,6 +233,7 @@ class QueueDB:
         return entry_id
 
     def get(self, entry_id: int) -> Entry | None:
+        """The entry with id ``entry_id``, or None."""
         row = self.conn.execute(
             f"SELECT {', '.join(_COLUMNS)} FROM entry WHERE id = ?", (entry_id,)
         ).fetchone()
@@ -231,8 +249,19 @@ class QueueDB:
         return [_entry(r) for r in rows]
 
     def next_runnable(self, now: float) -> Entry | None:
-        """The queued entry to run next: highest priority, entries already started (being
-        resumed) first, then submission order; ``not_before`` in the future waits."""
+        """The queued entry to run next.
+
+        Parameters
+        ----------
+        now : float
+            Unix seconds; an entry whose ``not_before`` is later waits.
+
+        Returns
+        -------
+        Entry or None
+            Highest priority first; among equals, entries already launched (being
+            resumed), then submission order.
+        """
         row = self.conn.execute(
             f"SELECT {', '.join(_COLUMNS)} FROM entry WHERE state = 'queued'"
             " AND (not_before IS NULL OR not_before <= ?)"
