@@ -46,8 +46,9 @@ def ask(daemon: DaemonState, **request: Any) -> dict[str, Any]:
     return reply
 
 
-def submit(daemon: DaemonState, tmp_path: Path, **extra: Any) -> int:
-    fields = {
+def submission(tmp_path: Path) -> dict[str, Any]:
+    """The fields ``benchrun submit`` sends (absolute paths)."""
+    return {
         "experiment": str(tmp_path / "e.yaml"),
         "name": "e",
         "output": str(tmp_path / "out"),
@@ -55,7 +56,10 @@ def submit(daemon: DaemonState, tmp_path: Path, **extra: Any) -> int:
         "cwd": str(tmp_path),
         "config_text": "name: e\n",
     }
-    reply = ask(daemon, op="submit", **{**fields, **extra})
+
+
+def submit(daemon: DaemonState, tmp_path: Path, **extra: Any) -> int:
+    reply = ask(daemon, op="submit", **{**submission(tmp_path), **extra})
     assert reply["ok"], reply
     return int(reply["id"])
 
@@ -141,16 +145,7 @@ def test_bad_ids_are_refused(
 def test_stop_refuses_new_submissions(daemon: DaemonState, tmp_path: Path) -> None:
     assert ask(daemon, op="stop")["running"] is None
     assert daemon.stop_requested
-    reply = ask(
-        daemon,
-        op="submit",
-        experiment="/e.yaml",
-        name="e",
-        output="/o",
-        db_path="/o/r.db",
-        cwd="/",
-        config_text="x",
-    )
+    reply = ask(daemon, op="submit", **submission(tmp_path))
     assert (reply["error"], reply["code"]) == (
         "the daemon is stopping; submit again after it restarts",
         1,
