@@ -6,13 +6,14 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import subprocess
 import time
 from pathlib import Path
 
 from daemon_util import Env, count_rounds, det_experiment, expected_reading, rounds_of, wait_for
 
 
-def one_error_line(proc) -> str:  # type: ignore[no-untyped-def]
+def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
     """The failure contract: non-zero exit, one ``benchrun: error:`` line, no traceback."""
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr

@@ -260,27 +260,31 @@ class ScriptedChild:
         self.code = code
 
 
-def run_scripted(daemon: DaemonState, entry_id: int, monkeypatch: pytest.MonkeyPatch) -> list:
-    """Mark ``entry_id`` as running under a scripted child; returns the signals it gets."""
+def run_scripted(
+    daemon: DaemonState, entry_id: int, monkeypatch: pytest.MonkeyPatch
+) -> tuple[ScriptedChild, list[tuple[int, int]]]:
+    """Mark ``entry_id`` as running under a scripted child; returns it and the list of
+    (pid, signal) the supervisor sends."""
     sent: list[tuple[int, int]] = []
     monkeypatch.setattr("benchrun.runner.daemon.supervisor.kill", lambda p, s: sent.append((p, s)))
-    sup = daemon.supervisor
-    sup.child, sup.child_entry = ScriptedChild(4242), entry_id  # type: ignore[assignment]
+    child = ScriptedChild(4242)
+    monkeypatch.setattr(daemon.supervisor, "child", child)
+    daemon.supervisor.child_entry = entry_id
     daemon.queue.update(entry_id, state="running", pid=4242, launches=1)
-    return sent
+    return child, sent
 
 
 def test_cancel_of_the_running_campaign_signals_it_and_reaps_it_cancelled(
     daemon: DaemonState, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     entry_id = submit(daemon, tmp_path)
-    sent = run_scripted(daemon, entry_id, monkeypatch)
+    child, sent = run_scripted(daemon, entry_id, monkeypatch)
     assert ask(daemon, op="current")["entry"]["id"] == entry_id
     assert ask(daemon, op="cancel", id=entry_id)["state"] == "cancelling"
     assert sent == [(4242, signal.SIGTERM)]
     daemon.supervisor.reap()  # still running: nothing happens
     assert daemon.supervisor.running == entry_id
-    daemon.supervisor.child.exit(-15)  # type: ignore[union-attr]
+    child.exit(-15)
     daemon.supervisor.reap()
     entry = daemon.queue.get(entry_id)
     assert entry is not None
@@ -298,7 +302,7 @@ def test_stop_terms_the_child_kills_it_at_the_deadline_and_marks_it_for_auto_res
     daemon: DaemonState, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     entry_id = submit(daemon, tmp_path)
-    sent = run_scripted(daemon, entry_id, monkeypatch)
+    child, sent = run_scripted(daemon, entry_id, monkeypatch)
     sup = daemon.supervisor
     sup.begin_stop()
     assert sup.stopping and sent == [(4242, signal.SIGTERM)]
@@ -306,7 +310,7 @@ def test_stop_terms_the_child_kills_it_at_the_deadline_and_marks_it_for_auto_res
     assert not sup.stopped(now)  # before the deadline: wait
     assert not sup.stopped(now + sup.stop_timeout + 1)  # past it: SIGKILL
     assert sent[-1] == (4242, signal.SIGKILL)
-    sup.child.exit(128 + 9)  # type: ignore[union-attr]
+    child.exit(128 + 9)
     sup.reap()
     assert sup.stopped(time.monotonic())  # no child left: the daemon may exit
     entry = daemon.queue.get(entry_id)

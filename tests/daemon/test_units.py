@@ -6,7 +6,9 @@ import datetime as dt
 import json
 import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,7 +39,9 @@ class FakeClock:
         return self.now
 
 
-def loads_over_time(clock: FakeClock, schedule: list[tuple[float, float]]):  # type: ignore[no-untyped-def]
+def loads_over_time(
+    clock: FakeClock, schedule: list[tuple[float, float]]
+) -> Callable[[], tuple[float, float, float]]:
     """loadavg() returning the load of the last schedule step whose start time has passed."""
 
     def loadavg() -> tuple[float, float, float]:
@@ -256,6 +260,27 @@ def test_queue_db_refuses_foreign_and_corrupt_files(tmp_path: Path) -> None:
         QueueDB.open(tmp_path / "results.db")  # a results DB is not a queue
 
 
+def _add(q: QueueDB, tmp_path: Path, **fields: Any) -> int:
+    """Queue a campaign with placeholder paths; ``fields`` replace the defaults."""
+    defaults: dict[str, Any] = {
+        "experiment": "/e.yaml",
+        "name": "e",
+        "output": "/o",
+        "db_path": "/o/e/benchrun.db",
+        "cwd": "/",
+        "config_text": "name: e",
+        "priority": 0,
+        "not_before": None,
+        "log_dir": tmp_path,
+    }
+    return q.add(**{**defaults, **fields})
+
+
+def _next_id(q: QueueDB, now: float) -> int | None:
+    entry = q.next_runnable(now)
+    return entry.id if entry else None
+
+
 def test_queue_of_schema_1_gains_the_overrides_column_and_keeps_its_entries(
     tmp_path: Path,
 ) -> None:
@@ -263,10 +288,7 @@ def test_queue_of_schema_1_gains_the_overrides_column_and_keeps_its_entries(
     opens, keeps its entries (with no overrides), and stores overrides afterwards."""
     path = tmp_path / "q.db"
     q = QueueDB.open(path)
-    old_id = q.add(
-        experiment="/e.yaml", name="e", output="/o", db_path="/o/e/benchrun.db", cwd="/",
-        config_text="name: e", priority=0, not_before=None, log_dir=tmp_path,
-    )  # fmt: skip
+    old_id = _add(q, tmp_path)
     q.close()
     conn = sqlite3.connect(path)  # turn it into the schema-1 file an older benchrun wrote
     conn.execute("ALTER TABLE entry DROP COLUMN overrides")
@@ -276,12 +298,8 @@ def test_queue_of_schema_1_gains_the_overrides_column_and_keeps_its_entries(
     q = QueueDB.open(path)
     old = q.get(old_id)
     assert old is not None and old.name == "e" and old.overrides == ()
-    new_id = q.add(
-        experiment="/e.yaml", name="e", output="/o", db_path="/o/e/benchrun.db", cwd="/",
-        config_text="name: e", priority=0, not_before=None, log_dir=tmp_path,
-        overrides=["max_time=2m", "seed=3"],
-    )  # fmt: skip
-    assert q.get(new_id).overrides == ("max_time=2m", "seed=3")  # type: ignore[union-attr]
+    new = q.get(_add(q, tmp_path, overrides=["max_time=2m", "seed=3"]))
+    assert new is not None and new.overrides == ("max_time=2m", "seed=3")
     q.close()
     version = (
         sqlite3.connect(path)
@@ -295,26 +313,16 @@ def test_queue_order_priority_then_started_then_fifo(tmp_path: Path) -> None:
     q = QueueDB.open(tmp_path / "q.db")
 
     def add(prio: int, not_before: float | None = None) -> int:
-        return q.add(
-            experiment="/e",
-            name="e",
-            output="/o",
-            db_path="/o/db",
-            cwd="/",
-            config_text="",
-            priority=prio,
-            not_before=not_before,
-            log_dir=tmp_path,
-        )
+        return _add(q, tmp_path, priority=prio, not_before=not_before)
 
     a, b, c, d = add(0), add(0), add(5, not_before=2000.0), add(0)
     q.update(d, launches=1)  # d was started before (being resumed): first among equals
-    assert q.next_runnable(1000.0).id == d  # type: ignore[union-attr]
-    assert q.next_runnable(3000.0).id == c  # type: ignore[union-attr]
+    assert _next_id(q, 1000.0) == d
+    assert _next_id(q, 3000.0) == c
     assert q.next_wakeup() == 2000.0
     q.update(d, state="done")
     q.update(c, state="cancelled")
-    assert q.next_runnable(3000.0).id == a  # type: ignore[union-attr]
+    assert _next_id(q, 3000.0) == a
     assert b > a
     q.close()
 
