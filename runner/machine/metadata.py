@@ -23,16 +23,12 @@ from benchrun.runner.machine.noise import NoiseWarning, noise_warnings, unknown_
 __all__ = [
     "SECTION_TITLES",
     "NoiseWarning",
-    "Warning",
     "collect_metadata",
     "describe_machine",
     "noise_warnings",
     "round_facts",
     "unknown_noise_settings",
 ]
-
-#: The name the task brief uses; same class as :class:`NoiseWarning`.
-Warning = NoiseWarning  # noqa: A001 - deliberate alias, module-level only
 
 SCHEMA_VERSION = 1
 
