@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -163,6 +164,36 @@ def last_error_line(log_path: Path, limit: int = 65536) -> str | None:
     return None
 
 
+#: (id, status) of the first campaign after a given id
+CAMPAIGN_AFTER_SQL = "SELECT id, status FROM campaign WHERE id > ? ORDER BY id LIMIT 1"
+
+
+def connect_read_only(db_path: Path) -> sqlite3.Connection:
+    """Open a results DB read-only, so that a running campaign is not disturbed.
+
+    Raises
+    ------
+    sqlite3.Error
+        The file cannot be opened.
+    """
+    return sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5.0)
+
+
+def _fetch_one(db_path: Path, sql: str, *params: object) -> tuple[Any, ...] | None:
+    """The first row of a read-only query; None if the DB is missing or unreadable."""
+    if not db_path.is_file():
+        return None
+    try:
+        conn = connect_read_only(db_path)
+        try:
+            row: tuple[Any, ...] | None = conn.execute(sql, params).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return row
+
+
 def max_campaign_id(db_path: Path) -> int:
     """The highest campaign id in a results DB, read-only.
 
@@ -176,17 +207,8 @@ def max_campaign_id(db_path: Path) -> int:
     int
         0 when the DB does not exist, has no campaign or cannot be read.
     """
-    if not db_path.is_file():
-        return 0
-    try:
-        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5.0)
-        try:
-            row = conn.execute("SELECT coalesce(max(id), 0) FROM campaign").fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
-    return int(row[0])
+    row = _fetch_one(db_path, "SELECT coalesce(max(id), 0) FROM campaign")
+    return int(row[0]) if row else 0
 
 
 def campaign_after(db_path: Path, base_id: int) -> tuple[int, str] | None:
@@ -204,18 +226,7 @@ def campaign_after(db_path: Path, base_id: int) -> tuple[int, str] | None:
     (int, str) or None
         ``(campaign id, status)``; None when there is none or the DB cannot be read.
     """
-    if not db_path.is_file():
-        return None
-    try:
-        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5.0)
-        try:
-            row = conn.execute(
-                "SELECT id, status FROM campaign WHERE id > ? ORDER BY id LIMIT 1", (base_id,)
-            ).fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return None
+    row = _fetch_one(db_path, CAMPAIGN_AFTER_SQL, base_id)
     return (int(row[0]), str(row[1])) if row else None
 
 

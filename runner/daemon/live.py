@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchrun.runner.daemon.child import CAMPAIGN_AFTER_SQL, connect_read_only
 from benchrun.runner.ui.format import format_duration
 
 
@@ -99,12 +100,10 @@ def campaign_live(db_path: Path, campaign_id: int | None, base_id: int = 0) -> C
         live.note = f"{db_path} does not exist yet"
         return live
     try:
-        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5.0)
+        conn = connect_read_only(db_path)
         try:
             if campaign_id is None:
-                row = conn.execute(
-                    "SELECT id FROM campaign WHERE id > ? ORDER BY id LIMIT 1", (base_id,)
-                ).fetchone()
+                row = conn.execute(CAMPAIGN_AFTER_SQL, (base_id,)).fetchone()
                 if row is None:
                     live.note = "the campaign has not been created yet"
                     return live
