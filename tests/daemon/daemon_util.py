@@ -22,6 +22,8 @@ sys.path.insert(0, str(REPO / "tests" / "e2e"))
 
 from e2e_util import benchrun_argv  # noqa: E402
 
+from benchrun.runner.daemon.server import read_pid_file  # noqa: E402
+
 
 def expected_reading(round_index: int) -> float:
     """What the deterministic workload prints in round ``round_index`` (computed here)."""
@@ -172,18 +174,10 @@ class Env:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
                 proc.wait(10)
-        pid = _read_pid(self.pid_file)
+        pid = read_pid_file(self.pid_file)
         if pid and _alive(pid) and _is_our_daemon(pid, self.root):
             os.kill(pid, signal.SIGKILL)  # a detached daemon of this test
         shutil.rmtree(self.root, ignore_errors=True)
-
-
-def _read_pid(path: Path) -> int | None:
-    try:
-        text = path.read_text().strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
 
 
 def _alive(pid: int) -> bool:
