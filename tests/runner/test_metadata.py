@@ -1,4 +1,4 @@
-"""Tests of the reproducibility record (runner/metadata*.py, docs/methods.md §11).
+"""Tests of the reproducibility record and the noise rules (runner/machine/, docs/machine.md).
 
 Expected values come from sources other than the code under test: os, psutil, platform,
 sys, socket, py-cpuinfo, lscpu, files read directly here, a fabricated sysfs tree whose
