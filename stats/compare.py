@@ -153,7 +153,14 @@ def welch_from_summary(
     se = math.sqrt(va / na + vb / nb)
     nu = welch_df(va, na, vb, nb)
     notes: list[str] = []
-    base = {"mean_a": ma, "mean_b": mb, "var_a": va, "var_b": vb, "n_a": na, "n_b": nb}
+    base: dict[str, Any] = {
+        "mean_a": ma,
+        "mean_b": mb,
+        "var_a": va,
+        "var_b": vb,
+        "n_a": na,
+        "n_b": nb,
+    }
     base.update(difference=diff, alternative=alternative, confidence=confidence)
     if nu is None:
         # Both samples are constant: the difference is known exactly.
@@ -341,7 +348,13 @@ def tost_from_summary(
     d = ma - mb
     nu = welch_df(va, na, vb, nb)
     notes: list[str] = []
-    base = {"mean_a": ma, "mean_b": mb, "difference": d, "delta": delta, "margin": margin}
+    base: dict[str, Any] = {
+        "mean_a": ma,
+        "mean_b": mb,
+        "difference": d,
+        "delta": delta,
+        "margin": margin,
+    }
     base.update(relative=relative, alpha=alpha)
     if nu is None:
         inside = -delta < d < delta

@@ -520,7 +520,7 @@ def r_speedup(
     gmean_conf = conf(gmean)
     conf1 = conf(1.0)
     notes: list[str] = []
-    common = dict(
+    common: dict[str, Any] = dict(
         r=float(r),
         confidence_at_1=conf1,
         gmean_speedup=gmean,

@@ -23,6 +23,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from benchrun.stats.intervals import proportion_ci, proportion_sample_size
+
 SPEEDUP = "speedup"
 NO_SPEEDUP = "no speedup"
 NOT_ENOUGH = "not enough data"
@@ -324,11 +326,10 @@ class SpeedupSuiteResult:
 
 
 def _share(statistic: str, verdicts: list[str], confidence: float, precision: float) -> ShareResult:
-    from benchrun.stats.intervals import proportion_ci, proportion_sample_size  # §4 (intervals.py)
-
     b = len(verdicts)
     a = sum(v == SPEEDUP for v in verdicts)
     ci = proportion_ci(a, b, confidence=confidence)
+    assert ci.low is not None and ci.high is not None  # b >= 1 benchmarks: always bounded
     value = a * (1 - a / b)
     c = a / b
     notes: list[str] = []

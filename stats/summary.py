@@ -395,7 +395,7 @@ def summarize(
     d = describe(y, deterministic_threshold=deterministic_threshold, outlier_k=outlier_k)
     notes.extend(d.notes)
     n = d.n
-    base = dict(
+    base: dict[str, Any] = dict(
         n=n, warmup_readings=w, mean=d.mean, median=d.median, std=d.std, cov=d.cov, min=d.min,
         q1=d.q1, q3=d.q3, max=d.max, p90=d.p90, p99=d.p99, outliers=d.outliers,
         deterministic=d.deterministic, confidence=c,

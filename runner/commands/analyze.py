@@ -22,7 +22,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -54,7 +54,9 @@ TIME_UNITS = {"s", "ms", "us", "µs", "ns", "sec", "seconds", "second"}
 # ------------------------------------------------------------------------ helpers
 def load_dataset(args: argparse.Namespace) -> Dataset:
     """Read the DATA files named on the command line and apply the direction override."""
-    time_field = "cpu_time" if args.gbench_time == "cpu" else "real_time"
+    time_field: Literal["real_time", "cpu_time"] = (
+        "cpu_time" if args.gbench_time == "cpu" else "real_time"
+    )
     ds = load_many(args.data, fmt=args.format, gbench_time=time_field)
     if args.direction is not None:
         ds = ds.with_direction(args.direction)

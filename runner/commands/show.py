@@ -162,13 +162,13 @@ def main(args: argparse.Namespace) -> int:
         if campaign.status == "interrupted" and campaign.config_path:
             console.print(f"resume with: benchrun run {campaign.config_path} --resume")
         if args.failures:
-            for r in failed_rounds:
+            for fr in failed_rounds:
                 console.rule(
-                    f"{names[r.workload_id]} round {r.round_index}: {r.status}: {r.reason}"
+                    f"{names[fr.workload_id]} round {fr.round_index}: {fr.status}: {fr.reason}"
                 )
-                console.print(f"argv: {r.argv}", markup=False)
-                console.print("stdout (tail):\n" + (r.stdout_tail or ""), markup=False)
-                console.print("stderr (tail):\n" + (r.stderr_tail or ""), markup=False)
+                console.print(f"argv: {fr.argv}", markup=False)
+                console.print("stdout (tail):\n" + (fr.stdout_tail or ""), markup=False)
+                console.print("stderr (tail):\n" + (fr.stderr_tail or ""), markup=False)
     if args.json:
         print(json.dumps(docs if len(docs) > 1 else docs[0], indent=2))
     return 0

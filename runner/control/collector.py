@@ -191,10 +191,10 @@ def _as_rounds(
         if not np.all(np.isfinite(x)):
             raise ValueError(f"round {i}: readings contain NaN or infinite values")
         if per_work is not None:
-            w = float(per_work[i])
-            if not (math.isfinite(w) and w > 0):
+            work = float(per_work[i])
+            if not (math.isfinite(work) and work > 0):
                 raise ValueError(f"round {i}: work amount must be > 0, got {per_work[i]!r}")
-            x = x / w
+            x = x / work
         if x.size == 0:
             empty += 1
             continue
@@ -268,8 +268,7 @@ def _within_round_warmup(
     rs: np.ndarray | list[np.ndarray], warmup: Warmup, notes: list[str]
 ) -> tuple[int, np.ndarray]:
     """(d, steady series): d readings dropped at the start of every round, the rest joined."""
-    rect = isinstance(rs, np.ndarray)
-    shortest = rs.shape[1] if rect else min(r.size for r in rs)
+    shortest = rs.shape[1] if isinstance(rs, np.ndarray) else min(r.size for r in rs)
     if isinstance(warmup, bool):
         raise ValueError("warmup must be 'mser5', 'none' or a number of readings per round")
     if isinstance(warmup, int | np.integer):
@@ -284,11 +283,11 @@ def _within_round_warmup(
     elif warmup == "none":
         d = 0
     elif warmup == "mser5":
-        block = rs if rect else np.stack([r[:shortest] for r in rs])
+        block = rs if isinstance(rs, np.ndarray) else np.stack([r[:shortest] for r in rs])
         d = _profile_warmup(block, notes)
     else:
         raise ValueError(f"warmup must be 'mser5', 'none' or an int, got {warmup!r}")
-    if rect:
+    if isinstance(rs, np.ndarray):
         return d, rs[:, d:].reshape(-1)
     return d, np.concatenate([r[d:] for r in rs])
 
@@ -420,7 +419,7 @@ def collect(
     half = _t_half_width(s2, h, c)
     coarse = _coarse(x, 2 * q)
     mean2, s2_2, h2 = coarse
-    if ci_2q and s2 > 0.0 and h2 is not None:
+    if ci_2q and s2 > 0.0 and mean2 is not None and s2_2 is not None and h2 is not None:
         half2 = abs(mean2 - mean) + _t_half_width(s2_2, h2, c)
         if half2 > half:
             notes.append(

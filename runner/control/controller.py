@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 from benchrun.runner.control.collector import WorkloadStats
 from benchrun.runner.control.decision import (
@@ -76,6 +76,13 @@ __all__ = [
 DIRECTIONS = ("lower_is_better", "higher_is_better")
 #: how two workloads of one campaign are compared (``settings.comparison``)
 COMPARISONS = ("paired", "independent")
+
+
+def _known(s: WorkloadStats | None) -> WorkloadStats:
+    """``s``, which the caller knows is set (the workload passed :meth:`Controller._enough`)."""
+    if s is None:
+        raise AssertionError("a workload the controller compares has no statistics")
+    return s
 
 
 @dataclass(frozen=True)
@@ -322,7 +329,7 @@ class Controller:
                 look_alpha = min(self._remaining(), self._plan_cum(j) - self._spent)
                 self._last_point = j
         looked = look_alpha is not None and look_alpha > 0
-        if looked:
+        if look_alpha is not None and looked:
             events.extend(self._look(st, rounds, look_alpha, clock, final=False))
         time_out = p.max_time is not None and elapsed_s >= p.max_time
         status = self._status(st, rounds, enough, realloc=looked)
@@ -355,7 +362,7 @@ class Controller:
         )
 
     # ------------------------------------------------------------------ pieces
-    def _enough(self, s: WorkloadStats | None, rounds: int) -> bool:
+    def _enough(self, s: WorkloadStats | None, rounds: int) -> TypeGuard[WorkloadStats]:
         return bool(
             s is not None
             and s.enough
@@ -506,9 +513,9 @@ class Controller:
             rows = [
                 {
                     "name": n,
-                    "mean": st[n].mean,
-                    "variance": st[n].s2_q,
-                    "n": st[n].n_q,
+                    "mean": _known(st[n]).mean,
+                    "variance": _known(st[n]).s2_q,
+                    "n": _known(st[n]).n_q,
                     "direction": self.direction[n],
                 }  # fmt: skip
                 for n in members
@@ -743,7 +750,7 @@ class Controller:
                 continue
             s, base = st.get(name), self._baseline_side(label, st, rounds, name)
             if base is not None and self._enough(s, rounds[name]):
-                cur = self._side(s, rounds[name])  # type: ignore[arg-type]
+                cur = self._side(s, rounds[name])
                 raw = baseline_tests(
                     [(cur.sample, base.sample)], alpha, self.params.margin,
                     [self.direction[name] == "lower_is_better"],
@@ -999,7 +1006,9 @@ class Controller:
         waiting: dict[str, list[str]] = {n: [] for n in self.names}
         pair_more: dict[str, int] = {}
         unmet_pairs: list[str] = []
-        side = {n: (self._side(st[n], rounds[n]) if enough[n] else None) for n in self.names}
+        side = {
+            n: (self._side(_known(st[n]), rounds[n]) if enough[n] else None) for n in self.names
+        }
 
         forced: set[str] = set()  # both sides of an unfinished paired comparison
 
@@ -1074,7 +1083,9 @@ class Controller:
             rec = self._base_verdicts.get(name)
             latest = self._latest.get("base:" + name, {})
             base_mean = (
-                base.mean if base is not None else (st[label].mean if st.get(label) else None)
+                base.mean
+                if base is not None
+                else (_known(st[label]).mean if st.get(label) else None)
             )
             cur_mean = s.mean if s is not None else None
             rel = (

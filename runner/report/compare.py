@@ -501,20 +501,20 @@ def overall_ratio(
     (docs/imported-data.md); raw readings would be correlated and give a too narrow CI.
     Needs two or more workloads with raw data and positive values on both sides; None
     otherwise."""
-    use = [
-        n for n in names
-        if old.entries[n].means is not None and new.entries[n].means is not None
-        and old.entries[n].means.size >= 2 and new.entries[n].means.size >= 2
-        and float(old.entries[n].means.min()) > 0 and float(new.entries[n].means.min()) > 0
-    ]  # fmt: skip
-    if len(use) < 2:
+    a: dict[str, np.ndarray] = {}
+    b: dict[str, np.ndarray] = {}
+    for n in names:
+        m_old, m_new = old.entries[n].means, new.entries[n].means
+        if m_old is None or m_new is None or m_old.size < 2 or m_new.size < 2:
+            continue
+        if float(m_old.min()) > 0 and float(m_new.min()) > 0:
+            a[n], b[n] = m_new, m_old
+    if len(a) < 2:
         return None
-    a = {n: new.entries[n].means for n in use}
-    b = {n: old.entries[n].means for n in use}
     try:
         ci = gmean_ratio_ci(a, b, confidence=confidence, n_resamples=OVERALL_RESAMPLES, seed=1)
     except ValueError:
         return None
     out = ci.to_dict()
-    out["workloads"] = use
+    out["workloads"] = list(a)
     return out

@@ -6,6 +6,7 @@ p-values have three significant digits; ratios are unitless.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ class Table:
 
     title: str
     headers: tuple[str, ...]
-    rows: list[tuple[str, ...]]
+    rows: Sequence[tuple[str, ...]]
     caption: str = ""
 
 
@@ -236,7 +237,7 @@ def workload_stats(w: WorkloadView) -> Table:
     ]  # fmt: skip
     if w.drift is not None:
         d = w.drift
-        text = d.get("text") if d.get("drifted") else "no drift detected"
+        text = str(d.get("text")) if d.get("drifted") else "no drift detected"
         vn, p = d.get("von_neumann"), d.get("p_value")
         if not d.get("drifted") and vn is not None and p is not None:
             text += f" (von Neumann ratio {vn:.2f}, p {p:.2g})"

@@ -87,7 +87,7 @@ def collect_workload(
     """
     if not any(readings):
         return None
-    pw = [float(w) for w in works] if per_work and all(w for w in works) else None
+    pw = [float(w) for w in works if w] if per_work and all(w for w in works) else None
     return collect(
         readings,
         confidence=confidence,
