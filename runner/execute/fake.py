@@ -1,0 +1,177 @@
+"""A test double for the executor: scripted rounds, no processes, a virtual clock."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from benchrun.runner.execute.executor import RoundOutcome, RoundSpec, RoundStatus
+
+#: Unix time (s) at which a :class:`FakeExecutor`'s virtual clock starts by default
+DEFAULT_START = 1.7e9
+
+
+@dataclass(frozen=True)
+class FakeRound:
+    """What one scripted round does.
+
+    Parameters
+    ----------
+    wall_s : float
+        Wall time of the round, seconds (> 0).
+    status : {"ok", "failed", "timeout", "interrupted"}
+        Outcome; a round longer than the spec's timeout becomes ``"timeout"`` anyway.
+    readings : tuple of float
+        Values the round "printed" (used when the workload's metric is ``readings``).
+    exit_code : int or None
+        Exit status; defaults to 0 for ``ok`` and 1 for ``failed``.
+    reason : str or None
+        One line for a non-ok status.
+    """
+
+    wall_s: float
+    status: RoundStatus = "ok"
+    readings: tuple[float, ...] = ()
+    exit_code: int | None = None
+    reason: str | None = None
+
+
+#: A script: (spec, index of this launch for the workload, virtual clock in s) -> round
+Script = Callable[[RoundSpec, int, float], FakeRound]
+
+
+def constant(wall_s: float) -> Script:
+    """A workload whose every round takes ``wall_s`` seconds."""
+    return lambda spec, k, clock: FakeRound(wall_s)
+
+
+def lognormal(
+    mean_s: float,
+    cv: float,
+    *,
+    seed: int,
+    drift: Callable[[float], float] | None = None,
+    readings: int = 0,
+) -> Script:
+    """A workload whose wall time is lognormal with mean ``mean_s`` (s) and coefficient
+    of variation ``cv``, times ``drift(clock)`` (a factor of the machine's speed at the
+    virtual time ``clock`` in s, shared by every workload that uses the same function).
+
+    With ``readings`` > 0 each round also yields that many readings, lognormal around the
+    round's wall time divided by ``readings`` with the same ``cv``. Deterministic for a
+    given ``seed`` and launch order.
+    """
+    rng = np.random.default_rng(seed)
+    sigma = math.sqrt(math.log1p(cv * cv))
+    mu = math.log(mean_s) - sigma * sigma / 2.0
+
+    def script(spec: RoundSpec, k: int, clock: float) -> FakeRound:
+        factor = drift(clock) if drift is not None else 1.0
+        wall = float(rng.lognormal(mu, sigma)) * factor
+        values: tuple[float, ...] = ()
+        if readings:
+            per = wall / readings
+            values = tuple(
+                float(v) for v in rng.lognormal(math.log(per) - sigma * sigma / 2, sigma, readings)
+            )
+        return FakeRound(wall, readings=values)
+
+    return script
+
+
+def failing_every(every: int, inner: Script, reason: str = "exit status 1") -> Script:
+    """``inner``, except that launches ``every - 1``, ``2 * every - 1``, ... fail."""
+
+    def script(spec: RoundSpec, k: int, clock: float) -> FakeRound:
+        r = inner(spec, k, clock)
+        if (k + 1) % every == 0:
+            return FakeRound(r.wall_s, status="failed", exit_code=1, reason=reason)
+        return r
+
+    return script
+
+
+@dataclass
+class FakeExecutor:
+    """An :class:`~runner.execute.executor.Executor` that runs no process.
+
+    Each workload has a :data:`Script`; :meth:`launch` calls it, advances a virtual clock
+    by the round's wall time and returns the outcome a real round with that behaviour
+    would have (status, wall time in ns, CPU time = wall time, readings). Every spec
+    received is kept in :attr:`launched`, so tests can check order, pinning and
+    environment. A launch of ``true`` (the launch-overhead probe of calibration) takes
+    ``overhead_s``.
+
+    Parameters
+    ----------
+    scripts : mapping of str to Script
+        Per workload name. A workload without a script fails the test with ``KeyError``.
+    overhead_s : float
+        Wall time of a ``true`` round, seconds.
+    start : float
+        Unix time (s) of the virtual clock's start.
+    on_launch : callable, optional
+        Called with (spec, index of the launch over all workloads) before each round;
+        a test can, for example, send itself SIGINT at a chosen launch.
+    """
+
+    scripts: Mapping[str, Script]
+    overhead_s: float = 0.001
+    start: float = DEFAULT_START
+    on_launch: Callable[[RoundSpec, int], None] | None = None
+    launched: list[RoundSpec] = field(default_factory=list)
+    clock: float = 0.0
+    interrupts: int = 0
+    _counts: dict[str, int] = field(default_factory=dict)
+    _interrupted: bool = False
+
+    def launch(self, spec: RoundSpec) -> RoundOutcome:
+        """Play the next scripted round of ``spec.workload`` (see the class docstring)."""
+        self._interrupted = False  # a signal between rounds finds no round to kill
+        if self.on_launch is not None:
+            self.on_launch(spec, len(self.launched))
+        self.launched.append(spec)
+        started = self.start + self.clock
+        if self._interrupted:
+            self._interrupted = False
+            return self._outcome(spec, FakeRound(0.0, "interrupted", reason="interrupted"), started)
+        if os.path.basename(spec.argv[0]) == "true" and len(spec.argv) == 1:
+            r = FakeRound(self.overhead_s)
+        else:
+            k = self._counts.get(spec.workload, 0)
+            self._counts[spec.workload] = k + 1
+            r = self.scripts[spec.workload](spec, k, self.clock)
+        if r.wall_s > spec.timeout:
+            r = FakeRound(
+                spec.timeout, "timeout", reason=f"timed out after {spec.timeout:g} s", exit_code=-9
+            )
+        self.clock += r.wall_s
+        return self._outcome(spec, r, started)
+
+    def interrupt(self) -> None:
+        """Mark the round in flight as interrupted (the next launch returns ``interrupted``
+        if none is in flight, as a signal between two rounds would find it)."""
+        self.interrupts += 1
+        self._interrupted = True
+
+    @staticmethod
+    def _outcome(spec: RoundSpec, r: FakeRound, started: float) -> RoundOutcome:
+        exit_code = r.exit_code
+        if exit_code is None and r.status in ("ok", "failed"):
+            exit_code = 0 if r.status == "ok" else 1
+        return RoundOutcome(
+            status=r.status,
+            wall_ns=int(round(r.wall_s * 1e9)),
+            user_s=r.wall_s,
+            sys_s=0.0,
+            max_rss_kib=1024,
+            exit_code=exit_code,
+            started_at=started,
+            cpus=spec.cpus,
+            readings=r.readings if spec.readings is not None else (),
+            reason=r.reason,
+        )
