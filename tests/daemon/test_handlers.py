@@ -12,8 +12,10 @@ import os
 import selectors
 import signal
 import socket
+import sqlite3
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -334,6 +336,92 @@ def test_recover_requeues_what_a_dead_daemon_left(
     }
     kinds = [kind for _, kind, _ in daemon.queue.events(crashed)]
     assert "crash-detected" in kinds
+
+
+def test_first_launch_runs_new_and_a_clean_exit_is_done(
+    daemon: DaemonState, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entry_id = submit(daemon, tmp_path, overrides=["rounds=3"])
+    launched: list[list[str]] = []
+    child = ScriptedChild(99_999_999)  # no such pid: no pidfd, polled instead
+
+    def launch(argv: list[str], **kwargs: Any) -> ScriptedChild:
+        launched.append(argv)
+        assert kwargs["entry_id"] == entry_id and kwargs["cwd"] == str(tmp_path)
+        return child
+
+    monkeypatch.setattr("benchrun.runner.daemon.child.launch", launch)
+    sup = daemon.supervisor
+    sup.maybe_start()
+    assert launched[0][2:] == [
+        "benchrun.runner.cli",
+        "run",
+        str(tmp_path / "e.yaml"),
+        "-o",
+        str(tmp_path / "out"),
+        "-q",
+        "--new",
+        "--set",
+        "rounds=3",
+    ]
+    entry = daemon.queue.get(entry_id)
+    assert entry is not None
+    assert (entry.state, entry.pid, entry.launches, entry.base_campaign_id) == (
+        "running",
+        99_999_999,
+        1,
+        0,  # no results DB yet: the campaign will be the first after id 0
+    )
+    assert sup.running == entry_id
+    child.exit(0)
+    sup.reap()
+    entry = daemon.queue.get(entry_id)
+    assert entry is not None
+    assert (entry.state, entry.message) == (
+        "done",
+        f"done; results in {tmp_path / 'out' / 'results.db'}",
+    )
+    assert entry.finished_at is not None and sup.running is None
+
+
+def test_a_campaign_that_finished_unseen_is_marked_without_a_launch(
+    daemon: DaemonState, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entry_id = submit(daemon, tmp_path)
+    db = tmp_path / "out" / "results.db"
+    db.parent.mkdir()
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("CREATE TABLE campaign (id INTEGER PRIMARY KEY, status TEXT)")
+        conn.execute("INSERT INTO campaign VALUES (1, 'old'), (2, 'done')")
+    daemon.queue.update(entry_id, launches=1, base_campaign_id=1)
+    monkeypatch.setattr("benchrun.runner.daemon.child.launch", pytest.fail)
+    daemon.supervisor.maybe_start()
+    entry = daemon.queue.get(entry_id)
+    assert entry is not None
+    assert (entry.state, entry.campaign_id, entry.message) == (
+        "done",
+        2,
+        f"campaign 2 in {db} is done",
+    )
+
+
+def test_a_child_that_cannot_start_fails_the_entry(
+    daemon: DaemonState, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entry_id = submit(daemon, tmp_path)
+
+    def launch(argv: list[str], **kwargs: Any) -> ScriptedChild:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("benchrun.runner.daemon.child.launch", launch)
+    daemon.supervisor.maybe_start()
+    entry = daemon.queue.get(entry_id)
+    assert entry is not None
+    assert (entry.state, entry.message) == (
+        "failed",
+        "cannot start benchrun run: Permission denied",
+    )
+    assert daemon.supervisor.running is None
 
 
 # ------------------------------------------------------------------- request framing
