@@ -22,6 +22,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
 
+from benchrun.stats.results import HasCI, HasPValue
+
 _ALTERNATIVES = ("two-sided", "greater", "less")
 
 
@@ -88,7 +90,7 @@ def _clean(d: dict[str, Any]) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- Welch (§6.1)
 @dataclass(frozen=True)
-class WelchResult:
+class WelchResult(HasPValue, HasCI):
     """Welch's unequal-variance t-test of mean_a vs mean_b (docs/methods.md §6.1).
 
     ``difference = mean_a - mean_b``; ``se = sqrt(var_a/n_a + var_b/n_b)``;
@@ -207,8 +209,45 @@ def welch(
 ) -> WelchResult:
     """Welch's t-test on two samples of subsession means (docs/methods.md §6.1).
 
-    Computes (mean, sample variance with ddof=1, count) of each and calls
-    :func:`welch_from_summary`; agrees with ``scipy.stats.ttest_ind(a, b, equal_var=False)``.
+    Parameters
+    ----------
+    a, b : array_like
+        Independent observations (in benchrun: subsession means), in the metric's unit;
+        at least two each.
+    alternative : {"two-sided", "greater", "less"}
+        Alternative hypothesis about ``mean(a) - mean(b)``.
+    confidence : float
+        Level of the confidence interval of the difference, in (0, 1).
+
+    Returns
+    -------
+    WelchResult
+        ``statistic`` (t), ``df`` (Welch-Satterthwaite ν), ``pvalue``, the difference and
+        its ``confidence_interval``, in the unit of ``a``.
+
+    Notes
+    -----
+    Computes (mean, sample variance with ddof=1, count) of each sample and calls
+    :func:`welch_from_summary`. Agrees with ``scipy.stats.ttest_ind(a, b, equal_var=False)``.
+
+    References
+    ----------
+    .. [1] B. L. Welch, "The generalization of 'Student's' problem when several different
+       population variances are involved", Biometrika 34(1/2):28-35, 1947.
+       doi:10.2307/2332510
+
+    Examples
+    --------
+    >>> from scipy.stats import ttest_ind
+    >>> a, b = [10.1, 10.3, 9.9, 10.2, 10.0], [10.6, 10.4, 10.9, 10.5, 10.8]
+    >>> r = welch(a, b)
+    >>> ref = ttest_ind(a, b, equal_var=False)
+    >>> bool(abs(r.pvalue - ref.pvalue) < 1e-12), bool(abs(r.statistic - ref.statistic) < 1e-12)
+    (True, True)
+    >>> round(r.confidence_interval.low, 4), round(r.confidence_interval.high, 4)
+    (-0.8122, -0.2678)
+    >>> [round(float(x), 4) for x in ref.confidence_interval(0.95)]
+    [-0.8122, -0.2678]
     """
     xa, xb = _sample(a, "a"), _sample(b, "b")
     return welch_from_summary(
@@ -285,7 +324,7 @@ def required_sample_size(
 
 # ----------------------------------------------------------------------------- TOST (§6.4)
 @dataclass(frozen=True)
-class TostResult:
+class TostResult(HasPValue, HasCI):
     """Two one-sided Welch tests of equivalence within ±delta (docs/methods.md §6.4).
 
     ``difference = mean_a - mean_b``; ``delta = margin·|mean_a|`` (relative) or ``margin``
@@ -327,12 +366,59 @@ def tost_from_summary(
     relative: bool = True,
     alpha: float = 0.05,
 ) -> TostResult:
-    """TOST equivalence test from summaries (docs/methods.md §6.4; Schuirmann 1987, Welch df).
+    """TOST equivalence test of two means from their summaries (docs/methods.md §6.4).
 
+    Parameters
+    ----------
+    mean_a, mean_b : float
+        Sample means, in the metric's unit.
+    var_a, var_b : float
+        Sample variances (ddof=1) of the observations (in benchrun: of the subsession
+        means), in the unit squared.
+    n_a, n_b : int
+        Number of observations, at least 2 each.
+    margin : float
+        Equivalence margin δ: a fraction of ``|mean_a|`` when ``relative`` (0.01 = 1 %),
+        else in the metric's unit.
+    relative : bool
+        Whether ``margin`` is relative to ``|mean_a|``.
+    alpha : float
+        Level of each one-sided test.
+
+    Returns
+    -------
+    TostResult
+        ``p_lower``, ``p_upper``, ``pvalue = max(p_lower, p_upper)``, ``equivalent``
+        (``pvalue < alpha``), the difference with its (1 - 2α) ``confidence_interval``.
+
+    Notes
+    -----
     With d = m_A - m_B, se and ν as in :func:`welch_from_summary`:
-    ``p_lower = P[T_ν >= (d + δ)/se]``, ``p_upper = P[T_ν <= (d - δ)/se]``, ``p = max``.
-    A and B are "equivalent within δ" when p < alpha. ``relative=True`` takes
-    δ = margin·|m_A| (e.g. margin 0.01 = 1 % of A's mean), else δ = margin in the metric's unit.
+    ``p_lower = P[T_ν >= (d + δ)/se]``, ``p_upper = P[T_ν <= (d - δ)/se]``.
+
+    References
+    ----------
+    .. [1] D. J. Schuirmann, "A comparison of the two one-sided tests procedure and the
+       power approach for assessing the equivalence of average bioavailability", Journal
+       of Pharmacokinetics and Biopharmaceutics 15(6):657-680, 1987. doi:10.1007/BF01068419
+
+    Examples
+    --------
+    Two means 0.5 % apart, margin 2 % of A's mean (δ = 2.0):
+
+    >>> from scipy.stats import ttest_ind_from_stats
+    >>> r = tost_from_summary(100.0, 4.0, 20, 100.5, 5.0, 20, margin=0.02)
+    >>> r.equivalent, round(r.pvalue, 6)
+    (True, 0.015686)
+
+    The same p from two one-sided Welch tests in scipy, with the margin shifted onto A:
+
+    >>> lo = ttest_ind_from_stats(102.0, 2.0, 20, 100.5, 5**0.5, 20, equal_var=False,
+    ...                           alternative="greater").pvalue
+    >>> hi = ttest_ind_from_stats(98.0, 2.0, 20, 100.5, 5**0.5, 20, equal_var=False,
+    ...                           alternative="less").pvalue
+    >>> round(float(max(lo, hi)), 6)
+    0.015686
     """
     ma, va, na = _summary(mean_a, var_a, n_a, "a")
     mb, vb, nb = _summary(mean_b, var_b, n_b, "b")
@@ -392,7 +478,7 @@ def tost(
 
 # ----------------------------------------------------------------------------- Mann-Whitney
 @dataclass(frozen=True)
-class MannWhitneyResult:
+class MannWhitneyResult(HasPValue):
     """Mann-Whitney U test of x vs y with the probability of superiority (docs/methods.md §6.3).
 
     ``statistic`` is U of x (scipy's U1 = number of pairs with x > y plus half the ties);

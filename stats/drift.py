@@ -26,6 +26,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import ndtr
 
+from benchrun.stats.results import HasPValue
+
 __all__ = ["DriftResult", "drift_check", "von_neumann_ratio"]
 
 
@@ -45,7 +47,7 @@ def von_neumann_ratio(values: ArrayLike) -> float:
 
 
 @dataclass(frozen=True)
-class DriftResult:
+class DriftResult(HasPValue):
     """Outcome of :func:`drift_check` (see the module docstring).
 
     Attributes:

@@ -29,6 +29,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special, stats
 
+from benchrun.stats.results import HasPValue
+
 #: runs per side from which the rank-sum test uses the normal approximation (docs/methods.md §8.1)
 NORMAL_FROM_RUNS = 12
 #: benchmarks from which the signed-rank test uses the normal approximation (docs/methods.md §8.2)
@@ -248,7 +250,7 @@ class BenchmarkRow:
 
 
 @dataclass(frozen=True)
-class HptResult:
+class HptResult(HasPValue):
     """Result of :func:`hpt` (docs/methods.md §8, [CHEN] §IV).
 
     ``confidence`` = 1 - p of the one-sided signed-rank test "A outperforms B";

@@ -130,15 +130,42 @@ class Interval:
 
 # ----------------------------------------------------------------------------- mean
 def mean_ci(values: Iterable[float] | np.ndarray, confidence: float = 0.95) -> Interval:
-    """Student t confidence interval of the mean (docs/methods.md §4, HOEFLER §3.1.2).
+    """Student t confidence interval of the mean (docs/methods.md §4).
 
-    ``m ± t_{1-α/2, n-1} · s / √n`` with ``s`` the sample standard deviation (ddof=1),
-    α = 1 - confidence. Assumes independent, roughly normal observations: in benchrun
-    pass *subsession means* (docs/methods.md §3), not raw autocorrelated readings.
-    With n = 1 the bounds are None (no variance estimate); with all values equal the
-    interval has zero width and a note says so.
+    Parameters
+    ----------
+    values : array_like
+        Independent, roughly normal observations (in benchrun: *subsession means*,
+        docs/methods.md §3, not raw autocorrelated readings), finite.
+    confidence : float
+        Coverage probability, in (0, 1).
 
-    Example: ``mean_ci([1, 2, 3, 4]).high`` is 2.5 + 3.182446 · 1.290994 / 2 = 4.55426.
+    Returns
+    -------
+    Interval
+        ``estimate`` (the mean), ``low``/``high`` in the unit of ``values``; with one value
+        the bounds are None (no variance estimate); all values equal give a zero-width
+        interval and a note.
+
+    Notes
+    -----
+    ``m ± t_{1-α/2, n-1} · s / √n`` with ``s`` the sample standard deviation (ddof=1) and
+    α = 1 - confidence.
+
+    References
+    ----------
+    .. [1] T. Hoefler and R. Belli, "Scientific benchmarking of parallel computing
+       systems: twelve ways to tell the masses when reporting performance results",
+       SC '15, §3.1.2. doi:10.1145/2807591.2807644
+
+    Examples
+    --------
+    >>> from scipy import stats as sps
+    >>> ci = mean_ci([1, 2, 3, 4])
+    >>> round(ci.low, 5), round(ci.high, 5)
+    (0.44574, 4.55426)
+    >>> [round(float(x), 5) for x in sps.t.interval(0.95, 3, loc=2.5, scale=sps.sem([1, 2, 3, 4]))]
+    [0.44574, 4.55426]
     """
     c = check_confidence(confidence)
     x = as_series(values)

@@ -26,6 +26,7 @@ from benchrun.stats.compare import (
     tost_from_summary,
     welch_from_summary,
 )
+from benchrun.stats.results import HasPValue
 
 DIRECTIONS = ("lower_is_better", "higher_is_better")
 SEPARATED, EQUIVALENT, UNDECIDED = "separated", "equivalent", "undecided"
@@ -66,7 +67,7 @@ class PairEffect:
 
 
 @dataclass(frozen=True)
-class OmnibusResult:
+class OmnibusResult(HasPValue):
     """One-way ANOVA or Kruskal-Wallis over k groups (docs/methods.md §7, [HOEFLER] §3.2).
 
     ``statistic`` is F (ANOVA, df = (k-1, N-k)) or H (Kruskal-Wallis, df = (k-1,)).

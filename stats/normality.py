@@ -15,6 +15,7 @@ import numpy as np
 from scipy import stats
 
 from benchrun.stats.intervals import as_series, opt_float
+from benchrun.stats.results import HasPValue
 
 __all__ = ["NormalityResult", "normality"]
 
@@ -23,7 +24,7 @@ SHAPIRO_MAX_N = 5000
 
 
 @dataclass(frozen=True)
-class NormalityResult:
+class NormalityResult(HasPValue):
     """Shapiro-Wilk result and Q-Q points.
 
     Attributes: ``statistic`` (W), ``p_value`` (None when the test cannot run), ``n``,

@@ -33,6 +33,8 @@ from numpy.typing import ArrayLike
 from scipy import stats
 from scipy.special import ndtri
 
+from benchrun.stats.results import HasPValue
+
 __all__ = [
     "log_ratios",
     "PairedTest",
@@ -64,7 +66,7 @@ def log_ratios(a: ArrayLike, b: ArrayLike) -> np.ndarray | None:
 
 
 @dataclass(frozen=True)
-class PairedTest:
+class PairedTest(HasPValue):
     """Tests on the mean log ratio ``m`` of a pair (see the module docstring).
 
     Attributes:

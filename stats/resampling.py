@@ -31,6 +31,7 @@ from scipy import stats
 
 from benchrun.stats.hpt import Suite, _clean, paired_suites
 from benchrun.stats.intervals import Interval, check_confidence
+from benchrun.stats.results import HasPValue
 
 _CENTERS = ("mean", "median")
 _ALTERNATIVES = ("two-sided", "greater", "less")
@@ -60,7 +61,7 @@ def _log_ratio(ra: list[np.ndarray], rb: list[np.ndarray], fn: Any) -> float:
 
 # ---------------------------------------------------------------------- randomization
 @dataclass(frozen=True)
-class RandomizationResult:
+class RandomizationResult(HasPValue):
     """Result of :func:`randomization_test`. ``statistic`` = log R; ``ratio`` = R."""
 
     statistic: float

@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from benchrun.stats.intervals import proportion_ci, proportion_sample_size
+from benchrun.stats.results import HasCI
 
 SPEEDUP = "speedup"
 NO_SPEEDUP = "no speedup"
@@ -253,7 +254,7 @@ def speedup_test(x: ArrayLike, y: ArrayLike, alpha: float = 0.05) -> SpeedupTest
 
 # ----------------------------------------------------------------------------- suite (§4)
 @dataclass(frozen=True)
-class ShareResult:
+class ShareResult(HasCI):
     """Share a/b of benchmarks with a significant speedup, with its CI (TOUATI §4).
 
     ``ci_low``/``ci_high`` come from :func:`stats.intervals.proportion_ci` (Wilson with

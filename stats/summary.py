@@ -31,6 +31,7 @@ from benchrun.stats.autocorr import (
 )
 from benchrun.stats.intervals import as_series, check_confidence, mean_ci, opt_float, quantile_ci
 from benchrun.stats.normality import normality
+from benchrun.stats.results import HasCI
 from benchrun.stats.warmup import mser5, mser5_at_limit
 
 __all__ = [
@@ -269,7 +270,7 @@ _KEYS = (
 
 
 @dataclass(frozen=True)
-class Summary:
+class Summary(HasCI):
     """Full summary of one workload's readings (docs/methods.md §1-5).
 
     ``n`` counts analysed readings (after warm-up and any requested outlier removal);
