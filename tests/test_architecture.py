@@ -101,7 +101,9 @@ GRAPH = {m: _imports(m, p) for m, p in MODULES.items()}
 
 def test_every_runner_package_has_a_layer() -> None:
     packages = {p.name for p in (REPO / "runner").iterdir() if (p / "__init__.py").exists()}
-    assert packages <= set(LEVEL), f"add to LAYERS (and docs/architecture.md): {packages - set(LEVEL)}"
+    assert packages <= set(LEVEL), (
+        f"add to LAYERS (and docs/architecture.md): {packages - set(LEVEL)}"
+    )
 
 
 def test_imports_use_the_benchrun_namespace() -> None:
