@@ -27,7 +27,7 @@ from benchrun.runner.config.experiment import Experiment, Workload
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.executor import Executor, RoundOutcome, RoundSpec
 from benchrun.runner.machine.quiet import quiet_settings, wait_for_quiet
-from benchrun.runner.store.database import CampaignRow, Store
+from benchrun.runner.store.database import CampaignRow, NewRound, Store
 
 #: flag of the rounds that calibrated a workload's ``{work}`` (stored, never analysed)
 CALIBRATION_FLAG = "calibration"
@@ -391,28 +391,30 @@ class RoundLauncher:
         facts = self.round_facts_fn(self.workload_cpus) if self.round_facts_fn else None
         readings = round_readings(w, outcome)
         self.store.add_round(
-            campaign_id=self.campaign.id,
-            workload_id=st.workload_id,
-            seq=self.seq,
-            pass_=pass_index,
-            round_index=round_index,
-            status=outcome.status,
-            reason=outcome.reason,
-            exit_code=outcome.exit_code,
-            started_at=outcome.started_at,
-            wall_ns=outcome.wall_ns,
-            user_s=outcome.user_s,
-            sys_s=outcome.sys_s,
-            max_rss_kib=outcome.max_rss_kib,
-            cpus=",".join(map(str, outcome.cpus)) if outcome.cpus else None,
-            argv=argv,
-            work=work,
-            warmup=warmup,
-            readings=readings,
-            stdout_tail=outcome.stdout_tail if outcome.status != "ok" else None,
-            stderr_tail=outcome.stderr_tail if outcome.status != "ok" else None,
-            facts=facts,
-            flags=flags,
+            NewRound(
+                campaign_id=self.campaign.id,
+                workload_id=st.workload_id,
+                seq=self.seq,
+                pass_=pass_index,
+                round_index=round_index,
+                status=outcome.status,
+                reason=outcome.reason,
+                exit_code=outcome.exit_code,
+                started_at=outcome.started_at,
+                wall_ns=outcome.wall_ns,
+                user_s=outcome.user_s,
+                sys_s=outcome.sys_s,
+                max_rss_kib=outcome.max_rss_kib,
+                cpus=",".join(map(str, outcome.cpus)) if outcome.cpus else None,
+                argv=argv,
+                work=work,
+                warmup=warmup,
+                readings=readings,
+                stdout_tail=outcome.stdout_tail if outcome.status != "ok" else None,
+                stderr_tail=outcome.stderr_tail if outcome.status != "ok" else None,
+                facts=facts,
+                flags=flags,
+            )
         )
         self.seq += 1
         st.record(

@@ -18,9 +18,9 @@ import errno
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -168,6 +168,78 @@ class RoundRow:
     stderr_tail: str | None
     facts: dict[str, Any] | None
     readings: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class NewRound:
+    """A round to store (:meth:`Store.add_round`): what the launcher knows after it ran.
+
+    Units: ``started_at`` Unix seconds, ``wall_ns`` nanoseconds, ``user_s``/``sys_s`` CPU
+    seconds, ``max_rss_kib`` KiB, ``readings`` in the workload's unit. ``cpus`` is the
+    CPU list the child was pinned to ("0,1"), ``pass_`` the pass index.
+    """
+
+    campaign_id: int
+    workload_id: int
+    seq: int
+    pass_: int
+    round_index: int
+    status: str
+    reason: str | None
+    exit_code: int | None
+    started_at: float
+    wall_ns: int
+    user_s: float
+    sys_s: float
+    max_rss_kib: int
+    cpus: str | None
+    argv: Sequence[str]
+    work: int | None
+    warmup: bool
+    readings: Sequence[float]
+    stdout_tail: str | None = None
+    stderr_tail: str | None = None
+    facts: Mapping[str, Any] | None = None
+    flags: str = ""
+
+    def columns(self) -> dict[str, Any]:
+        """Column -> value of the ``round`` table row (readings go to ``reading``)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name == "readings":
+                continue
+            value = getattr(self, f.name)
+            if f.name == "argv":
+                value = json.dumps(list(value))
+            elif f.name == "facts":
+                value = _dumps(value) if value is not None else None
+            elif f.name == "warmup":
+                value = int(value)
+            out[_COLUMN.get(f.name, f.name)] = value
+        return out
+
+
+#: NewRound/RoundRow field -> round table column, where the names differ
+_COLUMN = {"pass_": "pass", "argv": "argv_json", "facts": "facts_json"}
+#: the round table's columns that RoundRow reads, derived from the record
+ROUND_COLUMNS = tuple(_COLUMN.get(f.name, f.name) for f in fields(RoundRow) if f.name != "readings")
+
+
+def _round_row(r: sqlite3.Row, readings: Sequence[float]) -> RoundRow:
+    """A RoundRow from a ``round`` row read with :data:`ROUND_COLUMNS` (by column name)."""
+    values: dict[str, Any] = {}
+    for f in fields(RoundRow):
+        if f.name == "readings":
+            continue
+        v = r[_COLUMN.get(f.name, f.name)]
+        if f.name == "argv":
+            v = json.loads(v)
+        elif f.name == "facts":
+            v = json.loads(v) if v else None
+        elif f.name == "warmup":
+            v = bool(v)
+        values[f.name] = v
+    return RoundRow(**values, readings=tuple(readings))
 
 
 @dataclass(frozen=True)
@@ -447,87 +519,39 @@ class Store:
 
     # -- rounds ----------------------------------------------------------------------------
 
-    def add_round(
-        self,
-        *,
-        campaign_id: int,
-        workload_id: int,
-        seq: int,
-        pass_: int,
-        round_index: int,
-        status: str,
-        reason: str | None,
-        exit_code: int | None,
-        started_at: float,
-        wall_ns: int,
-        user_s: float,
-        sys_s: float,
-        max_rss_kib: int,
-        cpus: str | None,
-        argv: Sequence[str],
-        work: int | None,
-        warmup: bool,
-        readings: Iterable[float],
-        stdout_tail: str | None = None,
-        stderr_tail: str | None = None,
-        facts: Mapping[str, Any] | None = None,
-        flags: str = "",
-    ) -> int:
+    def add_round(self, new: NewRound | None = None, /, **fields: Any) -> int:
         """Append one round and its readings in ONE transaction; returns the round id.
 
-        A second insert of the same (workload, round_index) raises ``sqlite3.IntegrityError``:
-        rounds are never duplicated.
+        ``new`` is the round; keyword arguments (the fields of :class:`NewRound`) build one
+        instead. A second insert of the same (workload, round_index) raises
+        ``sqlite3.IntegrityError``: rounds are never duplicated.
         """
+        rec = new if new is not None else NewRound(**fields)
+        row = rec.columns()
+        names = ", ".join(row)
+        marks = ", ".join("?" * len(row))
         with self.transaction() as c:
-            cur = c.execute(
-                "INSERT INTO round (campaign_id, workload_id, seq, pass, round_index, status,"
-                " reason, exit_code, started_at, wall_ns, user_s, sys_s, max_rss_kib, cpus,"
-                " argv_json, work, warmup, flags, stdout_tail, stderr_tail, facts_json)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    campaign_id,
-                    workload_id,
-                    seq,
-                    pass_,
-                    round_index,
-                    status,
-                    reason,
-                    exit_code,
-                    started_at,
-                    wall_ns,
-                    user_s,
-                    sys_s,
-                    max_rss_kib,
-                    cpus,
-                    json.dumps(list(argv)),
-                    work,
-                    int(warmup),
-                    flags,
-                    stdout_tail,
-                    stderr_tail,
-                    _dumps(facts) if facts is not None else None,
-                ),
-            )
+            cur = c.execute(f"INSERT INTO round ({names}) VALUES ({marks})", tuple(row.values()))
             round_id = int(cur.lastrowid or 0)
             c.executemany(
                 "INSERT INTO reading (round_id, idx, value) VALUES (?, ?, ?)",
-                [(round_id, i, float(v)) for i, v in enumerate(readings)],
+                [(round_id, i, float(v)) for i, v in enumerate(rec.readings)],
             )
-            c.execute("UPDATE campaign SET updated_at = ? WHERE id = ?", (time.time(), campaign_id))
+            c.execute(
+                "UPDATE campaign SET updated_at = ? WHERE id = ?", (time.time(), rec.campaign_id)
+            )
         return round_id
 
     def rounds(self, campaign_id: int, workload_id: int | None = None) -> list[RoundRow]:
         """Rounds in launch order (``seq``), each with its readings."""
-        sql = (
-            "SELECT id, workload_id, seq, pass, round_index, status, reason, exit_code,"
-            " started_at, wall_ns, user_s, sys_s, max_rss_kib, cpus, argv_json, work, warmup,"
-            " flags, stdout_tail, stderr_tail, facts_json FROM round WHERE campaign_id = ?"
-        )
+        sql = f"SELECT {', '.join(ROUND_COLUMNS)} FROM round WHERE campaign_id = ?"
         params: list[Any] = [campaign_id]
         if workload_id is not None:
             sql += " AND workload_id = ?"
             params.append(workload_id)
-        rows = self.conn.execute(sql + " ORDER BY seq", params).fetchall()
+        cur = self.conn.execute(sql + " ORDER BY seq", params)
+        cur.row_factory = sqlite3.Row
+        rows = cur.fetchall()
         readings: dict[int, list[float]] = {}
         rsql = (
             "SELECT reading.round_id, reading.value FROM reading JOIN round"
@@ -541,33 +565,7 @@ class Store:
             rsql + " ORDER BY reading.round_id, reading.idx", rparams
         ):
             readings.setdefault(round_id, []).append(value)
-        return [
-            RoundRow(
-                id=r[0],
-                workload_id=r[1],
-                seq=r[2],
-                pass_=r[3],
-                round_index=r[4],
-                status=r[5],
-                reason=r[6],
-                exit_code=r[7],
-                started_at=r[8],
-                wall_ns=r[9],
-                user_s=r[10],
-                sys_s=r[11],
-                max_rss_kib=r[12],
-                cpus=r[13],
-                argv=json.loads(r[14]),
-                work=r[15],
-                warmup=bool(r[16]),
-                flags=r[17],
-                stdout_tail=r[18],
-                stderr_tail=r[19],
-                facts=json.loads(r[20]) if r[20] else None,
-                readings=tuple(readings.get(r[0], ())),
-            )
-            for r in rows
-        ]
+        return [_round_row(r, readings.get(r["id"], ())) for r in rows]
 
     def next_seq(self, campaign_id: int) -> int:
         row = self.conn.execute(
