@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
 
-from benchrun.stats.results import HasCI, HasPValue
+from benchrun.stats.results import HasCI, HasPValue, jsonable
 
 _ALTERNATIVES = ("two-sided", "greater", "less")
 
@@ -75,19 +75,6 @@ def welch_df(var_a: float, n_a: int, var_b: float, n_b: int) -> float | None:
     return (ua + ub) ** 2 / denom
 
 
-def _clean(d: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in d.items():
-        if isinstance(value, (np.floating, np.integer, np.bool_)):
-            value = value.item()
-        if isinstance(value, float) and not math.isfinite(value):
-            value = None
-        if isinstance(value, tuple):
-            value = list(value)
-        out[key] = value
-    return out
-
-
 # ----------------------------------------------------------------------------- Welch (§6.1)
 @dataclass(frozen=True)
 class WelchResult(HasPValue, HasCI):
@@ -121,7 +108,7 @@ class WelchResult(HasPValue, HasCI):
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(asdict(self))
+        return jsonable(asdict(self))
 
 
 def welch_from_summary(
@@ -352,7 +339,7 @@ class TostResult(HasPValue, HasCI):
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(asdict(self))
+        return jsonable(asdict(self))
 
 
 def tost_from_summary(
@@ -496,7 +483,7 @@ class MannWhitneyResult(HasPValue):
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(asdict(self))
+        return jsonable(asdict(self))
 
 
 def mann_whitney(x: ArrayLike, y: ArrayLike, alternative: str = "two-sided") -> MannWhitneyResult:
@@ -541,7 +528,7 @@ class EffectSize:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(asdict(self))
+        return jsonable(asdict(self))
 
 
 def hedges_correction(df: float) -> float:

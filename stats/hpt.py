@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special, stats
 
-from benchrun.stats.results import HasPValue
+from benchrun.stats.results import HasPValue, jsonable
 
 #: runs per side from which the rank-sum test uses the normal approximation (docs/methods.md §8.1)
 NORMAL_FROM_RUNS = 12
@@ -42,17 +42,6 @@ Suite = Mapping[str, ArrayLike] | ArrayLike
 
 
 # ------------------------------------------------------------------------------ input
-def _clean(value: Any) -> Any:
-    """JSON-safe copy: numpy scalars -> Python, NaN/inf -> None, recursing into containers."""
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if isinstance(value, (np.floating, np.integer, np.bool_)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def _runs(values: ArrayLike, label: str) -> np.ndarray:
@@ -246,7 +235,7 @@ class BenchmarkRow:
     rank: float
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(asdict(self))
+        return jsonable(asdict(self))
 
 
 @dataclass(frozen=True)
@@ -278,7 +267,7 @@ class HptResult(HasPValue):
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        out = _clean({k: v for k, v in asdict(self).items() if k != "benchmarks"})
+        out = jsonable({k: v for k, v in asdict(self).items() if k != "benchmarks"})
         out["benchmarks"] = [row.to_dict() for row in self.benchmarks]
         return out
 
@@ -466,7 +455,7 @@ class RSpeedupResult:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(asdict(self))
+        return jsonable(asdict(self))
 
 
 def r_speedup(

@@ -21,12 +21,11 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from benchrun.stats.compare import (
-    _clean,
     required_sample_size,
     tost_from_summary,
     welch_from_summary,
 )
-from benchrun.stats.results import HasPValue
+from benchrun.stats.results import HasPValue, jsonable
 
 DIRECTIONS = ("lower_is_better", "higher_is_better")
 SEPARATED, EQUIVALENT, UNDECIDED = "separated", "equivalent", "undecided"
@@ -91,8 +90,8 @@ class OmnibusResult(HasPValue):
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        d = _clean(asdict(self))
-        d["effect_sizes"] = [_clean(asdict(e)) for e in self.effect_sizes]
+        d = jsonable(asdict(self))
+        d["effect_sizes"] = [jsonable(asdict(e)) for e in self.effect_sizes]
         return d
 
 
@@ -236,8 +235,8 @@ class Ranking:
         return all(p.verdict != UNDECIDED for p in self.pairs)
 
     def to_dict(self) -> dict[str, Any]:
-        d = _clean(asdict(self))
-        d["pairs"] = [_clean(asdict(p)) for p in self.pairs]
+        d = jsonable(asdict(self))
+        d["pairs"] = [jsonable(asdict(p)) for p in self.pairs]
         d["decided"] = self.decided
         return d
 

@@ -25,8 +25,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize
 
-from benchrun.stats.hpt import _clean
 from benchrun.stats.intervals import check_confidence
+from benchrun.stats.results import jsonable
 
 #: largest total sample solved by linprog; beyond it the (identical) closed form is used
 LP_MAX_OBSERVATIONS = 20_000
@@ -120,7 +120,7 @@ class QuantileRegressionResult:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(asdict(self))
+        return jsonable(asdict(self))
 
 
 def _group_quantiles(samples: np.ndarray, taus: np.ndarray) -> np.ndarray:

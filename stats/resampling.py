@@ -29,9 +29,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from benchrun.stats.hpt import Suite, _clean, paired_suites
+from benchrun.stats.hpt import Suite, paired_suites
 from benchrun.stats.intervals import Interval, check_confidence
-from benchrun.stats.results import HasPValue
+from benchrun.stats.results import HasPValue, jsonable
 
 _CENTERS = ("mean", "median")
 _ALTERNATIVES = ("two-sided", "greater", "less")
@@ -75,7 +75,7 @@ class RandomizationResult(HasPValue):
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(asdict(self))
+        return jsonable(asdict(self))
 
 
 def _exact_contributions(x: np.ndarray, y: np.ndarray, fn: Any) -> np.ndarray:
@@ -282,7 +282,7 @@ class SampleSizeResult:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(asdict(self))
+        return jsonable(asdict(self))
 
 
 def runs_for_ci_width(
@@ -360,7 +360,7 @@ class BiplotResult:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(asdict(self))
+        return jsonable(asdict(self))
 
 
 def biplot(

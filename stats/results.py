@@ -8,7 +8,10 @@ stay, because they are the keys of benchrun's JSON files (``to_dict``).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
 
 
 class ConfidenceInterval(NamedTuple):
@@ -40,3 +43,20 @@ class HasCI:
     def confidence_interval(self) -> ConfidenceInterval:
         """``ConfidenceInterval(ci_low, ci_high)``, at the result's confidence level."""
         return ConfidenceInterval(self.ci_low, self.ci_high)
+
+
+def jsonable(value: Any) -> Any:
+    """A JSON-safe copy of ``value``: numpy scalars and arrays become Python numbers and
+    lists, NaN and infinities become ``None``, tuples become lists, mapping keys strings;
+    containers are copied recursively. Used by every ``to_dict`` of benchrun."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [jsonable(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

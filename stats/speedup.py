@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from benchrun.stats.intervals import proportion_ci, proportion_sample_size
-from benchrun.stats.results import HasCI
+from benchrun.stats.results import HasCI, jsonable
 
 SPEEDUP = "speedup"
 NO_SPEEDUP = "no speedup"
@@ -42,18 +42,6 @@ def _times(x: ArrayLike, name: str) -> np.ndarray:
     if np.any(arr <= 0):
         raise ValueError(f"{name} must contain execution times > 0")
     return arr
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if isinstance(value, (np.floating, np.integer, np.bool_)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 @dataclass(frozen=True)
@@ -100,7 +88,7 @@ class SpeedupTestResult:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(asdict(self))
+        return jsonable(asdict(self))
 
 
 def f_test(x: np.ndarray, y: np.ndarray) -> float:
@@ -278,7 +266,7 @@ class ShareResult(HasCI):
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(asdict(self))
+        return jsonable(asdict(self))
 
 
 @dataclass(frozen=True)
@@ -308,7 +296,7 @@ class SpeedupSuiteResult:
         return self.results[self.names.index(name)]
 
     def to_dict(self) -> dict[str, Any]:
-        return _clean(
+        return jsonable(
             {
                 "benchmarks": {
                     n: r.to_dict() for n, r in zip(self.names, self.results, strict=True)

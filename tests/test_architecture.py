@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(layer.split())
     for layer in (
-        "base",  # runner/__init__.py, errors.py, jsonable.py
+        "base",  # runner/__init__.py, errors.py, files.py
         "config",
         "machine execute",
         "store",

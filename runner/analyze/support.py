@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.importers import FORMATS
-from benchrun.runner.jsonable import clean
+from benchrun.stats.results import jsonable
 
 
 # ------------------------------------------------------------------- calling stats
@@ -56,7 +56,7 @@ def call_stats(what: str, name: str, *args: Any, **kwargs: Any) -> Any:
 
 
 def as_dict(result: Any) -> Any:
-    return clean(result.to_dict() if hasattr(result, "to_dict") else result)
+    return jsonable(result.to_dict() if hasattr(result, "to_dict") else result)
 
 
 def level(text: str) -> float:

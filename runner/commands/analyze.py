@@ -34,7 +34,6 @@ from benchrun.runner.analyze.support import (
     add_warmup_option,
     as_dict,
     call_stats,
-    clean,
     level,
     positive,
     quantile_list,
@@ -46,6 +45,7 @@ from benchrun.runner.importers import Dataset, load_many
 from benchrun.runner.importers.dataset import display_name as views_name
 from benchrun.runner.importers.processes import as_summary, summarize_processes
 from benchrun.runner.importers.weights import read_weights
+from benchrun.stats.results import jsonable
 
 #: units that are times: a value <= 0 in one of them is suspicious (clock or subtraction)
 TIME_UNITS = {"s", "ms", "us", "µs", "ns", "sec", "seconds", "second"}
@@ -83,7 +83,7 @@ def _header(ds: Dataset, command: str, args: argparse.Namespace) -> dict[str, An
 
 
 def _emit(doc: dict[str, Any], args: argparse.Namespace, render: Callable[..., None]) -> int:
-    doc = clean(doc)
+    doc = jsonable(doc)
     if args.json:
         sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
     else:

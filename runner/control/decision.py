@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
-from benchrun.runner.jsonable import clean
+from benchrun.stats.results import jsonable
 
 __all__ = ["Event", "WorkloadStatus", "PairStatus", "BaselineStatus", "Decision"]
 
@@ -134,7 +134,7 @@ class Decision:
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dict (floats or None, lists instead of tuples)."""
 
-        return clean(
+        return jsonable(
             {
                 "stop": self.stop,
                 "reason": self.reason,

@@ -41,6 +41,7 @@ from benchrun.stats.compare import tost_from_summary, welch_from_summary
 from benchrun.stats.multi import holm
 from benchrun.stats.paired import ratio_of_means_ci
 from benchrun.stats.resampling import gmean_ratio_ci
+from benchrun.stats.results import jsonable
 from benchrun.stats.sequential import Sample, growth_needed
 from benchrun.stats.summary import summarize
 
@@ -300,22 +301,13 @@ class Comparison:
             "margin": self.margin,
             "confidence": self.confidence,
             "fail_on_regression": self.threshold,
-            "workloads": [_clean(asdict(r)) for r in self.rows],
+            "workloads": [jsonable(asdict(r)) for r in self.rows],
             "only_in_old": self.only_old,
             "only_in_new": self.only_new,
             "regressions": [r.name for r in self.regressions],
             "undecided": [{"name": r.name, "reason": r.reason} for r in self.undecided],
             "overall": self.overall,
         }
-
-
-def _clean(d: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, float) and not math.isfinite(v):
-            v = None
-        out[k] = list(v) if isinstance(v, tuple) else v
-    return out
 
 
 def _side_reason(a: Entry, b: Entry) -> str:

@@ -5,25 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
-from typing import Any
 
 from benchrun.runner.report.document import Report
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
+from benchrun.stats.results import jsonable
 
 
 def render_json(report: Report, raw: bool = False) -> str:
     """The report as one JSON document (``format: benchrun-report``, ``version: 1``)."""
-    return json.dumps(_clean(report.to_dict(raw)), indent=2, allow_nan=False, default=str) + "\n"
+    return json.dumps(jsonable(report.to_dict(raw)), indent=2, allow_nan=False, default=str) + "\n"
 
 
 CSV_COLUMNS = (
