@@ -12,6 +12,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from benchrun.runner.format import format_percent
+
 Doc = dict[str, Any]
 
 
@@ -40,11 +42,6 @@ def pval(value: Any) -> str:
     if value is None:
         return "-"
     return "<1e-4" if value < 1e-4 else f"{value:.3g}"
-
-
-def pct(value: Any) -> str:
-    """A share as a percentage, 3 significant digits."""
-    return "-" if value is None else f"{100 * value:.3g} %"
 
 
 def peq(value: Any) -> str:
@@ -99,18 +96,18 @@ def render_speedup(doc: Doc) -> None:
     console.print(table)
     console.print(
         f"Overall speedup of means {num(res['overall_speedup_mean'])} "
-        f"(gain {pct(res['gain_mean'])}); of medians {num(res['overall_speedup_median'])} "
-        f"(gain {pct(res['gain_median'])})"
+        f"(gain {format_percent(res['gain_mean'])}); of medians {num(res['overall_speedup_median'])} "
+        f"(gain {format_percent(res['gain_median'])})"
         + (" with weights from " + doc["weights_file"] if doc.get("weights_file") else "")
     )
     for key in ("share_mean", "share_median"):
         s = res[key]
         console.print(
             f"Significantly accelerated ({s['statistic']}): {s['a']} of {s['b']} benchmarks "
-            f"= {pct(s['proportion'])}, {pct(s['confidence'])} CI "
-            f"[{pct(s['ci_low'])}, {pct(s['ci_high'])}]"
+            f"= {format_percent(s['proportion'])}, {format_percent(s['confidence'])} CI "
+            f"[{format_percent(s['ci_low'])}, {format_percent(s['ci_high'])}]"
             + ("" if s["valid"] else " (CI may not be valid: a(1-a/b) <= 5)")
-            + f"; {s['benchmarks_needed']} benchmarks needed for +/- {pct(s['precision'])}"
+            + f"; {s['benchmarks_needed']} benchmarks needed for +/- {format_percent(s['precision'])}"
         )
     console.print(
         f"alpha = {res['alpha']}; the speedup of the minimum is observed only, never tested "
@@ -201,7 +198,7 @@ def render_resample(doc: Doc) -> None:
             meaning = f" ({a} {'better' if larger else 'worse'} than {b})"
     console.print(
         f"Ratio of geometric means of {doc['center']}s, {a}/{b}: {num(ratio)}{meaning}; "
-        f"{pct(ci['confidence'])} CI "
+        f"{format_percent(ci['confidence'])} CI "
         + (
             interval(ci["low"], ci["high"])
             if ci["low"] is not None and ci["high"] is not None
@@ -243,7 +240,7 @@ def render_summary(doc: Doc) -> None:
     """Location with CIs, spread and diagnostics per group (docs/methods.md §1-§5)."""
     console = _console()
     unit = doc["unit"]
-    conf = pct(doc["confidence"])
+    conf = format_percent(doc["confidence"])
     table = Table(title=_title(doc, "Summary"))
     for column in ("group", "n", "warm-up", "mean", f"{conf} CI of mean", "median",
                    f"{conf} CI of median", "std", "CoV", "min", "q1", "q3", "max", "p90",
@@ -263,7 +260,7 @@ def render_summary(doc: Doc) -> None:
         table.add_row(
             row["name"], str(s["n"]), str(s["warmup_readings"]), num(s["mean"], unit),
             interval(s["ci_low"], s["ci_high"]), num(s["median"]),
-            interval(s["median_ci_low"], s["median_ci_high"]), num(s["std"]), pct(s["cov"]),
+            interval(s["median_ci_low"], s["median_ci_high"]), num(s["std"]), format_percent(s["cov"]),
             num(s["min"]), num(s["q1"]), num(s["q3"]), num(s["max"]), num(s["p90"]),
             num(s["p99"]),
         )  # fmt: skip
@@ -301,7 +298,7 @@ def render_compare(doc: Doc) -> None:
     console = _console()
     unit = doc["unit"]
     rank = doc["ranking"]
-    conf = pct(doc["confidence"])
+    conf = format_percent(doc["confidence"])
     table = Table(title=_title(doc, "Ranking, best first"))
     for column in ("#", "group", "mean", f"{conf} CI", "subsessions"):
         table.add_column(column, justify="left" if column == "group" else "right")
@@ -326,7 +323,7 @@ def render_compare(doc: Doc) -> None:
         pairs.add_row(
             f"{p['a']} vs {p['b']}",
             p["verdict"],
-            num(p["difference"], unit) + (f" ({pct(p['relative_difference'])})"
+            num(p["difference"], unit) + (f" ({format_percent(p['relative_difference'])})"
                                           if p["relative_difference"] is not None else ""),
             pval(p["welch_p"]),
             pval(p["welch_p_holm"]),
@@ -337,7 +334,11 @@ def render_compare(doc: Doc) -> None:
             else f"{num(p['effect_size'])} {interval(es['d_ci_low'], es['d_ci_high'])}",
             num(p["required_n"]),
         )  # fmt: skip
-        rel = pct(abs(p["relative_difference"])) if p["relative_difference"] is not None else ""
+        rel = (
+            format_percent(abs(p["relative_difference"]))
+            if p["relative_difference"] is not None
+            else ""
+        )
         sentences.append(
             _VERDICT_WORDS[p["verdict"]].format(
                 a=p["a"], b=p["b"], rel=rel, worse=worse, n=num(p["required_n"])
@@ -348,7 +349,7 @@ def render_compare(doc: Doc) -> None:
         console.print(f"  {sentence}")
     console.print(
         f"alpha = {doc['alpha']} (Welch, Holm-corrected over {len(rank['pairs'])} adjacent "
-        f"pairs); equivalence margin +/- {pct(doc['margin'])} of the better mean (TOST)."
+        f"pairs); equivalence margin +/- {format_percent(doc['margin'])} of the better mean (TOST)."
     )
     om = doc["omnibus"]
     for key in ("anova", "kruskal_wallis"):
@@ -376,7 +377,7 @@ def render_quantiles(doc: Doc) -> None:
     for item in doc["benchmarks"]:
         r = item["result"]
         table = Table(title=_title(doc, f"Quantile regression, {item['benchmark']}: {b} minus {a}"))
-        for column in ("quantile", f"{a}", f"{b} - {a}", f"{pct(r['confidence'])} CI",
+        for column in ("quantile", f"{a}", f"{b} - {a}", f"{format_percent(r['confidence'])} CI",
                        "relative", "reading"):  # fmt: skip
             table.add_column(column, justify="left" if column == "reading" else "right")
         for q, base, eff, lo, hi in zip(
@@ -388,7 +389,7 @@ def render_quantiles(doc: Doc) -> None:
                 reading = f"{b} {word}"
             else:
                 reading = "no clear shift"
-            rel = pct(eff / base) if base not in (None, 0) and eff is not None else "-"
+            rel = format_percent(eff / base) if base not in (None, 0) and eff is not None else "-"
             table.add_row(f"{q:g}", num(base, unit), num(eff, unit), interval(lo, hi), rel, reading)
         console.print(table)
         notes += [f"{item['benchmark']}: {n}" for n in r.get("notes", [])]

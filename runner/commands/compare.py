@@ -30,8 +30,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchrun.runner.errors import UserError
+from benchrun.runner.format import format_value
 from benchrun.runner.ui.display import stdout_console
-from benchrun.runner.ui.format import format_value
 
 #: exit code when --fail-on-regression found a regression
 EXIT_REGRESSION = 1

@@ -43,6 +43,7 @@ from benchrun.runner.control.decision import (
 )
 from benchrun.runner.control.pairing import PairSource
 from benchrun.runner.errors import UserError
+from benchrun.runner.format import format_percent
 from benchrun.stats.autocorr import MIN_SUBSESSIONS
 from benchrun.stats.compare import tost_from_summary, welch_from_summary
 from benchrun.stats.multi import EQUIVALENT, SEPARATED, UNDECIDED, holm, rank_results
@@ -164,10 +165,6 @@ class _Side(NamedTuple):
     @property
     def sample(self) -> Sample:
         return Sample(self.mean, self.var, self.n)
-
-
-def _fmt_pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.3g} %"
 
 
 # ----------------------------------------------------------------------------- controller
@@ -798,7 +795,7 @@ class Controller:
             test = "paired" if r["test"] == "paired" else "Welch"
             events.append(Event(
                 "baseline-verdict",
-                f"{name} vs {base_name}: {verdict} ({_fmt_pct(r['rel'])}; {test}, Holm p "
+                f"{name} vs {base_name}: {verdict} ({format_percent(r['rel'], missing='n/a')}; {test}, Holm p "
                 f"{ph:.3g}, TOST p {r['tost_p']:.3g}, level {alpha:.3g} at look {look})",
                 rec,
             ))  # fmt: skip
@@ -810,12 +807,12 @@ class Controller:
             rel = v["relative_difference"]
             apart = (
                 f"b/a {1 + rel:.4g}" if test == "paired" and rel is not None
-                else f"{_fmt_pct(rel)} apart"
+                else f"{format_percent(rel, missing='n/a')} apart"
             )  # fmt: skip
             what = f"{v['a']} is better than {v['b']} ({apart}; {test}, Holm p {v['welch_p_holm']:.3g})"
         else:
             what = (
-                f"{v['a']} and {v['b']} are equivalent within {_fmt_pct(self.params.margin)} "
+                f"{v['a']} and {v['b']} are equivalent within {format_percent(self.params.margin, missing='n/a')} "
                 f"({test}, TOST p {v['tost_p']:.3g})"
             )
         return f"{what} at look {v['look']}, level {v['alpha']:.3g}"
@@ -867,8 +864,8 @@ class Controller:
             if s is not None and s.rel_half_width is not None and s.enough:
                 more = max(1, math.ceil(r * ((s.rel_half_width / p.ci_rel_width) ** 2 - 1)))
                 unmet.append(
-                    f"CI half-width {_fmt_pct(s.rel_half_width)} > target "
-                    f"{_fmt_pct(p.ci_rel_width)}, about {more} more rounds"
+                    f"CI half-width {format_percent(s.rel_half_width, missing='n/a')} > target "
+                    f"{format_percent(p.ci_rel_width, missing='n/a')}, about {more} more rounds"
                 )
                 need.append(more)
             elif s is not None and s.enough:
@@ -955,7 +952,7 @@ class Controller:
             return None
         more = max(1, math.ceil(s.rounds * ((hw / target) ** 2 - 1)))
         return (
-            f"ratio CI ±{_fmt_pct(hw)} > target {_fmt_pct(target)}, about {more} more passes",
+            f"ratio CI ±{format_percent(hw, missing='n/a')} > target {format_percent(target, missing='n/a')}, about {more} more passes",
             more,
         )
 
@@ -1201,7 +1198,7 @@ class Controller:
             n_sep = sum(1 for x in pairs if x.verdict == SEPARATED)
             n_eq = sum(1 for x in pairs if x.verdict == EQUIVALENT)
             width = (
-                f" and CI half-width <= {_fmt_pct(p.ci_rel_width)}"
+                f" and CI half-width <= {format_percent(p.ci_rel_width, missing='n/a')}"
                 if p.ci_rel_width is not None
                 else ""
             )
@@ -1215,7 +1212,7 @@ class Controller:
             if pairs:
                 n_paired = sum(1 for x in pairs if x.test == "paired")
                 how = f", {n_paired} paired" if n_paired else ""
-                text += f"; {len(pairs)} adjacent pair(s) decided ({n_sep} separated, {n_eq} equivalent within {_fmt_pct(p.margin)}{how})"
+                text += f"; {len(pairs)} adjacent pair(s) decided ({n_sep} separated, {n_eq} equivalent within {format_percent(p.margin, missing='n/a')}{how})"
             if status["baselines"]:
                 text += "; baseline comparisons decided"
             return text
@@ -1265,7 +1262,7 @@ class Controller:
             if w.done and not was_done:
                 how = (
                     "its comparisons are paired and finished" if self._covered.get(n)
-                    else f"CI half-width {_fmt_pct(w.rel_half_width)}"
+                    else f"CI half-width {format_percent(w.rel_half_width, missing='n/a')}"
                 )  # fmt: skip
                 msg = f"{n}: done after {w.rounds} rounds ({how})"
                 events.append(Event("workload-done", msg, {"workload": n, "rounds": w.rounds}))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrun.runner.daemon.child import CAMPAIGN_AFTER_SQL, connect_read_only
-from benchrun.runner.ui.format import format_duration
+from benchrun.runner.format import format_duration
 
 
 @dataclass
@@ -187,7 +187,7 @@ def _merge_status_json(live: CampaignLive, campaign_dir: Path) -> None:
 
 
 def _duration(seconds: float | None) -> str:
-    """:func:`runner.ui.format.format_duration`, or ``?`` when unknown."""
+    """:func:`runner.format.format_duration`, or ``?`` when unknown."""
     return "?" if seconds is None else format_duration(seconds)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from benchrun.runner.format import format_percent
 from benchrun.runner.machine.noise import noise_warnings
 from benchrun.runner.report.analysis import Group, Suite
 from benchrun.runner.report.model import CampaignModel
@@ -32,10 +33,6 @@ METHODS_REFERENCES = (
     "approach for assessing the equivalence of average bioavailability. Journal of "
     "Pharmacokinetics and Biopharmaceutics 15 (1987).",
 )
-
-
-def _pct(v: float | None) -> str:
-    return "-" if v is None else f"{100 * v:.2g} %"
 
 
 def _range(values: list[int]) -> str:
@@ -72,7 +69,7 @@ def _stored_tests(verdicts: StoredVerdicts, s: dict[str, Any], c: float) -> list
             "mean log ratio and of its CI"
             + (
                 f"; the stopping rule's target for the half-width of that CI was "
-                f"{_pct(float(s['ci_rel_width']))} of the ratio (ci_rel_width)."
+                f"{format_percent(float(s['ci_rel_width']), digits=2)} of the ratio (ci_rel_width)."
                 if s.get("ci_rel_width") is not None
                 else "."
             )
@@ -166,9 +163,9 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
     paired_names = {w.name for w in views if verdicts is not None and verdicts.all_paired(w.name)}
     if rel:
         target = s.get("ci_rel_width")
-        reached = f"The relative CI half-widths reached {_pct(min(rel))} to {_pct(max(rel))}"
+        reached = f"The relative CI half-widths reached {format_percent(min(rel), digits=2)} to {format_percent(max(rel), digits=2)}"
         if target is not None:
-            reached += f" of the mean (target {_pct(float(target))}"
+            reached += f" of the mean (target {format_percent(float(target), digits=2)}"
             if not model.adaptive:
                 reached += ", not enforced)."
             elif paired_names:

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from benchrun.runner.format import format_number, format_percent, format_value
 from benchrun.runner.report.analysis import Group, Row, Suite
 from benchrun.runner.report.document import Report
 from benchrun.runner.report.model import WorkloadView
 from benchrun.runner.report.verdicts import StoredVerdicts
-from benchrun.runner.ui.format import format_value
 
 
 @dataclass(frozen=True)
@@ -25,16 +25,6 @@ class Table:
     headers: tuple[str, ...]
     rows: Sequence[tuple[str, ...]]
     caption: str = ""
-
-
-def p3(v: float | None) -> str:
-    return "-" if v is None else f"{v:.3g}"
-
-
-def pct(v: float | None, signed: bool = False) -> str:
-    if v is None:
-        return "-"
-    return f"{100 * v:+.3g} %" if signed else f"{100 * v:.3g} %"
 
 
 def ratio_text(r: float | None, lo: float | None, hi: float | None) -> str:
@@ -70,7 +60,7 @@ def headline(group: Group, confidence: float) -> Table:
             r.name,
             _estimate_cell(r),
             r.unit or "-",
-            pct(r.rel_half_width),
+            format_percent(r.rel_half_width),
             ratio_text(r.ratio, r.ratio_low, r.ratio_high) if group.compared else "-",
             r.verdict_next or "",
         )
@@ -136,8 +126,8 @@ def stored_comparisons(verdicts: StoredVerdicts, confidence: float) -> Table:
         if c.verdict == "equivalent" and verdicts.margin is not None:
             note = f"within {100 * verdicts.margin:g} %"
         if c.independent_p is not None:
-            note = "; ".join(x for x in (note, f"Welch p {p3(c.independent_p)}") if x)
-        at = "-" if c.look is None else f"look {c.look}, alpha {p3(c.alpha)}"
+            note = "; ".join(x for x in (note, f"Welch p {format_number(c.independent_p)}") if x)
+        at = "-" if c.look is None else f"look {c.look}, alpha {format_number(c.alpha)}"
         kind = "baseline" if c.kind == "baseline" else "pair"
         rows.append(
             (
@@ -145,9 +135,9 @@ def stored_comparisons(verdicts: StoredVerdicts, confidence: float) -> Table:
                 kind,
                 c.verdict,
                 c.test_name,
-                p3(c.p),
-                p3(c.p_holm),
-                p3(c.tost_p),
+                format_number(c.p),
+                format_number(c.p_holm),
+                format_number(c.tost_p),
                 at,
                 note,
             )  # fmt: skip
@@ -185,11 +175,11 @@ def pairs(group: Group) -> Table:
             p["a"],
             p["b"],
             p["verdict"],
-            pct(p.get("relative_difference"), signed=True),
-            p3(p.get("welch_p")),
-            p3(p.get("welch_p_holm")),
-            p3(p.get("tost_p")),
-            p3(p.get("effect_size")),
+            format_percent(p.get("relative_difference"), signed=True),
+            format_number(p.get("welch_p")),
+            format_number(p.get("welch_p_holm")),
+            format_number(p.get("tost_p")),
+            format_number(p.get("effect_size")),
             str(p["required_n"]) if p.get("required_n") else "",
         )
         for p in group.pairs
@@ -225,15 +215,15 @@ def workload_stats(w: WorkloadView) -> Table:
         ("warm-up readings discarded", str(e.warmup_readings if e else 0)),
         ("mean ± CI", estimate_text(e.mean, e.ci_low, e.ci_high, u) if e else "-"),
         ("subsession size q × means n_q", f"{e.q} × {e.n_q}" if e and e.q else "-"),
-        ("relative CI half-width", pct(e.rel_half_width) if e else "-"),
-        ("integrated autocorrelation time", p3(e.tau) if e else "-"),
+        ("relative CI half-width", format_percent(e.rel_half_width) if e else "-"),
+        ("integrated autocorrelation time", format_number(e.tau) if e else "-"),
         ("median [CI]", f"{format_value(s.get('median'), u)} [{format_value(s.get('median_ci_low'), u)}, "
                         f"{format_value(s.get('median_ci_high'), u)}]"),
-        ("std / CoV", f"{format_value(s.get('std'), u)} / {pct(s.get('cov'))}"),
+        ("std / CoV", f"{format_value(s.get('std'), u)} / {format_percent(s.get('cov'))}"),
         ("min / Q1 / Q3 / max", " / ".join(format_value(s.get(k), u) for k in ("min", "q1", "q3", "max"))),
         ("p90 / p99", f"{format_value(s.get('p90'), u)} / {format_value(s.get('p99'), u)}"),
         ("Tukey outliers among the steady readings (kept)", str(w.outliers)),
-        ("Shapiro-Wilk p (subsession means)", p3((w.normality or {}).get("p_value"))),
+        ("Shapiro-Wilk p (subsession means)", format_number((w.normality or {}).get("p_value"))),
     ]  # fmt: skip
     if w.drift is not None:
         d = w.drift
@@ -270,31 +260,31 @@ def suite_tables(suite: Suite) -> list[Table]:
                 f"HPT: {a} vs {b}",
                 ("benchmark", f"median {a}", f"median {b}", "rank-sum p", "winner", "d", "rank"),
                 [(r["benchmark"], format_value(r["median_a"], suite.unit),
-                  format_value(r["median_b"], suite.unit), p3(r.get("p_value")), r["winner"],
-                  p3(r["d"]), p3(r["rank"])) for r in h["benchmarks"]],
+                  format_value(r["median_b"], suite.unit), format_number(r.get("p_value")), r["winner"],
+                  format_number(r["d"]), format_number(r["rank"])) for r in h["benchmarks"]],
                 f"Hierarchical Performance Testing (docs/methods.md §8): confidence that {a} "
-                f"outperforms {b} = {p3(h['confidence'])} ({h['verdict']}); "
-                + (f"r-speedup at r = 0.95: {p3(rs.get('gamma'))}, geometric-mean speedup "
-                   f"{p3(rs.get('gmean_speedup'))} held with confidence "
-                   f"{p3(rs.get('gmean_confidence'))}." if rs else ""),
+                f"outperforms {b} = {format_number(h['confidence'])} ({h['verdict']}); "
+                + (f"r-speedup at r = 0.95: {format_number(rs.get('gamma'))}, geometric-mean speedup "
+                   f"{format_number(rs.get('gmean_speedup'))} held with confidence "
+                   f"{format_number(rs.get('gmean_confidence'))}." if rs else ""),
             ))  # fmt: skip
         if sp:
             out.append(Table(
                 f"Speedup-Test: {b} (initial) -> {a}",
                 ("benchmark", "speedup of means", "mean verdict", "speedup of medians", "median verdict"),
-                [(n, p3(r.get("speedup_mean")), str(r.get("mean_verdict")),
-                  p3(r.get("speedup_median")), str(r.get("median_verdict")))
+                [(n, format_number(r.get("speedup_mean")), str(r.get("mean_verdict")),
+                  format_number(r.get("speedup_median")), str(r.get("median_verdict")))
                  for n, r in sp["benchmarks"].items()],
                 f"Touati's Speedup-Test (docs/methods.md §6.2) at alpha {sp['alpha']:g}: overall "
-                f"speedup of means {p3(sp['overall_speedup_mean'])}, of medians "
-                f"{p3(sp['overall_speedup_median'])}; share of benchmarks with a significant "
+                f"speedup of means {format_number(sp['overall_speedup_mean'])}, of medians "
+                f"{format_number(sp['overall_speedup_median'])}; share of benchmarks with a significant "
                 f"speedup of the mean {_share(sp['share_mean'])}.",
             ))  # fmt: skip
         if gm:
             out.append(Table(
                 f"ratio of geometric means: {a} / {b}",
                 ("estimate", "low", "high", "confidence", "method"),
-                [(p3(gm["estimate"]), p3(gm.get("low")), p3(gm.get("high")),
+                [(format_number(gm["estimate"]), format_number(gm.get("low")), format_number(gm.get("high")),
                   f"{100 * gm['confidence']:g} %", gm["method"])],
                 "Hierarchical bootstrap resampling runs within each benchmark (docs/methods.md §9); "
                 "unitless; below 1 means smaller values for " + a + ".",
@@ -303,7 +293,7 @@ def suite_tables(suite: Suite) -> list[Table]:
 
 
 def _share(s: dict[str, Any]) -> str:
-    return f"{s.get('a')}/{s.get('b')} [{p3(s.get('ci_low'))}, {p3(s.get('ci_high'))}]"
+    return f"{s.get('a')}/{s.get('b')} [{format_number(s.get('ci_low'))}, {format_number(s.get('ci_high'))}]"
 
 
 def machine(report: Report) -> Table:

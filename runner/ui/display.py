@@ -22,8 +22,8 @@ from rich.progress import (
 )
 
 from benchrun.runner.execute.executor import RoundOutcome
+from benchrun.runner.format import format_duration, format_number, format_value
 from benchrun.runner.store.database import CampaignRow
-from benchrun.runner.ui.format import format_duration, format_value
 
 
 class RichDisplay:
@@ -205,9 +205,6 @@ def verdicts_table(doc: dict[str, Any]):  # -> rich Table, or None when there is
     for col in (f"ratio [{ci}]", "verdict", "test", "Holm p", "TOST p", "note"):
         table.add_column(col)
 
-    def p3(v: float | None) -> str:
-        return "-" if v is None else f"{v:.3g}"
-
     units, directions = doc.get("units") or {}, doc.get("directions") or {}
     style = {"separated": "green", "equivalent": "cyan", "faster": "green", "slower": "red"}
     for p in list(pairs) + list(baselines):
@@ -223,8 +220,8 @@ def verdicts_table(doc: dict[str, Any]):  # -> rich Table, or None when there is
             escape(pair_headline(p, units, directions)),
             f"[{style.get(v, 'yellow')}]{v}[/]",
             {"paired": "paired", "welch": "Welch"}.get(p.get("test") or "", "-"),
-            p3(p.get("welch_p_holm")),
-            p3(p.get("tost_p")),
+            format_number(p.get("welch_p_holm")),
+            format_number(p.get("tost_p")),
             note,
         )
     return table

@@ -21,7 +21,7 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.execute.executor import RoundSpec
 from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.machine.quiet import ENV_LOAD, ENV_MAX_WAIT, quiet_settings, wait_for_quiet
-from benchrun.runner.ui.format import format_duration
+from benchrun.runner.format import format_duration
 
 
 class FakeClock:
@@ -143,7 +143,7 @@ def test_not_before_is_the_next_such_clock_time() -> None:
 
 
 def test_live_durations() -> None:
-    # status shows durations as runner/ui/format.py writes them, and "?" when unknown
+    # status shows durations as runner/format.py writes them, and "?" when unknown
     live = CampaignLive(3, status="running", elapsed_s=3600 + 125, eta_s=None)
     assert render(live)[0].endswith("elapsed 1h02m, estimated time to finish ?")
     assert [format_duration(s) for s in (0, 59.4, 61, 3600 + 125)] == [

@@ -23,3 +23,18 @@ def format_duration(seconds: float) -> str:
     if s >= 60:
         return f"{s // 60}m{s % 60:02d}s"
     return f"{s}s"
+
+
+def format_percent(
+    share: float | None, *, digits: int = 3, signed: bool = False, missing: str = "-"
+) -> str:
+    """A share as a percentage with ``digits`` significant digits: 0.0123 -> "1.23 %"
+    (``signed``: "+1.23 %"); ``missing`` for None."""
+    if share is None:
+        return missing
+    return f"{100 * share:{'+' if signed else ''}.{digits}g} %"
+
+
+def format_number(value: float | None, missing: str = "-") -> str:
+    """A statistic (a p-value, a ratio) with 3 significant digits; ``missing`` for None."""
+    return missing if value is None else f"{value:.3g}"
