@@ -11,6 +11,7 @@ import argparse
 import json
 from typing import Any
 
+from benchrun.runner.config.cpulist import parse_kernel_cpu_list
 from benchrun.runner.errors import UserError
 from benchrun.runner.machine.metadata import (
     collect_metadata,
@@ -18,7 +19,6 @@ from benchrun.runner.machine.metadata import (
     noise_warnings,
     unknown_noise_settings,
 )
-from benchrun.runner.machine.probes import parse_cpu_list
 
 
 def register(subparsers: Any) -> None:
@@ -44,7 +44,7 @@ def _parse_cpus(text: str | None) -> list[int] | None:
     if text is None:
         return None
     try:
-        cpus = parse_cpu_list(text)
+        cpus = list(parse_kernel_cpu_list(text))
     except ValueError:
         cpus = []
     if not cpus or min(cpus) < 0:

@@ -61,12 +61,6 @@ class Unreadable(Exception):
         self.reason = reason
 
 
-def parse_cpu_list(text: str) -> list[int]:
-    """Kept for ``runner/commands/system.py`` until it calls
-    :func:`runner.config.cpulist.parse_kernel_cpu_list` itself; nothing here uses it."""
-    return list(parse_kernel_cpu_list(text))
-
-
 def read_text(path: Path) -> str:
     """The stripped content of a small text file.
 
