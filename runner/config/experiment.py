@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from benchrun.runner.config.placeholders import fill_launch_time
+
 Metric = Literal["wall_time", "cpu_time", "max_rss", "readings"]
 Direction = Literal["lower_is_better", "higher_is_better"]
 
@@ -83,15 +85,7 @@ class Workload:
     def render(self, round_index: int, work: int | None = None) -> tuple[str, ...]:
         """The argv (or 1-tuple shell string) of one round: ``{round}``/``{work}`` filled in."""
         values = {"round": round_index, "work": work if work is not None else self.work}
-        return tuple(_fill(part, values) for part in self.command)
-
-
-def _fill(template: str, values: Mapping[str, Any]) -> str:
-    out = template
-    for key, value in values.items():
-        if value is not None:
-            out = out.replace("{" + key + "}", str(value))
-    return out
+        return tuple(fill_launch_time(part, values) for part in self.command)
 
 
 #: what ``pin`` may hold after parsing: "auto", "none", or an explicit CPU tuple

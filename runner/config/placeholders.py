@@ -84,3 +84,18 @@ def substitute(template: str, values: Mapping[str, Any], keep: Iterable[str] = L
     for name in kept:
         text = text.replace(sentinel + name + sentinel, "{" + name + "}")
     return text
+
+
+def fill_launch_time(template: str, values: Mapping[str, Any]) -> str:
+    """Fill the launch-time placeholders (:data:`LAUNCH_TIME`) that :func:`substitute` kept.
+
+    The second of the two stages: at load time :func:`substitute` filled every other name
+    and turned ``{{``/``}}`` into single braces, so the template may now hold literal braces
+    (Python dicts in ``python3 -c`` code) and only the exact ``{work}``/``{round}`` fields
+    are placeholders; a ``None`` value leaves its field as written.
+    """
+    out = template
+    for name, value in values.items():
+        if name in LAUNCH_TIME and value is not None:
+            out = out.replace("{" + name + "}", str(value))
+    return out
