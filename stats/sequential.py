@@ -252,7 +252,8 @@ class BaselineTest:
     ``verdict``: "slower"/"faster" (worse/better in the metric's direction; Welch,
     Holm-adjusted over the baselines tested together, p < alpha), "equivalent" (TOST
     within ``margin``·|baseline mean| at alpha), else "undecided". ``relative_change`` =
-    (current - baseline)/|baseline| (None for a zero baseline).
+    (current - baseline)/|baseline| (None for a zero baseline). ``notes``: the Welch
+    test's notes (zero variances, one-sided intervals).
     """
 
     verdict: str
@@ -260,6 +261,7 @@ class BaselineTest:
     welch_p_holm: float
     tost_p: float
     relative_change: float | None
+    notes: tuple[str, ...] = ()
 
 
 def baseline_tests(
@@ -278,10 +280,12 @@ def baseline_tests(
             base.mean, base.var, base.n, cur.mean, cur.var, cur.n,
             margin=margin, relative=base.mean != 0, alpha=alpha,
         )  # fmt: skip
-        raw.append((w.p_value, t))
-    adjusted = holm([p for p, _ in raw]) if raw else ()
+        raw.append((w.p_value, t, w.notes))
+    adjusted = holm([p for p, _, _ in raw]) if raw else ()
     out = []
-    for (cur, base), lower, (p, t), ph in zip(items, lower_is_better, raw, adjusted, strict=True):
+    for (cur, base), lower, (p, t, notes), ph in zip(
+        items, lower_is_better, raw, adjusted, strict=True
+    ):
         rel = (cur.mean - base.mean) / abs(base.mean) if base.mean != 0 else None
         if ph < alpha:
             verdict = "slower" if (cur.mean > base.mean) == lower else "faster"
@@ -289,7 +293,7 @@ def baseline_tests(
             verdict = "equivalent"
         else:
             verdict = "undecided"
-        out.append(BaselineTest(verdict, float(p), float(ph), float(t.p_value), rel))
+        out.append(BaselineTest(verdict, float(p), float(ph), float(t.p_value), rel, notes))
     return out
 
 

@@ -37,12 +37,10 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.importers.dataset import Dataset, display_name
 from benchrun.runner.importers.processes import plural, summarize_processes
 from benchrun.stats.autocorr import subsession_means
-from benchrun.stats.compare import tost_from_summary, welch_from_summary
-from benchrun.stats.multi import holm
 from benchrun.stats.paired import ratio_of_means_ci
 from benchrun.stats.resampling import gmean_ratio_ci
 from benchrun.stats.results import jsonable
-from benchrun.stats.sequential import Sample, growth_needed
+from benchrun.stats.sequential import Sample, baseline_tests, growth_needed
 from benchrun.stats.summary import summarize
 
 #: the independent unit of a side that has no processes: benchrun's subsession means
@@ -426,7 +424,8 @@ def compare_sides(
         else:
             rows[-1].old_mean, rows[-1].old_ci = e.mean, (e.ci_low, e.ci_high)
     tested: list[int] = []
-    pvals: list[float] = []
+    pairs: list[tuple[Sample, Sample]] = []
+    lower: list[bool] = []
     for name in common:
         a, b = old.entries[name], new.entries[name]
         row = Row(name, b.unit, b.direction, a.mean, (a.ci_low, a.ci_high), b.mean,
@@ -448,23 +447,18 @@ def compare_sides(
         if a.mean != 0:
             rel = (b.mean - a.mean) / abs(a.mean)
             row.change = rel if b.direction == "lower_is_better" else -rel
-        w = welch_from_summary(b.mean, b.variance, b.n_q, a.mean, a.variance, a.n_q)
-        row.welch_p = w.p_value
-        t = tost_from_summary(a.mean, a.variance, a.n_q, b.mean, b.variance, b.n_q,
-                              margin=margin, relative=a.mean != 0, alpha=alpha)  # fmt: skip
-        row.tost_p = t.p_value
-        row.note = "; ".join(w.notes)
         tested.append(len(rows))
-        pvals.append(w.p_value)
+        pairs.append((Sample(b.mean, b.variance, b.n_q), Sample(a.mean, a.variance, a.n_q)))
+        lower.append(b.direction == "lower_is_better")
         rows.append(row)
-    for i, p in zip(tested, holm(pvals) if pvals else (), strict=True):
+    # one implementation of the baseline verdict: the controller's (stats/sequential.py)
+    results = baseline_tests(pairs, alpha, margin, lower) if pairs else []
+    for i, res in zip(tested, results, strict=True):
         row = rows[i]
-        row.welch_p_holm = float(p)
-        worse = (row.change or 0.0) > 0
-        if p < alpha:
-            row.verdict = "slower" if worse else "faster"
-        elif row.tost_p is not None and row.tost_p < alpha:
-            row.verdict = "equivalent"
+        row.welch_p, row.welch_p_holm, row.tost_p = res.welch_p, res.welch_p_holm, res.tost_p
+        row.note = "; ".join(res.notes)
+        if res.verdict != "undecided":
+            row.verdict = res.verdict
         else:
             row.reason = _undecided_reason(
                 row, old.entries[row.name], new.entries[row.name], alpha, margin
