@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -10,6 +12,7 @@ import matplotlib
 from benchrun.runner.errors import UserError
 from benchrun.runner.files import atomic_write_text
 from benchrun.runner.report import FORMATS
+from benchrun.runner.report.document import Report
 
 matplotlib.use("Agg")
 
@@ -22,11 +25,56 @@ def _write(path: Path, text: str) -> int:
         raise UserError(f"{path}: cannot write the report ({exc.strerror or exc})") from None
 
 
+@dataclass(frozen=True)
+class Renderer:
+    """How one format is written: ``render(report, target, raw)`` gives the text,
+    ``to_file`` says whether it goes to ``report.<fmt>`` in the campaign directory by
+    default (else stdout), ``plots`` whether it embeds figures."""
+
+    render: Callable[[Report, Path | None, bool], str]
+    to_file: bool
+    plots: bool
+
+
+def _html(report: Report, target: Path | None, raw: bool) -> str:
+    from benchrun.runner.report.html import render_html
+
+    return render_html(report)
+
+
+def _markdown(report: Report, target: Path | None, raw: bool) -> str:
+    from benchrun.runner.report.markdown import render_markdown
+
+    return render_markdown(
+        report, None if target is None else target.with_name(target.stem + "_files")
+    )
+
+
+def _json(report: Report, target: Path | None, raw: bool) -> str:
+    from benchrun.runner.report.tabular import render_json
+
+    return render_json(report, raw=raw)
+
+
+def _csv(report: Report, target: Path | None, raw: bool) -> str:
+    from benchrun.runner.report.tabular import render_csv
+
+    return render_csv(report)
+
+
+#: format -> renderer; the keys are :data:`runner.report.FORMATS`, in that order
+RENDERERS: dict[str, Renderer] = {
+    "html": Renderer(_html, to_file=True, plots=True),
+    "md": Renderer(_markdown, to_file=True, plots=True),
+    "json": Renderer(_json, to_file=False, plots=False),
+    "csv": Renderer(_csv, to_file=False, plots=False),
+}
+
+
 def default_out(db: Path, fmt: str) -> Path | None:
-    """``report.html``/``report.md`` in the campaign directory; None (stdout) otherwise."""
-    if fmt in ("html", "md"):
-        return db.parent / f"report.{fmt}"
-    return None
+    """``report.<fmt>`` in the campaign directory for formats written to a file (HTML,
+    Markdown); None (stdout) for the others."""
+    return db.parent / f"report.{fmt}" if RENDERERS[fmt].to_file else None
 
 
 def write_report(
@@ -47,7 +95,8 @@ def write_report(
     from benchrun.runner.report.document import build_report
     from benchrun.runner.report.model import load_campaign
 
-    if fmt not in FORMATS:
+    renderer = RENDERERS.get(fmt)
+    if renderer is None:
         raise UserError(f"unknown report format {fmt!r}; choose from {', '.join(FORMATS)}")
     model = load_campaign(campaign, campaign_id)
     target: Path | None
@@ -55,25 +104,10 @@ def write_report(
         target = default_out(model.database, fmt)
     else:
         target = None if str(out) == "-" else Path(out)
-    plots = with_plots and fmt in ("html", "md") and not (fmt == "md" and target is None)
+    # Markdown on stdout has nowhere to put its figure files
+    plots = with_plots and renderer.plots and not (fmt == "md" and target is None)
     report = build_report(model, with_plots=plots, system_factor=system_factor)
-    if fmt == "html":
-        from benchrun.runner.report.html import render_html
-
-        text = render_html(report)
-    elif fmt == "md":
-        from benchrun.runner.report.markdown import render_markdown
-
-        figures = None if target is None else target.with_name(target.stem + "_files")
-        text = render_markdown(report, figures)
-    elif fmt == "json":
-        from benchrun.runner.report.tabular import render_json
-
-        text = render_json(report, raw=raw)
-    else:
-        from benchrun.runner.report.tabular import render_csv
-
-        text = render_csv(report)
+    text = renderer.render(report, target, raw)
     if target is None:
         sys.stdout.write(text)
         return None, len(text.encode())
