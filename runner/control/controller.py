@@ -79,6 +79,20 @@ DIRECTIONS = ("lower_is_better", "higher_is_better")
 COMPARISONS = ("paired", "independent")
 
 
+@dataclass(frozen=True)
+class _Status:
+    """What :meth:`Controller._status` found at one pass: every workload's, pair's and
+    baseline's status, the workloads that get a round next, and what is still unmet."""
+
+    workloads: dict[str, WorkloadStatus]
+    pairs: list[PairStatus]
+    baselines: list[BaselineStatus]
+    active: list[str]
+    all_done: bool
+    unmet: list[str]
+    can_test: bool
+
+
 def _known(s: WorkloadStats | None) -> WorkloadStats:
     """``s``, which the caller knows is set (the workload passed :meth:`Controller._enough`)."""
     if s is None:
@@ -330,14 +344,14 @@ class Controller:
             events.extend(self._look(st, rounds, look_alpha, clock, final=False))
         time_out = p.max_time is not None and elapsed_s >= p.max_time
         status = self._status(st, rounds, enough, realloc=looked)
-        budget = (time_out or not status["active"]) and not status["all_done"]
-        unmet_before = list(status["unmet"])
+        budget = (time_out or not status.active) and not status.all_done
+        unmet_before = list(status.unmet)
         if budget:
             # budget stop: a last look with whatever alpha is left (still <= alpha in total)
             if self._plan is not None and all_enough and self._remaining() > 0:
                 events.extend(self._look(st, rounds, self._remaining(), clock, final=True))
                 status = self._status(st, rounds, enough, realloc=True)
-        stop = time_out or not status["active"] or budget
+        stop = time_out or not status.active or budget
         reason = self._reason(status, rounds, time_out, elapsed_s, budget, unmet_before)
         events = self._changes(status, stop, reason, early=True) + events
         events.extend(self._changes(status, stop, reason, early=False))
@@ -347,15 +361,15 @@ class Controller:
         return Decision(
             stop=stop,
             reason=reason,
-            active=() if stop else tuple(status["active"]),
+            active=() if stop else tuple(status.active),
             look=self._looks if any(e.kind == "look" for e in events) else None,
             alpha_spent=self._spent,
-            workloads=status["workloads"],
-            pairs=tuple(status["pairs"]),
-            baselines=tuple(status["baselines"]),
+            workloads=status.workloads,
+            pairs=tuple(status.pairs),
+            baselines=tuple(status.baselines),
             events=tuple(events),
             next_look_at=self._next_look(),
-            met=bool(status["all_done"]) and not budget,
+            met=bool(status.all_done) and not budget,
         )
 
     # ------------------------------------------------------------------ pieces
@@ -988,7 +1002,7 @@ class Controller:
         rounds: Mapping[str, int],
         enough: Mapping[str, bool],
         realloc: bool,
-    ) -> dict[str, Any]:
+    ) -> _Status:
         """Every workload's, pair's and baseline's status, the active set and unmet list.
 
         Rounds for undecided pairs go to the sides that hold >= ``allocation_share`` of the
@@ -1157,21 +1171,34 @@ class Controller:
             unmet_own.extend(f"{n}: {u}" for u in own)
             more = max([v for v in (own_more, pair_more.get(n)) if v is not None], default=None)
             workloads[n] = WorkloadStatus(
-                n, r, s.n if s else 0, s.q if s else None, s.n_q if s else None,
-                s.mean if s else None, s.ci_low if s else None, s.ci_high if s else None,
-                s.rel_half_width if s else None, None if self._covered.get(n) else p.ci_rel_width,
-                enough[n], self._width_ok(s) or bool(self._covered.get(n)),
-                done, is_active, exhausted, None if done else more, tuple(own), tuple(waiting[n]),
-            )  # fmt: skip
-        return {
-            "workloads": workloads,
-            "pairs": pairs,
-            "baselines": baselines,
-            "active": active,
-            "all_done": all(w.done for w in workloads.values()),
-            "unmet": unmet_own + unmet_pairs,
-            "can_test": can_test,
-        }
+                name=n,
+                rounds=r,
+                n=s.n if s else 0,
+                q=s.q if s else None,
+                n_q=s.n_q if s else None,
+                mean=s.mean if s else None,
+                ci_low=s.ci_low if s else None,
+                ci_high=s.ci_high if s else None,
+                rel_half_width=s.rel_half_width if s else None,
+                target=None if self._covered.get(n) else p.ci_rel_width,
+                enough=enough[n],
+                width_ok=self._width_ok(s) or bool(self._covered.get(n)),
+                done=done,
+                active=is_active,
+                exhausted=exhausted,
+                rounds_needed=None if done else more,
+                unmet=tuple(own),
+                waiting_for=tuple(waiting[n]),
+            )
+        return _Status(
+            workloads=workloads,
+            pairs=pairs,
+            baselines=baselines,
+            active=active,
+            all_done=all(w.done for w in workloads.values()),
+            unmet=unmet_own + unmet_pairs,
+            can_test=can_test,
+        )
 
     def _sort_key(self, name: str, s: WorkloadStats | None) -> tuple[int, float]:
         if s is None or s.mean is None:
@@ -1181,7 +1208,7 @@ class Controller:
 
     # ------------------------------------------------------------------ reason, events
     def _reason(
-        self, status: Mapping[str, Any], rounds: Mapping[str, int], time_out: bool,
+        self, status: _Status, rounds: Mapping[str, int], time_out: bool,
         elapsed: float, budget: bool = False, unmet_before: Sequence[str] = (),
     ) -> str:  # fmt: skip
         """One line: all conditions met, the budget that ended the campaign and what was
@@ -1189,12 +1216,12 @@ class Controller:
         when the final look then decided every pair (it says so)."""
         p = self.params
         clock = max(rounds.values())
-        unmet = status["unmet"]
-        if budget and status["all_done"]:
+        unmet = status.unmet
+        if budget and status.all_done:
             unmet = [f"{u} (before the final look, which then decided every pair)"
                      for u in unmet_before]  # fmt: skip
-        if status["all_done"] and not budget:
-            pairs = status["pairs"]
+        if status.all_done and not budget:
+            pairs = status.pairs
             n_sep = sum(1 for x in pairs if x.verdict == SEPARATED)
             n_eq = sum(1 for x in pairs if x.verdict == EQUIVALENT)
             width = (
@@ -1213,20 +1240,20 @@ class Controller:
                 n_paired = sum(1 for x in pairs if x.test == "paired")
                 how = f", {n_paired} paired" if n_paired else ""
                 text += f"; {len(pairs)} adjacent pair(s) decided ({n_sep} separated, {n_eq} equivalent within {format_percent(p.margin, missing='n/a')}{how})"
-            if status["baselines"]:
+            if status.baselines:
                 text += "; baseline comparisons decided"
             return text
         listing = "; ".join(unmet) if unmet else "nothing left that more rounds can decide"
         if time_out:
             return f"max_time {p.max_time:g} s reached after {elapsed:.0f} s; unmet: {listing}"
-        if not status["active"]:
+        if not status.active:
             out = [n for n in self.names if rounds[n] >= p.max_rounds]
             gone = [f"{n} ({why})" for n, why in self._retired.items()]
             if gone:
                 listing = f"stopped: {', '.join(gone)}; {listing}"
             if out:
                 return f"max_rounds {p.max_rounds} reached ({', '.join(out)}); unmet: {listing}"
-            if not status["can_test"]:
+            if not status.can_test:
                 return f"alpha {p.alpha:g} spent at the final look; unmet: {listing}"
             return f"no workload can make progress; unmet: {listing}"
         nxt = self._next_look()
@@ -1234,14 +1261,12 @@ class Controller:
         shown = "; ".join(unmet[:4]) + (f"; and {len(unmet) - 4} more" if len(unmet) > 4 else "")
         return f"continue: {shown}{at}"
 
-    def _changes(
-        self, status: Mapping[str, Any], stop: bool, reason: str, early: bool
-    ) -> list[Event]:
+    def _changes(self, status: _Status, stop: bool, reason: str, early: bool) -> list[Event]:
         """Events for what changed since the last call: data first (``early``, listed before
         any look of this call), then done/reopened workloads, allocation and the stop."""
         prev = self._prev
         events: list[Event] = []
-        wl: Mapping[str, WorkloadStatus] = status["workloads"]
+        wl: Mapping[str, WorkloadStatus] = status.workloads
         if early:
             for n, w in wl.items():
                 was = prev.get("enough", {}).get(n, False)
@@ -1270,7 +1295,7 @@ class Controller:
                 why = "; ".join(list(w.unmet) + [f"{x} undecided" for x in w.waiting_for])
                 msg = f"{n}: needs more data again ({why})"
                 events.append(Event("workload-reopened", msg, {"workload": n}))
-        active = [] if stop else list(status["active"])
+        active = [] if stop else list(status.active)
         if not stop and active != prev.get("active"):
             idle = [n for n in self.names if n not in active]
             msg = f"rounds go to {', '.join(active)}" + (
