@@ -1,23 +1,6 @@
-"""Adaptive mode of ``benchrun run``: measure exactly as the question needs.
+"""Adaptive mode of ``benchrun run``: calibrate, run passes, ask the controller, stop.
 
-The loop (docs/design.md data flow; design and simulation in docs/controller.md):
-
-1. Calibrate: for a workload whose command holds ``{work}``, grow the work amount until a
-   round lasts ``max(min_round_time, 100 x launch overhead)`` (runner/campaign/calibrate.py). The
-   calibration rounds are stored, flagged ``calibration`` and warm-up, never analysed.
-2. Repeat passes: every workload the controller lists as active gets one round, in a
-   seeded random order (``order: interleaved``); the first ``warmup_rounds`` rounds of each
-   workload are flagged warm-up. After each pass, runner/control/collector.py turns every
-   workload's steady readings into subsession means and runner/control/controller.py decides
-   (docs/methods.md §10): stop, or which workloads get the next pass. Every decision is stored
-   as an event with its reason and numbers, and ``<campaign dir>/status.json`` is rewritten
-   (atomically) for ``benchrun status`` and other readers.
-3. Stop when every condition holds or a budget runs out; the stop reason is stored as the
-   campaign's ``stop_reason``.
-
-Resume: rounds, calibrated work amounts, the launch overhead and the controller's state
-(look plan, alpha spent, verdicts) are rebuilt from the store, so a resumed campaign
-neither repeats a round nor spends alpha twice.
+The loop and how a resume rebuilds it from the store: docs/controller.md "The loop".
 """
 
 from __future__ import annotations

@@ -1,36 +1,8 @@
-"""Per-workload statistics for the adaptive controller (docs/design.md "runner/collector").
+"""Per-workload statistics for the controller: steady series, subsession means, CI.
 
-:func:`collect` turns the readings of one workload's steady rounds (warm-up *rounds*
-already removed by the caller) into the numbers the stopping rule needs: the mean, the
-subsession size q, the count n_q and variance s_q² of the subsession means (docs/methods.md §3:
-these are what a later comparison needs), the Student t CI (§4), and whether there is
-enough data yet and how much more is needed. It is recomputed from all readings on every
-call (q is re-chosen each time, §3), in O(n log n): about a millisecond for 10^5 readings.
-
-The steady series (documented choice, see docs/controller.md):
-
-- **one reading per round** (wall time, CPU time, RSS, or a workload printing one value):
-  the series is the rounds in time order (§3 "Rounds"). ``warmup="mser5"`` runs MSER-5
-  (§2) over that series, for a transient that outlasts ``warmup_rounds``, with its
-  significance check at ``ROUNDS_WARMUP_ALPHA`` (it is re-applied after every pass).
-- **several readings per round**: the series is the concatenation of every round's
-  readings in time order, after removing each round's within-round warm-up. Each round is
-  a fresh process, so its transient repeats at the start of every round: MSER-5 runs on
-  the *position profile* (mean over rounds of the i-th reading of a round, positions up to
-  the shortest round), which averages the noise of R rounds away, and the same number d
-  of leading readings is dropped from every round. An int ``warmup`` fixes d. Short
-  rounds (< 20 readings) get no detection (MSER-5 needs 4 batches of 5). The subsession
-  rule then runs on the concatenated series; a between-round (process) effect shows up
-  there as correlation over lags shorter than a round, but with few rounds τ̂ misses it
-  (first trusted CI after 3 rounds of 50 readings, round sd 1 % against 0.42 % from the
-  readings: 82 % coverage; after 5 rounds 92 %). So the rounds are checked as well: when
-  the t interval over the r round means (r - 1 degrees of freedom, each round a process,
-  as in Georges et al.'s multi-invocation method) is wider than the readings' interval,
-  the rounds are the subsessions of the result (q = readings per round, n_q = r,
-  s_q² = the round means' variance), so the CI, the stored (mean, n_q, q, s_q²) and every
-  test the controller makes on them count processes, not readings (docs/controller.md).
-
-Nothing here touches processes or files; it only calls :mod:`stats`.
+:func:`collect` turns one workload's steady rounds into (mean, q, n_q, s_q²), its t
+interval and whether there is enough data (docs/methods.md §2-4). How the steady series
+is built, and why rounds can be the subsessions: docs/controller.md "The collector".
 """
 
 from __future__ import annotations

@@ -1,29 +1,8 @@
-"""The adaptive stopping controller (docs/methods.md §10; design and simulation: docs/controller.md).
+"""The adaptive stopping controller (docs/methods.md §10).
 
-After every round the campaign loop gives :meth:`Controller.decide` the latest
-:class:`runner.control.collector.WorkloadStats` of each workload. The controller answers: stop or
-go on, why (one line), which workloads should get the next rounds, the status of every
-workload and every verdict, and the events to store.
-
-A campaign stops when, for every workload, there is enough data (>= ``min_rounds`` steady
-rounds, >= ``min_subsessions`` subsession means and the §3 rule satisfied), the CI
-relative half-width is <= ``ci_rel_width`` (if set), every adjacent pair of the ranking
-(§7) is separated or equivalent, and every baseline comparison is decided; or when a
-budget runs out (``max_rounds`` per workload, ``max_time`` for the campaign), and then the
-reason names each unmet condition and the rounds it still needs.
-
-Honest error rates (§10): verdicts are only declared at *looks* on a geometric schedule
-(:func:`stats.sequential.plan_looks`, ratio 1.5) that starts when every workload first has
-enough data and ends at ``max_rounds``; look j tests at level α_j with Σ α_j = α
-(Bonferroni over looks, or a Lan-DeMets split), with Holm's correction over the adjacent
-pairs within a look. So, as each look's tests are valid, the probability that any
-pair is ever wrongly declared separated is <= α (union bound), however often ``decide`` is
-called. A separation must also hold with subsessions of 2q ("pass at q and 2q", §3),
-which vetoes most separations that come from a q too small for the series' correlation.
-A verdict, once declared, is kept (the union bound covers "ever declared"); a later look
-can only revise a separation whose order it significantly contradicts. Width and
-enough-data conditions need no α and are checked at every call. A budget stop makes one
-last look with whatever α is left.
+:meth:`Controller.decide` takes every workload's latest statistics after a pass and says:
+stop or go on, why, which workloads run next, every status and verdict, the events to
+store. The rule and its error-rate argument: docs/controller.md "The stopping rule".
 """
 
 from __future__ import annotations
