@@ -24,6 +24,8 @@ from daemon_util import (
     wait_for,
 )
 
+from benchrun.runner.store.database import NewRound, Store
+
 
 @pytest.fixture
 def small_fs() -> Iterator[Path]:
@@ -122,8 +124,8 @@ def test_full_disk_pauses_cleanly_and_resume_finishes(
     assert again.returncode == 2 and "only paused or interrupted" in again.stderr
 
 
-def _round(store, campaign_id: int, workload_id: int, i: int) -> None:  # type: ignore[no-untyped-def]
-    store.add_round(
+def _round(store: Store, campaign_id: int, workload_id: int, i: int) -> None:
+    new = NewRound(
         campaign_id=campaign_id,
         workload_id=workload_id,
         seq=i,
@@ -143,12 +145,13 @@ def _round(store, campaign_id: int, workload_id: int, i: int) -> None:  # type: 
         warmup=False,
         readings=[float(i)] * 50,
     )
+    store.add_round(new)
 
 
 def test_store_turns_sqlite_full_into_storefull_and_keeps_committed_rounds(
     tmp_path: Path,
 ) -> None:
-    from benchrun.runner.store.database import EXIT_STORE_FULL, Store, StoreFull
+    from benchrun.runner.store.database import EXIT_STORE_FULL, StoreFull
 
     db = tmp_path / "benchrun.db"
     store = Store.create_or_open(db)
