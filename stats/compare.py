@@ -15,14 +15,14 @@ probabilities and standardised effect sizes, which have no unit.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
 
-from benchrun.stats.results import HasCI, HasPValue, jsonable
+from benchrun.stats.results import AsDict, HasCI, HasPValue
 
 _ALTERNATIVES = ("two-sided", "greater", "less")
 
@@ -77,7 +77,7 @@ def welch_df(var_a: float, n_a: int, var_b: float, n_b: int) -> float | None:
 
 # ----------------------------------------------------------------------------- Welch (§6.1)
 @dataclass(frozen=True)
-class WelchResult(HasPValue, HasCI):
+class WelchResult(HasPValue, HasCI, AsDict):
     """Welch's unequal-variance t-test of mean_a vs mean_b (docs/methods.md §6.1).
 
     ``difference = mean_a - mean_b``; ``se = sqrt(var_a/n_a + var_b/n_b)``;
@@ -106,9 +106,6 @@ class WelchResult(HasPValue, HasCI):
     ci_high: float | None
     deterministic: bool
     notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(asdict(self))
 
 
 def welch_from_summary(
@@ -311,7 +308,7 @@ def required_sample_size(
 
 # ----------------------------------------------------------------------------- TOST (§6.4)
 @dataclass(frozen=True)
-class TostResult(HasPValue, HasCI):
+class TostResult(HasPValue, HasCI, AsDict):
     """Two one-sided Welch tests of equivalence within ±delta (docs/methods.md §6.4).
 
     ``difference = mean_a - mean_b``; ``delta = margin·|mean_a|`` (relative) or ``margin``
@@ -337,9 +334,6 @@ class TostResult(HasPValue, HasCI):
     df: float | None
     deterministic: bool
     notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(asdict(self))
 
 
 def tost_from_summary(
@@ -465,7 +459,7 @@ def tost(
 
 # ----------------------------------------------------------------------------- Mann-Whitney
 @dataclass(frozen=True)
-class MannWhitneyResult(HasPValue):
+class MannWhitneyResult(HasPValue, AsDict):
     """Mann-Whitney U test of x vs y with the probability of superiority (docs/methods.md §6.3).
 
     ``statistic`` is U of x (scipy's U1 = number of pairs with x > y plus half the ties);
@@ -481,9 +475,6 @@ class MannWhitneyResult(HasPValue):
     prob_superiority: float
     method: str
     notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(asdict(self))
 
 
 def mann_whitney(x: ArrayLike, y: ArrayLike, alternative: str = "two-sided") -> MannWhitneyResult:
@@ -506,7 +497,7 @@ def mann_whitney(x: ArrayLike, y: ArrayLike, alternative: str = "two-sided") -> 
 
 # ----------------------------------------------------------------------------- effect size
 @dataclass(frozen=True)
-class EffectSize:
+class EffectSize(AsDict):
     """Standardised mean difference of A vs B with CIs (docs/methods.md §6.3, [HOEFLER]).
 
     ``cohens_d = (mean_a - mean_b)/s_p`` with the pooled SD
@@ -526,9 +517,6 @@ class EffectSize:
     n_b: int
     method: str
     notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(asdict(self))
 
 
 def hedges_correction(df: float) -> float:

@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special, stats
 
-from benchrun.stats.results import HasPValue, jsonable
+from benchrun.stats.results import AsDict, HasPValue, jsonable
 
 #: runs per side from which the rank-sum test uses the normal approximation (docs/methods.md §8.1)
 NORMAL_FROM_RUNS = 12
@@ -213,7 +213,7 @@ def signed_rank_zsplit(d: np.ndarray) -> tuple[float, float, float, float, str]:
 
 # --------------------------------------------------------------------------- results
 @dataclass(frozen=True)
-class BenchmarkRow:
+class BenchmarkRow(AsDict):
     """One benchmark of an HPT comparison (level 1).
 
     ``median_a``/``median_b`` are in the unit of the input; ``d`` and the ranks are in score
@@ -233,9 +233,6 @@ class BenchmarkRow:
     winner: str
     d: float
     rank: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(asdict(self))
 
 
 @dataclass(frozen=True)
@@ -432,7 +429,7 @@ def _hpt_notes(rows: Sequence[BenchmarkRow], n: int, alpha: float) -> tuple[str,
 
 # -------------------------------------------------------------------------- r-speedup
 @dataclass(frozen=True)
-class RSpeedupResult:
+class RSpeedupResult(AsDict):
     """Result of :func:`r_speedup` (docs/methods.md §8.4-8.5, [CHEN] Algorithm 1, Table IV).
 
     ``gamma_grid`` is CHEN's answer on the 0.01 grid; ``gamma`` is refined by bisection
@@ -453,9 +450,6 @@ class RSpeedupResult:
     higher_is_better: bool
     score: str
     notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(asdict(self))
 
 
 def r_speedup(

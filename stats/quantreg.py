@@ -18,15 +18,14 @@ design is ``y = β0 + β1·1[group = B]``; then β0 is a τ-quantile of A and β
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize
 
 from benchrun.stats.intervals import check_confidence
-from benchrun.stats.results import jsonable
+from benchrun.stats.results import AsDict
 
 #: largest total sample solved by linprog; beyond it the (identical) closed form is used
 LP_MAX_OBSERVATIONS = 20_000
@@ -100,7 +99,7 @@ def quantile_fit(y: ArrayLike, x: ArrayLike, tau: float) -> tuple[np.ndarray, fl
 
 
 @dataclass(frozen=True)
-class QuantileRegressionResult:
+class QuantileRegressionResult(AsDict):
     """Effect of group B (vs A) on each quantile (docs/methods.md §7), in the unit of the data.
 
     Per quantile τ: ``intercept`` (a τ-quantile of A), ``effect`` β1 (B minus A at that
@@ -118,9 +117,6 @@ class QuantileRegressionResult:
     n_b: int
     method: str
     notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(asdict(self))
 
 
 def _group_quantiles(samples: np.ndarray, taus: np.ndarray) -> np.ndarray:

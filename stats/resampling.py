@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,7 +31,7 @@ from scipy import stats
 
 from benchrun.stats.hpt import Suite, paired_suites
 from benchrun.stats.intervals import Interval, check_confidence
-from benchrun.stats.results import HasPValue, jsonable
+from benchrun.stats.results import AsDict, HasPValue
 
 _CENTERS = ("mean", "median")
 _ALTERNATIVES = ("two-sided", "greater", "less")
@@ -61,7 +61,7 @@ def _log_ratio(ra: list[np.ndarray], rb: list[np.ndarray], fn: Any) -> float:
 
 # ---------------------------------------------------------------------- randomization
 @dataclass(frozen=True)
-class RandomizationResult(HasPValue):
+class RandomizationResult(HasPValue, AsDict):
     """Result of :func:`randomization_test`. ``statistic`` = log R; ``ratio`` = R."""
 
     statistic: float
@@ -73,9 +73,6 @@ class RandomizationResult(HasPValue):
     center: str
     n_benchmarks: int
     notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(asdict(self))
 
 
 def _exact_contributions(x: np.ndarray, y: np.ndarray, fn: Any) -> np.ndarray:
@@ -263,7 +260,7 @@ def gmean_ratio_ci(
 
 # --------------------------------------------------------------------- sample size
 @dataclass(frozen=True)
-class SampleSizeResult:
+class SampleSizeResult(AsDict):
     """Result of :func:`runs_for_ci_width`.
 
     ``m`` is the smallest run count (per benchmark and system) whose CI full width of R is
@@ -280,9 +277,6 @@ class SampleSizeResult:
     m_available: int
     extrapolated_m: int | None
     notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(asdict(self))
 
 
 def runs_for_ci_width(
@@ -342,7 +336,7 @@ def runs_for_ci_width(
 
 # ------------------------------------------------------------------------------ biplot
 @dataclass(frozen=True)
-class BiplotResult:
+class BiplotResult(AsDict):
     """PCA of the centred log matrix (machines x benchmarks), see :func:`biplot`.
 
     ``scores[i][k]`` (machine i on component k) = (U S)_ik; ``loadings[j][k]`` (benchmark j)
@@ -358,9 +352,6 @@ class BiplotResult:
     singular_values: tuple[float, ...]
     column_means: tuple[float, ...]
     notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(asdict(self))
 
 
 def biplot(

@@ -9,7 +9,8 @@ stay, because they are the keys of benchrun's JSON files (``to_dict``).
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from dataclasses import asdict
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -20,6 +21,15 @@ class ConfidenceInterval(NamedTuple):
 
     low: float | None
     high: float | None
+
+
+class AsDict:
+    """Mixin for result dataclasses: ``to_dict()`` is every field, JSON-safe (:func:`jsonable`)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result's fields as a JSON-safe dict (NaN -> None, tuples -> lists)."""
+        out: dict[str, Any] = jsonable(asdict(cast(Any, self)))
+        return out
 
 
 class HasPValue:

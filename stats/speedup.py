@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from benchrun.stats.intervals import proportion_ci, proportion_sample_size
-from benchrun.stats.results import HasCI, jsonable
+from benchrun.stats.results import AsDict, HasCI, jsonable
 
 SPEEDUP = "speedup"
 NO_SPEEDUP = "no speedup"
@@ -45,7 +45,7 @@ def _times(x: ArrayLike, name: str) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class SpeedupTestResult:
+class SpeedupTestResult(AsDict):
     """Verdicts of the Speedup-Test for one benchmark (docs/methods.md §6.2, TOUATI §3).
 
     ``mean_verdict`` / ``median_verdict`` are "speedup", "no speedup" or "not enough data".
@@ -86,9 +86,6 @@ class SpeedupTestResult:
     speedup_min: float
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(asdict(self))
 
 
 def f_test(x: np.ndarray, y: np.ndarray) -> float:
@@ -242,7 +239,7 @@ def speedup_test(x: ArrayLike, y: ArrayLike, alpha: float = 0.05) -> SpeedupTest
 
 # ----------------------------------------------------------------------------- suite (§4)
 @dataclass(frozen=True)
-class ShareResult(HasCI):
+class ShareResult(HasCI, AsDict):
     """Share a/b of benchmarks with a significant speedup, with its CI (TOUATI §4).
 
     ``ci_low``/``ci_high`` come from :func:`stats.intervals.proportion_ci` (Wilson with
@@ -264,9 +261,6 @@ class ShareResult(HasCI):
     precision: float
     benchmarks_needed: int
     notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(asdict(self))
 
 
 @dataclass(frozen=True)
