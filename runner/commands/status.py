@@ -7,8 +7,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchrun.runner.daemon.live import campaign_live, format_duration, render
+from benchrun.runner.daemon.live import campaign_live, render
 from benchrun.runner.daemon.protocol import request
+from benchrun.runner.format import format_duration
 
 
 def register(sub: argparse._SubParsersAction) -> None:
