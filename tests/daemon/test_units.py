@@ -20,8 +20,8 @@ from benchrun.runner.daemon.queue import QueueDB
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.executor import RoundSpec
 from benchrun.runner.execute.local import LocalExecutor
-from benchrun.runner.machine.quiet import ENV_LOAD, ENV_MAX_WAIT, quiet_settings, wait_for_quiet
 from benchrun.runner.format import format_duration
+from benchrun.runner.machine.quiet import ENV_LOAD, ENV_MAX_WAIT, quiet_settings, wait_for_quiet
 
 
 class FakeClock:
