@@ -66,7 +66,40 @@ def _level(value: float, name: str) -> float:
 def welch_df(var_a: float, n_a: int, var_b: float, n_b: int) -> float | None:
     """Welch-Satterthwaite degrees of freedom ν (docs/methods.md §6.1), None if both variances are 0.
 
+    Parameters
+    ----------
+    var_a, var_b : float
+        Sample variances (ddof=1), in the metric's unit squared.
+    n_a, n_b : int
+        Number of observations behind each variance, at least 2.
+
+    Returns
+    -------
+    float or None
+        ν, real-valued (not floored); None when both variances are 0.
+
+    Notes
+    -----
     ``ν = (s_A²/n_A + s_B²/n_B)² / (s_A⁴/(n_A²(n_A-1)) + s_B⁴/(n_B²(n_B-1)))``, real-valued.
+
+    References
+    ----------
+    .. [1] B. L. Welch, "The generalization of 'Student's' problem when several different
+       population variances are involved", Biometrika 34(1/2):28-35, 1947.
+       doi:10.2307/2332510
+    .. [2] F. E. Satterthwaite, "An approximate distribution of estimates of variance
+       components", Biometrics Bulletin 2(6):110-114, 1946. doi:10.2307/3002019
+
+    Examples
+    --------
+    >>> from scipy.stats import ttest_ind
+    >>> a, b = [10.1, 10.3, 9.9, 10.2, 10.0], [10.6, 10.4, 10.9, 10.5, 10.8]
+    >>> round(welch_df(np.var(a, ddof=1), 5, np.var(b, ddof=1), 5), 4)
+    7.4762
+    >>> round(float(ttest_ind(a, b, equal_var=False).df), 4)
+    7.4762
+    >>> welch_df(0.0, 5, 0.0, 5) is None
+    True
     """
     ua, ub = var_a / n_a, var_b / n_b
     denom = ua * ua / (n_a - 1) + ub * ub / (n_b - 1)
@@ -120,16 +153,59 @@ def welch_from_summary(
 ) -> WelchResult:
     """Welch's t-test from summaries (docs/methods.md §6.1, [WELCH], [PILOT] "Comparing Results").
 
-    ``var_*`` is the sample variance (ddof=1) of the subsession means and ``n_*`` their count.
-    ``t = (m_A - m_B)/sqrt(s_A²/n_A + s_B²/n_B)``; two-sided ``p = 2·(1 - F_t(|t|; ν))``,
-    ``alternative="greater"`` tests Ha: μ_A > μ_B, ``"less"`` Ha: μ_A < μ_B. The CI of the
-    difference is ``d ± t_{q,ν}·se`` (q = 1-α/2 two-sided, 1-α one-sided).
+    Parameters
+    ----------
+    mean_a, mean_b : float
+        Sample means (in benchrun: of the subsession means), in the metric's unit.
+    var_a, var_b : float
+        Sample variances (ddof=1) of the subsession means, in the unit squared.
+    n_a, n_b : int
+        Counts of subsession means, at least 2 each.
+    alternative : {"two-sided", "greater", "less"}
+        ``"greater"`` tests Ha: μ_A > μ_B, ``"less"`` Ha: μ_A < μ_B.
+    confidence : float
+        Level of the confidence interval of the difference, in (0, 1).
 
-    Example (§12: Michelson 1879 vs 23 later values, km/s - 299000):
+    Returns
+    -------
+    WelchResult
+        ``statistic`` (t), ``df`` (real ν) and ``df_pilot`` (floor ν), ``pvalue``, the
+        difference ``mean_a - mean_b`` and its ``confidence_interval`` (one infinite bound,
+        None, for one-sided alternatives). Both variances 0: ``deterministic`` is True, the
+        difference is exact and p is 0 or 1.
+
+    Notes
+    -----
+    ``t = (m_A - m_B)/sqrt(s_A²/n_A + s_B²/n_B)``; two-sided ``p = 2·(1 - F_t(|t|; ν))``
+    with ν from :func:`welch_df`. The CI of the difference is ``d ± t_{q,ν}·se``
+    (q = 1-α/2 two-sided, 1-α one-sided). Pilot floors ν; benchrun uses the real ν, as
+    scipy does.
+
+    References
+    ----------
+    .. [1] B. L. Welch, "The generalization of 'Student's' problem when several different
+       population variances are involved", Biometrika 34(1/2):28-35, 1947.
+       doi:10.2307/2332510
+    .. [2] Y. Li, Y. Gupta, E. L. Miller and D. D. E. Long, "Pilot: a framework that
+       understands how to do performance benchmarks the right way", MASCOTS 2016.
+
+    Examples
+    --------
+    docs/methods.md §12: Michelson 1879 vs 23 later values, km/s - 299000:
 
     >>> r = welch_from_summary(852.4, 79.0105478190518**2, 100, 756.2173913, 107.114618526**2, 23)
-    >>> round(r.df, 3), round(r.p_value, 10), r.df_pilot
+    >>> round(r.df, 3), round(r.pvalue, 10), r.df_pilot
     (27.754, 0.0003625357, 27)
+
+    scipy's Welch test from the same summaries (it takes standard deviations):
+
+    >>> from scipy.stats import ttest_ind_from_stats
+    >>> ref = ttest_ind_from_stats(852.4, 79.0105478190518, 100, 756.2173913, 107.114618526,
+    ...                            23, equal_var=False)
+    >>> round(float(ref.pvalue), 10)
+    0.0003625357
+    >>> round(r.confidence_interval.low, 2), round(r.confidence_interval.high, 2)
+    (47.63, 144.73)
     """
     ma, va, na = _summary(mean_a, var_a, n_a, "a")
     mb, vb, nb = _summary(mean_b, var_b, n_b, "b")
@@ -448,7 +524,52 @@ def tost(
 ) -> TostResult:
     """TOST equivalence test on two samples of subsession means (docs/methods.md §6.4).
 
+    Parameters
+    ----------
+    a, b : array_like
+        Independent observations (in benchrun: subsession means), in the metric's unit;
+        at least two each.
+    margin : float
+        Equivalence margin δ: a fraction of ``|mean(a)|`` when ``relative`` (0.01 = 1 %),
+        else in the metric's unit.
+    relative : bool
+        Whether ``margin`` is relative to ``|mean(a)|``.
+    alpha : float
+        Level of each one-sided test.
+
+    Returns
+    -------
+    TostResult
+        ``p_lower``, ``p_upper``, ``pvalue = max(p_lower, p_upper)``, ``equivalent``
+        (``pvalue < alpha``), the difference with its (1 - 2α) ``confidence_interval``.
+
+    Notes
+    -----
     See :func:`tost_from_summary`; the summaries are (mean, variance ddof=1, count).
+
+    References
+    ----------
+    .. [1] D. J. Schuirmann, "A comparison of the two one-sided tests procedure and the
+       power approach for assessing the equivalence of average bioavailability", Journal
+       of Pharmacokinetics and Biopharmaceutics 15(6):657-680, 1987. doi:10.1007/BF01068419
+
+    Examples
+    --------
+    Two samples 0.13 % apart, margin 1 % of A's mean:
+
+    >>> a = [100.2, 99.8, 100.5, 99.9, 100.1, 100.3]
+    >>> b = [100.4, 100.0, 100.6, 100.2, 99.9, 100.5]
+    >>> r = tost(a, b, margin=0.01)
+    >>> r.equivalent, round(r.delta, 4), f"{r.pvalue:.6g}"
+    (True, 1.0013, '0.000120461')
+
+    The two one-sided Welch tests in scipy, with the margin shifted onto A:
+
+    >>> from scipy.stats import ttest_ind
+    >>> lo = ttest_ind(np.add(a, r.delta), b, equal_var=False, alternative="greater").pvalue
+    >>> hi = ttest_ind(np.subtract(a, r.delta), b, equal_var=False, alternative="less").pvalue
+    >>> bool(abs(r.p_lower - lo) < 1e-12), bool(abs(r.p_upper - hi) < 1e-12)
+    (True, True)
     """
     xa, xb = _sample(a, "a"), _sample(b, "b")
     return tost_from_summary(
@@ -480,9 +601,51 @@ class MannWhitneyResult(HasPValue, AsDict):
 def mann_whitney(x: ArrayLike, y: ArrayLike, alternative: str = "two-sided") -> MannWhitneyResult:
     """Mann-Whitney U / Wilcoxon rank-sum test (docs/methods.md §6.3, [WILCOXON]).
 
+    Parameters
+    ----------
+    x, y : array_like
+        Independent samples, at least one value each, finite, in one unit.
+    alternative : {"two-sided", "greater", "less"}
+        ``"greater"`` tests Ha: X stochastically greater than Y.
+
+    Returns
+    -------
+    MannWhitneyResult
+        ``statistic`` (U of x), ``pvalue`` and ``prob_superiority``
+        ``U/(n_x·n_y) = P[X > Y] + ½·P[X = Y]`` (no unit).
+
+    Notes
+    -----
     Uses ``scipy.stats.mannwhitneyu(x, y, alternative, method="auto")`` (exact null
     distribution for small samples without ties, else normal approximation with tie and
     continuity correction) and adds the probability of superiority ``U/(n·m)``.
+
+    References
+    ----------
+    .. [1] F. Wilcoxon, "Individual comparisons by ranking methods", Biometrics Bulletin
+       1(6):80-83, 1945. doi:10.2307/3001968
+    .. [2] H. B. Mann and D. R. Whitney, "On a test of whether one of two random variables
+       is stochastically larger than the other", Annals of Mathematical Statistics
+       18(1):50-60, 1947. doi:10.1214/aoms/1177730491
+
+    Examples
+    --------
+    >>> x, y = [1.1, 2.3, 0.7, 1.9, 2.8], [3.1, 2.2, 3.6, 4.0, 2.9, 3.3]
+    >>> r = mann_whitney(x, y)
+    >>> r.statistic, round(r.pvalue, 6), round(r.prob_superiority, 4)
+    (2.0, 0.017316, 0.0667)
+
+    U counted over all pairs, and the exact two-sided p from all 462 ways to pick
+    x's ranks out of 11:
+
+    >>> sum(p > q for p in x for q in y)
+    2
+    >>> from itertools import combinations
+    >>> pooled = x + y
+    >>> us = [sum(pooled[i] > pooled[j] for i in c for j in range(11) if j not in c)
+    ...       for c in combinations(range(11), 5)]
+    >>> round(2 * sum(u <= 2 for u in us) / len(us), 6)
+    0.017316
     """
     xs, ys = _sample(x, "x", 1), _sample(y, "y", 1)
     alternative = _alternative(alternative)
@@ -549,7 +712,49 @@ def effect_size_from_summary(
     n_b: int,
     confidence: float = 0.95,
 ) -> EffectSize:
-    """Cohen's d and Hedges' g with CIs from summaries (see :func:`effect_size`)."""
+    """Cohen's d and Hedges' g with CIs from summaries (see :func:`effect_size`).
+
+    Parameters
+    ----------
+    mean_a, mean_b : float
+        Sample means, in the metric's unit.
+    var_a, var_b : float
+        Sample variances (ddof=1), in the unit squared.
+    n_a, n_b : int
+        Number of observations, at least 2 each.
+    confidence : float
+        Level of the confidence intervals, in (0, 1).
+
+    Returns
+    -------
+    EffectSize
+        ``cohens_d``, ``hedges_g`` and their CIs (unitless); None (with a note) when the
+        pooled SD is 0.
+
+    Notes
+    -----
+    As :func:`effect_size`. If the noncentral t inversion fails, the CI of d falls back to
+    Hedges & Olkin's normal approximation ``var(d) = (n_a+n_b)/(n_a n_b) + d²/(2(n_a+n_b))``
+    (``method`` and ``notes`` say so).
+
+    References
+    ----------
+    .. [1] J. H. Steiger and R. T. Fouladi, "Noncentrality interval estimation and the
+       evaluation of statistical models", in L. L. Harlow, S. A. Mulaik and J. H. Steiger
+       (eds.), *What If There Were No Significance Tests?*, Lawrence Erlbaum, 1997.
+    .. [2] L. V. Hedges and I. Olkin, *Statistical Methods for Meta-Analysis*, Academic
+       Press, 1985.
+
+    Examples
+    --------
+    The same numbers as from the raw samples in :func:`effect_size`:
+
+    >>> a, b = [10.1, 10.3, 9.9, 10.2, 10.0], [10.6, 10.4, 10.9, 10.5, 10.8]
+    >>> e = effect_size_from_summary(np.mean(a), np.var(a, ddof=1), 5,
+    ...                              np.mean(b), np.var(b, ddof=1), 5)
+    >>> round(e.cohens_d, 4), round(e.hedges_g, 4), e == effect_size(a, b)
+    (-2.9286, -2.6436, True)
+    """
     ma, va, na = _summary(mean_a, var_a, n_a, "a")
     mb, vb, nb = _summary(mean_b, var_b, n_b, "b")
     confidence = _level(confidence, "confidence")
@@ -585,12 +790,56 @@ def effect_size_from_summary(
 def effect_size(a: ArrayLike, b: ArrayLike, confidence: float = 0.95) -> EffectSize:
     """Cohen's d and Hedges' g of a vs b with confidence intervals (docs/methods.md §6.3).
 
+    Parameters
+    ----------
+    a, b : array_like
+        Independent samples, at least two values each, in one unit.
+    confidence : float
+        Level of the confidence intervals, in (0, 1).
+
+    Returns
+    -------
+    EffectSize
+        ``cohens_d``, ``hedges_g`` and their CIs (``d_ci_low``/``d_ci_high``,
+        ``g_ci_low``/``g_ci_high``). Unitless.
+
+    Notes
+    -----
     d = (mean_a - mean_b)/s_p (pooled SD). The CI for the population δ is exact under
     normality with equal variances: t = d/sqrt(1/n_a + 1/n_b) follows a noncentral t with
     ν = n_a+n_b-2 and λ = δ·sqrt(n_a n_b/(n_a+n_b)); the bounds are the λ with
     ``F_nct(t; ν, λ) = 1-α/2`` and ``= α/2`` (found with brentq), times sqrt(1/n_a + 1/n_b)
-    (Steiger & Fouladi 1997). g and its CI are d and its CI times J (Hedges & Olkin 1985).
-    Unitless.
+    (Steiger & Fouladi 1997). g and its CI are d and its CI times
+    ``J = Γ(ν/2)/(sqrt(ν/2)·Γ((ν-1)/2))`` (Hedges & Olkin 1985).
+
+    References
+    ----------
+    .. [1] J. H. Steiger and R. T. Fouladi, "Noncentrality interval estimation and the
+       evaluation of statistical models", in L. L. Harlow, S. A. Mulaik and J. H. Steiger
+       (eds.), *What If There Were No Significance Tests?*, Lawrence Erlbaum, 1997.
+    .. [2] L. V. Hedges and I. Olkin, *Statistical Methods for Meta-Analysis*, Academic
+       Press, 1985.
+
+    Examples
+    --------
+    >>> a, b = [10.1, 10.3, 9.9, 10.2, 10.0], [10.6, 10.4, 10.9, 10.5, 10.8]
+    >>> e = effect_size(a, b)
+    >>> round(e.cohens_d, 4), round(e.d_ci_low, 4), round(e.d_ci_high, 4)
+    (-2.9286, -4.7676, -1.0145)
+
+    d from the pooled SD, J from the gamma function, and the CI bounds checked with
+    scipy's noncentral t (the observed t sits at its 97.5 % and 2.5 % points):
+
+    >>> sp = math.sqrt((4 * np.var(a, ddof=1) + 4 * np.var(b, ddof=1)) / 8)
+    >>> round(float((np.mean(a) - np.mean(b)) / sp), 4)
+    -2.9286
+    >>> j = math.gamma(4) / (math.sqrt(4) * math.gamma(3.5))
+    >>> round(e.hedges_g / e.cohens_d, 6), round(j, 6)
+    (0.902703, 0.902703)
+    >>> scale = math.sqrt(1 / 5 + 1 / 5)
+    >>> t_obs = e.cohens_d / scale
+    >>> [round(float(stats.nct.cdf(t_obs, 8, lim / scale)), 6) for lim in (e.d_ci_low, e.d_ci_high)]
+    [0.975, 0.025]
     """
     xa, xb = _sample(a, "a"), _sample(b, "b")
     return effect_size_from_summary(
