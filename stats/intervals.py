@@ -189,11 +189,53 @@ def subsessions_for_width(
 ) -> int:
     """Number of subsession means needed for a CI of relative half-width ``rel_half_width``.
 
+    Parameters
+    ----------
+    std : float
+        Current standard deviation (ddof=1) of the subsession means, >= 0, in the metric's
+        unit.
+    n_subsessions : int
+        Current number of subsession means h, at least 2.
+    mean : float
+        Current mean, non-zero, in the metric's unit.
+    rel_half_width : float
+        Target half-width relative to ``|mean|``, > 0 (0.05 = 5 %).
+    confidence : float
+        Coverage probability, in (0, 1).
+
+    Returns
+    -------
+    int
+        The number of subsession means needed, at least 2.
+
+    Notes
+    -----
     Pilot's planning formula (PILOT; docs/methods.md §3, §12): with the current subsession
     standard deviation ``s`` (ddof=1) over ``h`` subsessions and the current mean ``m``,
     ``h_needed = ceil((t_{1-α/2, h-1} · s / (rel_half_width · |m|))^2)``, using the t
-    quantile at the *current* degrees of freedom h-1, as Pilot does. §12: 48 Ferrari
-    readings, q = 4, full width 10 % of the mean (``rel_half_width=0.05``) -> 34.
+    quantile at the *current* degrees of freedom h-1, as Pilot does.
+
+    References
+    ----------
+    .. [1] Y. Li, Y. Gupta, E. L. Miller and D. D. E. Long, "Pilot: a framework that
+       understands how to do performance benchmarks the right way", MASCOTS 2016.
+
+    Examples
+    --------
+    docs/methods.md §12: 48 Ferrari readings, q = 4, full width 10 % of the mean
+    (``rel_half_width=0.05``) -> 34:
+
+    >>> x = np.array([1.21, 1.67, 1.71, 1.53, 2.03, 2.15, 1.88, 2.02, 1.75, 1.84, 1.61,
+    ...               1.35, 1.43, 1.64, 1.52, 1.44, 1.17, 1.42, 1.64, 1.86, 1.68, 1.91,
+    ...               1.73, 2.18, 2.27, 1.93, 2.19, 2.04, 1.92, 1.97, 1.65, 1.71, 1.89,
+    ...               1.70, 1.62, 1.48, 1.55, 1.39, 1.45, 1.67, 1.62, 1.77, 1.88, 1.82,
+    ...               1.93, 2.09, 2.24, 2.16])
+    >>> means = x.reshape(12, 4).mean(axis=1)
+    >>> s = float(means.std(ddof=1))
+    >>> subsessions_for_width(s, 12, float(x.mean()), 0.05)
+    34
+    >>> math.ceil((stats.t.ppf(0.975, 11) * s / (0.05 * x.mean())) ** 2)
+    34
     """
     c = check_confidence(confidence)
     if n_subsessions < 2:
@@ -248,18 +290,56 @@ def quantile_ci(
 ) -> Interval:
     """Distribution-free CI of the p-quantile from order statistics (docs/methods.md §4).
 
+    Parameters
+    ----------
+    values : array_like
+        Observations, finite, at least one.
+    p : float
+        The quantile's probability, in (0, 1) (0.5: the median).
+    confidence : float
+        Coverage probability, in (0, 1).
+    ess : float, optional
+        Effective sample size (< n) of autocorrelated readings, e.g. n divided by the
+        integrated autocorrelation time of the indicator series ``x_t <= quantile``.
+    sorted_values : bool
+        Whether ``values`` are already sorted ascending (skips the sort).
+
+    Returns
+    -------
+    Interval
+        ``estimate`` (the type-7 sample quantile, numpy/R default) and ``low``/``high``
+        (order statistics) in the unit of ``values``; too few observations for the
+        requested level -> bounds None with a note.
+
+    Notes
+    -----
     With B ~ Binomial(n, p), the interval is ``[x_(j), x_(k)]`` (1-based order statistics)
     where j is the largest rank with ``P(B <= j-1) <= α/2`` and k the smallest with
     ``P(B >= k) <= α/2``; its exact coverage for continuous data is
     ``P(j <= B <= k-1) >= 1 - α`` (LEBOUDEC §2.4; same ranks as
-    ``scipy.stats.quantile_test(...).confidence_interval``). The estimate is the
-    type-7 (numpy/R default) sample quantile.
+    ``scipy.stats.quantile_test(...).confidence_interval``).
 
-    Autocorrelated readings make the order statistics less informative. If ``ess``
-    (effective sample size < n, e.g. n divided by the integrated autocorrelation time of the
-    indicator series ``x_t <= quantile``) is given, the ranks are computed for
-    Binomial(round(ess), p) and scaled by ``n / ess``: an approximation, stated in the notes.
-    Too few observations for the requested level -> bounds None with a note.
+    Autocorrelated readings make the order statistics less informative. If ``ess`` is
+    given, the ranks are computed for Binomial(round(ess), p) and scaled by ``n / ess``: an
+    approximation, stated in the notes.
+
+    References
+    ----------
+    .. [1] J.-Y. Le Boudec, *Performance Evaluation of Computer and Communication Systems*,
+       EPFL Press, 2010, §2.4.
+
+    Examples
+    --------
+    The 90th percentile of 1, 2, ..., 40, and scipy's order-statistic interval:
+
+    >>> from scipy.stats import quantile_test
+    >>> x = np.arange(1.0, 41.0)
+    >>> ci = quantile_ci(x, 0.9)
+    >>> ci.estimate, ci.low, ci.high
+    (36.1, 32.0, 40.0)
+    >>> ref = quantile_test(x, p=0.9).confidence_interval(0.95)
+    >>> float(ref.low), float(ref.high)
+    (32.0, 40.0)
     """
     c = check_confidence(confidence)
     if not 0.0 < p < 1.0:
@@ -300,9 +380,53 @@ def median_ci(
 ) -> Interval:
     """Exact distribution-free CI of the median: :func:`quantile_ci` with p = 0.5.
 
-    Symmetric ranks j and n + 1 - j (docs/methods.md §4). Needs n >= 6 at 95 % (HOEFLER:
-    "n > 5"); below that ``low``/``high`` are None with the note
-    "n too small for a median CI at 95 %".
+    Parameters
+    ----------
+    values : array_like
+        Observations, finite, at least one.
+    confidence : float
+        Coverage probability, in (0, 1).
+    ess : float, optional
+        Effective sample size of autocorrelated readings (see :func:`quantile_ci`).
+
+    Returns
+    -------
+    Interval
+        ``estimate`` (the sample median) and ``low``/``high`` (order statistics) in the
+        unit of ``values``. Needs n >= 6 at 95 % (HOEFLER: "n > 5"); below that
+        ``low``/``high`` are None with the note "n too small for a median CI at 95 %".
+
+    Notes
+    -----
+    Symmetric ranks j and n + 1 - j (docs/methods.md §4), from Binomial(n, 1/2).
+
+    References
+    ----------
+    .. [1] J.-Y. Le Boudec, *Performance Evaluation of Computer and Communication Systems*,
+       EPFL Press, 2010, §2.4.
+    .. [2] T. Hoefler and R. Belli, "Scientific benchmarking of parallel computing
+       systems: twelve ways to tell the masses when reporting performance results",
+       SC '15. doi:10.1145/2807591.2807644
+
+    Examples
+    --------
+    Twelve readings: the interval is [x_(3), x_(10)], with exact coverage
+    P(3 <= B <= 9) for B ~ Binomial(12, 1/2):
+
+    >>> from scipy import stats as sps
+    >>> x = [12.1, 9.8, 11.4, 10.2, 13.5, 10.9, 9.5, 11.8, 10.4, 12.7, 10.1, 11.0]
+    >>> ci = median_ci(x)
+    >>> ci.estimate, ci.low, ci.high
+    (10.95, 10.1, 12.1)
+    >>> sorted(x)[2], sorted(x)[9]
+    (10.1, 12.1)
+    >>> round(float(sps.binom.cdf(9, 12, 0.5) - sps.binom.cdf(2, 12, 0.5)), 4)
+    0.9614
+    >>> ref = sps.quantile_test(x, q=10.95, p=0.5).confidence_interval(0.95)
+    >>> float(ref.low), float(ref.high)
+    (10.1, 12.1)
+    >>> median_ci([1, 2, 3, 4, 5]).notes
+    ('n too small for a median CI at 95 %',)
     """
     return quantile_ci(values, 0.5, confidence, ess=ess)
 
@@ -358,11 +482,55 @@ def bootstrap_ci(
 def proportion_ci(successes: int, trials: int, confidence: float = 0.95) -> Interval:
     """Wilson score interval with continuity correction, as R's ``prop.test`` (docs/methods.md §4, §12).
 
+    Parameters
+    ----------
+    successes : int
+        Number of successes x (e.g. benchmarks with a significant speedup), 0 <= x <= n.
+    trials : int
+        Number of trials n (benchmarks), at least 1.
+    confidence : float
+        Coverage probability, in (0, 1).
+
+    Returns
+    -------
+    Interval
+        ``estimate`` p̂ = x/n and ``low``/``high`` in [0, 1]; a note with TOUATI's warning
+        when ``a·(1 - a/b) <= 5`` (normal approximation not valid).
+
+    Notes
+    -----
     z = Φ^-1((1+conf)/2), p̂ = x/n, YATES = min(0.5, |x - n/2|) (R's default null p0 = 0.5),
     z22n = z²/(2n); upper = ``(p_c + z22n + z·sqrt(p_c(1-p_c)/n + z22n/(2n))) / (1 + 2·z22n)``
     with p_c = p̂ + YATES/n (1 when p_c >= 1); lower likewise with p̂ - YATES/n and -z
-    (0 when p_c <= 0). ``proportion_ci(17, 30, 0.90)`` -> [0.4027157, 0.7184049].
-    Adds TOUATI's warning when ``a·(1 - a/b) <= 5`` (normal approximation not valid).
+    (0 when p_c <= 0). ``proportion_ci(17, 30, 0.90)`` -> [0.4027157, 0.7184049], R's
+    ``prop.test(17, 30, conf.level=0.90)``.
+
+    References
+    ----------
+    .. [1] E. B. Wilson, "Probable inference, the law of succession, and statistical
+       inference", Journal of the American Statistical Association 22(158):209-212, 1927.
+       doi:10.1080/01621459.1927.10502953
+    .. [2] R. G. Newcombe, "Two-sided confidence intervals for the single proportion:
+       comparison of seven methods", Statistics in Medicine 17(8):857-872, 1998.
+    .. [3] S.-A.-A. Touati, J. Worms and S. Briais, "The Speedup-Test: a statistical
+       methodology for programme speedup analysis and computation", Concurrency and
+       Computation: Practice and Experience, 2013.
+
+    Examples
+    --------
+    >>> ci = proportion_ci(17, 30, 0.90)
+    >>> round(ci.low, 7), round(ci.high, 7)
+    (0.4027157, 0.7184049)
+
+    scipy's ``wilsoncc`` applies the full 0.5 correction, which R also does here
+    (|x - n/2| = 2 >= 0.5), so the two agree:
+
+    >>> from scipy.stats import binomtest
+    >>> ref = binomtest(17, 30).proportion_ci(0.90, method="wilsoncc")
+    >>> round(float(ref.low), 7), round(float(ref.high), 7)
+    (0.4027157, 0.7184049)
+    >>> len(proportion_ci(3, 10).notes)  # 3·(1 - 3/10) = 2.1 <= 5
+    1
     """
     c = check_confidence(confidence)
     x, n = int(successes), int(trials)
@@ -400,7 +568,37 @@ def proportion_ci(successes: int, trials: int, confidence: float = 0.95) -> Inte
 def proportion_sample_size(p: float, r: float, confidence: float = 0.95) -> int:
     """Benchmarks needed to estimate a proportion near ``p`` within ±``r`` (TOUATI §4).
 
+    Parameters
+    ----------
+    p : float
+        Expected proportion, in [0, 1].
+    r : float
+        Target precision (half-width of the interval), in (0, 1).
+    confidence : float
+        Coverage probability, in (0, 1).
+
+    Returns
+    -------
+    int
+        The number of benchmarks b, at least 1.
+
+    Notes
+    -----
     ``b >= z_{1-α/2}^2 · p(1-p) / r^2``, rounded up; z from the normal distribution.
+
+    References
+    ----------
+    .. [1] S.-A.-A. Touati, J. Worms and S. Briais, "The Speedup-Test: a statistical
+       methodology for programme speedup analysis and computation", Concurrency and
+       Computation: Practice and Experience, 2013.
+
+    Examples
+    --------
+    >>> from scipy.stats import norm
+    >>> proportion_sample_size(0.5, 0.1)
+    97
+    >>> math.ceil(norm.ppf(0.975) ** 2 * 0.25 / 0.1**2)
+    97
     """
     c = check_confidence(confidence)
     if not 0.0 <= p <= 1.0:
