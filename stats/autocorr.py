@@ -57,9 +57,48 @@ def _centre(x: np.ndarray) -> np.ndarray:
 def autocorrelation(values: Iterable[float] | np.ndarray, lag: int = 1) -> float | None:
     """Lag-k sample autocorrelation (docs/methods.md §3; NIST StRD definition).
 
+    Parameters
+    ----------
+    values : array_like
+        A series in time order, finite.
+    lag : int
+        The lag k, in 1..n-1 (ValueError otherwise), in readings.
+
+    Returns
+    -------
+    float or None
+        ``r_k`` (no unit); None when every value is equal (0/0).
+
+    Notes
+    -----
     ``r_k = Σ_{i=1}^{n-k} (x_i - m)(x_{i+k} - m) / Σ_{i=1}^{n} (x_i - m)^2`` with m the mean
-    of all n values. Returns None when every value is equal (0/0). Raises ValueError when
-    ``lag`` is not in 1..n-1.
+    of all n values.
+
+    References
+    ----------
+    .. [1] G. E. P. Box and G. M. Jenkins, *Time Series Analysis: Forecasting and Control*,
+       Holden-Day, 1970.
+    .. [2] NIST Statistical Reference Datasets, univariate summary statistics (certified
+       lag-1 autocorrelation). https://www.itl.nist.gov/div898/strd/
+
+    Examples
+    --------
+    >>> autocorrelation([1.0, 2.0, 3.0, 4.0, 5.0])
+    0.4
+
+    docs/methods.md §12: Pilot's 48 Ferrari readings have lag-1 r 0.63655574361384437;
+    the same with numpy:
+
+    >>> x = np.array([1.21, 1.67, 1.71, 1.53, 2.03, 2.15, 1.88, 2.02, 1.75, 1.84, 1.61,
+    ...               1.35, 1.43, 1.64, 1.52, 1.44, 1.17, 1.42, 1.64, 1.86, 1.68, 1.91,
+    ...               1.73, 2.18, 2.27, 1.93, 2.19, 2.04, 1.92, 1.97, 1.65, 1.71, 1.89,
+    ...               1.70, 1.62, 1.48, 1.55, 1.39, 1.45, 1.67, 1.62, 1.77, 1.88, 1.82,
+    ...               1.93, 2.09, 2.24, 2.16])
+    >>> round(autocorrelation(x), 12)
+    0.636555743614
+    >>> d = x - x.mean()
+    >>> round(float(np.dot(d[:-1], d[1:]) / np.dot(d, d)), 12)
+    0.636555743614
     """
     x = as_series(values)
     n = x.size
@@ -84,9 +123,41 @@ def _acf_centred(d: np.ndarray, max_lag: int) -> np.ndarray:
 def acf(values: Iterable[float] | np.ndarray, max_lag: int | None = None) -> np.ndarray:
     """Sample autocorrelation function r_0 = 1, r_1, ..., r_max_lag (docs/methods.md §3).
 
+    Parameters
+    ----------
+    values : array_like
+        A series in time order, finite, not all equal (ValueError otherwise).
+    max_lag : int, optional
+        Largest lag, in 0..n-1; defaults to n - 1.
+
+    Returns
+    -------
+    ndarray
+        ``r_0, ..., r_max_lag`` (no unit), ``r_0 = 1``.
+
+    Notes
+    -----
     Same estimator as :func:`autocorrelation` (mean of all n values, denominator the total
     sum of squares), computed for all lags at once by FFT in O(n log n).
-    ``max_lag`` defaults to n - 1. Raises ValueError if all values are equal.
+
+    References
+    ----------
+    .. [1] G. E. P. Box and G. M. Jenkins, *Time Series Analysis: Forecasting and Control*,
+       Holden-Day, 1970.
+    .. [2] NIST Statistical Reference Datasets, univariate summary statistics (certified
+       lag-1 autocorrelation). https://www.itl.nist.gov/div898/strd/
+
+    Examples
+    --------
+    >>> acf([1.0, 2.0, 3.0, 4.0, 5.0]).round(6).tolist()
+    [1.0, 0.4, -0.1, -0.4, -0.4]
+
+    The direct O(n²) sums with ``numpy.correlate``:
+
+    >>> x = np.array([3.1, 2.7, 3.4, 3.9, 3.0, 2.6, 3.3, 3.8])
+    >>> d = x - x.mean()
+    >>> bool(np.allclose(acf(x, 4), np.correlate(d, d, "full")[7:12] / np.dot(d, d)))
+    True
     """
     x = as_series(values)
     n = x.size
@@ -121,13 +192,51 @@ def integrated_autocorrelation_time(
 ) -> float:
     """Integrated autocorrelation time τ = 1 + 2 Σ_{k>=1} ρ_k, in readings (docs/methods.md §3).
 
+    Parameters
+    ----------
+    values : array_like
+        A series in time order, finite, at least 3 values, not all equal (ValueError
+        otherwise).
+    window : float
+        Sokal's window constant c: the sum runs to the smallest M with ``M >= c·τ(M)``.
+
+    Returns
+    -------
+    float
+        τ, in readings; n/τ is the effective sample size.
+
+    Notes
+    -----
     Estimated from the sample acf (:func:`acf`) with Sokal's automatic window: the sum runs
-    to the smallest M with ``M >= window · τ(M)`` (default window 5; A. Sokal, *Monte Carlo
-    methods in statistical mechanics*, 1996). Lags up to n/2 are searched; when none
-    qualifies the series is too short for its correlation time and the value at M = n/2 is
-    returned (an underestimate; :func:`subsession_size` reports this case). The variance of
-    the mean is ``σ²·τ/n``, so n/τ is the effective sample size. For AR(1), τ = (1+φ)/(1-φ).
-    Raises ValueError for fewer than 3 values or all values equal.
+    to the smallest M with ``M >= window · τ(M)`` (default window 5). Lags up to n/2 are
+    searched; when none qualifies the series is too short for its correlation time and the
+    value at M = n/2 is returned (an underestimate; :func:`subsession_size` reports this
+    case). The variance of the mean is ``σ²·τ/n``, so n/τ is the effective sample size. For
+    AR(1), τ = (1+φ)/(1-φ).
+
+    References
+    ----------
+    .. [1] A. D. Sokal, "Monte Carlo methods in statistical mechanics: foundations and new
+       algorithms", in *Functional Integration: Basics and Applications* (Cargèse, 1996),
+       Plenum, 1997.
+
+    Examples
+    --------
+    An AR(1) series with φ = 0.5, whose τ is (1 + 0.5)/(1 - 0.5) = 3:
+
+    >>> from scipy.signal import lfilter
+    >>> e = np.random.default_rng(0).standard_normal(20000)
+    >>> y = lfilter([1.0], [1.0, -0.5], e)
+    >>> tau = integrated_autocorrelation_time(y)
+    >>> round(tau, 2)
+    3.19
+
+    The same window written out over the acf:
+
+    >>> taus = 1 + 2 * np.cumsum(acf(y, 10000)[1:])
+    >>> m = int(np.flatnonzero(np.arange(1, 10001) >= 5 * taus)[0])
+    >>> bool(abs(taus[m] - tau) < 1e-12)
+    True
     """
     x = as_series(values)
     if x.size < 3:
@@ -139,8 +248,35 @@ def integrated_autocorrelation_time(
 def subsession_means(values: Iterable[float] | np.ndarray, q: int) -> np.ndarray:
     """Means of consecutive non-overlapping batches of q readings (docs/methods.md §3).
 
+    Parameters
+    ----------
+    values : array_like
+        Readings in time order, finite.
+    q : int
+        Subsession size in readings, 1 <= q <= n (ValueError otherwise).
+
+    Returns
+    -------
+    ndarray
+        The ``n // q`` subsession means, in the unit of ``values``.
+
+    Notes
+    -----
     The incomplete trailing batch (n mod q readings) is dropped from the analysis. The mean
     of the returned means equals the mean of the first ``(n // q) · q`` readings.
+
+    References
+    ----------
+    .. [1] Y. Li, Y. Gupta, E. L. Miller and D. D. E. Long, "Pilot: a framework that
+       understands how to do performance benchmarks the right way", MASCOTS 2016.
+
+    Examples
+    --------
+    >>> x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    >>> subsession_means(x, 3).tolist()
+    [2.0, 5.0]
+    >>> float(np.mean(subsession_means(x, 3))) == float(np.mean(x[:6]))
+    True
     """
     x = as_series(values)
     if int(q) != q or q < 1:
@@ -225,6 +361,29 @@ def subsession_size(
 ) -> SubsessionChoice:
     """benchrun's subsession size rule (docs/methods.md §3; simulation in docs/subsessions.md).
 
+    Parameters
+    ----------
+    values : array_like
+        Readings in time order (or per-round values), finite.
+    confidence : float
+        Level of the CI the subsessions are for; also sets the lag-1 check (step 4).
+    tau_factor : float
+        c in ``q_min = 1 + ceil(c·(τ - 1))``, > 0.
+    min_subsessions, max_subsessions : int
+        Fewest subsessions that count as enough data, and the usual most (2 <= min <= max).
+    window : float
+        Sokal's window constant for τ, > 0.
+    tau_upper : float, optional
+        One-sided confidence level of an upper bound on τ used instead of τ (None = off).
+
+    Returns
+    -------
+    SubsessionChoice
+        ``q``, ``n_subsessions``, ``lag1`` of the subsession means, ``tau``, ``ess``,
+        ``enough`` and, when not enough, ``readings_needed``; ``notes`` say why.
+
+    Notes
+    -----
     1. τ = integrated autocorrelation time (:func:`integrated_autocorrelation_time`, Sokal
        window 5, lags up to n/2). If the window never closes, the series is too short to
        measure its correlation time: not enough data.
@@ -246,7 +405,7 @@ def subsession_size(
     ``tau_upper`` (a one-sided confidence level, e.g. 0.95; None = off) replaces τ in step
     2 by an upper confidence bound ``max(τ, 1)·(1 + z·sqrt(2(2M + 1)/n))``, from the
     large-sample variance of the windowed estimator, ``var(τ̂) ≈ 2(2M + 1)τ²/n`` with M
-    the window (Madras & Sokal, J. Stat. Phys. 50, 1988; Sokal 1996, eq. 3.19). A short
+    the window (Madras & Sokal 1988; Sokal 1996, eq. 3.19). A short
     series underestimates τ more often than not, and a rule that is re-applied as data
     arrives (the adaptive controller, docs/methods.md §10) accepts the series the first time τ̂
     happens to be low; the bound makes that acceptance wait until τ is known well
@@ -255,6 +414,34 @@ def subsession_size(
     The same rule serves series of per-round values (one reading per round, §3 "Rounds").
     All values equal -> q = 1, method "deterministic". Fewer than ``min_subsessions``
     readings -> not enough data.
+
+    References
+    ----------
+    .. [1] A. D. Sokal, "Monte Carlo methods in statistical mechanics: foundations and new
+       algorithms", in *Functional Integration: Basics and Applications* (Cargèse, 1996),
+       Plenum, 1997.
+    .. [2] N. Madras and A. D. Sokal, "The pivot algorithm: a highly efficient Monte Carlo
+       method for the self-avoiding walk", Journal of Statistical Physics 50:109-186, 1988.
+    .. [3] B. Schmeiser, "Batch size effects in the analysis of simulation output",
+       Operations Research 30(3):556-568, 1982.
+
+    Examples
+    --------
+    200 independent readings: no measurable correlation, so q only keeps the count of
+    subsessions at 20:
+
+    >>> x = np.random.default_rng(1).normal(10.0, 1.0, 200)
+    >>> s = subsession_size(x)
+    >>> s.q, s.n_subsessions, s.enough, s.q_min
+    (10, 20, True, 1)
+
+    The lag-1 r of the 20 subsession means, with numpy, passes the check of step 4:
+
+    >>> b = x.reshape(20, 10).mean(axis=1)
+    >>> d = b - b.mean()
+    >>> r1 = float(np.dot(d[:-1], d[1:]) / np.dot(d, d))
+    >>> round(r1, 4), round(s.lag1, 4), r1 <= -1 / 20 + stats.norm.ppf(0.975) / 20**0.5
+    (-0.3006, -0.3006, True)
     """
     c = check_confidence(confidence)
     x = as_series(values)
@@ -334,12 +521,54 @@ def pilot_subsession_size(
 ) -> SubsessionChoice:
     """Pilot's subsession size rule, exactly (PILOT; docs/methods.md §3, §12).
 
+    Parameters
+    ----------
+    values : array_like
+        Readings in time order, finite.
+    limit : float
+        Largest accepted ``|r_1|`` of the batch means, > 0.
+    min_subsessions : int
+        Fewest batch means that must remain, at least 2.
+
+    Returns
+    -------
+    SubsessionChoice
+        ``q``, ``n_subsessions`` and ``lag1`` (r_1 of the batch means), method "pilot";
+        ``enough=False`` if no q qualifies.
+
+    Notes
+    -----
     The smallest q in 1, 2, 3, ... such that the lag-1 autocorrelation of the non-overlapping
     batch means of size q, ``Σ (B_i - m)(B_{i+1} - m) / Σ (B_i - m)^2``, with m the mean of
     ALL n readings (as Pilot centres them), satisfies ``|r_1| <= limit`` while at least
     ``min_subsessions`` batch means remain. Pilot's presets: limit 0.8 / 0.2 / 0.1 with
-    30 / 50 / 200 subsessions. If no q qualifies: ``enough=False``. Kept for comparison;
-    its nominal 95 % CI covers far less often on correlated data (docs/subsessions.md).
+    30 / 50 / 200 subsessions. Kept for comparison; its nominal 95 % CI covers far less
+    often on correlated data (docs/subsessions.md).
+
+    References
+    ----------
+    .. [1] Y. Li, Y. Gupta, E. L. Miller and D. D. E. Long, "Pilot: a framework that
+       understands how to do performance benchmarks the right way", MASCOTS 2016.
+
+    Examples
+    --------
+    docs/methods.md §12: with limit 0.1 Pilot picks q = 4 for the 48 Ferrari readings,
+    where r_1 = 0.08230986644266707:
+
+    >>> x = np.array([1.21, 1.67, 1.71, 1.53, 2.03, 2.15, 1.88, 2.02, 1.75, 1.84, 1.61,
+    ...               1.35, 1.43, 1.64, 1.52, 1.44, 1.17, 1.42, 1.64, 1.86, 1.68, 1.91,
+    ...               1.73, 2.18, 2.27, 1.93, 2.19, 2.04, 1.92, 1.97, 1.65, 1.71, 1.89,
+    ...               1.70, 1.62, 1.48, 1.55, 1.39, 1.45, 1.67, 1.62, 1.77, 1.88, 1.82,
+    ...               1.93, 2.09, 2.24, 2.16])
+    >>> s = pilot_subsession_size(x, 0.1, 2)
+    >>> s.q, s.n_subsessions, round(s.lag1, 12)
+    (4, 12, 0.082309866443)
+
+    The same r_1 with numpy, batch means centred on the mean of all readings:
+
+    >>> b = x.reshape(12, 4).mean(axis=1) - x.mean()
+    >>> round(float(np.dot(b[:-1], b[1:]) / np.dot(b, b)), 12)
+    0.082309866443
     """
     x = as_series(values)
     n = x.size
