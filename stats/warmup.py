@@ -68,6 +68,22 @@ def _mser_curve(values: Iterable[float] | np.ndarray) -> np.ndarray:
 def mser5(values: Iterable[float] | np.ndarray, *, alpha: float | None = 0.01) -> int:
     """Number of warm-up readings to truncate, by MSER-5 (docs/methods.md §2). A multiple of 5.
 
+    Parameters
+    ----------
+    values : array_like
+        Readings in time order, finite.
+    alpha : float or None
+        Level of benchrun's two checks (step-back and significance, see Notes); None gives
+        plain MSER-5.
+
+    Returns
+    -------
+    int
+        Number of readings to flag ``warmup``, a multiple of 5; 0 for series with fewer
+        than 4 complete batches (n < 20).
+
+    Notes
+    -----
     The n readings are grouped into k = n // 5 batches of 5 (a trailing incomplete batch
     is ignored for the detection) with batch means z_1..z_k. For each candidate
     d = 0, 1, ..., floor(k/2) (truncation over the first half of the series)
@@ -103,11 +119,28 @@ def mser5(values: Iterable[float] | np.ndarray, *, alpha: float | None = 0.01) -
     transient from noise. A result at the end of the admissible range
     (``mser5_at_limit``) means the series may not have reached a steady state at all.
 
+    References
+    ----------
+    .. [1] K. P. White, "An effective truncation heuristic for bias reduction in simulation
+       output", Simulation 69(6):323-334, 1997. doi:10.1177/003754979706900601
+    .. [2] K. P. White, M. J. Cobb and S. C. Spratt, "A comparison of five steady-state
+       truncation heuristics for simulation", Proceedings of the 2000 Winter Simulation
+       Conference, 2000.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> rng = np.random.default_rng(1)
     >>> x = rng.standard_normal(500) + np.where(np.arange(500) < 40, 6.0, 0.0)
     >>> mser5(x), mser5(x, alpha=None)  # planted: 40 readings; plain MSER-5 overshoots
     (40, 45)
+
+    Plain MSER-5 written out over the 100 batch means:
+
+    >>> z = x.reshape(100, 5).mean(axis=1)
+    >>> curve = [np.sum((z[d:] - z[d:].mean()) ** 2) / (100 - d) ** 2 for d in range(51)]
+    >>> 5 * int(np.argmin(curve))
+    45
     """
     curve = _mser_curve(values)
     if curve.size == 0:
@@ -139,7 +172,43 @@ def mser5(values: Iterable[float] | np.ndarray, *, alpha: float | None = 0.01) -
 
 
 def mser5_at_limit(values: Iterable[float] | np.ndarray) -> bool:
-    """True when MSER-5 truncates at the last admissible point (half the series): the
-    transient may be longer than that, i.e. no steady state was reached (docs/methods.md §2)."""
+    """True when MSER-5 truncates at the last admissible point (half the series).
+
+    Parameters
+    ----------
+    values : array_like
+        Readings in time order, finite.
+
+    Returns
+    -------
+    bool
+        True when plain MSER-5's d* is floor(k/2), the end of the admissible range: the
+        transient may be longer than that, i.e. no steady state was reached
+        (docs/methods.md §2). False for series with fewer than 4 complete batches.
+
+    Notes
+    -----
+    Uses the same MSER(d) curve as :func:`mser5` (``alpha=None``).
+
+    References
+    ----------
+    .. [1] K. P. White, "An effective truncation heuristic for bias reduction in simulation
+       output", Simulation 69(6):323-334, 1997. doi:10.1177/003754979706900601
+    .. [2] K. P. White, M. J. Cobb and S. C. Spratt, "A comparison of five steady-state
+       truncation heuristics for simulation", Proceedings of the 2000 Winter Simulation
+       Conference, 2000.
+
+    Examples
+    --------
+    A series that climbs all the way never settles; MSER-5 then cuts half of it:
+
+    >>> import numpy as np
+    >>> t = np.arange(100.0)
+    >>> mser5_at_limit(t), mser5(t)
+    (True, 50)
+    >>> z = t.reshape(20, 5).mean(axis=1)
+    >>> int(np.argmin([np.sum((z[d:] - z[d:].mean()) ** 2) / (20 - d) ** 2 for d in range(11)]))
+    10
+    """
     curve = _mser_curve(values)
     return bool(curve.size > 2 and int(np.argmin(curve)) == curve.size - 1)
