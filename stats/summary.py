@@ -96,9 +96,46 @@ class OutlierResult:
 def tukey_outliers(values: Iterable[float] | np.ndarray, k: float = 1.5) -> OutlierResult:
     """Count readings outside Tukey's fences Q1 - k·IQR and Q3 + k·IQR (docs/methods.md §1).
 
+    Parameters
+    ----------
+    values : array_like
+        Readings, finite, at least 4 (ValueError otherwise).
+    k : float
+        Fence multiplier, > 0 (1.5: Tukey's inner fences).
+
+    Returns
+    -------
+    OutlierResult
+        ``q1``, ``q3``, ``low_fence``, ``high_fence`` in the unit of ``values``, and the
+        counts ``n_low``, ``n_high`` and ``count``.
+
+    Notes
+    -----
     Quartiles are type-7 sample quantiles (numpy's and R's default). Nothing is removed
     here; removal is only done on explicit request (``summarize(remove_outliers=True)``)
-    and then reported (HOEFLER "On removing outliers"). Needs n >= 4.
+    and then reported (HOEFLER "On removing outliers").
+
+    References
+    ----------
+    .. [1] J. W. Tukey, *Exploratory Data Analysis*, Addison-Wesley, 1977.
+    .. [2] R. J. Hyndman and Y. Fan, "Sample quantiles in statistical packages", The
+       American Statistician 50(4):361-365, 1996.
+    .. [3] T. Hoefler and R. Belli, "Scientific benchmarking of parallel computing
+       systems: twelve ways to tell the masses when reporting performance results",
+       SC '15. doi:10.1145/2807591.2807644
+
+    Examples
+    --------
+    >>> x = [10.2, 10.4, 9.9, 10.1, 10.3, 12.9, 10.0, 10.2]
+    >>> r = tukey_outliers(x)
+    >>> round(r.low_fence, 4), round(r.high_fence, 4), r.n_low, r.n_high
+    (9.7, 10.7, 0, 1)
+
+    The same fences from numpy's quartiles:
+
+    >>> q1, q3 = np.percentile(x, [25, 75])
+    >>> round(float(q1 - 1.5 * (q3 - q1)), 4), round(float(q3 + 1.5 * (q3 - q1)), 4)
+    (9.7, 10.7)
     """
     if not k > 0:
         raise ValueError(f"k must be > 0, got {k!r}")
@@ -153,11 +190,51 @@ def describe(
 ) -> Description:
     """n, mean, std (ddof=1), CoV = std/|mean|, min, Q1, median, Q3, max, p90, p99 (§1).
 
+    Parameters
+    ----------
+    values : array_like
+        Readings, finite, at least one.
+    deterministic_threshold : float
+        CoV below which the series counts as deterministic, >= 0 (default 0.1 %).
+    outlier_k : float
+        Multiplier of Tukey's fences for the outlier count.
+
+    Returns
+    -------
+    Description
+        The statistics in the unit of ``values`` (CoV without unit), ``deterministic``,
+        ``outliers`` and ``notes``; None where not meaningful at this n.
+
+    Notes
+    -----
     Quantiles are type-7 (linear interpolation, numpy/R default). A p-quantile is reported
     only when ``n · min(p, 1-p) >= 1`` (median n >= 2, quartiles n >= 4, p90 n >= 10,
     p99 n >= 100), otherwise None with a note. ``deterministic`` is True when std = 0 or
     CoV < ``deterministic_threshold`` (default 0.1 %). ``outliers`` is the Tukey count
     (k = 1.5) when quartiles exist. One reading: only n and mean.
+
+    References
+    ----------
+    .. [1] T. Hoefler and R. Belli, "Scientific benchmarking of parallel computing
+       systems: twelve ways to tell the masses when reporting performance results",
+       SC '15. doi:10.1145/2807591.2807644
+    .. [2] R. J. Hyndman and Y. Fan, "Sample quantiles in statistical packages", The
+       American Statistician 50(4):361-365, 1996.
+
+    Examples
+    --------
+    >>> from scipy import stats as sps
+    >>> x = [10.2, 10.4, 9.9, 10.1, 10.3, 12.9, 10.0, 10.2]
+    >>> d = describe(x)
+    >>> d.n, d.mean, round(d.std, 4), round(d.cov, 4), d.median, d.p90, d.outliers
+    (8, 10.5, 0.9827, 0.0936, 10.2, None, 1)
+
+    The same with numpy and scipy:
+
+    >>> round(float(np.std(x, ddof=1)), 4), round(float(sps.variation(x, ddof=1)), 4)
+    (0.9827, 0.0936)
+    >>> float(np.median(x))
+    10.2
     """
     if not deterministic_threshold >= 0:
         raise ValueError("deterministic_threshold must be >= 0")
@@ -226,12 +303,49 @@ def aggregate(
 ) -> Aggregate:
     """Summarise readings with the mean that fits their kind (docs/methods.md §1, HOEFLER §3.1).
 
+    Parameters
+    ----------
+    values : array_like
+        Readings, finite; > 0 for rates and ratios.
+    kind : {"cost", "rate", "ratio"}
+        What the readings are (see Notes).
+    work : array_like, optional
+        Work amount w_i of each reading, > 0; only for ``kind="rate"``.
+
+    Returns
+    -------
+    Aggregate
+        ``value`` in the unit of ``values``, the ``method`` used, ``n`` and ``notes``.
+
+    Notes
+    -----
     - ``cost`` (seconds, joules, bytes): arithmetic mean.
     - ``rate`` (ops/s, MB/s): with ``work`` w_i per reading, total work / total time
       ``Σ w_i / Σ (w_i / r_i)``; without it the harmonic mean ``n / Σ (1/r_i)`` (the same
       when every reading did equal work). Rates must be > 0.
     - ``ratio`` (speedups, normalised values): ratios should not be averaged; the geometric
       mean ``exp(mean(log r_i))`` is returned with a note saying so. Must be > 0.
+
+    References
+    ----------
+    .. [1] T. Hoefler and R. Belli, "Scientific benchmarking of parallel computing
+       systems: twelve ways to tell the masses when reporting performance results",
+       SC '15. doi:10.1145/2807591.2807644
+
+    Examples
+    --------
+    >>> from scipy.stats import gmean, hmean
+    >>> rates = [100.0, 200.0, 400.0]
+    >>> round(aggregate(rates, "rate").value, 4), round(float(hmean(rates)), 4)
+    (171.4286, 171.4286)
+
+    With work amounts, total work over total time (7 units in 0.03 s):
+
+    >>> round(aggregate(rates, "rate", work=[1.0, 2.0, 4.0]).value, 4), round(7 / 0.03, 4)
+    (233.3333, 233.3333)
+    >>> r = aggregate([1.1, 0.9, 1.5], "ratio")
+    >>> r.method, round(r.value, 4), round(float(gmean([1.1, 0.9, 1.5])), 4)
+    ('geometric mean', 1.1409, 1.1409)
     """
     x = as_series(values)
     if kind == "cost":
@@ -364,6 +478,33 @@ def summarize(
 ) -> Summary:
     """Summarise one series of readings in time order (docs/methods.md §1-5).
 
+    Parameters
+    ----------
+    values : array_like
+        Readings in time order, finite, at least one (NaN/inf or empty: ValueError).
+        Negative values are allowed.
+    confidence : float
+        Level of the mean and median CIs, in (0, 1).
+    warmup : {"mser5", "none"} or int
+        How warm-up readings are found (step 1).
+    deterministic_threshold : float
+        CoV below which the series counts as deterministic (see :func:`describe`).
+    outlier_k : float
+        Multiplier of Tukey's fences.
+    remove_outliers : bool
+        Whether readings outside Tukey's fences are removed (step 2).
+    min_subsessions, max_subsessions : int
+        Passed to :func:`~benchrun.stats.autocorr.subsession_size`.
+
+    Returns
+    -------
+    Summary
+        Descriptive statistics, the mean's ``confidence_interval`` over subsession means,
+        the median CI, the subsession size and count, ``subsession_variance``,
+        ``normality_p``, ``enough_data`` and ``notes``; values in the unit of ``values``.
+
+    Notes
+    -----
     1. Warm-up (§2): ``"mser5"`` (default) truncates the MSER-5 transient, an int drops a
        fixed number of readings, ``"none"`` keeps all. Dropped readings are only counted.
     2. Optional Tukey outlier removal (``remove_outliers=True``; §1), reported in notes.
@@ -377,7 +518,37 @@ def summarize(
     6. Shapiro-Wilk p of the subsession means (§5), with >= 3 of them.
 
     All values equal: deterministic, CI of zero width, with a note. One reading: n, mean,
-    the rest None. NaN/inf or empty input: ValueError. Negative values are allowed.
+    the rest None.
+
+    References
+    ----------
+    .. [1] T. Hoefler and R. Belli, "Scientific benchmarking of parallel computing
+       systems: twelve ways to tell the masses when reporting performance results",
+       SC '15. doi:10.1145/2807591.2807644
+    .. [2] Y. Li, Y. Gupta, E. L. Miller and D. D. E. Long, "Pilot: a framework that
+       understands how to do performance benchmarks the right way", MASCOTS 2016.
+
+    Examples
+    --------
+    200 independent readings: no warm-up, 20 subsession means of 10 readings:
+
+    >>> from scipy import stats as sps
+    >>> y = np.random.default_rng(2).normal(50.0, 2.0, 200)
+    >>> s = summarize(y)
+    >>> s.warmup_readings, s.subsession_size, s.n_subsessions, s.enough_data
+    (0, 10, 20, True)
+    >>> round(s.mean, 4), round(s.confidence_interval.low, 4), round(s.confidence_interval.high, 4)
+    (49.9845, 49.7872, 50.1817)
+
+    The mean and its CI from the subsession means with numpy and scipy:
+
+    >>> b = y.reshape(20, 10).mean(axis=1)
+    >>> round(float(np.mean(y)), 4)
+    49.9845
+    >>> [round(float(v), 4) for v in sps.t.interval(0.95, 19, loc=b.mean(), scale=sps.sem(b))]
+    [49.7872, 50.1817]
+    >>> bool(abs(s.subsession_variance - np.var(b, ddof=1)) < 1e-12)
+    True
     """
     c = check_confidence(confidence)
     x = as_series(values)
