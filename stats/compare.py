@@ -337,6 +337,27 @@ def required_sample_size(
 ) -> int | None:
     """Smallest n per side (subsession means) for a two-sided Welch test to separate A and B.
 
+    Parameters
+    ----------
+    mean_a, mean_b : float
+        Observed means, in the metric's unit.
+    var_a, var_b : float
+        Observed sample variances (ddof=1) of the subsession means, in the unit squared.
+    alpha : float
+        Level of the two-sided test, in (0, 1).
+    power : float
+        Required power 1-β, in (0, 1).
+    max_n : int
+        Largest n accepted; ValueError if more would be needed.
+
+    Returns
+    -------
+    int or None
+        n per side; None when d = 0 (no finite n separates equal means), 2 (the minimum for
+        a variance) when both variances are 0 and d > 0.
+
+    Notes
+    -----
     docs/methods.md §6.1 ([PILOT] uses it to plan). With d = |m_A - m_B| and the observed
     variances s_A², s_B² of the subsession means:
 
@@ -347,8 +368,32 @@ def required_sample_size(
        computed with the noncentral t distribution (ncp = d/sqrt((s_A²+s_B²)/n), df ν(n))
        reaches ``power``.
 
-    Returns None when d = 0 (no finite n separates equal means), 2 (the minimum for a
-    variance) when both variances are 0 and d > 0, and raises ValueError if n > ``max_n``.
+    References
+    ----------
+    .. [1] Y. Li, Y. Gupta, E. L. Miller and D. D. E. Long, "Pilot: a framework that
+       understands how to do performance benchmarks the right way", MASCOTS 2016.
+    .. [2] J. Cohen, *Statistical Power Analysis for the Behavioral Sciences*, 2nd ed.,
+       Lawrence Erlbaum, 1988.
+
+    Examples
+    --------
+    Means one standard deviation apart: the normal approximation says 16 per side, the
+    noncentral t says 17:
+
+    >>> n = required_sample_size(10.0, 1.0, 11.0, 1.0)
+    >>> n
+    17
+
+    The power of the Welch test at n and n - 1 with scipy's noncentral t:
+
+    >>> def welch_power(k):
+    ...     nu = welch_df(1.0, k, 1.0, k)
+    ...     crit, ncp = stats.t.ppf(0.975, nu), 1.0 / math.sqrt(2.0 / k)
+    ...     return round(float(stats.nct.sf(crit, nu, ncp) + stats.nct.cdf(-crit, nu, ncp)), 4)
+    >>> welch_power(17), welch_power(16)
+    (0.807, 0.7814)
+    >>> math.ceil((stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) ** 2 * 2.0)
+    16
     """
     ma, va, _ = _summary(mean_a, var_a, 2, "a")
     mb, vb, _ = _summary(mean_b, var_b, 2, "b")

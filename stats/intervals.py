@@ -442,10 +442,54 @@ def bootstrap_ci(
 ) -> Interval:
     """Bootstrap CI of ``statistic`` via :func:`scipy.stats.bootstrap` (docs/methods.md §4, WANG).
 
-    ``data`` is one sample (1-D) or a tuple of samples (then ``statistic`` takes one argument
-    per sample and they are resampled independently). BCa with B = 10 000 resamples by
-    default; ``seed`` makes it reproducible. For statistics without a closed form (ratio of
-    geometric means, speedup of medians). Non-finite bounds (degenerate data) become None.
+    Parameters
+    ----------
+    data : array_like or tuple of array_like
+        One sample (1-D) or a tuple of samples, finite.
+    statistic : callable
+        Takes one argument per sample and returns a number.
+    confidence : float
+        Coverage probability, in (0, 1).
+    n_resamples : int
+        Number of bootstrap resamples B, at least 100.
+    method : {"BCa", "percentile", "basic"}
+        Interval method of :func:`scipy.stats.bootstrap`.
+    seed : int or None
+        Seed of ``numpy.random.default_rng``; makes the interval reproducible.
+
+    Returns
+    -------
+    Interval
+        ``estimate`` (the statistic on the data) and ``low``/``high`` in its unit;
+        non-finite bounds (degenerate data) become None with a note; scipy's warnings are
+        copied into ``notes``.
+
+    Notes
+    -----
+    With a tuple of samples, ``statistic`` takes one argument per sample and they are
+    resampled independently. BCa with B = 10 000 resamples by default; ``seed`` makes it
+    reproducible. For statistics without a closed form (ratio of geometric means, speedup
+    of medians).
+
+    References
+    ----------
+    .. [1] B. Efron, "Better bootstrap confidence intervals", Journal of the American
+       Statistical Association 82(397):171-185, 1987. doi:10.1080/01621459.1987.10478410
+    .. [2] B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*, Chapman &
+       Hall, 1993.
+
+    Examples
+    --------
+    BCa interval of a median, and scipy's with the same seed:
+
+    >>> x = [12.1, 9.8, 11.4, 10.2, 13.5, 10.9, 9.5, 11.8, 10.4, 12.7]
+    >>> ci = bootstrap_ci(x, np.median)
+    >>> ci.estimate, ci.low, ci.high
+    (11.15, 10.2, 12.25)
+    >>> ref = stats.bootstrap((np.asarray(x),), np.median, n_resamples=10_000, method="BCa",
+    ...                       vectorized=False, random_state=np.random.default_rng(0))
+    >>> float(ref.confidence_interval.low), float(ref.confidence_interval.high)
+    (10.2, 12.25)
     """
     c = check_confidence(confidence)
     if n_resamples < 100:
