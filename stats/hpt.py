@@ -465,6 +465,33 @@ def r_speedup(
 ) -> RSpeedupResult:
     """Largest γ >= 1 such that HPT(A/γ, B) still has confidence >= r (docs/methods.md §8.4).
 
+    Parameters
+    ----------
+    a, b : array_like or mapping of str to array_like
+        Runs of A and B: 2-D (benchmark x run) arrays or dicts benchmark -> runs, the same
+        benchmarks for both (as for :func:`hpt`).
+    r : float
+        Required HPT confidence, in (0.5, 1).
+    higher_is_better : bool
+        Whether the values are scores (True) or times (False), as for :func:`hpt`.
+    alpha_benchmark : float, optional
+        Level of the per-benchmark rank-sum tests (default as in :func:`hpt`).
+    time_score : str
+        How times are turned into scores, as for :func:`hpt`.
+    tol : float
+        Precision of the bisection of γ.
+    max_steps : int
+        Most grid steps walked.
+
+    Returns
+    -------
+    RSpeedupResult
+        ``gamma`` (refined), ``gamma_grid`` (last passing grid point), ``precision``,
+        ``confidence_at_gamma``, ``confidence_at_1``, ``gmean_speedup`` and
+        ``gmean_confidence``; ``gamma`` None if HPT(A, B) itself is below r.
+
+    Notes
+    -----
     "A/γ" divides A's scores by γ (for times: multiplies A's times by γ), scores converted
     once as in :func:`hpt`. As in [CHEN] Algorithm 1 the grid γ = 1.00, 1.01, ... is walked
     up to the first grid point whose confidence falls below r; the last passing point is
@@ -476,14 +503,30 @@ def r_speedup(
     (for times ``med B_τ / med A_τ``) and HPT's confidence that A is G times better (§8.5),
     which shows how much the single number overclaims ([CHEN] Table IV).
 
-    Example
-    -------
+    References
+    ----------
+    .. [1] T. Chen, Q. Guo, O. Temam, Y. Wu, Y. Bao, Z. Xu and Y. Chen, "Statistical
+       performance comparisons of computers", HPCA 2012 (Algorithm 1, Table IV).
+
+    Examples
+    --------
     >>> a = [[2.0, 2.02, 2.04], [4.0, 4.04, 4.08], [3.0, 3.03, 3.06], [5.0, 5.05, 5.1],
     ...      [6.0, 6.06, 6.12]]
     >>> b = [[1.0, 1.01, 1.02], [2.0, 2.02, 2.04], [1.5, 1.515, 1.53], [2.5, 2.525, 2.55],
     ...      [3.0, 3.03, 3.06]]
-    >>> r_speedup(a, b, r=0.95).gamma_grid  # 5 benchmarks, 3 runs: boundary 2*1.01/1.02
+    >>> res = r_speedup(a, b, r=0.95)
+    >>> res.gamma_grid  # 5 benchmarks, 3 runs: boundary 2*1.01/1.02
     1.98
+
+    HPT itself at the grid point and the next one: 1 - 1/2⁵ when all five benchmarks
+    favour A (exact signed-rank test), far less past the boundary:
+
+    >>> hpt(np.divide(a, 1.98), b).confidence, 1 - 0.5**5
+    (0.96875, 0.96875)
+    >>> hpt(np.divide(a, 1.99), b).confidence < 0.95
+    True
+    >>> res.gmean_speedup, float(stats.gmean(np.median(a, axis=1) / np.median(b, axis=1)))
+    (2.0, 2.0)
     """
     if not 0.5 < float(r) < 1.0:
         raise ValueError(f"r must be strictly between 0.5 and 1, got {r}")
