@@ -367,23 +367,70 @@ def rank_results(
 ) -> Ranking:
     """Rank results best first and decide each adjacent pair (docs/methods.md §7, [PILOT]).
 
-    ``results``: objects or mappings with ``name``, ``mean``, ``variance`` (s_q² of the
-    subsession means), ``n`` (n_q), ``direction`` ("lower_is_better" or
-    "higher_is_better", the same for all) and optionally ``ci_low``/``ci_high`` (otherwise
-    the Student t interval ``mean ± t_{(1+confidence)/2, n-1}·sqrt(variance/n)``).
+    Parameters
+    ----------
+    results : sequence of objects or mappings
+        Objects or mappings with ``name``, ``mean``, ``variance`` (s_q² of the
+        subsession means), ``n`` (n_q), ``direction`` ("lower_is_better" or
+        "higher_is_better", the same for all) and optionally ``ci_low``/``ci_high`` (otherwise
+        the Student t interval ``mean ± t_{(1+confidence)/2, n-1}·sqrt(variance/n)``).
+    alpha : float
+        Level of the Holm-adjusted Welch tests and of each TOST test, in (0, 0.5).
+    margin : float
+        Equivalence margin relative to ``|mean_a|`` (0.01 = 1 %), > 0.
+    confidence : float
+        Level of the Student t intervals computed when ``ci_low``/``ci_high`` are absent.
 
+    Returns
+    -------
+    Ranking
+        ``names``, ``estimates`` and CIs best first, and one :class:`PairVerdict` per
+        adjacent pair (``verdict``, ``welch_p``, ``welch_p_holm``, ``tost_p``,
+        ``required_n``); ``decided`` when no pair is undecided.
+
+    Notes
+    -----
     Sorted by mean, best first (stable for ties). For each adjacent pair (a, b):
     CIs disjoint -> "separated"; else Holm-adjusted (over the k-1 adjacent tests) two-sided
     Welch p < ``alpha`` -> "separated"; else TOST within ±``margin``·|mean_a| at level
     ``alpha`` -> "equivalent"; else "undecided", with the n per side that a Welch test at
     alpha/(k-1) (Holm's first, strictest step) would need for power 0.8.
 
+    References
+    ----------
+    .. [1] Y. Li, Y. Gupta, E. L. Miller and D. D. E. Long, "Pilot: a framework that
+       understands how to do performance benchmarks the right way", MASCOTS 2016.
+    .. [2] S. Holm, "A simple sequentially rejective multiple test procedure",
+       Scandinavian Journal of Statistics 6(2):65-70, 1979.
+
+    Examples
+    --------
     >>> r = rank_results([
     ...     {"name": "old", "mean": 2.10, "variance": 0.0004, "n": 30, "direction": "lower_is_better"},
     ...     {"name": "new", "mean": 2.00, "variance": 0.0004, "n": 30, "direction": "lower_is_better"},
     ... ])
     >>> r.names, r.pairs[0].verdict, r.decided
     (('new', 'old'), 'separated', True)
+
+    Three results, two of them 0.25 % apart (equivalent within 1 %):
+
+    >>> rs = [{"name": k, "mean": m, "variance": 0.0004, "n": 30, "direction": "lower_is_better"}
+    ...       for k, m in (("c", 2.10), ("a", 2.00), ("b", 2.005))]
+    >>> r = rank_results(rs)
+    >>> r.names, [p.verdict for p in r.pairs]
+    (('a', 'b', 'c'), ['equivalent', 'separated'])
+
+    The Welch p-values from scipy, Holm-adjusted, and a Student t interval:
+
+    >>> from scipy import stats as sps
+    >>> p1 = sps.ttest_ind_from_stats(2.0, 0.02, 30, 2.005, 0.02, 30, equal_var=False).pvalue
+    >>> p2 = sps.ttest_ind_from_stats(2.005, 0.02, 30, 2.1, 0.02, 30, equal_var=False).pvalue
+    >>> [bool(abs(x - y) <= 1e-12 * y) for x, y in zip([p.welch_p_holm for p in r.pairs], holm([p1, p2]))]
+    [True, True]
+    >>> [round(float(v), 6) for v in sps.t.interval(0.95, 29, loc=2.0, scale=0.02 / 30**0.5)]
+    [1.992532, 2.007468]
+    >>> round(r.ci_low[0], 6), round(r.ci_high[0], 6)
+    (1.992532, 2.007468)
     """
     alpha, margin, confidence = float(alpha), float(margin), float(confidence)
     if not 0 < alpha < 0.5:
