@@ -24,23 +24,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize
 
+from benchrun.stats.compare import _sample
 from benchrun.stats.intervals import check_confidence
 from benchrun.stats.results import AsDict
 
 #: largest total sample solved by linprog; beyond it the (identical) closed form is used
 LP_MAX_OBSERVATIONS = 20_000
 DEFAULT_QUANTILES = tuple(round(0.05 * k, 2) for k in range(1, 20))
-
-
-def _as_1d(values: ArrayLike, name: str, min_n: int = 1) -> np.ndarray:
-    arr = np.asarray(values, dtype=float)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be a one-dimensional sequence of numbers")
-    if arr.size < min_n:
-        raise ValueError(f"{name} needs at least {min_n} values, got {arr.size}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite values")
-    return arr
 
 
 def _check_tau(tau: float) -> float:
@@ -68,7 +58,7 @@ def quantile_fit(y: ArrayLike, x: ArrayLike, tau: float) -> tuple[np.ndarray, fl
     vertex may be returned (an optimal vertex interpolates p + 1 observations).
     """
     tau = _check_tau(tau)
-    yv = _as_1d(y, "y", min_n=1)
+    yv = _sample(y, "y", min_n=1)
     xm = np.asarray(x, dtype=float)
     xm = xm[:, None] if xm.ndim == 1 else xm
     if xm.ndim != 2 or xm.shape[0] != yv.size:
@@ -195,7 +185,7 @@ def quantile_regression(
     >>> [round(float(v), 4) for v in qa], [round(float(v), 4) for v in qb - qa]
     ([9.9, 10.2, 10.6], [0.8, 0.8, 0.9])
     """
-    xa, xb = _as_1d(a, "a", min_n=2), _as_1d(b, "b", min_n=2)
+    xa, xb = _sample(a, "a", min_n=2), _sample(b, "b", min_n=2)
     c = check_confidence(confidence)
     if int(n_boot) < 100:
         raise ValueError(f"n_boot must be >= 100, got {n_boot}")
