@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchrun.runner.campaign.budget import Budget
 from benchrun.runner.campaign.calibrate import calibrate, target_round_time
 from benchrun.runner.campaign.scheduler import pass_order
 from benchrun.runner.campaign.session import (
@@ -178,8 +179,7 @@ class _Adaptive:
         overhead = [e.data for e in events if e.kind == "launch-overhead" and e.data]
         self.overhead_s: float | None = float(overhead[-1]["seconds"]) if overhead else None
         # time already spent measuring before a resume (sum of stored round wall times)
-        self.prior_s = sum(st.seconds for st in states.values())
-        self.t0 = time.monotonic()
+        self.budget = Budget(self.settings.max_time, sum(st.seconds for st in states.values()))
         self.status_path = experiment.campaign_dir / STATUS_FILE
         self.pairs = PassSeries(
             {}, confidence=self.settings.confidence, min_subsessions=self.settings.min_subsessions
@@ -188,7 +188,7 @@ class _Adaptive:
 
     @property
     def elapsed_s(self) -> float:
-        return self.prior_s + time.monotonic() - self.t0
+        return self.budget.elapsed_s
 
     # ---------------------------------------------------------------- calibration
     def launch_overhead(self) -> float | None:
@@ -233,6 +233,9 @@ class _Adaptive:
         for name in todo:
             if self.launcher.interrupted:
                 return False
+            if self.budget.exhausted:
+                self.display.message(self.budget.note(f"calibrating {name}"))
+                return True
             st = self.states[name]
             start = max(
                 [int(st.workload.work or 1)] + [int(w) for w in st.steady_work if w is not None]
@@ -245,7 +248,7 @@ class _Adaptive:
                 return out.wall_ns / 1e9
 
             self.display.message(f"{name}: calibrating {{work}} to rounds of >= {target:.3g} s")
-            result = calibrate(measure, start, target)
+            result = calibrate(measure, start, target, out_of_time=lambda: self.budget.exhausted)
             if result is None:
                 if self.launcher.interrupted:
                     return False
@@ -365,7 +368,7 @@ class _Adaptive:
                 return decision.reason
             self.launcher.before_pass(pass_index)
             for name in order:
-                if self.launcher.interrupted:
+                if self.launcher.interrupted or self.budget.exhausted:
                     break
                 st = self.states[name]
                 out = self.launcher.launch(

@@ -18,6 +18,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from benchrun.runner.config.schema import MAX_WORK
+
 #: launch overhead must stay below this share of a round's wall time
 MAX_OVERHEAD_SHARE = 0.01
 #: most calibration rounds before giving up on reaching the target
@@ -62,25 +64,33 @@ def next_work(work: int, seconds: float, target_s: float) -> int:
     """The next work amount to try after ``work`` took ``seconds`` (< ``target_s``).
 
     Assumes time grows about linearly with work: aims 20 % past the target, grows at least
-    1.5x (so a noisy short round cannot stall the search) and at most 10x per step.
+    1.5x (so a noisy short round cannot stall the search) and at most 10x per step, and
+    never past ``MAX_WORK`` (the largest ``work:`` an experiment file may give).
     """
     factor = MAX_GROWTH if seconds <= 0 else min(MAX_GROWTH, max(1.5, 1.2 * target_s / seconds))
-    return max(work + 1, math.ceil(work * factor))
+    return min(MAX_WORK, max(work + 1, math.ceil(work * factor)))
 
 
 def calibrate(
-    measure: Callable[[int], float | None], start: int, target_s: float, max_steps: int = MAX_STEPS
+    measure: Callable[[int], float | None],
+    start: int,
+    target_s: float,
+    max_steps: int = MAX_STEPS,
+    out_of_time: Callable[[], bool] = lambda: False,
 ) -> Calibration | None:
     """Grow ``work`` from ``start`` until ``measure(work)`` (one round's wall time, s) reaches
     ``target_s``. Returns None when ``measure`` returns None (the round failed or was
-    interrupted: nothing to calibrate on). ``max_steps`` rounds at most; the last work
-    amount is used even if it never reached the target (``reached`` False).
+    interrupted: nothing to calibrate on). ``max_steps`` rounds at most, none started once
+    ``out_of_time()`` is true (the campaign's budget), and none past ``MAX_WORK``; the last
+    work amount is then used even if it never reached the target (``reached`` False).
     """
     if start < 1:
         raise ValueError(f"start must be >= 1, got {start}")
-    work = int(start)
+    work = min(int(start), MAX_WORK)
     steps: list[tuple[int, float]] = []
-    for _ in range(max_steps):
+    for step in range(max_steps):
+        if step and (out_of_time() or steps[-1][0] >= MAX_WORK):
+            break
         seconds = measure(work)
         if seconds is None:
             return None

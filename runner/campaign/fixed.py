@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchrun.runner.campaign.budget import Budget
 from benchrun.runner.campaign.scheduler import PassScheduler
 from benchrun.runner.campaign.session import (
     CampaignOutcome,
@@ -19,7 +20,8 @@ from benchrun.runner.execute.executor import Executor
 def run_fixed(
     experiment: Experiment, executor: Executor, display: Display, **options: Any
 ) -> CampaignOutcome:
-    """Run (or resume) a fixed-mode campaign: ``settings.rounds`` steady ok rounds each.
+    """Run (or resume) a fixed-mode campaign: ``settings.rounds`` steady ok rounds each,
+    or fewer when ``settings.max_time`` runs out first (checked before every round).
 
     ``options``: those of :func:`campaign_session`. Returns how it ended; never raises for
     a workload's failure (those are stored rounds).
@@ -30,6 +32,8 @@ def run_fixed(
     max_launches = 2 * target + settings.max_consecutive_failures
     with campaign_session(experiment, executor, display, **options) as launcher:
         states = launcher.states
+        budget = Budget(settings.max_time, sum(st.seconds for st in states.values()))
+        out_of_time: str | None = None
 
         def needs_round(name: str) -> bool:
             st = states[name]
@@ -63,6 +67,14 @@ def run_fixed(
                 launcher.before_pass(pass_index)
                 if launcher.interrupted:
                     break
+                if budget.exhausted:
+                    done = sum(min(st.steady_ok, settings.rounds) for st in states.values())
+                    out_of_time = budget.note(
+                        f"{done} of {settings.rounds * len(states)} rounds; "
+                        "raise max_time or lower rounds"
+                    )
+                    display.message(out_of_time)
+                    break
                 st = states[name]
                 outcome = launcher.launch(
                     name,
@@ -74,4 +86,6 @@ def run_fixed(
                     break
         finally:
             display.stop()
-        return finish_campaign(launcher, f"{settings.rounds} rounds of every workload")
+        return finish_campaign(
+            launcher, out_of_time or f"{settings.rounds} rounds of every workload"
+        )

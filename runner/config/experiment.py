@@ -33,7 +33,9 @@ class ReadingsSpec:
 
     ``format == "regex"``: every match of ``pattern`` (exactly one capture group) is a
     reading; ``format == "jsonl"``: every stdout line that is a JSON object with key
-    ``field`` is a reading. Values are floats in ``unit``.
+    ``field`` is a reading. Values are floats in ``unit``. A round with more than
+    ``max_readings`` readings, or whose output the pattern needs more than
+    ``match_timeout`` seconds to search, fails.
     """
 
     format: Literal["regex", "jsonl"] = "regex"
@@ -41,6 +43,8 @@ class ReadingsSpec:
     field: str | None = None
     unit: str = ""
     direction: Direction = "lower_is_better"
+    max_readings: int = 100_000
+    match_timeout: float = 2.0  # seconds
 
 
 @dataclass(frozen=True)
@@ -132,6 +136,7 @@ class Settings:
     memory_limit: int | None = None  # bytes of address space per round (RLIMIT_AS); None: off
     quiet_load: float | None = None  # wait for 1-min load average below this; None: off
     quiet_max_wait: float = 600.0  # seconds; longest wait for a quiet machine
+    max_workloads: int = 10_000  # most workloads after matrix expansion
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import itertools
+import math
 import os
 import re
 import shlex
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+import regex
 import yaml
 
 from benchrun.runner.config.cpulist import available_cpus, parse_cpu_list
@@ -52,7 +54,12 @@ from benchrun.runner.config.schema import (
 from benchrun.runner.config.yamlsource import PathT, SourceMap, dotted, one_line, read_yaml
 from benchrun.runner.errors import UserError
 
-_NAME_OK = re.compile(r"^[^/\\\s.][^/\\\s]*$")
+_NAME_OK = re.compile(r"^[^/\\\s.\x00-\x1f\x7f][^/\\\s\x00-\x1f\x7f]{0,199}$")
+
+#: largest experiment file read, in bytes (experiment files are a few kilobytes)
+MAX_BYTES = 1 << 20
+#: environment variable that raises :data:`MAX_BYTES`
+MAX_BYTES_ENV = "BENCHRUN_MAX_CONFIG_BYTES"
 
 
 def build_experiment(
@@ -65,6 +72,9 @@ def build_experiment(
     overrides: Sequence[str] = (),
 ) -> Experiment:
     """See :func:`runner.config.loader.parse_experiment`."""
+    limit = byte_limit()
+    if len(text) > limit and len(text.encode("utf-8")) > limit:
+        raise UserError(_too_big(display, limit))
     data, smap = read_yaml(text, display)
     if data is None:
         smap.error(
@@ -79,8 +89,8 @@ def build_experiment(
     if not isinstance(name, str) or not _NAME_OK.match(name):
         smap.error(
             ("name",),
-            f"bad experiment name {describe(name)}; it names a directory: "
-            "no spaces or slashes, not starting with '.'",
+            f"bad experiment name {describe(name)}; it names a directory: at most 200 "
+            "characters, no spaces, slashes or control characters, not starting with '.'",
         )
     description = _simple(data, TOP_KEYS, "description", (), smap, "")
     output = _simple(data, TOP_KEYS, "output", (), smap, DEFAULT_OUTPUT)
@@ -395,7 +405,14 @@ def _parse_workloads(
     used_matrix: set[str] = set()
     for index, item in enumerate(raw):
         expanded, used = _parse_workload(
-            item, ("workloads", index), matrix, settings, base_dir, smap, check_commands
+            item,
+            ("workloads", index),
+            matrix,
+            settings,
+            base_dir,
+            smap,
+            check_commands,
+            room=settings.max_workloads - len(out),
         )
         used_matrix |= used
         for workload in expanded:
@@ -424,6 +441,7 @@ def _parse_workload(
     base_dir: Path,
     smap: SourceMap,
     check_commands: bool,
+    room: int,
 ) -> tuple[list[Workload], set[str]]:
     if not isinstance(item, dict):
         smap.error(
@@ -431,7 +449,7 @@ def _parse_workload(
         )
     _check_keys(item, WORKLOAD_KEYS, path, smap)
     name = item["name"]
-    if not isinstance(name, str) or not name.strip() or any(c in name for c in "\n\r\t"):
+    if not isinstance(name, str) or not name.strip() or any(_control(c) for c in name):
         smap.error(path + ("name",), f"expected a non-empty one-line string, got {describe(name)}")
 
     def simple(key: str, default: Any) -> Any:
@@ -503,6 +521,14 @@ def _parse_workload(
             )
         used.update(names)
     factors = [m for m in matrix if m in used]
+    count = math.prod(len(matrix[f]) for f in factors)
+    if count > room:
+        cap = settings.max_workloads
+        smap.error(
+            path,
+            f"expands over the matrix to {count} workloads, and the experiment may have at "
+            f"most {cap} (settings: max_workloads); raise max_workloads if you mean it",
+        )
 
     out: list[Workload] = []
     for combo in itertools.product(*(matrix[f] for f in factors)):
@@ -538,6 +564,11 @@ def _parse_workload(
             )
         )
     return out, set(factors)
+
+
+def _control(char: str) -> bool:
+    """True for ASCII control characters (NUL, newlines, tabs, DEL)."""
+    return ord(char) < 32 or ord(char) == 127
 
 
 def _fill(
@@ -645,8 +676,8 @@ def _parse_readings(raw: Any, path: PathT, smap: SourceMap) -> ReadingsSpec:
                 path, "format regex needs pattern: with one capture group, e.g. 'time=([0-9.]+)'"
             )
         try:
-            groups = re.compile(pattern).groups
-        except re.error as exc:
+            groups = regex.compile(pattern).groups
+        except regex.error as exc:
             smap.error(path + ("pattern",), f"invalid regular expression: {exc}")
         if groups != 1:
             smap.error(
@@ -669,6 +700,8 @@ def _parse_readings(raw: Any, path: PathT, smap: SourceMap) -> ReadingsSpec:
         field=field_name,
         unit=simple("unit", ""),
         direction=simple("direction", "lower_is_better"),
+        max_readings=simple("max_readings", ReadingsSpec.max_readings),
+        match_timeout=simple("match_timeout", ReadingsSpec.match_timeout),
     )
 
 
@@ -686,7 +719,7 @@ def load_experiment(
     display = str(path)
     file = Path(path).expanduser()
     try:
-        text = file.read_text(encoding="utf-8")
+        text = _read_capped(file, display)
     except FileNotFoundError:
         raise UserError(
             f"{display}: file not found; check the path (benchrun init FILE writes an example)"
@@ -705,6 +738,33 @@ def load_experiment(
         source_path=resolved,
         check_commands=check_commands,
         overrides=overrides,
+    )
+
+
+def _read_capped(file: Path, display: str) -> str:
+    """The UTF-8 text of ``file``, refusing more than :func:`byte_limit` bytes without
+    reading past the limit (``/dev/zero`` is refused at once)."""
+    limit = byte_limit()
+    with file.open("rb") as stream:
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise UserError(_too_big(display, limit))
+    return data.decode("utf-8")
+
+
+def byte_limit() -> int:
+    """:data:`MAX_BYTES`, or the value of the environment variable :data:`MAX_BYTES_ENV`."""
+    raw = os.environ.get(MAX_BYTES_ENV, "")
+    try:
+        return max(1, int(raw)) if raw.strip() else MAX_BYTES
+    except ValueError:
+        raise UserError(f"{MAX_BYTES_ENV}={raw!r}: expected a whole number of bytes") from None
+
+
+def _too_big(display: str, limit: int) -> str:
+    return (
+        f"{display}: larger than {limit} bytes; an experiment file is a few kilobytes "
+        f"(is this the right file?); set {MAX_BYTES_ENV} to raise the limit"
     )
 
 

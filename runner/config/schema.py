@@ -21,6 +21,22 @@ from benchrun.runner.config.durations import (
     parse_size,
 )
 from benchrun.runner.config.experiment import DEFAULT_OUTPUT, ReadingsSpec, Settings, Workload
+from benchrun.runner.format import format_duration
+
+#: caps that refuse absurd values at validation (they would overflow SQLite's 64-bit
+#: integers, run for years, or exhaust memory); each message says the cap
+INT64_MAX = 2**63 - 1
+MAX_ROUNDS = 100_000_000
+MAX_CONSECUTIVE_FAILURES = 10_000
+MAX_TIMEOUT = 7 * 86400.0  # seconds
+MAX_CAMPAIGN_TIME = 366 * 86400.0  # seconds
+MAX_MIN_ROUND_TIME = 3600.0  # seconds
+MAX_MATCH_TIMEOUT = 60.0  # seconds
+MAX_READINGS = 10_000_000
+MAX_WORK = 10**15
+MAX_WORKLOADS = 1_000_000
+MAX_OUTPUT_LIMIT = 2**30  # bytes
+MAX_MEMORY_LIMIT = 2**60  # bytes
 
 SIMPLE_KINDS = ("int", "number", "bool", "str", "enum", "duration", "size", "str_list", "str_map")
 
@@ -38,6 +54,7 @@ class Key:
     minimum: float | None = None  # inclusive
     exclusive_minimum: float | None = None
     exclusive_maximum: float | None = None
+    maximum: float | None = None  # inclusive: a cap that refuses absurd values
 
 
 TOP_KEYS: tuple[Key, ...] = (
@@ -57,13 +74,17 @@ TOP_KEYS: tuple[Key, ...] = (
 )
 
 SETTINGS_KEYS: tuple[Key, ...] = (
-    Key("rounds", "int", "rounds per workload in fixed mode", minimum=1),
+    Key("rounds", "int", "rounds per workload in fixed mode", minimum=1, maximum=MAX_ROUNDS),
     Key(
-        "warmup_rounds", "int", "rounds run, stored and flagged, excluded from analysis", minimum=0
+        "warmup_rounds",
+        "int",
+        "rounds run, stored and flagged, excluded from analysis",
+        minimum=0,
+        maximum=MAX_ROUNDS,
     ),
     Key("order", "enum", "order of workloads in a pass", choices=("interleaved", "sequential")),
     Key("pin", "pin", "CPUs for workloads: auto, none, or a CPU list"),
-    Key("timeout", "duration", "per-round time limit", exclusive_minimum=0),
+    Key("timeout", "duration", "per-round time limit", exclusive_minimum=0, maximum=MAX_TIMEOUT),
     Key(
         "confidence",
         "number",
@@ -71,7 +92,7 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         exclusive_minimum=0,
         exclusive_maximum=1,
     ),
-    Key("seed", "int", "seed of the random order", minimum=0),
+    Key("seed", "int", "seed of the random order", minimum=0, maximum=INT64_MAX),
     Key("env", "str_map", "environment variables set for every workload"),
     Key("record_env", "str_list", "names of inherited environment variables to record"),
     Key("fail_fast", "bool", "stop the campaign at the first failed round"),
@@ -80,6 +101,7 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         "int",
         "give up on a workload after this many failures in a row",
         minimum=1,
+        maximum=MAX_CONSECUTIVE_FAILURES,
     ),
     Key(
         "on_interrupt",
@@ -87,7 +109,12 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         "Ctrl-C: kill the round in flight or let it finish",
         choices=("kill", "finish"),
     ),
-    Key("output_limit", "size", "bytes of stdout/stderr tail kept per round"),
+    Key(
+        "output_limit",
+        "size",
+        "bytes of stdout/stderr tail kept per round",
+        maximum=MAX_OUTPUT_LIMIT,
+    ),
     Key("adaptive", "bool", "run until the stopping rule is met (docs/methods.md section 10)"),
     Key(
         "ci_rel_width",
@@ -110,12 +137,35 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         exclusive_minimum=0,
         exclusive_maximum=1,
     ),
-    Key("min_rounds", "int", "adaptive: fewest steady rounds per workload", minimum=1),
-    Key("min_subsessions", "int", "adaptive: fewest subsession means", nullable=True, minimum=2),
-    Key("max_rounds", "int", "adaptive: most rounds per workload", minimum=1),
-    Key("max_time", "duration", "adaptive: wall-clock budget of the campaign", exclusive_minimum=0),
     Key(
-        "min_round_time", "duration", "adaptive: grow work until a round lasts this long", minimum=0
+        "min_rounds",
+        "int",
+        "adaptive: fewest steady rounds per workload",
+        minimum=1,
+        maximum=MAX_ROUNDS,
+    ),
+    Key(
+        "min_subsessions",
+        "int",
+        "adaptive: fewest subsession means",
+        nullable=True,
+        minimum=2,
+        maximum=MAX_ROUNDS,
+    ),
+    Key("max_rounds", "int", "adaptive: most rounds per workload", minimum=1, maximum=MAX_ROUNDS),
+    Key(
+        "max_time",
+        "duration",
+        "wall-clock budget of the whole campaign (calibration, fixed and adaptive rounds)",
+        exclusive_minimum=0,
+        maximum=MAX_CAMPAIGN_TIME,
+    ),
+    Key(
+        "min_round_time",
+        "duration",
+        "adaptive: grow work until a round lasts this long",
+        minimum=0,
+        maximum=MAX_MIN_ROUND_TIME,
     ),
     Key(
         "baseline",
@@ -138,12 +188,14 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         "readings dropped at the start of every round (null: detected with MSER-5)",
         nullable=True,
         minimum=0,
+        maximum=MAX_READINGS,
     ),
     Key(
         "memory_limit",
         "size",
         "address-space limit of every round (RLIMIT_AS), e.g. 512MiB; null: none",
         nullable=True,
+        maximum=MAX_MEMORY_LIMIT,
     ),
     Key(
         "quiet_load",
@@ -152,7 +204,20 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         nullable=True,
         exclusive_minimum=0,
     ),
-    Key("quiet_max_wait", "duration", "longest wait for a quiet machine", minimum=0),
+    Key(
+        "quiet_max_wait",
+        "duration",
+        "longest wait for a quiet machine",
+        minimum=0,
+        maximum=MAX_TIMEOUT,
+    ),
+    Key(
+        "max_workloads",
+        "int",
+        "most workloads the experiment may have after matrix expansion",
+        minimum=1,
+        maximum=MAX_WORKLOADS,
+    ),
 )
 
 WORKLOAD_KEYS: tuple[Key, ...] = (
@@ -161,7 +226,12 @@ WORKLOAD_KEYS: tuple[Key, ...] = (
     Key("shell", "bool", "run command (one string) with /bin/sh -c"),
     Key("params", "params", "placeholder values: {name} in command and env"),
     Key(
-        "work", "int", "amount of work per round, substituted for {work}", nullable=True, minimum=1
+        "work",
+        "int",
+        "amount of work per round, substituted for {work}",
+        nullable=True,
+        minimum=1,
+        maximum=MAX_WORK,
     ),
     Key(
         "metric",
@@ -178,6 +248,7 @@ WORKLOAD_KEYS: tuple[Key, ...] = (
         "per-round time limit for this workload",
         nullable=True,
         exclusive_minimum=0,
+        maximum=MAX_TIMEOUT,
     ),
     Key("per_work", "bool", "divide the metric by work (needs work)"),
     Key(
@@ -185,6 +256,7 @@ WORKLOAD_KEYS: tuple[Key, ...] = (
         "size",
         "address-space limit of each round (RLIMIT_AS) for this workload",
         nullable=True,
+        maximum=MAX_MEMORY_LIMIT,
     ),
 )
 
@@ -195,6 +267,20 @@ READINGS_KEYS: tuple[Key, ...] = (
     Key("unit", "str", "unit of the readings"),
     Key(
         "direction", "enum", "which way is better", choices=("lower_is_better", "higher_is_better")
+    ),
+    Key(
+        "max_readings",
+        "int",
+        "most readings one round may print; a round with more fails",
+        minimum=1,
+        maximum=MAX_READINGS,
+    ),
+    Key(
+        "match_timeout",
+        "duration",
+        "longest time the pattern may take on one round's output; past it the round fails",
+        exclusive_minimum=0,
+        maximum=MAX_MATCH_TIMEOUT,
     ),
 )
 
@@ -240,7 +326,19 @@ def _bounds_text(key: Key) -> str:
         parts.append(f"> {key.exclusive_minimum:g}")
     if key.exclusive_maximum is not None:
         parts.append(f"< {key.exclusive_maximum:g}")
+    if key.maximum is not None:
+        parts.append(f"<= {_cap_text(key)}")
     return " and ".join(parts)
+
+
+def _cap_text(key: Key) -> str:
+    assert key.maximum is not None
+    if key.kind == "duration":
+        days = key.maximum / 86400
+        return f"{days:g} days" if days >= 1 else format_duration(key.maximum)
+    if key.kind == "size":
+        return f"{key.maximum:.0f} bytes (2^{math.log2(key.maximum):g})"
+    return f"{key.maximum:g}"
 
 
 def _check_bounds(key: Key, number: float, shown: object) -> None:
@@ -248,6 +346,7 @@ def _check_bounds(key: Key, number: float, shown: object) -> None:
         (key.minimum is None or number >= key.minimum)
         and (key.exclusive_minimum is None or number > key.exclusive_minimum)
         and (key.exclusive_maximum is None or number < key.exclusive_maximum)
+        and (key.maximum is None or number <= key.maximum)
     )
     if not ok:
         raise ValueError(f"{shown!r} is out of range; must be {_bounds_text(key)}")
@@ -293,7 +392,9 @@ def check_simple(key: Key, value: Any) -> Any:
         _check_bounds(key, seconds, value)
         return seconds
     if kind == "size":
-        return parse_size(value)
+        size = parse_size(value)
+        _check_bounds(key, size, value)
+        return size
     if kind == "str_list":
         if isinstance(value, str):
             value = [value]
@@ -350,6 +451,7 @@ def _fragment(key: Key) -> dict[str, Any]:
             ("minimum", "minimum"),
             ("exclusive_minimum", "exclusiveMinimum"),
             ("exclusive_maximum", "exclusiveMaximum"),
+            ("maximum", "maximum"),
         ):
             if getattr(key, attr) is not None:
                 frag[word] = getattr(key, attr)
@@ -365,14 +467,14 @@ def _fragment(key: Key) -> dict[str, Any]:
             number["exclusiveMinimum"] = key.exclusive_minimum
         else:
             number["minimum"] = 0
+        if key.maximum is not None:
+            number["maximum"] = key.maximum
         frag = {"anyOf": [number, {"type": "string", "pattern": DURATION_PATTERN}]}
     elif kind == "size":
-        frag = {
-            "anyOf": [
-                {"type": "integer", "minimum": 0},
-                {"type": "string", "pattern": SIZE_PATTERN},
-            ]
-        }
+        integer: dict[str, Any] = {"type": "integer", "minimum": 0}
+        if key.maximum is not None:
+            integer["maximum"] = int(key.maximum)
+        frag = {"anyOf": [integer, {"type": "string", "pattern": SIZE_PATTERN}]}
     elif kind == "str_list":
         frag = {"type": "array", "items": {"type": "string"}}
     elif kind == "str_map":

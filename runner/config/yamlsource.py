@@ -7,6 +7,7 @@ so that every validation error can say ``FILE:LINE: workloads[1].command: ...``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -16,6 +17,12 @@ import yaml
 from benchrun.runner.errors import UserError
 
 PathT = tuple[str | int, ...]
+
+#: most values (scalars, lists, mappings) a document may hold once its aliases are
+#: expanded: a few kilobytes of nested aliases otherwise expand to billions
+MAX_VALUES = 100_000
+#: environment variable that raises :data:`MAX_VALUES`
+MAX_VALUES_ENV = "BENCHRUN_MAX_CONFIG_VALUES"
 
 
 def dotted(path: Sequence[str | int]) -> str:
@@ -77,6 +84,7 @@ def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
         node = loader.get_single_node()
         if node is None:
             return None, smap
+        _check_size(node, display)
         _record(node, (), smap)
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
@@ -90,11 +98,65 @@ def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
             f"{display}:{line}: YAML syntax error: {what}; "
             "check indentation, colons and quoting on this line or the one before"
         ) from None
+    except RecursionError:
+        raise UserError(
+            f"{display}:1: YAML nested too deeply to read; an experiment needs a few levels"
+        ) from None
     except yaml.YAMLError as exc:  # pragma: no cover - unmarked errors are rare
         raise UserError(f"{display}:1: YAML error: {one_line(str(exc))}") from None
     finally:
         loader.dispose()
     return data, smap
+
+
+def value_limit() -> int:
+    """:data:`MAX_VALUES`, or the value of the environment variable :data:`MAX_VALUES_ENV`."""
+    raw = os.environ.get(MAX_VALUES_ENV, "")
+    try:
+        return max(1, int(raw)) if raw.strip() else MAX_VALUES
+    except ValueError:
+        raise UserError(f"{MAX_VALUES_ENV}={raw!r}: expected a whole number of values") from None
+
+
+def _check_size(root: yaml.Node, display: str) -> None:
+    """Refuse a document whose alias-expanded tree holds more than :func:`value_limit`
+    values, or whose aliases refer to themselves; linear in the number of distinct nodes."""
+    limit = value_limit()
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    open_nodes: set[int] = set()
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(c)] for c in _children(node))
+            if sizes[key] > limit:
+                line = node.start_mark.line + 1
+                raise UserError(
+                    f"{display}:{line}: this part of the file expands to more than {limit} "
+                    "values through YAML aliases (*name); write the values out, or set "
+                    f"{MAX_VALUES_ENV} to raise the limit"
+                )
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise UserError(
+                f"{display}:{node.start_mark.line + 1}: a YAML alias refers to the value that "
+                "contains it; an experiment cannot be infinite"
+            )
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in _children(node) if id(c) not in sizes)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def _record(node: yaml.Node, path: PathT, smap: SourceMap, depth: int = 0) -> None:

@@ -111,3 +111,49 @@ def test_unusable_spec_is_a_user_error(spec: ReadingsSpec, message: str) -> None
         check_readings_spec(spec)
     with pytest.raises(UserError, match=message):
         parse_readings("time=1 ms\n", spec)
+
+
+# ------------------------------------------------------------ bounded matching and counts
+
+
+def test_a_catastrophically_backtracking_pattern_fails_within_its_time_limit() -> None:
+    import time
+
+    spec = ReadingsSpec(pattern=r"(a|aa)+b", match_timeout=0.2)
+    t0 = time.monotonic()
+    with pytest.raises(ReadingsError) as info:
+        parse_readings("a" * 40 + "\n", spec)
+    # Python's re needs about 1.6^40 steps here: hours; the limit makes it 0.2 s
+    assert time.monotonic() - t0 < 5
+    assert "took more than 0.2 s" in str(info.value) and "match_timeout" in str(info.value)
+
+
+def test_a_signal_is_served_while_a_pattern_searches() -> None:
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.2)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            parse_readings("a" * 40 + "\n", ReadingsSpec(pattern=r"(a|aa)+b", match_timeout=30))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize("fmt", ["regex", "jsonl"])
+def test_more_readings_than_max_readings_fail_the_round(fmt: str) -> None:
+    if fmt == "regex":
+        spec = ReadingsSpec(pattern=r"t=(\d+)", max_readings=5)
+        line = "t=1\n"
+    else:
+        spec = ReadingsSpec(format="jsonl", field="t", max_readings=5)
+        line = '{"t": 1}\n'
+    assert parse_readings(line * 5, spec) == (1.0,) * 5
+    with pytest.raises(ReadingsError) as info:
+        parse_readings(line * 6, spec)
+    assert "more than 5 readings in one round" in str(info.value)
+    assert "max_readings" in str(info.value)

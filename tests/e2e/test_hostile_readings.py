@@ -1,0 +1,57 @@
+"""A readings pattern that backtracks forever, and a flood of readings, against the real
+runner: the round fails with a clear reason, the campaign goes on, SIGTERM is served."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from e2e_util import query, run_benchrun, write_experiment
+
+
+def _experiment(tmp_path: Path, py: str, readings: str, code: str, rounds: int = 2) -> Path:
+    return write_experiment(
+        tmp_path,
+        f"""
+        name: hostile
+        output: {tmp_path}
+        settings: {{adaptive: false, rounds: {rounds}, warmup_rounds: 0, pin: none,
+                    max_consecutive_failures: 2, timeout: 5s}}
+        workloads:
+          - name: w
+            command: ["{py}", "-c", "{code}"]
+            readings: {readings}
+        """,
+    )
+
+
+def test_a_backtracking_pattern_fails_the_round_and_the_campaign_ends(
+    tmp_path: Path, py: str
+) -> None:
+    exp = _experiment(
+        tmp_path, py, "{pattern: '(a|aa)+b', match_timeout: 300ms}", "print('a' * 40)"
+    )
+    t0 = time.monotonic()
+    proc = run_benchrun("run", str(exp), "-q")
+    assert time.monotonic() - t0 < 30  # with Python's re: hours per round
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    rows = query(tmp_path / "hostile" / "benchrun.db", "SELECT status, reason FROM round")
+    assert len(rows) == 2
+    assert all(s == "failed" and "took more than 0.3 s" in r for s, r in rows)
+
+
+def test_a_flood_of_readings_fails_the_round_past_max_readings(tmp_path: Path, py: str) -> None:
+    exp = _experiment(
+        tmp_path,
+        py,
+        "{pattern: 't=([0-9]+)', max_readings: 1000}",
+        "print(chr(10).join(['t=1'] * 200000))",
+        rounds=1,
+    )
+    proc = run_benchrun("run", str(exp), "-q")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    db = tmp_path / "hostile" / "benchrun.db"
+    rows = query(db, "SELECT status, reason FROM round")
+    assert len(rows) == 2  # max_consecutive_failures
+    assert all(s == "failed" and "more than 1000 readings" in r for s, r in rows)
+    assert query(db, "SELECT count(*) FROM reading")[0][0] == 0
