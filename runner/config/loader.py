@@ -307,9 +307,11 @@ def _apply_overrides(raw: Any, overrides: Sequence[str], smap: SourceMap) -> dic
         if key not in key_names(SETTINGS_KEYS):
             raise UserError(f"--set {key}: {unknown_key_message(key, key_names(SETTINGS_KEYS))}")
         try:
-            given[key] = yaml.safe_load(text) if text.strip() else None
+            yaml.compose(text, Loader=yaml.SafeLoader)  # syntax only: aliases not expanded
         except yaml.YAMLError as exc:
             raise UserError(f"--set {key}: value {text!r} is not valid YAML ({exc})") from None
+        # read_yaml caps what aliases expand to, as for a file
+        given[key] = read_yaml(text, f"--set {key}")[0] if text.strip() else None
     _parse_setting_values(given, _OverrideMap("--set"))
     section = dict(_mapping(raw, ("settings",), smap, "setting: value"))
     if "rounds" in given and "adaptive" not in given:

@@ -26,11 +26,14 @@ MAX_VALUES_ENV = "BENCHRUN_MAX_CONFIG_VALUES"
 
 
 def dotted(path: Sequence[str | int]) -> str:
-    """``("workloads", 1, "command")`` -> ``"workloads[1].command"``; ``()`` -> ``"top level"``."""
+    """``("workloads", 1, "command")`` -> ``"workloads[1].command"``; ``()`` -> ``"top level"``;
+    a key holding spaces or control characters is shown quoted: ``env['A B']``."""
     out = ""
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif not part.isprintable() or any(c.isspace() for c in part):
+            out += f"[{part!r}]"  # a key with a newline or NUL stays on one visible line
         else:
             out += ("." if out else "") + part
     return out or "top level"
@@ -79,7 +82,10 @@ def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
     :class:`UserError` naming ``display`` and the line.
     """
     smap = SourceMap(display)
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:
+        raise UserError(_reader_message(text, exc, display)) from None
     try:
         node = loader.get_single_node()
         if node is None:
@@ -98,6 +104,8 @@ def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
             f"{display}:{line}: YAML syntax error: {what}; "
             "check indentation, colons and quoting on this line or the one before"
         ) from None
+    except yaml.reader.ReaderError as exc:
+        raise UserError(_reader_message(text, exc, display)) from None
     except RecursionError:
         raise UserError(
             f"{display}:1: YAML nested too deeply to read; an experiment needs a few levels"
@@ -107,6 +115,15 @@ def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
     finally:
         loader.dispose()
     return data, smap
+
+
+def _reader_message(text: str, exc: yaml.reader.ReaderError, display: str) -> str:
+    """``FILE:LINE: character U+0008 is not allowed in YAML ...`` for a non-printable char."""
+    line = text.count("\n", 0, max(0, exc.position)) + 1
+    return (
+        f"{display}:{line}: character U+{exc.character:04X} is not allowed in YAML "
+        "(control characters other than tab and newline); remove it"
+    )
 
 
 def value_limit() -> int:
