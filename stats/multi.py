@@ -14,7 +14,7 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -28,7 +28,9 @@ from benchrun.stats.compare import (
 from benchrun.stats.results import HasPValue, jsonable
 
 DIRECTIONS = ("lower_is_better", "higher_is_better")
-SEPARATED, EQUIVALENT, UNDECIDED = "separated", "equivalent", "undecided"
+SEPARATED: Final = "separated"
+EQUIVALENT: Final = "equivalent"
+UNDECIDED: Final = "undecided"
 
 
 # ----------------------------------------------------------------------------- Holm

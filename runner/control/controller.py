@@ -12,12 +12,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, NamedTuple, TypeGuard
 
+from benchrun.runner.config.experiment import Settings
 from benchrun.runner.control.collector import WorkloadStats
 from benchrun.runner.control.decision import (
     BaselineStatus,
+    BaselineVerdict,
     Decision,
     Event,
     PairStatus,
+    TestKind,
     WorkloadStatus,
 )
 from benchrun.runner.control.pairing import PairSource
@@ -56,6 +59,7 @@ __all__ = [
 DIRECTIONS = ("lower_is_better", "higher_is_better")
 #: how two workloads of one campaign are compared (``settings.comparison``)
 COMPARISONS = ("paired", "independent")
+_DEFAULTS = Settings()
 
 
 @dataclass(frozen=True)
@@ -92,20 +96,21 @@ class ControllerParams:
     separation must also hold with subsessions of 2q.
     """
 
-    confidence: float = 0.95
-    ci_rel_width: float | None = 0.05
-    alpha: float = 0.01
-    margin: float = 0.01
-    min_rounds: int = 5
-    min_subsessions: int | None = None
-    max_rounds: int = 500
-    max_time: float | None = 3600.0
+    # the settings' defaults are the experiment file's (one source: Settings)
+    confidence: float = _DEFAULTS.confidence
+    ci_rel_width: float | None = _DEFAULTS.ci_rel_width
+    alpha: float = _DEFAULTS.alpha
+    margin: float = _DEFAULTS.margin
+    min_rounds: int = _DEFAULTS.min_rounds
+    min_subsessions: int | None = _DEFAULTS.min_subsessions
+    max_rounds: int = _DEFAULTS.max_rounds
+    max_time: float | None = _DEFAULTS.max_time
     look_ratio: float = 1.5
     spending: str = "uniform"
     allocation_share: float = 1.0 / 3.0
     min_series: int = 8
     check_2q: bool = True
-    comparison: str = "paired"
+    comparison: str = _DEFAULTS.comparison
 
     def __post_init__(self) -> None:
         def bad(key: str, why: str) -> UserError:
@@ -1095,7 +1100,7 @@ class Controller:
                     ), None)  # fmt: skip
             else:
                 ratio = self._ratio(label, name, st, rounds)
-            test = "paired" if paired else "welch"
+            test: TestKind = "paired" if paired else "welch"
             if rec is not None:
                 wide = self._wide(label, name) if paired else None
                 if wide is not None:
@@ -1117,7 +1122,7 @@ class Controller:
             sides = (name,) if label == "@stored" else (name, label)
             enlist(sides, f"{name} vs {label_text}", shares, more, paired=paired)
             has_data = (s is not None and s.mean is not None) if paired else side[name] is not None
-            verdict = UNDECIDED if has_data else "no data"
+            verdict: BaselineVerdict = UNDECIDED if has_data else "no data"
             notes = (note,) if note else ()
             baselines.append(BaselineStatus(
                 name, label_text, verdict, None, None, cur_mean,

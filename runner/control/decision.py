@@ -11,11 +11,27 @@ and widths relative (0.05 = 5 %).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from benchrun.stats.results import jsonable
 
-__all__ = ["Event", "WorkloadStatus", "PairStatus", "BaselineStatus", "Decision"]
+__all__ = [
+    "BaselineVerdict",
+    "BaselineStatus",
+    "Decision",
+    "Event",
+    "PairStatus",
+    "PairVerdict",
+    "TestKind",
+    "WorkloadStatus",
+]
+
+#: a pair of workloads: told apart, shown equivalent (TOST), or not yet either (§7)
+PairVerdict = Literal["separated", "equivalent", "undecided"]
+#: a workload against its baseline, in the metric's direction (worse = "slower")
+BaselineVerdict = Literal["slower", "faster", "equivalent", "undecided", "no data"]
+#: what decides a comparison: per-pass log ratios (docs/paired.md) or Welch
+TestKind = Literal["paired", "welch"]
 
 
 class Event(NamedTuple):
@@ -63,7 +79,7 @@ class PairStatus:
 
     a: str
     b: str
-    verdict: str
+    verdict: PairVerdict
     look: int | None
     alpha: float | None
     welch_p: float | None
@@ -72,7 +88,7 @@ class PairStatus:
     relative_difference: float | None
     rounds_needed: int | None
     #: what decides the pair: "paired" (per-pass log ratios, docs/paired.md) or "welch"
-    test: str | None = None
+    test: TestKind | None = None
     #: b/a and its CI at the campaign's confidence (now, not at the look); passes in the
     #: paired series (None for Welch)
     ratio: float | None = None
@@ -94,7 +110,7 @@ class BaselineStatus:
 
     name: str
     baseline: str
-    verdict: str
+    verdict: BaselineVerdict
     look: int | None
     alpha: float | None
     mean: float | None
@@ -106,7 +122,7 @@ class BaselineStatus:
     rounds_needed: int | None
     notes: tuple[str, ...] = ()
     #: as in PairStatus; the ratio is workload / baseline
-    test: str | None = None
+    test: TestKind | None = None
     ratio: float | None = None
     ratio_low: float | None = None
     ratio_high: float | None = None
