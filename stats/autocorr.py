@@ -268,7 +268,8 @@ def subsession_means(values: Iterable[float] | np.ndarray, q: int) -> np.ndarray
     References
     ----------
     .. [1] Y. Li, Y. Gupta, E. L. Miller and D. D. E. Long, "Pilot: a framework that
-       understands how to do performance benchmarks the right way", MASCOTS 2016.
+       understands how to do performance benchmarks the right way", 24th IEEE MASCOTS, 2016.
+       doi:10.1109/MASCOTS.2016.31
 
     Examples
     --------
@@ -548,7 +549,8 @@ def pilot_subsession_size(
     References
     ----------
     .. [1] Y. Li, Y. Gupta, E. L. Miller and D. D. E. Long, "Pilot: a framework that
-       understands how to do performance benchmarks the right way", MASCOTS 2016.
+       understands how to do performance benchmarks the right way", 24th IEEE MASCOTS, 2016.
+       doi:10.1109/MASCOTS.2016.31
 
     Examples
     --------

@@ -187,7 +187,8 @@ def welch_from_summary(
        population variances are involved", Biometrika 34(1/2):28-35, 1947.
        doi:10.2307/2332510
     .. [2] Y. Li, Y. Gupta, E. L. Miller and D. D. E. Long, "Pilot: a framework that
-       understands how to do performance benchmarks the right way", MASCOTS 2016.
+       understands how to do performance benchmarks the right way", 24th IEEE MASCOTS, 2016.
+       doi:10.1109/MASCOTS.2016.31
 
     Examples
     --------
@@ -371,7 +372,8 @@ def required_sample_size(
     References
     ----------
     .. [1] Y. Li, Y. Gupta, E. L. Miller and D. D. E. Long, "Pilot: a framework that
-       understands how to do performance benchmarks the right way", MASCOTS 2016.
+       understands how to do performance benchmarks the right way", 24th IEEE MASCOTS, 2016.
+       doi:10.1109/MASCOTS.2016.31
     .. [2] J. Cohen, *Statistical Power Analysis for the Behavioral Sciences*, 2nd ed.,
        Lawrence Erlbaum, 1988.
 
@@ -786,7 +788,8 @@ def effect_size_from_summary(
     ----------
     .. [1] J. H. Steiger and R. T. Fouladi, "Noncentrality interval estimation and the
        evaluation of statistical models", in L. L. Harlow, S. A. Mulaik and J. H. Steiger
-       (eds.), *What If There Were No Significance Tests?*, Lawrence Erlbaum, 1997.
+       (eds.), *What If There Were No Significance Tests?*, pp. 221-257, Lawrence
+       Erlbaum, 1997.
     .. [2] L. V. Hedges and I. Olkin, *Statistical Methods for Meta-Analysis*, Academic
        Press, 1985.
 
@@ -861,7 +864,8 @@ def effect_size(a: ArrayLike, b: ArrayLike, confidence: float = 0.95) -> EffectS
     ----------
     .. [1] J. H. Steiger and R. T. Fouladi, "Noncentrality interval estimation and the
        evaluation of statistical models", in L. L. Harlow, S. A. Mulaik and J. H. Steiger
-       (eds.), *What If There Were No Significance Tests?*, Lawrence Erlbaum, 1997.
+       (eds.), *What If There Were No Significance Tests?*, pp. 221-257, Lawrence
+       Erlbaum, 1997.
     .. [2] L. V. Hedges and I. Olkin, *Statistical Methods for Meta-Analysis*, Academic
        Press, 1985.
 

@@ -218,7 +218,8 @@ def subsessions_for_width(
     References
     ----------
     .. [1] Y. Li, Y. Gupta, E. L. Miller and D. D. E. Long, "Pilot: a framework that
-       understands how to do performance benchmarks the right way", MASCOTS 2016.
+       understands how to do performance benchmarks the right way", 24th IEEE MASCOTS, 2016.
+       doi:10.1109/MASCOTS.2016.31
 
     Examples
     --------
@@ -556,9 +557,11 @@ def proportion_ci(successes: int, trials: int, confidence: float = 0.95) -> Inte
        doi:10.1080/01621459.1927.10502953
     .. [2] R. G. Newcombe, "Two-sided confidence intervals for the single proportion:
        comparison of seven methods", Statistics in Medicine 17(8):857-872, 1998.
+       doi:10.1002/(SICI)1097-0258(19980430)17:8<857::AID-SIM777>3.0.CO;2-E
     .. [3] S.-A.-A. Touati, J. Worms and S. Briais, "The Speedup-Test: a statistical
        methodology for programme speedup analysis and computation", Concurrency and
-       Computation: Practice and Experience, 2013.
+       Computation: Practice and Experience 25(10):1410-1426, 2013.
+       doi:10.1002/cpe.2939
 
     Examples
     --------
@@ -634,7 +637,8 @@ def proportion_sample_size(p: float, r: float, confidence: float = 0.95) -> int:
     ----------
     .. [1] S.-A.-A. Touati, J. Worms and S. Briais, "The Speedup-Test: a statistical
        methodology for programme speedup analysis and computation", Concurrency and
-       Computation: Practice and Experience, 2013.
+       Computation: Practice and Experience 25(10):1410-1426, 2013.
+       doi:10.1002/cpe.2939
 
     Examples
     --------

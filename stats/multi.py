@@ -401,7 +401,8 @@ def rank_results(
     References
     ----------
     .. [1] Y. Li, Y. Gupta, E. L. Miller and D. D. E. Long, "Pilot: a framework that
-       understands how to do performance benchmarks the right way", MASCOTS 2016.
+       understands how to do performance benchmarks the right way", 24th IEEE MASCOTS, 2016.
+       doi:10.1109/MASCOTS.2016.31
     .. [2] S. Holm, "A simple sequentially rejective multiple test procedure",
        Scandinavian Journal of Statistics 6(2):65-70, 1979.
 

@@ -153,7 +153,8 @@ def speedup_test(x: ArrayLike, y: ArrayLike, alpha: float = 0.05) -> SpeedupTest
     ----------
     .. [1] S.-A.-A. Touati, J. Worms and S. Briais, "The Speedup-Test: a statistical
        methodology for programme speedup analysis and computation", Concurrency and
-       Computation: Practice and Experience, 2013.
+       Computation: Practice and Experience 25(10):1410-1426, 2013.
+       doi:10.1002/cpe.2939
     .. [2] S. S. Shapiro and M. B. Wilk, "An analysis of variance test for normality
        (complete samples)", Biometrika 52(3/4):591-611, 1965. doi:10.1093/biomet/52.3-4.591
     .. [3] H. B. Mann and D. R. Whitney, "On a test of whether one of two random variables
@@ -439,7 +440,8 @@ def speedup_suite(
     ----------
     .. [1] S.-A.-A. Touati, J. Worms and S. Briais, "The Speedup-Test: a statistical
        methodology for programme speedup analysis and computation", Concurrency and
-       Computation: Practice and Experience, 2013.
+       Computation: Practice and Experience 25(10):1410-1426, 2013.
+       doi:10.1002/cpe.2939
 
     Examples
     --------

@@ -526,7 +526,8 @@ def summarize(
        systems: twelve ways to tell the masses when reporting performance results",
        SC '15. doi:10.1145/2807591.2807644
     .. [2] Y. Li, Y. Gupta, E. L. Miller and D. D. E. Long, "Pilot: a framework that
-       understands how to do performance benchmarks the right way", MASCOTS 2016.
+       understands how to do performance benchmarks the right way", 24th IEEE MASCOTS, 2016.
+       doi:10.1109/MASCOTS.2016.31
 
     Examples
     --------
