@@ -3,7 +3,8 @@
 Each sub-command lives in its own module under :mod:`runner.commands` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` (called with the parsed
 namespace, returning the exit code). Errors a user can fix arrive here as
-:class:`runner.errors.UserError` and leave as one line on stderr with a non-zero exit code.
+:class:`runner.errors.UserError` and leave as one line on stderr with a non-zero exit code;
+so does any ``sqlite3.DatabaseError`` that no layer below turned into one.
 """
 
 from __future__ import annotations
@@ -84,7 +85,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # `benchrun ... | head`: the reader went away; not an error worth a traceback.
         return 0
+    except Exception as exc:
+        if not _is_sqlite_error(exc):
+            raise
+        # the stores turn a corrupt page into a UserError naming the file; this is the
+        # last resort for any other SQLite failure (a queue database, a locked file...)
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        print(
+            f"benchrun: error: SQLite: {detail}; if a benchrun database is damaged, copy "
+            "what is readable with `sqlite3 FILE .recover | sqlite3 recovered.db` or start "
+            "a new results directory",
+            file=sys.stderr,
+        )
+        return 1
     return int(code or 0)
+
+
+def _is_sqlite_error(exc: BaseException) -> bool:
+    """``exc`` is a ``sqlite3.DatabaseError`` (sqlite3 is not imported just to ask)."""
+    sqlite3 = sys.modules.get("sqlite3")
+    return sqlite3 is not None and isinstance(exc, sqlite3.DatabaseError)
 
 
 if __name__ == "__main__":  # pragma: no cover

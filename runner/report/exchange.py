@@ -60,7 +60,7 @@ def _result(e: Estimate | None, confidence: float) -> dict[str, Any] | None:
 
 def _stored_reading_flags(db: Path, campaign_id: int) -> dict[tuple[int, int], str]:
     """Flags stored on individual readings (the store keeps them; RoundRow does not)."""
-    with Store.open(db) as store:
+    with Store.open(db) as store, store.reading():
         rows = store.conn.execute(
             "SELECT reading.round_id, reading.idx, reading.flags FROM reading JOIN round ON "
             "round.id = reading.round_id WHERE round.campaign_id = ? AND reading.flags != ''",
