@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from pathlib import Path
 
@@ -80,6 +81,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=main)
 
 
+def make_campaign_dir(campaign_dir: Path, given: str) -> None:
+    """Create ``campaign_dir`` (and its parents) or raise a UserError saying why not.
+
+    ``given`` names where the location came from (``-o DIR`` or the file's ``output:``),
+    so that the one-line error points at what to change.
+    """
+    blocker = next(
+        (p for p in (campaign_dir, *campaign_dir.parents) if p.exists() and not p.is_dir()),
+        None,
+    )
+    if blocker is not None:
+        raise UserError(
+            f"{given}: {blocker} is a file, not a directory; choose a directory for the results"
+        )
+    try:
+        campaign_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(
+            f"{given}: cannot create {campaign_dir}: {exc.strerror or exc}; choose a "
+            "writable directory"
+        ) from None
+    if not os.access(campaign_dir, os.W_OK | os.X_OK):
+        raise UserError(f"{given}: cannot write into {campaign_dir}; choose a writable directory")
+
+
 def main(args: argparse.Namespace) -> int:
     # heavy imports (scipy via the statistics) only when the command runs, so that
     # `benchrun --help` and the other commands start fast
@@ -87,6 +113,11 @@ def main(args: argparse.Namespace) -> int:
     from benchrun.runner.machine.metadata import collect_metadata, round_facts
     from benchrun.runner.results.workloads import drift_line, final_verdicts, workload_results
 
+    if args.resume and args.new:
+        raise UserError(
+            "--resume and --new contradict each other: --resume continues the interrupted "
+            "campaign, --new starts another beside it; give one of them"
+        )
     experiment = load_experiment(args.experiment, overrides=args.overrides)
     if args.output:
         experiment = dataclasses.replace(experiment, output=Path(args.output))
@@ -106,6 +137,10 @@ def main(args: argparse.Namespace) -> int:
         experiment = dataclasses.replace(experiment, settings=settings)
     if args.fail_on_unmet and not experiment.settings.adaptive:
         raise UserError("--fail-on-unmet needs adaptive mode (fixed mode has no conditions)")
+    make_campaign_dir(
+        experiment.campaign_dir,
+        f"-o {args.output}" if args.output else f"output: {experiment.output}",
+    )
     env_names = sorted(
         set(experiment.settings.env)
         | set(experiment.settings.record_env)
