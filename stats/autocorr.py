@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from scipy import fft, stats
 
-from benchrun.stats.intervals import as_series, check_confidence, opt_float
+from benchrun.stats.intervals import as_series, check_confidence, normal_quantile, opt_float
 
 __all__ = [
     "SubsessionChoice",
@@ -491,7 +491,7 @@ def subsession_size(
         lag1 = _lag1_of_means(b, float(b.mean())) if h0 >= 3 else None
         why = f"tau = {tau:.2f} readings needs {min_subsessions} subsessions of {q_min}"
         return refuse(q_min, lag1, min_subsessions * q_min, why)
-    z = float(stats.norm.ppf(0.5 + c / 2.0))
+    z = float(normal_quantile(0.5 + c / 2.0))
     while True:
         h = n // q
         b = x[: h * q].reshape(h, q).mean(axis=1)

@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
 
+from benchrun.stats.intervals import normal_quantile
 from benchrun.stats.results import AsDict, HasCI, HasPValue
 
 _ALTERNATIVES = ("two-sided", "greater", "less")
@@ -407,7 +408,7 @@ def required_sample_size(
     if va + vb == 0.0:
         return 2
     ratio = (va + vb) / (d * d)
-    n = max(2, math.ceil((stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) ** 2 * ratio))
+    n = max(2, math.ceil((normal_quantile(1 - alpha / 2) + normal_quantile(power)) ** 2 * ratio))
     if n > max_n:
         raise ValueError(f"required sample size exceeds max_n={max_n} (difference too small)")
 
@@ -625,6 +626,154 @@ def tost(
     )  # fmt: skip
 
 
+# ----------------------------------------------------------------------------- many pairs
+def _summaries(
+    mean_a: ArrayLike, var_a: ArrayLike, n_a: ArrayLike,
+    mean_b: ArrayLike, var_b: ArrayLike, n_b: ArrayLike,
+) -> list[tuple[float, float, int, float, float, int]]:  # fmt: skip
+    cols = [np.atleast_1d(np.asarray(c)).tolist() for c in (mean_a, var_a, n_a, mean_b, var_b, n_b)]
+    if len({len(c) for c in cols}) != 1:
+        raise ValueError("the six summary sequences must have the same length")
+    return [
+        (*_summary(ma, va, na, "a"), *_summary(mb, vb, nb, "b"))
+        for ma, va, na, mb, vb, nb in zip(*cols, strict=True)
+    ]
+
+
+def welch_pvalues(
+    mean_a: ArrayLike,
+    var_a: ArrayLike,
+    n_a: ArrayLike,
+    mean_b: ArrayLike,
+    var_b: ArrayLike,
+    n_b: ArrayLike,
+) -> np.ndarray:
+    """Two-sided Welch p-values of many pairs of summaries at once (docs/methods.md §6.1).
+
+    Parameters
+    ----------
+    mean_a, var_a, n_a, mean_b, var_b, n_b : array_like
+        One entry per pair, as for :func:`welch_from_summary` (means in the metric's unit,
+        variances ddof=1 in the unit squared, counts >= 2).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``welch_from_summary(...).p_value`` of every pair, equal to it bit for bit: the
+        scalar arithmetic is the same and Student's t survival function is evaluated once
+        on all pairs (scipy's ufunc) instead of once per pair.
+
+    Examples
+    --------
+    >>> p = welch_pvalues([10.0, 5.0, 1.0], [0.04, 0.01, 0.0], [10, 8, 5],
+    ...                   [10.5, 5.0, 1.0], [0.09, 0.02, 0.0], [12, 8, 5])
+    >>> [float(v) == welch_from_summary(*args).p_value for v, args in zip(p, [
+    ...     (10.0, 0.04, 10, 10.5, 0.09, 12), (5.0, 0.01, 8, 5.0, 0.02, 8),
+    ...     (1.0, 0.0, 5, 1.0, 0.0, 5)])]
+    [True, True, True]
+    >>> from scipy.stats import ttest_ind_from_stats
+    >>> ref = ttest_ind_from_stats(10.0, 0.2, 10, 10.5, 0.3, 12, equal_var=False).pvalue
+    >>> bool(abs(p[0] - ref) < 1e-12)
+    True
+    """
+    rows = _summaries(mean_a, var_a, n_a, mean_b, var_b, n_b)
+    out = np.empty(len(rows))
+    t_abs: list[float] = []
+    nus: list[float] = []
+    at: list[int] = []
+    for i, (ma, va, na, mb, vb, nb) in enumerate(rows):
+        diff = ma - mb
+        nu = welch_df(va, na, vb, nb)
+        if nu is None:  # both constant: the difference is exact (as welch_from_summary)
+            out[i] = 1.0 if diff == 0.0 else 0.0
+            continue
+        t_abs.append(abs(diff / math.sqrt(va / na + vb / nb)))
+        nus.append(nu)
+        at.append(i)
+    if at:
+        p = 2.0 * stats.t.sf(np.asarray(t_abs), np.asarray(nus))
+        out[at] = np.minimum(1.0, p)
+    return out
+
+
+def tost_pvalues(
+    mean_a: ArrayLike,
+    var_a: ArrayLike,
+    n_a: ArrayLike,
+    mean_b: ArrayLike,
+    var_b: ArrayLike,
+    n_b: ArrayLike,
+    margin: float,
+    relative: ArrayLike = True,
+    alpha: float = 0.05,
+) -> tuple[np.ndarray, np.ndarray]:
+    """TOST p-values and verdicts of many pairs of summaries at once (docs/methods.md §6.4).
+
+    Parameters
+    ----------
+    mean_a, var_a, n_a, mean_b, var_b, n_b : array_like
+        One entry per pair, as for :func:`tost_from_summary`.
+    margin : float
+        Equivalence margin δ: a fraction of ``|mean_a|`` where ``relative``, else in the
+        metric's unit.
+    relative : bool or array_like of bool
+        Whether ``margin`` is relative, for all pairs or per pair.
+    alpha : float
+        Level of each one-sided test, in (0, 0.5).
+
+    Returns
+    -------
+    p_value : numpy.ndarray
+        ``tost_from_summary(...).p_value`` of every pair, bit for bit (the t distribution
+        is evaluated once on all pairs).
+    equivalent : numpy.ndarray of bool
+        ``tost_from_summary(...).equivalent`` of every pair.
+
+    Examples
+    --------
+    >>> p, eq = tost_pvalues([100.0, 100.0], [4.0, 4.0], [20, 20], [100.5, 104.0],
+    ...                      [5.0, 5.0], [20, 20], margin=0.02)
+    >>> r = tost_from_summary(100.0, 4.0, 20, 100.5, 5.0, 20, margin=0.02)
+    >>> float(p[0]) == r.p_value, bool(eq[0]) == r.equivalent, eq.tolist()
+    (True, True, [True, False])
+    """
+    rows = _summaries(mean_a, var_a, n_a, mean_b, var_b, n_b)
+    alpha = _level(alpha, "alpha")
+    if not 0.5 > alpha:
+        raise ValueError(f"alpha must be below 0.5 for TOST, got {alpha}")
+    margin = float(margin)
+    if not (math.isfinite(margin) and margin > 0):
+        raise ValueError(f"margin must be a finite number > 0, got {margin}")
+    rel = np.broadcast_to(np.asarray(relative, dtype=bool), (len(rows),))
+    p_out = np.empty(len(rows))
+    eq_out = np.zeros(len(rows), dtype=bool)
+    lower: list[float] = []
+    upper: list[float] = []
+    nus: list[float] = []
+    at: list[int] = []
+    for i, (ma, va, na, mb, vb, nb) in enumerate(rows):
+        delta = margin * abs(ma) if rel[i] else margin
+        if delta == 0.0:
+            raise ValueError("a relative margin needs mean_a != 0; give an absolute margin instead")
+        d = ma - mb
+        nu = welch_df(va, na, vb, nb)
+        if nu is None:  # deterministic, as tost_from_summary
+            p_out[i] = max(0.0 if d > -delta else 1.0, 0.0 if d < delta else 1.0)
+            eq_out[i] = -delta < d < delta
+            continue
+        se = math.sqrt(va / na + vb / nb)
+        lower.append((d + delta) / se)
+        upper.append((d - delta) / se)
+        nus.append(nu)
+        at.append(i)
+    if at:
+        df = np.asarray(nus)
+        p = np.maximum(stats.t.sf(np.asarray(lower), df), stats.t.cdf(np.asarray(upper), df))
+        p_out[at] = p
+        eq_out[at] = p < alpha
+    return p_out, eq_out
+
+
 # ----------------------------------------------------------------------------- Mann-Whitney
 @dataclass(frozen=True)
 class MannWhitneyResult(HasPValue, AsDict):
@@ -737,8 +886,8 @@ def hedges_correction(df: float) -> float:
 def _ncp_bound(t_obs: float, df: float, target: float) -> float:
     """The noncentrality λ with nct.cdf(t_obs, df, λ) = target (cdf decreases in λ)."""
 
-    def f(lam: float) -> float:
-        return float(stats.nct.cdf(t_obs, df, lam)) - target
+    def f(lam: float) -> float:  # stats.nct.cdf(t_obs, df, lam) without its wrapper
+        return float(special.nctdtr(df, lam, t_obs)) - target
 
     width = 2.0 + abs(t_obs) * 0.5
     lo, hi = t_obs - width, t_obs + width

@@ -17,6 +17,7 @@ made-up number. Units: an interval has the unit of the data it was computed from
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable, Iterable
@@ -69,6 +70,58 @@ def check_confidence(confidence: float) -> float:
     if not 0.0 < c < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
     return c
+
+
+@functools.lru_cache(maxsize=4096)
+def t_quantile(q: float, df: float) -> float:
+    """The q-quantile of Student's t with ``df`` degrees of freedom, remembered per (q, df).
+
+    Parameters
+    ----------
+    q : float
+        Probability, in (0, 1).
+    df : float
+        Degrees of freedom, > 0.
+
+    Returns
+    -------
+    float
+        ``scipy.stats.t.ppf(q, df)`` as a Python float (no unit). Many groups of the same
+        size need the same quantile; it is computed once.
+
+    Examples
+    --------
+    >>> t_quantile(0.975, 9) == float(stats.t.ppf(0.975, 9))
+    True
+    >>> round(t_quantile(0.975, 9), 6)
+    2.262157
+    """
+    return float(stats.t.ppf(q, df))
+
+
+@functools.lru_cache(maxsize=1024)
+def normal_quantile(q: float) -> np.float64:
+    """The q-quantile of the standard normal distribution, remembered per q.
+
+    Parameters
+    ----------
+    q : float
+        Probability, in (0, 1).
+
+    Returns
+    -------
+    numpy.float64
+        ``scipy.stats.norm.ppf(q)`` exactly as scipy returns it (a numpy scalar, so that
+        arithmetic on it is the same as on scipy's own result).
+
+    Examples
+    --------
+    >>> normal_quantile(0.975) == stats.norm.ppf(0.975)
+    True
+    >>> round(float(normal_quantile(0.975)), 6)
+    1.959964
+    """
+    return np.float64(stats.norm.ppf(q))
 
 
 def opt_float(v: float | np.floating | None) -> float | None:
@@ -176,7 +229,7 @@ def mean_ci(values: Iterable[float] | np.ndarray, confidence: float = 0.95) -> I
     s = float(np.std(x, ddof=1))
     if s == 0.0:
         return Interval(m, m, m, c, "student-t", n, ("all values equal: CI has zero width",))
-    half = float(stats.t.ppf(0.5 + c / 2.0, n - 1)) * s / math.sqrt(n)
+    half = t_quantile(0.5 + c / 2.0, n - 1) * s / math.sqrt(n)
     return Interval(m, m - half, m + half, c, "student-t", n)
 
 
@@ -265,6 +318,12 @@ def _order_stat_ranks(n: float, p: float, alpha: float) -> tuple[int, int] | Non
     nn = int(math.floor(n))
     if nn < 1:
         return None
+    return _binomial_ranks(nn, float(p), float(alpha))
+
+
+@functools.lru_cache(maxsize=4096)
+def _binomial_ranks(nn: int, p: float, alpha: float) -> tuple[int, int] | None:
+    """:func:`_order_stat_ranks` for an integer n, remembered: many groups share n."""
     b = stats.binom(nn, p)
     # largest j with cdf(j-1) <= alpha/2  ->  j - 1 = largest m with cdf(m) <= alpha/2
     m = int(b.ppf(alpha / 2.0))  # smallest m with cdf(m) >= alpha/2

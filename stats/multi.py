@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Final, NamedTuple
 
 import numpy as np
@@ -22,8 +22,8 @@ from scipy import stats
 
 from benchrun.stats.compare import (
     required_sample_size,
-    tost_from_summary,
-    welch_from_summary,
+    tost_pvalues,
+    welch_pvalues,
 )
 from benchrun.stats.results import HasPValue, jsonable
 
@@ -119,9 +119,19 @@ class OmnibusResult(HasPValue):
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        d = jsonable(asdict(self))
-        d["effect_sizes"] = [jsonable(asdict(e)) for e in self.effect_sizes]
+        """JSON-safe dict of the fields in order, ``effect_sizes`` as ``{a, b, e}`` dicts."""
+        d: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "effect_sizes":
+                d[f.name] = [{"a": e.a, "b": e.b, "e": jsonable(e.e)} for e in value]
+            else:
+                d[f.name] = jsonable(value)
         return d
+
+
+#: default cap on the pairwise effect sizes E of the omnibus tests (k = 141 groups)
+MAX_EFFECT_PAIRS = 10_000
 
 
 def _groups(groups: Mapping[str, ArrayLike] | Sequence[ArrayLike]) -> tuple[list, list]:
@@ -152,16 +162,30 @@ def _omnibus(
     p: float,
     df: tuple[float, ...],
     notes: list[str],
+    max_pairs: int | None = None,
 ) -> OmnibusResult:
     k, n_total = len(arrays), sum(a.size for a in arrays)
     means = [float(a.mean()) for a in arrays]
     ss_within = sum(float(np.sum((a - a.mean()) ** 2)) for a in arrays)
     msw = ss_within / (n_total - k)
-    effects = []
-    for i in range(k):
-        for j in range(i + 1, k):
-            e = (means[i] - means[j]) / math.sqrt(msw) if msw > 0 else None
-            effects.append(PairEffect(names[i], names[j], e))
+    all_pairs = k * (k - 1) // 2
+    if max_pairs is None or all_pairs <= max_pairs:
+        first, second = np.triu_indices(k, 1)
+    else:  # neighbours in the order given: k - 1 pairs, not k(k-1)/2
+        first, second = np.arange(k - 1), np.arange(1, k)
+        notes.append(
+            f"effect sizes E for the {k - 1} neighbouring groups (in the order given) only: "
+            f"all {all_pairs} pairs of {k} groups exceed the limit of {max_pairs} pairs"
+        )
+    if msw > 0:
+        m = np.asarray(means)
+        e_values: list[float | None] = ((m[first] - m[second]) / math.sqrt(msw)).tolist()
+    else:
+        e_values = [None] * first.size
+    effects = [
+        PairEffect(names[i], names[j], e)
+        for i, j, e in zip(first.tolist(), second.tolist(), e_values, strict=True)
+    ]
     if msw == 0:
         notes.append("within-group variance is 0: effect sizes E are undefined")
     return OmnibusResult(
@@ -181,7 +205,9 @@ def _omnibus(
     )
 
 
-def anova(groups: Mapping[str, ArrayLike] | Sequence[ArrayLike]) -> OmnibusResult:
+def anova(
+    groups: Mapping[str, ArrayLike] | Sequence[ArrayLike], *, max_pairs: int | None = None
+) -> OmnibusResult:
     """One-way ANOVA F-test of equal means (docs/methods.md §7, [HOEFLER] §3.2).
 
     Parameters
@@ -189,6 +215,9 @@ def anova(groups: Mapping[str, ArrayLike] | Sequence[ArrayLike]) -> OmnibusResul
     groups : mapping of str to array_like, or sequence of array_like
         At least 2 groups (named by the mapping's keys, else by position), each a
         one-dimensional sample of at least 2 finite values, in one unit.
+    max_pairs : int, optional
+        Most pairwise effect sizes E to compute; with more than ``max_pairs`` pairs of
+        groups, only the k - 1 neighbours in the order given (with a note). None: all.
 
     Returns
     -------
@@ -236,12 +265,16 @@ def anova(groups: Mapping[str, ArrayLike] | Sequence[ArrayLike]) -> OmnibusResul
     if all(np.ptp(a) == 0 for a in arrays):
         same = len({float(a[0]) for a in arrays}) == 1
         note = "every group is constant: no F-test, the means are compared exactly"
-        return _omnibus("one-way ANOVA", names, arrays, None, 1.0 if same else 0.0, df, [note])
+        p = 1.0 if same else 0.0
+        return _omnibus("one-way ANOVA", names, arrays, None, p, df, [note], max_pairs)
     res = stats.f_oneway(*arrays)
-    return _omnibus("one-way ANOVA", names, arrays, float(res.statistic), float(res.pvalue), df, [])
+    stat, p = float(res.statistic), float(res.pvalue)
+    return _omnibus("one-way ANOVA", names, arrays, stat, p, df, [], max_pairs)
 
 
-def kruskal_wallis(groups: Mapping[str, ArrayLike] | Sequence[ArrayLike]) -> OmnibusResult:
+def kruskal_wallis(
+    groups: Mapping[str, ArrayLike] | Sequence[ArrayLike], *, max_pairs: int | None = None
+) -> OmnibusResult:
     """Kruskal-Wallis H test that all groups come from one distribution (docs/methods.md §7).
 
     Parameters
@@ -249,6 +282,9 @@ def kruskal_wallis(groups: Mapping[str, ArrayLike] | Sequence[ArrayLike]) -> Omn
     groups : mapping of str to array_like, or sequence of array_like
         At least 2 groups (named by the mapping's keys, else by position), each a
         one-dimensional sample of at least 2 finite values, in one unit.
+    max_pairs : int, optional
+        Most pairwise effect sizes E to compute; with more than ``max_pairs`` pairs of
+        groups, only the k - 1 neighbours in the order given (with a note). None: all.
 
     Returns
     -------
@@ -289,11 +325,10 @@ def kruskal_wallis(groups: Mapping[str, ArrayLike] | Sequence[ArrayLike]) -> Omn
     df = (float(len(arrays) - 1),)
     if len({float(v) for a in arrays for v in a}) == 1:
         note = "all values are identical: H is undefined, p = 1"
-        return _omnibus("Kruskal-Wallis", names, arrays, None, 1.0, df, [note])
+        return _omnibus("Kruskal-Wallis", names, arrays, None, 1.0, df, [note], max_pairs)
     res = stats.kruskal(*arrays)
-    return _omnibus(
-        "Kruskal-Wallis", names, arrays, float(res.statistic), float(res.pvalue), df, []
-    )
+    stat, p = float(res.statistic), float(res.pvalue)
+    return _omnibus("Kruskal-Wallis", names, arrays, stat, p, df, [], max_pairs)
 
 
 # ----------------------------------------------------------------------------- ranking
@@ -344,8 +379,16 @@ class Ranking:
         return all(p.verdict != UNDECIDED for p in self.pairs)
 
     def to_dict(self) -> dict[str, Any]:
-        d = jsonable(asdict(self))
-        d["pairs"] = [jsonable(asdict(p)) for p in self.pairs]
+        """JSON-safe dict of the fields in order (``pairs`` as dicts), then ``decided``."""
+        d: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "pairs":
+                d[f.name] = [
+                    {g.name: jsonable(getattr(p, g.name)) for g in fields(p)} for p in value
+                ]
+            else:
+                d[f.name] = jsonable(value)
         d["decided"] = self.decided
         return d
 
@@ -476,14 +519,24 @@ def rank_results(
     sign = 1.0 if direction == "lower_is_better" else -1.0
     rows.sort(key=lambda r: sign * r.mean)
     k = len(rows)
-    welch_ps = [
-        welch_from_summary(a.mean, a.var, a.n, b.mean, b.var, b.n).p_value
-        for a, b in itertools.pairwise(rows)
-    ]
+    # the k-1 adjacent pairs at once: the same numbers as one welch/tost_from_summary each
+    a_side, b_side = rows[:-1], rows[1:]
+    cols = (
+        [r.mean for r in a_side], [r.var for r in a_side], [r.n for r in a_side],
+        [r.mean for r in b_side], [r.var for r in b_side], [r.n for r in b_side],
+    )  # fmt: skip
+    welch_ps = [float(p) for p in welch_pvalues(*cols)] if k > 1 else []
+    tost_p, tost_eq = (
+        tost_pvalues(*cols, margin=margin, relative=[r.mean != 0 for r in a_side], alpha=alpha)
+        if k > 1
+        else (np.empty(0), np.empty(0, dtype=bool))
+    )
     adjusted = holm(welch_ps)
     pairs = [
-        _decide(a, b, p, p_holm, k, alpha, margin)
-        for (a, b), p, p_holm in zip(itertools.pairwise(rows), welch_ps, adjusted, strict=True)
+        _decide(a, b, p, p_holm, float(tp), bool(te), k, alpha)
+        for (a, b), p, p_holm, tp, te in zip(
+            itertools.pairwise(rows), welch_ps, adjusted, tost_p, tost_eq, strict=True
+        )
     ]
     notes = ["adjacent Welch tests corrected with Holm's step-down method"] if k > 2 else []
     return Ranking(
@@ -512,9 +565,16 @@ class _Row(NamedTuple):
 
 
 def _decide(
-    a: _Row, b: _Row, p: float, p_holm: float, k: int, alpha: float, margin: float
+    a: _Row,
+    b: _Row,
+    p: float,
+    p_holm: float,
+    tost_p: float,
+    equivalent: bool,
+    k: int,
+    alpha: float,
 ) -> PairVerdict:
-    """The §7 verdict for neighbours a (better) and b."""
+    """The §7 verdict for neighbours a (better) and b, given their Welch and TOST results."""
     notes: list[str] = []
     overlap = not (a.hi < b.lo or b.hi < a.lo)
     diff = b.mean - a.mean
@@ -523,13 +583,10 @@ def _decide(
         notes.append("mean of a is 0: no relative difference; TOST margin taken as absolute")
     sp2 = ((a.n - 1) * a.var + (b.n - 1) * b.var) / (a.n + b.n - 2)
     eff = diff / math.sqrt(sp2) if sp2 > 0 else None
-    t = tost_from_summary(
-        a.mean, a.var, a.n, b.mean, b.var, b.n, margin=margin, relative=a.mean != 0, alpha=alpha
-    )
     required = None
     if not overlap or p_holm < alpha:
         verdict = SEPARATED
-    elif t.equivalent:
+    elif equivalent:
         verdict = EQUIVALENT
     else:
         verdict = UNDECIDED
@@ -545,7 +602,7 @@ def _decide(
         verdict=verdict,
         welch_p=p,
         welch_p_holm=p_holm,
-        tost_p=t.p_value,
+        tost_p=tost_p,
         ci_overlap=overlap,
         difference=diff,
         relative_difference=rel,
