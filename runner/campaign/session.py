@@ -25,7 +25,9 @@ from typing import Any, Protocol
 from benchrun.runner import __version__
 from benchrun.runner.config.experiment import Experiment, Workload
 from benchrun.runner.errors import UserError
+from benchrun.runner.execute.containment import INFLIGHT_FILE, end_leftovers
 from benchrun.runner.execute.executor import Executor, RoundOutcome, RoundSpec
+from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.machine.quiet import quiet_settings, wait_for_quiet
 from benchrun.runner.store.database import CampaignRow, NewRound, Store
 
@@ -518,7 +520,15 @@ def campaign_session(
     the machine snapshot of a new campaign; ``round_facts_fn(cpus)`` the facts of a round."""
     settings = experiment.settings
     with campaign_lock(experiment.campaign_dir), Store.create_or_open(experiment.db_path) as store:
+        inflight = experiment.campaign_dir / INFLIGHT_FILE
+        ended = end_leftovers(inflight)  # a run killed with SIGKILL left its round running
+        if ended:
+            display.message(ended)
+        if isinstance(executor, LocalExecutor):
+            executor.inflight_path = inflight
         campaign, states = start_campaign(store, experiment, resume, new, metadata_fn)
+        if ended:
+            store.add_event(campaign.id, "leftovers", ended, {})
         with _Interrupts(executor, settings.on_interrupt == "kill") as interrupts:
             yield RoundLauncher(
                 store,

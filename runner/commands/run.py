@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import sys
@@ -13,6 +14,7 @@ from rich.console import Console
 from benchrun.runner.commands import add_set_option
 from benchrun.runner.config.loader import load_experiment
 from benchrun.runner.errors import UserError
+from benchrun.runner.execute.containment import containment_record
 from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.execute.pinning import pinned_runner, plan_pinning
 from benchrun.runner.store.database import Store
@@ -151,18 +153,22 @@ def main(args: argparse.Namespace) -> int:
     err = Console(stderr=True)
     if not args.quiet and plan.reason:
         err.print(f"pinning: {plan.reason}")
-    with pinned_runner(plan):
+    executor = LocalExecutor()
+    with pinned_runner(plan), contextlib.closing(executor):
         outcome = run_campaign(
             experiment,
-            LocalExecutor(),
+            executor,
             display,
             resume=args.resume,
             new=args.new,
-            metadata_fn=lambda: collect_metadata(
-                env_names=env_names,
-                experiment_path=experiment.source_path,
-                workload_cpus=plan.workload_cpus,
-            ),
+            metadata_fn=lambda: {
+                **collect_metadata(
+                    env_names=env_names,
+                    experiment_path=experiment.source_path,
+                    workload_cpus=plan.workload_cpus,
+                ),
+                "containment": containment_record(executor.containment),
+            },
             round_facts_fn=round_facts,
             workload_cpus=plan.workload_cpus,
         )

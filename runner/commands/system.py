@@ -13,6 +13,7 @@ from typing import Any
 
 from benchrun.runner.config.cpulist import parse_kernel_cpu_list
 from benchrun.runner.errors import UserError
+from benchrun.runner.execute.containment import Containment, containment_record
 from benchrun.runner.machine.metadata import (
     collect_metadata,
     describe_machine,
@@ -56,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
     """Collect the record and print it; returns 0."""
     cpus = _parse_cpus(getattr(args, "cpus", None))
     meta = collect_metadata(workload_cpus=cpus)
+    probe = Containment.create()
+    meta["containment"] = containment_record(probe)
+    probe.close()
     if args.json:
         print(json.dumps(meta, indent=2, allow_nan=False))
         return 0
@@ -84,6 +88,9 @@ def _print_human(meta: dict[str, Any], cpus: list[int] | None) -> None:
         current.add_row(label, Text(text))
     if current is not None:
         console.print(current)
+    console.print()
+    console.print(Text("Containment of rounds", style="bold"))
+    console.print(f"  {meta['containment']['detail']}")
 
     warnings = noise_warnings(meta, cpus)
     unknown = unknown_noise_settings(meta, cpus)

@@ -12,9 +12,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from benchrun.runner.errors import UserError
+from benchrun.runner.execute.containment import Containment, clear_inflight, record_inflight
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec, RoundStatus
 from benchrun.runner.execute.readings import ReadingsError, check_readings_spec, parse_readings
 
@@ -89,6 +91,28 @@ def _killpg(pgid: int, signum: int) -> None:
         os.killpg(pgid, signum)
     except (ProcessLookupError, PermissionError):
         pass  # the group is gone
+
+
+class _ParseInterrupted(Exception):
+    """Raised into the readings search by :meth:`LocalExecutor.interrupt`."""
+
+
+def _preexec(
+    memory_limit: int | None, enter_cgroup: Callable[[], None] | None
+) -> Callable[[], None] | None:
+    """The child's steps between fork and exec (None when there are none, so CPython can
+    spawn with vfork): enter the rounds' cgroup, set RLIMIT_AS."""
+    steps = [
+        f for f in (enter_cgroup, None if memory_limit is None else _limit_as(memory_limit)) if f
+    ]
+    if not steps:
+        return None
+
+    def run() -> None:
+        for step in steps:
+            step()
+
+    return run
 
 
 def _limit_as(limit: int) -> Callable[[], None]:
@@ -202,6 +226,7 @@ class LocalExecutor:
         drain_grace: float = 1.0,
         readings_stdout_limit: int = DEFAULT_READINGS_STDOUT_LIMIT,
         use_pidfd: bool = True,
+        use_cgroup: bool = True,
     ) -> None:
         self.kill_grace = kill_grace
         self.drain_grace = drain_grace
@@ -211,14 +236,29 @@ class LocalExecutor:
         self._env_cache: tuple[tuple[tuple[str, str], ...], dict[bytes, bytes]] | None = None
         self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self._devnull = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+        self._use_cgroup = use_cgroup
+        self._parsing = False
+        self._containment: Containment | None = None
+        #: where the in-flight record of each round is written (the campaign sets it)
+        self.inflight_path: Path | None = None
+
+    @property
+    def containment(self) -> Containment:
+        """How a round's descendants are contained (made at the first use)."""
+        if self._containment is None:
+            self._containment = Containment.create(self._use_cgroup)
+        return self._containment
 
     def close(self) -> None:
-        """Release the executor's file descriptors (idempotent)."""
+        """Release the executor's file descriptors and its cgroup (idempotent)."""
         for name in ("_wake_r", "_wake_w", "_devnull"):
             fd = getattr(self, name, -1)
             if fd >= 0:
                 os.close(fd)
                 setattr(self, name, -1)
+        containment = getattr(self, "_containment", None)
+        if containment is not None:
+            containment.close()
 
     def __del__(self) -> None:
         self.close()
@@ -237,6 +277,11 @@ class LocalExecutor:
             os.write(self._wake_w, b"!")
         except OSError:
             pass  # pipe full or closed: the flag alone is enough
+        if self._parsing:
+            # called from a signal handler while a pattern searches the round's output:
+            # abort the search (the regex module serves signals while it matches)
+            self._interrupt_pending = False
+            raise _ParseInterrupted
 
     def clear_interrupt(self) -> None:
         """Forget an interrupt that arrived while no round was in flight."""
@@ -271,14 +316,20 @@ class LocalExecutor:
         # The kernel folds the spawner's peak RSS into the child's ru_maxrss at exec (the
         # old mm's high-water mark is kept), so a child's max RSS is never below this.
         rss_floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        if self.inflight_path is not None:  # before the spawn: a crash may come at any time
+            record_inflight(self.inflight_path, None, self.containment.cgroup)
         try:
             spawned = self._spawn(spec, argv, out_w, err_w, started_at)
             os.close(out_w)
             os.close(err_w)
             out_w = err_w = -1
             if isinstance(spawned, RoundOutcome):
+                if self.inflight_path is not None:
+                    clear_inflight(self.inflight_path)
                 return spawned
             proc, t0, applied = spawned
+            if self.inflight_path is not None:
+                record_inflight(self.inflight_path, proc.pid, self.containment.cgroup)
             watched = _Watched()
             try:
                 self._watch(proc.pid, spec, t0, {out_r: stdout, err_r: stderr}, watched)
@@ -291,6 +342,11 @@ class LocalExecutor:
                 raise
             finally:
                 proc.returncode = -1  # reaped by us: Popen must never wait on this pid
+                # after the round is timed: nothing it started outlives it
+                if self.containment.end_round(proc.pid):
+                    watched.extra["leftovers_killed"] = True
+                if self.inflight_path is not None:
+                    clear_inflight(self.inflight_path)
         finally:
             for fd in (out_r, err_r, out_w, err_w):
                 if fd >= 0:
@@ -328,7 +384,7 @@ class LocalExecutor:
                     env=self._child_env(spec.env),
                     cwd=spec.cwd,
                     start_new_session=True,
-                    preexec_fn=None if spec.memory_limit is None else _limit_as(spec.memory_limit),
+                    preexec_fn=_preexec(spec.memory_limit, self.containment.preexec()),
                 )
             except OSError as exc:
                 wall = time.monotonic_ns() - t0
@@ -485,16 +541,22 @@ class LocalExecutor:
             status, reason = "failed", f"exit code {exit_code}"
         if status == "failed" and spec.memory_limit is not None:
             reason = _memory_reason(spec.memory_limit, reason or "", stderr.tail_text())
-        elif spec.readings is not None:
+        elif status == "ok" and spec.readings is not None:
             if stdout.overflow:
                 mib = self.readings_stdout_limit / 2**20
                 status = "failed"
                 reason = f"stdout exceeded {mib:g} MiB; readings were not parsed"
             else:
                 try:
-                    readings = parse_readings(stdout.whole_text(), spec.readings)
+                    self._parsing = True
+                    try:
+                        readings = parse_readings(stdout.whole_text(), spec.readings)
+                    finally:
+                        self._parsing = False
                 except ReadingsError as exc:
                     status, reason = "failed", str(exc)
+                except _ParseInterrupted:
+                    status, reason = "interrupted", "interrupted while parsing the readings"
         ru = w.rusage
         extra = dict(w.extra)
         extra.update(stdout_bytes=stdout.total, stderr_bytes=stderr.total)

@@ -108,6 +108,17 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
         + (f" pinned to CPU {', '.join(model.cpus)}" if model.cpus else " (not pinned to CPUs)")
         + "."
     )
+    contained = ((model.campaign.metadata or {}).get("containment") or {}).get("kind")
+    if contained == "cgroup":
+        out.append(
+            "Each round ran in its own cgroup, and whatever it left running was killed "
+            "before the next round started."
+        )
+    elif contained == "process group":
+        out.append(
+            "Each round ran in its own process group, killed at the end of the round "
+            "(no cgroup was available, so a descendant that left the group could outlive it)."
+        )
     order = s.get("order", "interleaved")
     out.append(
         "Workloads ran in a seeded random interleaved order"

@@ -3,10 +3,11 @@ runner: the round fails with a clear reason, the campaign goes on, SIGTERM is se
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 
-from e2e_util import query, run_benchrun, write_experiment
+from e2e_util import query, run_benchrun, start_benchrun, write_experiment
 
 
 def _experiment(tmp_path: Path, py: str, readings: str, code: str, rounds: int = 2) -> Path:
@@ -55,3 +56,16 @@ def test_a_flood_of_readings_fails_the_round_past_max_readings(tmp_path: Path, p
     assert len(rows) == 2  # max_consecutive_failures
     assert all(s == "failed" and "more than 1000 readings" in r for s, r in rows)
     assert query(db, "SELECT count(*) FROM reading")[0][0] == 0
+
+
+def test_sigterm_is_served_while_a_pattern_searches(tmp_path: Path, py: str) -> None:
+    exp = _experiment(tmp_path, py, "{pattern: '(a|aa)+b', match_timeout: 60s}", "print('a' * 60)")
+    proc = start_benchrun("run", str(exp), "-q")
+    time.sleep(4)  # the round (a print) is long over: the runner is matching
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert time.monotonic() - t0 < 10
+    assert proc.returncode == 128 + signal.SIGTERM and "Traceback" not in err
+    (status,) = query(tmp_path / "hostile" / "benchrun.db", "SELECT status FROM campaign")[0]
+    assert status == "interrupted"

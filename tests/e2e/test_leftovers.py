@@ -1,0 +1,107 @@
+"""Fault injection: ``benchrun run`` killed with SIGKILL at seeded random moments while its
+rounds fork children; each ``--resume`` must first end the dead run's round, and in the end
+no process of any run is left and every round is stored exactly once (issue 16)."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import time
+import uuid
+from pathlib import Path
+
+from e2e_util import query, run_benchrun, start_benchrun, write_experiment
+
+from benchrun.runner.execute.containment import Containment
+
+ROUNDS = 6
+
+
+def _ours(prefix: str) -> dict[int, bytes]:
+    """Processes whose arguments hold ``prefix``: pid -> /proc/PID/stat start (for identity)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+            stat = (entry / "stat").read_bytes()
+        except OSError:
+            continue
+        if any(a.startswith(prefix.encode()) for a in args):
+            found[int(entry.name)] = stat.rsplit(b")", 1)[1].split()[19]
+    return found
+
+
+def _alive(pid: int, start: bytes) -> bool:
+    try:
+        stat = (Path("/proc") / str(pid) / "stat").read_bytes()
+    except OSError:
+        return False
+    return stat.rsplit(b")", 1)[1].split()[19] == start and b") Z" not in stat
+
+
+def _stored(db: Path) -> int:
+    try:
+        return query(db, "SELECT count(*) FROM round")[0][0]
+    except Exception:  # no database yet
+        return 0
+
+
+def _describe(pid: int) -> str:
+    proc = Path("/proc") / str(pid)
+    try:
+        return f"{pid}: {(proc / 'cmdline').read_bytes()!r} {(proc / 'cgroup').read_text().splitlines()[-1]!r}"
+    except OSError:
+        return f"{pid}: gone"
+
+
+def test_sigkill_at_random_moments_leaves_no_process_and_no_duplicate(tmp_path: Path) -> None:
+    prefix = f"3000.{uuid.uuid4().int % 10**6}"
+    exp = write_experiment(
+        tmp_path,
+        f"""
+        name: forks
+        output: {tmp_path}
+        settings: {{adaptive: false, rounds: {ROUNDS}, warmup_rounds: 0, pin: none}}
+        workloads:
+          - name: forker
+            command: "sleep {prefix}{{round}} >/dev/null 2>&1 & sleep {prefix}{{round}} & sleep 0.4"
+            shell: true
+        """,
+    )
+    db = tmp_path / "forks" / "benchrun.db"
+    rng = random.Random(20261124)
+    stranded: dict[int, bytes] = {}
+    for attempt in range(3):
+        args = ["run", str(exp), "-q"] + (["--resume"] if attempt else [])
+        before = _stored(db)
+        proc = start_benchrun(*args)
+        deadline = time.monotonic() + 20
+        while _stored(db) == before and time.monotonic() < deadline:
+            time.sleep(0.01)  # the run is measuring: its first round is stored
+        time.sleep(rng.uniform(0.0, 0.5))  # a seeded moment within the next round or two
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        stranded.update(_ours(prefix))  # what the dead run left running
+    assert stranded, "every kill landed between rounds: pick another seed"
+    done = run_benchrun("run", str(exp), "-q", "--resume")
+    assert done.returncode == 0, done.stderr
+    # a run killed right after ending its predecessor's round stores no note: no count here
+    notes = query(db, "SELECT message FROM event WHERE kind = 'leftovers'")
+    assert all("ended the processes of a round left running" in m for (m,) in notes)
+    survivors = [pid for pid, start in stranded.items() if _alive(pid, start)]
+    assert not survivors, [_describe(pid) for pid in survivors]
+    left = _ours(prefix)
+    assert not left, [_describe(pid) for pid in left] + [str(sorted(stranded))]
+    rounds = [r for (r,) in query(db, "SELECT round_index FROM round ORDER BY round_index")]
+    assert rounds == sorted(set(rounds)) and len(rounds) >= ROUNDS
+    ok = query(db, "SELECT count(*) FROM round WHERE status = 'ok'")[0][0]
+    assert ok == ROUNDS
+    # the campaign records which containment it had; the report's methods say it
+    meta = json.loads(query(db, "SELECT metadata_json FROM campaign")[0][0])
+    assert meta["containment"]["kind"] == Containment.create().kind
+    report = run_benchrun("report", str(tmp_path / "forks"), "--format", "md", "-o", "-")
+    expected = "its own cgroup" if meta["containment"]["kind"] == "cgroup" else "process group"
+    assert expected in report.stdout, report.stderr

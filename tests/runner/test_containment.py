@@ -1,0 +1,218 @@
+"""Containment of a round's processes (runner/execute/containment.py) with real processes:
+nothing a round starts outlives it, and a dead run's round is ended by the next run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from benchrun.runner.config.experiment import ReadingsSpec
+from benchrun.runner.execute.containment import (
+    Containment,
+    end_leftovers,
+    record_inflight,
+    start_ticks,
+)
+from benchrun.runner.execute.executor import RoundSpec
+from benchrun.runner.execute.local import LocalExecutor
+
+ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+CGROUPS = Containment.create().kind == "cgroup"
+
+
+@pytest.fixture
+def ex() -> Iterator[LocalExecutor]:
+    executor = LocalExecutor(kill_grace=0.3, drain_grace=0.3)
+    yield executor
+    executor.close()
+
+
+def _marker() -> str:
+    """A sleep duration no other process uses, to find our processes in /proc."""
+    return f"{300 + (uuid.uuid4().int % 10**6) / 10**6:.6f}"
+
+
+def _pids_with(arg: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if arg.encode() in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
+def _gone(arg: str, within: float = 3.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not _pids_with(arg):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_a_child_that_closed_its_pipes_is_killed_at_the_end_of_the_round(
+    ex: LocalExecutor,
+) -> None:
+    mark = _marker()
+    spec = RoundSpec(
+        workload="w",
+        argv=("sh", "-c", f"sleep {mark} >/dev/null 2>&1 &"),
+        env=ENV,
+        timeout=10.0,
+        shell=False,
+    )
+    out = ex.launch(spec)
+    assert out.status == "ok" and out.wall_ns < 2e9
+    assert _gone(mark, within=0.5)  # gone when launch returns, not later
+    assert out.extra.get("leftovers_killed") is True
+
+
+@pytest.mark.skipif(not CGROUPS, reason="no writable cgroup v2 here: setsid escapes groups")
+def test_a_setsid_child_is_killed_when_rounds_run_in_a_cgroup(ex: LocalExecutor) -> None:
+    mark = _marker()
+    spec = RoundSpec(
+        workload="w",
+        argv=("sh", "-c", f"setsid sleep {mark} >/dev/null 2>&1 < /dev/null &"),
+        env=ENV,
+        timeout=10.0,
+    )
+    out = ex.launch(spec)
+    assert out.status == "ok"
+    assert _gone(mark, within=0.5)
+    assert ex.containment.kind == "cgroup"
+
+
+def test_without_cgroups_the_group_is_still_killed_and_the_kind_says_so() -> None:
+    executor = LocalExecutor(use_cgroup=False)
+    try:
+        mark = _marker()
+        spec = RoundSpec(
+            workload="w", argv=("sh", "-c", f"sleep {mark} >/dev/null 2>&1 &"), env=ENV, timeout=5
+        )
+        assert executor.launch(spec).status == "ok"
+        assert _gone(mark, within=0.5)
+        assert executor.containment.kind == "process group"
+        assert "setsid can escape" in executor.containment.describe()
+    finally:
+        executor.close()
+
+
+def test_the_cgroup_is_removed_when_the_executor_closes() -> None:
+    executor = LocalExecutor()
+    executor.launch(RoundSpec(workload="w", argv=("true",), env=ENV, timeout=5))
+    cgroup = executor.containment.cgroup
+    executor.close()
+    if cgroup is not None:
+        assert not cgroup.exists() and not cgroup.parent.exists()
+
+
+def test_a_timed_out_round_with_readings_is_a_timeout(ex: LocalExecutor) -> None:
+    spec = RoundSpec(
+        workload="w",
+        argv=("sleep", "5"),
+        env=ENV,
+        timeout=0.3,
+        readings=ReadingsSpec(pattern=r"t=(\d+)"),
+    )
+    out = ex.launch(spec)
+    assert out.status == "timeout" and "timed out" in (out.reason or "")
+
+
+def test_a_failed_round_with_readings_keeps_its_exit_code_reason(ex: LocalExecutor) -> None:
+    spec = RoundSpec(
+        workload="w",
+        argv=("sh", "-c", "exit 3"),
+        env=ENV,
+        timeout=5,
+        readings=ReadingsSpec(pattern=r"t=(\d+)"),
+    )
+    out = ex.launch(spec)
+    assert out.status == "failed" and out.reason == "exit code 3"
+
+
+def test_the_inflight_record_exists_exactly_while_the_round_runs(
+    ex: LocalExecutor, tmp_path: Path
+) -> None:
+    ex.inflight_path = tmp_path / "inflight.json"
+    spec = RoundSpec(
+        workload="w",
+        argv=("sh", "-c", f"test -f {ex.inflight_path} && echo present"),
+        env=ENV,
+        timeout=5,
+    )
+    out = ex.launch(spec)
+    assert out.stdout_tail.strip() == "present"
+    assert not ex.inflight_path.exists()
+
+
+def _group(mark: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        ["sh", "-c", f"sleep {mark} & sleep {mark} & wait"], start_new_session=True
+    )
+
+
+def test_end_leftovers_kills_the_recorded_group_of_a_dead_run(tmp_path: Path) -> None:
+    mark = _marker()
+    proc = _group(mark)
+    time.sleep(0.2)
+    assert len(_pids_with(mark)) == 2
+    record = tmp_path / "inflight.json"
+    record_inflight(record, proc.pid, None)
+    note = end_leftovers(record)
+    proc.wait(timeout=5)
+    assert note is not None and str(proc.pid) in note
+    assert _gone(mark) and not record.exists()
+
+
+def test_end_leftovers_never_kills_a_recycled_pid(tmp_path: Path) -> None:
+    mark = _marker()
+    proc = _group(mark)
+    try:
+        time.sleep(0.2)
+        record = tmp_path / "inflight.json"
+        record_inflight(record, proc.pid, None)
+        doc = record.read_text().replace(
+            f'"start_ticks": {start_ticks(proc.pid)}', '"start_ticks": 1'
+        )
+        record.write_text(doc)  # as if the pid now belonged to another process
+        assert end_leftovers(record) is None
+        assert len(_pids_with(mark)) == 2 and not record.exists()
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
+
+
+def test_an_unreadable_record_is_dropped_with_a_note(tmp_path: Path) -> None:
+    record = tmp_path / "inflight.json"
+    record.write_text("{not json")
+    assert "unreadable" in (end_leftovers(record) or "")
+    assert not record.exists() and end_leftovers(record) is None
+
+
+@pytest.mark.skipif(not CGROUPS, reason="no writable cgroup v2 here")
+def test_cgroups_of_dead_runners_are_emptied_and_removed() -> None:
+    from benchrun.runner.execute.containment import sweep_stale_cgroups
+
+    probe = Containment.create()
+    assert probe.cgroup is not None
+    parent = probe.cgroup.parent.parent
+    probe.close()
+    stale = parent / "benchrun-4194304" / "rounds"  # above pid_max's default: never alive
+    stale.mkdir(parents=True)
+    mark = _marker()
+    proc = subprocess.Popen(["sleep", mark])
+    (stale / "cgroup.procs").write_text(str(proc.pid))
+    assert sweep_stale_cgroups(parent) >= 1
+    proc.wait(timeout=5)
+    assert proc.returncode == -signal.SIGKILL and not stale.parent.exists()
