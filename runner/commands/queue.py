@@ -35,7 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _when(ts: Any) -> str:
     if not isinstance(ts, (int, float)):
         return "-"
-    return time.strftime("%m-%d %H:%M", time.localtime(ts))
+    try:  # a value stored before submissions were range-checked may be out of range
+        return time.strftime("%m-%d %H:%M", time.localtime(ts))
+    except (OverflowError, ValueError, OSError):
+        return f"(bad time {ts!r})"
 
 
 def _entries() -> list[dict[str, Any]]:

@@ -46,10 +46,17 @@ def rss_kib() -> int:
     return int(psutil.Process().memory_info().rss // 1024)
 
 
+#: largest priority accepted (the queue stores it as a 64-bit integer)
+MAX_PRIORITY = 10**9
+#: the last second of the year 9999 (what datetime can show), Unix time
+MAX_TIMESTAMP = 253402300799
+
+
 def _entry(daemon: DaemonState, req: Request) -> Entry:
     raw = req.get("id")
-    if isinstance(raw, bool) or not isinstance(raw, int):
-        raise UserError(f"bad campaign id {raw!r}; expected a number from `benchrun queue`")
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 0 < raw < 2**63:
+        shown = raw if not isinstance(raw, int) or raw.bit_length() < 70 else "(too large)"
+        raise UserError(f"bad campaign id {shown!r}; expected a number from `benchrun queue`")
     entry = daemon.queue.get(raw)
     if entry is None:
         raise UserError(f"no campaign {raw} in the queue; `benchrun queue` lists them")
@@ -96,11 +103,17 @@ def submit(daemon: DaemonState, req: Request) -> dict[str, Any]:
     priority = req.get("priority", 0)
     if isinstance(priority, bool) or not isinstance(priority, int):
         raise ProtocolError("submit: priority must be an integer")
+    if abs(priority) > MAX_PRIORITY:
+        raise ProtocolError(f"submit: priority must be between -{MAX_PRIORITY} and {MAX_PRIORITY}")
     not_before = req.get("not_before")
     if not_before is not None and (
-        isinstance(not_before, bool) or not isinstance(not_before, (int, float))
+        isinstance(not_before, bool)
+        or not isinstance(not_before, (int, float))
+        or not 0 <= not_before <= MAX_TIMESTAMP  # refuses NaN and infinities too
     ):
-        raise ProtocolError("submit: not_before must be a Unix time in seconds or null")
+        raise ProtocolError(
+            "submit: not_before must be a Unix time in seconds before the year 10000, or null"
+        )
     overrides = req.get("overrides", [])
     if not isinstance(overrides, list) or not all(
         isinstance(o, str) and "=" in o and "\0" not in o for o in overrides

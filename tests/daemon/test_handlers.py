@@ -498,3 +498,41 @@ def test_a_silent_client_gets_an_error_at_its_deadline(
     conns.expire()
     assert json.loads(_read_all(client))["error"] == "no complete request within 10 s"
     assert conns.conns == {}
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("not_before", float("inf")),
+        ("not_before", float("nan")),
+        ("not_before", -1.0),
+        ("not_before", 1e300),
+        ("priority", 2**70),
+        ("priority", -(2**70)),
+    ],
+)
+def test_out_of_range_numbers_are_refused_and_the_queue_still_lists(
+    daemon: DaemonState, tmp_path: Path, field: str, value: Any
+) -> None:
+    reply = ask(daemon, op="submit", **{**submission(tmp_path), field: value})
+    assert reply["ok"] is False and reply["error"].startswith(f"submit: {field} must be")
+    assert ask(daemon, op="queue")["ok"] is True
+
+
+@pytest.mark.parametrize("raw", [2**64, -(2**70), 0])
+def test_ids_beyond_64_bits_are_a_clear_error_not_an_internal_one(
+    daemon: DaemonState, raw: int
+) -> None:
+    reply = ask(daemon, op="get", id=raw)
+    assert reply["ok"] is False and "bad campaign id" in reply["error"]
+
+
+@pytest.mark.parametrize("ts", [1e300, float("nan"), float("inf"), 1700000000.0])
+def test_queue_times_that_cannot_be_shown_do_not_break_the_listing(ts: float) -> None:
+    from benchrun.runner.commands.queue import _when
+
+    shown = _when(ts)
+    if ts == 1700000000.0:
+        assert shown == time.strftime("%m-%d %H:%M", time.localtime(ts))
+    else:
+        assert shown.startswith("(bad time")
