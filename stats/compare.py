@@ -407,7 +407,11 @@ def required_sample_size(
         return None
     if va + vb == 0.0:
         return 2
-    ratio = (va + vb) / (d * d)
+    d2 = d * d
+    # d² underflows to 0 for |d| below ~1.5e-162 (e.g. subnormal means): divide by d twice
+    ratio = (va + vb) / d2 if d2 > 0.0 else (va + vb) / d / d
+    if not math.isfinite(ratio):
+        raise ValueError(f"required sample size exceeds max_n={max_n} (difference too small)")
     n = max(2, math.ceil((normal_quantile(1 - alpha / 2) + normal_quantile(power)) ** 2 * ratio))
     if n > max_n:
         raise ValueError(f"required sample size exceeds max_n={max_n} (difference too small)")
@@ -753,6 +757,11 @@ def tost_pvalues(
     at: list[int] = []
     for i, (ma, va, na, mb, vb, nb) in enumerate(rows):
         delta = margin * abs(ma) if rel[i] else margin
+        if delta == 0.0 and ma != 0.0:
+            raise ValueError(
+                f"the margin {margin:g} x |mean| underflows to 0 (mean {ma:g}): the values are "
+                "too small for a relative margin; rescale them (another unit)"
+            )
         if delta == 0.0:
             raise ValueError("a relative margin needs mean_a != 0; give an absolute margin instead")
         d = ma - mb
