@@ -79,6 +79,16 @@ def positive(text: str) -> float:
     return value
 
 
+def pair_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: the number of pairs must be >= 1")
+    return value
+
+
 def warmup_arg(text: str) -> str | int:
     if text in ("mser5", "none", "auto"):
         return text

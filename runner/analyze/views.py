@@ -64,9 +64,46 @@ def _title(doc: Doc, what: str) -> str:
     return f"{what} - {doc['source']} ({doc['format']}, {unit}, {better})"
 
 
+#: a terminal table of more rows shows its first and last MAX_TABLE_ROWS / 2 only
+MAX_TABLE_ROWS = 40
+#: notes and verdict sentences printed at most (the rest are counted)
+MAX_LINES = 40
+_ALL = "--json prints all of them"
+
+
+def _visible(n: int, limit: int = MAX_TABLE_ROWS) -> tuple[list[int], int]:
+    """Indices of the rows a terminal table shows (the first and last halves of ``limit``)
+    and the number of rows left out between them."""
+    if n <= limit:
+        return list(range(n)), 0
+    half = limit // 2
+    return [*range(half), *range(n - half, n)], n - 2 * half
+
+
+def _elision_row(table: Table, index: int, n: int, elided: int, at: int = 0) -> None:
+    """The marker row in place of the rows left out, before the first row of the tail;
+    column ``at`` says how many, the others hold '...'."""
+    if elided and index == n - (n - elided) // 2:
+        cells = ["..."] * len(table.columns)
+        cells[at] = f"... {elided} more"
+        table.add_row(*cells)
+
+
+def _elision_note(console: Console, elided: int, n: int, what: str) -> None:
+    if elided:
+        console.print(f"  {elided} of {n} {what} not shown ({_ALL})")
+
+
+def _lines(console: Console, lines: list[str], prefix: str, what: str) -> None:
+    """Print at most :data:`MAX_LINES` of ``lines``, then how many were left out."""
+    for line in lines[:MAX_LINES]:
+        console.print(f"{prefix}{line}")
+    if len(lines) > MAX_LINES:
+        console.print(f"{prefix}... {len(lines) - MAX_LINES} more {what} ({_ALL})")
+
+
 def _notes(console: Console, notes: list[str]) -> None:
-    for note in notes:
-        console.print(f"  note: {note}")
+    _lines(console, notes, "  note: ", "notes")
 
 
 # ------------------------------------------------------------------------- speedup
@@ -251,11 +288,21 @@ def render_summary(doc: Doc) -> None:
                    "Tukey outliers", "deterministic", "verdict"):  # fmt: skip
         diag.add_column(column, justify="left" if column in ("group", "verdict") else "right")
     notes: list[str] = []
-    for row in doc["groups"]:
+    rows = doc["groups"]
+    shown, elided = _visible(len(rows))
+    visible = set(shown)
+    for i, row in enumerate(rows):
         s = row["summary"]
         if s is None:
-            table.add_row(row["name"], str(row["readings"]), *["-"] * 13)
             notes.append(f"{row['name']}: {row['error']}")
+        else:
+            notes.extend(f"{row['name']}: {note}" for note in s["notes"])
+        if i not in visible:
+            continue
+        _elision_row(table, i, len(rows), elided)
+        _elision_row(diag, i, len(rows), elided)
+        if s is None:
+            table.add_row(row["name"], str(row["readings"]), *["-"] * 13)
             continue
         table.add_row(
             row["name"], str(s["n"]), str(s["warmup_readings"]), num(s["mean"], unit),
@@ -275,9 +322,9 @@ def render_summary(doc: Doc) -> None:
             num(s["deterministic"]),
             "CI valid" if s["enough_data"] else "not enough data for a CI",
         )
-        notes.extend(f"{row['name']}: {note}" for note in s["notes"])
     console.print(table)
     console.print(diag)
+    _elision_note(console, elided, len(rows), "groups")
     console.print(
         f"Warm-up: {doc['warmup']}. CIs of the mean are Student t over subsession means "
         "(rows 'h x q': h means of q readings); median CIs are order-statistic intervals."
@@ -303,23 +350,30 @@ def render_compare(doc: Doc) -> None:
     for column in ("#", "group", "mean", f"{conf} CI", "subsessions"):
         table.add_column(column, justify="left" if column == "group" else "right")
     groups = {row["name"]: row["summary"] for row in doc["groups"]}
-    for i, (name, est, lo, hi) in enumerate(
-        zip(rank["names"], rank["estimates"], rank["ci_low"], rank["ci_high"], strict=True), 1
-    ):
-        s = groups[name]
+    n_ranked = len(rank["names"])
+    shown, elided = _visible(n_ranked)
+    for i in shown:
+        _elision_row(table, i, n_ranked, elided, at=1)
+        name, s = rank["names"][i], groups[rank["names"][i]]
         table.add_row(
-            str(i), name, num(est, unit), interval(lo, hi),
+            str(i + 1), name, num(rank["estimates"][i], unit),
+            interval(rank["ci_low"][i], rank["ci_high"][i]),
             f"{s['n_subsessions']} x {s['subsession_size']}",
         )  # fmt: skip
     console.print(table)
+    _elision_note(console, elided, n_ranked, "groups")
     pairs = Table(title="Adjacent pairs")
     for column in ("pair", "verdict", "difference", "Welch p", "Holm p", "TOST p",
                    "CIs overlap", "effect size d [CI]", "n needed"):  # fmt: skip
         pairs.add_column(column, justify="left" if column in ("pair", "verdict") else "right")
     worse = "slower/costlier" if doc["direction"] == "lower_is_better" else "lower"
     sentences: list[str] = []
-    for p in rank["pairs"]:
+    n_pairs = len(rank["pairs"])
+    pairs_shown, pairs_elided = _visible(n_pairs)
+    for i in pairs_shown:
+        p = rank["pairs"][i]
         es = p["effect_size_ci"]
+        _elision_row(pairs, i, n_pairs, pairs_elided)
         pairs.add_row(
             f"{p['a']} vs {p['b']}",
             p["verdict"],
@@ -334,6 +388,7 @@ def render_compare(doc: Doc) -> None:
             else f"{num(p['effect_size'])} {interval(es['d_ci_low'], es['d_ci_high'])}",
             num(p["required_n"]),
         )  # fmt: skip
+    for p in rank["pairs"]:
         rel = (
             format_percent(abs(p["relative_difference"]))
             if p["relative_difference"] is not None
@@ -345,8 +400,8 @@ def render_compare(doc: Doc) -> None:
             )
         )
     console.print(pairs)
-    for sentence in sentences:
-        console.print(f"  {sentence}")
+    _elision_note(console, pairs_elided, n_pairs, "pairs")
+    _lines(console, sentences, "  ", "verdicts")
     console.print(
         f"alpha = {doc['alpha']} (Welch, Holm-corrected over {len(rank['pairs'])} adjacent "
         f"pairs); equivalence margin +/- {format_percent(doc['margin'])} of the better mean (TOST)."

@@ -35,6 +35,7 @@ from benchrun.runner.analyze.support import (
     as_dict,
     call_stats,
     level,
+    pair_count,
     positive,
     quantile_list,
     stats_function,
@@ -46,6 +47,9 @@ from benchrun.runner.importers.dataset import display_name as views_name
 from benchrun.runner.importers.processes import as_summary, summarize_processes
 from benchrun.runner.importers.weights import read_weights
 from benchrun.stats.results import jsonable
+
+#: default of ``compare --max-pairs``: all pairwise effect sizes up to 141 groups
+MAX_EFFECT_PAIRS = 10_000
 
 #: units that are times: a value <= 0 in one of them is suspicious (clock or subtraction)
 TIME_UNITS = {"s", "ms", "us", "µs", "ns", "sec", "seconds", "second"}
@@ -212,6 +216,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         pair["effect_size_ci"] = as_dict(es)
     # omnibus tests on the subsession means (the approximately independent values, §3)
     subsession_means = stats_function("subsession_means")
+    k = len(usable)
+    all_pairs = k * (k - 1) // 2
+    if all_pairs > args.max_pairs:  # E for the ranking's neighbours: k - 1, not k(k-1)/2
+        order = {name: i for i, name in enumerate(ranking_doc["names"])}
+        usable = sorted(usable, key=lambda row: order[row["name"]])
+        doc["notes"].append(
+            f"omnibus effect sizes E only for the {k - 1} neighbours of the ranking: all "
+            f"{all_pairs} pairs of {k} groups exceed --max-pairs {args.max_pairs} "
+            f"(--max-pairs {all_pairs} gives them all)"
+        )
     groups = {}
     for row in usable:
         result = row["_result"]
@@ -222,8 +236,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         groups[row["name"]] = subsession_means(steady, result.subsession_size)
     omnibus = {
         "on": "subsession means",
-        "anova": as_dict(call_stats("ANOVA", "anova", groups)),
-        "kruskal_wallis": as_dict(call_stats("Kruskal-Wallis", "kruskal_wallis", groups)),
+        "anova": as_dict(call_stats("ANOVA", "anova", groups, max_pairs=args.max_pairs)),
+        "kruskal_wallis": as_dict(
+            call_stats("Kruskal-Wallis", "kruskal_wallis", groups, max_pairs=args.max_pairs)
+        ),
     }
     doc.update(
         warmup=_warmup_for(ds, args.warmup),
@@ -414,6 +430,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=positive,
         default=0.01,
         help="equivalence margin, relative to the better mean (default 0.01 = 1 %%)",
+    )
+    p.add_argument(
+        "--max-pairs",
+        type=pair_count,
+        default=MAX_EFFECT_PAIRS,
+        metavar="N",
+        help="most pairwise effect sizes of the omnibus tests (JSON); with more pairs of "
+        f"groups, only the ranking's neighbours (default {MAX_EFFECT_PAIRS})",
     )
     p.set_defaults(func=cmd_compare)
 
