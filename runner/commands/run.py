@@ -113,6 +113,7 @@ def main(args: argparse.Namespace) -> int:
     # `benchrun --help` and the other commands start fast
     from benchrun.runner.campaign.run import run_campaign
     from benchrun.runner.machine.metadata import collect_metadata, round_facts
+    from benchrun.runner.report.model import check_magnitudes
     from benchrun.runner.results.workloads import drift_line, final_verdicts, workload_results
 
     if args.resume and args.new:
@@ -174,6 +175,7 @@ def main(args: argparse.Namespace) -> int:
         )
     with Store.open(outcome.db_path) as store:
         campaign = store.campaign(outcome.campaign_id)
+        check_magnitudes(outcome.db_path, store.workloads(campaign.id), store.rounds(campaign.id))
         results = workload_results(store, campaign, experiment.settings.confidence)
         verdicts = final_verdicts(store.events(campaign.id))
     out = stdout_console()

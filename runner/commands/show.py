@@ -61,6 +61,7 @@ def _when(t: float) -> str:
 def main(args: argparse.Namespace) -> int:
     # heavy imports (scipy via the statistics) only when the command runs, so that
     # `benchrun --help` and the other commands start fast
+    from benchrun.runner.report.model import check_magnitudes
     from benchrun.runner.report.verdicts import (
         drift_line,
         experiment_of,
@@ -76,8 +77,10 @@ def main(args: argparse.Namespace) -> int:
         with Store.open(db) as store:
             campaign = store.campaign(args.campaign)
             confidence = float(campaign.settings.get("confidence", 0.95))
+            rounds = store.rounds(campaign.id)
+            check_magnitudes(db, store.workloads(campaign.id), rounds)
             results = workload_results(store, campaign, confidence)
-            failed_rounds = [r for r in store.rounds(campaign.id) if r.status != "ok"]
+            failed_rounds = [r for r in rounds if r.status != "ok"]
             names = {w.id: w.name for w in store.workloads(campaign.id)}
             n_campaigns = len(store.campaigns())
             events = store.events(campaign.id)

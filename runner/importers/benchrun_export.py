@@ -9,19 +9,21 @@ unit: workloads in another unit than the first are left out, and a note says whi
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from benchrun.runner.errors import UserError
-from benchrun.runner.importers.dataset import Dataset, GroupKey
+from benchrun.runner.importers.dataset import Dataset, GroupKey, json_type, parse_number
+from benchrun.runner.importers.jsontext import parse_json
 
 FORMAT = "benchrun-export"
 VERSION = 1
 #: reading flags that are part of the analysed data
 ANALYSED = ("", "outlier")
+#: the values of a workload's ``direction``
+DIRECTIONS = ("lower_is_better", "higher_is_better")
 
 
 def looks_like_export(doc: Any) -> bool:
@@ -30,11 +32,18 @@ def looks_like_export(doc: Any) -> bool:
 
 
 def check_export(doc: Any, source: str) -> dict[str, Any]:
-    """``doc`` if it is a benchrun export this version can read, else a UserError."""
+    """``doc`` if it is a benchrun export this version can read, else a UserError.
+
+    Besides the format and version, every field a reader uses is checked (each workload's
+    name, unit, direction, ``per_work``, ``result`` and every round's ``readings``,
+    ``reading_flags`` and ``work``), so that a damaged or hand-edited file is refused with
+    one line naming the field, e.g. ``run.json: workloads[0].rounds[3].readings[1]:
+    expected a number, got None``.
+    """
     if not looks_like_export(doc):
         raise UserError(f'{source}: not a benchrun export (no "format": "{FORMAT}")')
     version = doc.get("version")
-    if not isinstance(version, int) or version < 1:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise UserError(f"{source}: benchrun export without a valid version field")
     if version > VERSION:
         raise UserError(
@@ -43,21 +52,99 @@ def check_export(doc: Any, source: str) -> dict[str, Any]:
         )
     if not isinstance(doc.get("workloads"), list):
         raise UserError(f"{source}: benchrun export without a workloads list")
+    if not isinstance(doc.get("campaign", {}), dict):
+        raise UserError(f"{source}: campaign: expected an object, got {_kind(doc['campaign'])}")
+    names: set[str] = set()
+    for i, w in enumerate(doc["workloads"]):
+        _check_workload(w, f"{source}: workloads[{i}]", names)
     return doc
+
+
+def _kind(value: Any) -> str:
+    """A parsed JSON value as an error message shows it: short text and numbers as they
+    are, anything else by its kind ("null", "an array"...)."""
+    if isinstance(value, str) and len(value) <= 20:
+        return repr(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return repr(value) if abs(value) < 1e100 else "a huge number"
+    return json_type(value)
+
+
+def _check_workload(w: Any, where: str, names: set[str]) -> None:
+    if not isinstance(w, dict):
+        raise UserError(f"{where}: expected a workload object, got {_kind(w)}")
+    name = w.get("name")
+    if not isinstance(name, str) or not name:
+        raise UserError(f"{where}.name: expected the workload's name (text), got {_kind(name)}")
+    if name in names:
+        raise UserError(f"{where}.name: workload {name!r} appears twice")
+    names.add(name)
+    if not isinstance(w.get("unit", ""), str):
+        raise UserError(f"{where}.unit: expected text, got {_kind(w['unit'])}")
+    direction = w.get("direction", "lower_is_better")
+    if direction not in DIRECTIONS:
+        raise UserError(
+            f"{where}.direction: expected {' or '.join(DIRECTIONS)}, got {_kind(direction)}"
+        )
+    if not isinstance(w.get("per_work", False), bool | None):
+        raise UserError(f"{where}.per_work: expected true or false, got {_kind(w['per_work'])}")
+    result = w.get("result")
+    if result is not None:
+        _check_result(result, f"{where}.result")
+    rounds = w.get("rounds")
+    if rounds is None:
+        return
+    if not isinstance(rounds, list):
+        raise UserError(f"{where}.rounds: expected an array of rounds, got {_kind(rounds)}")
+    for j, r in enumerate(rounds):
+        _check_round(r, f"{where}.rounds[{j}]")
+
+
+def _check_result(r: Any, where: str) -> None:
+    if not isinstance(r, dict):
+        raise UserError(f"{where}: expected an object, got {_kind(r)}")
+    for key in ("mean", "variance", "ci_low", "ci_high"):
+        if r.get(key) is not None:
+            parse_number(r[key], f"{where}.{key}")
+    if r.get("variance") is not None and float(r["variance"]) < 0:
+        raise UserError(f"{where}.variance: a variance cannot be negative ({r['variance']})")
+    for key in ("n_q", "q"):
+        v = r.get(key)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            raise UserError(f"{where}.{key}: expected a whole number >= 0, got {_kind(v)}")
+
+
+def _check_round(r: Any, where: str) -> None:
+    if not isinstance(r, dict):
+        raise UserError(f"{where}: expected a round object, got {_kind(r)}")
+    readings = r.get("readings")
+    if not isinstance(readings, list):
+        raise UserError(f"{where}.readings: expected an array of numbers, got {_kind(readings)}")
+    for k, v in enumerate(readings):
+        parse_number(v, f"{where}.readings[{k}]")
+    flags = r.get("reading_flags")
+    if flags is not None:
+        if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+            raise UserError(f"{where}.reading_flags: expected an array of text flags")
+        if len(flags) != len(readings):
+            raise UserError(
+                f"{where}.reading_flags: {len(flags)} flags for {len(readings)} readings"
+            )
+    work = r.get("work")
+    if work is not None and parse_number(work, f"{where}.work") <= 0:
+        raise UserError(f"{where}.work: the amount of work must be positive, got {work!r}")
 
 
 def read_export(path: str | Path) -> dict[str, Any]:
     """Read and check a benchrun export file (JSON)."""
     p = Path(path)
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UserError(f"{p}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{p}: cannot read ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{p}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
-    return check_export(doc, str(p))
+    return check_export(parse_json(text, str(p)), str(p))
 
 
 def analysed_readings(workload: dict[str, Any]) -> np.ndarray:

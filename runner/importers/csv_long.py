@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +36,31 @@ def _delimiter(header_line: str) -> str:
     return best if counts[best] > 0 else ","
 
 
+class _Rows:
+    """A ``csv.reader`` whose parse errors (a field over the size limit, a NUL byte) are a
+    :class:`UserError` naming the file and line."""
+
+    def __init__(self, reader: Any, source: str) -> None:
+        self.reader = reader
+        self.source = source
+
+    @property
+    def line_num(self) -> int:
+        return int(self.reader.line_num)
+
+    def __iter__(self) -> Iterator[list[str]]:
+        while True:
+            try:
+                row = next(self.reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                raise UserError(
+                    f"{self.source}: line {self.reader.line_num}: not readable as CSV ({exc})"
+                ) from None
+            yield row
+
+
 def read_csv(text: str, source: str) -> Dataset:
     """Parse long-form CSV ``text`` (already decoded) read from ``source``.
 
@@ -43,7 +70,9 @@ def read_csv(text: str, source: str) -> Dataset:
     if not text.strip():
         raise UserError(f"{source}: empty file")
     first_line = text.lstrip("\r\n").splitlines()[0]
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(first_line))
+    reader = _Rows(
+        csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(first_line)), source
+    )
     header: list[str] | None = None
     for row in reader:
         if any(cell.strip() for cell in row):

@@ -284,24 +284,65 @@ def _file_label(source: str) -> str:
     return name or source
 
 
+#: the largest magnitude of a value the statistics take: squares of up to 10^8 such values
+#: still sum to a finite float (the variance); beyond it they overflow to infinity
+MAX_MAGNITUDE = 1e150
+
+
+def out_of_range(where: str, value: float | None = None) -> UserError:
+    """The error for a value beyond :data:`MAX_MAGNITUDE` (``value`` None: too large to
+    convert to a float at all)."""
+    shown = "" if value is None else f" {value:.4g}"
+    return UserError(
+        f"{where}: value{shown} is out of range: values must lie within "
+        f"±{MAX_MAGNITUDE:g} for the statistics not to overflow; give them in a larger unit"
+    )
+
+
 def parse_number(text: object, where: str) -> float:
     """A finite float from a JSON number or CSV cell, else a :class:`UserError` naming ``where``.
 
     NaN and infinities are refused: a reading that is not a number cannot be summarised
-    honestly, and silently dropping it would change n.
+    honestly, and silently dropping it would change n. So are values beyond
+    :data:`MAX_MAGNITUDE`, whose squares overflow the variance.
     """
     if isinstance(text, bool) or text is None:
-        raise UserError(f"{where}: expected a number, got {text!r}")
+        raise UserError(f"{where}: expected a number, got {json_type(text)}")
     if isinstance(text, int | float):
-        value = float(text)
-    else:
-        cell = str(text).strip()
+        try:
+            value = float(text)
+        except OverflowError:
+            raise out_of_range(where) from None
+    elif isinstance(text, str):
+        cell = text.strip()
         if not cell:
             raise UserError(f"{where}: empty value")
         try:
             value = float(cell)
         except ValueError:
-            raise UserError(f"{where}: value {cell!r} is not a number") from None
+            shown = cell if len(cell) <= 40 else cell[:40] + "..."
+            raise UserError(f"{where}: value {shown!r} is not a number") from None
+    else:
+        raise UserError(f"{where}: expected a number, got {json_type(text)}")
     if not np.isfinite(value):
         raise UserError(f"{where}: value {text!r} is not finite (NaN or infinity)")
+    if abs(value) > MAX_MAGNITUDE:
+        raise out_of_range(where, value)
     return value
+
+
+def json_type(value: object) -> str:
+    """How a parsed JSON value is called in an error message ("null", "an array"...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, int | float):
+        return "a number"
+    return type(value).__name__

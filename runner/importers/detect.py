@@ -9,7 +9,6 @@ is long-form CSV. ``.gz`` files (pyperf writes them) are decompressed first.
 from __future__ import annotations
 
 import gzip
-import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from benchrun.runner.importers.csv_long import read_csv
 from benchrun.runner.importers.dataset import Dataset, merge
 from benchrun.runner.importers.gbench import TimeField, looks_like_gbench, read_gbench
 from benchrun.runner.importers.hyperfine import looks_like_hyperfine, read_hyperfine
+from benchrun.runner.importers.jsontext import parse_json
 from benchrun.runner.importers.pyperf import looks_like_pyperf, read_pyperf
 
 FORMATS: tuple[str, ...] = ("auto", "csv", "hyperfine", "pyperf", "gbench", "benchrun")
@@ -59,15 +59,6 @@ def _describe_keys(doc: Any) -> str:
     return f"top-level JSON {type(doc).__name__}, not an object"
 
 
-def _parse_json(text: str, source: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(
-            f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from None
-
-
 def load(path: str | Path, fmt: str = "auto", gbench_time: TimeField = "real_time") -> Dataset:
     """Read one file; ``fmt`` is one of :data:`FORMATS` (``auto`` detects it)."""
     path = Path(path)
@@ -78,7 +69,7 @@ def load(path: str | Path, fmt: str = "auto", gbench_time: TimeField = "real_tim
     is_json = text.lstrip()[:1] in ("{", "[")
     if fmt == "csv" or (fmt == "auto" and not is_json):
         return read_csv(text, source)
-    doc = _parse_json(text, source)
+    doc = parse_json(text, source)
     wanted = [fmt] if fmt != "auto" else list(_JSON_READERS)
     for name in wanted:
         looks_like, _ = _JSON_READERS[name]

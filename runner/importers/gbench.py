@@ -27,7 +27,7 @@ from typing import Any, Literal
 import numpy as np
 
 from benchrun.runner.errors import UserError
-from benchrun.runner.importers.dataset import Dataset, GroupKey, parse_number
+from benchrun.runner.importers.dataset import Dataset, GroupKey, json_type, parse_number
 
 #: seconds per unit of Google Benchmark's ``time_unit``
 TIME_UNITS: dict[str, float] = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -55,7 +55,9 @@ def _is_aggregate(entry: Mapping[str, Any], names: set[str]) -> bool:
         return run_type != "iteration"
     if "aggregate_name" in entry:
         return True
-    name = str(entry.get("name", ""))
+    name = entry.get("name")
+    if not isinstance(name, str):
+        return False
     return any(name.endswith(s) and name[: -len(s)] in names for s in _AGGREGATE_SUFFIXES)
 
 
@@ -67,7 +69,7 @@ def read_gbench(
     ``time_field`` picks ``real_time`` (wall clock, the default) or ``cpu_time``.
     """
     entries = doc["benchmarks"]
-    names = {str(e.get("name")) for e in entries if isinstance(e, Mapping)}
+    names = {e["name"] for e in entries if isinstance(e, Mapping) and isinstance(e["name"], str)}
     raw: dict[GroupKey, list[tuple[float, str]]] = {}
     aggregates = errors = 0
     for index, entry in enumerate(entries):
@@ -80,12 +82,15 @@ def read_gbench(
         if entry.get("error_occurred") or entry.get("skipped"):
             errors += 1
             continue
-        name = str(entry.get("run_name") or entry["name"])
+        name = entry.get("run_name") or entry["name"]
+        if not isinstance(name, str) or not name:
+            raise UserError(f"{where}: name must be text, got {json_type(name)}")
         if time_field not in entry:
             raise UserError(f"{where} ({name}): no {time_field!r}")
-        unit = str(entry.get("time_unit", "ns"))
-        if unit not in TIME_UNITS:
-            raise UserError(f"{where} ({name}): unknown time_unit {unit!r}")
+        unit = entry.get("time_unit", "ns")
+        if not isinstance(unit, str) or unit not in TIME_UNITS:
+            shown = repr(unit) if isinstance(unit, str) else json_type(unit)
+            raise UserError(f"{where} ({name}): unknown time_unit {shown}")
         value = parse_number(entry[time_field], f"{where} ({name}) {time_field}")
         raw.setdefault((None, name, None), []).append((value, unit))
     if not raw:

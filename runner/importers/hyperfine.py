@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from benchrun.runner.errors import UserError
-from benchrun.runner.importers.dataset import Dataset, GroupKey, parse_number
+from benchrun.runner.importers.dataset import Dataset, GroupKey, json_type, parse_number
 
 
 def looks_like_hyperfine(doc: Any) -> bool:
@@ -42,7 +42,12 @@ def read_hyperfine(doc: Mapping[str, Any], source: str) -> Dataset:
     processes: dict[GroupKey, tuple[int, ...]] = {}
     notes: list[str] = []
     for index, result in enumerate(doc["results"]):
-        command = str(result["command"])
+        command = result["command"]
+        if not isinstance(command, str) or not command:
+            raise UserError(
+                f"{source}: results[{index}].command: expected the command (text), "
+                f"got {json_type(command)}"
+            )
         where = f"{source}: results[{index}] ({command})"
         times = result.get("times")
         if times is None:
@@ -51,11 +56,15 @@ def read_hyperfine(doc: Mapping[str, Any], source: str) -> Dataset:
                 "summaries); re-run with a newer hyperfine"
             )
         if not isinstance(times, list) or not times:
-            raise UserError(f"{where}: 'times' is empty")
+            raise UserError(f"{where}: 'times' is empty or not an array")
         values = np.array(
             [parse_number(t, f"{where} times[{i}]") for i, t in enumerate(times)], dtype=float
         )
         params = result.get("parameters") or {}
+        if not isinstance(params, Mapping) or not all(
+            isinstance(v, str | int | float) and not isinstance(v, bool) for v in params.values()
+        ):
+            raise UserError(f"{where}: 'parameters' must map names to values (text or numbers)")
         workload = ",".join(f"{k}={v}" for k, v in params.items()) if params else None
         key: GroupKey = (None, command, workload)
         if key in groups:
@@ -63,6 +72,8 @@ def read_hyperfine(doc: Mapping[str, Any], source: str) -> Dataset:
         groups[key] = values
         processes[key] = (1,) * values.size
         codes = result.get("exit_codes") or []
+        if not isinstance(codes, list):
+            raise UserError(f"{where}: 'exit_codes' must be an array, got {json_type(codes)}")
         failed = sum(1 for c in codes if c not in (0, None))
         if failed:
             notes.append(

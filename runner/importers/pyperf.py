@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from benchrun.runner.errors import UserError
-from benchrun.runner.importers.dataset import Dataset, GroupKey, parse_number
+from benchrun.runner.importers.dataset import Dataset, GroupKey, json_type, parse_number
 
 #: pyperf unit names -> benchrun unit strings
 PYPERF_UNITS: dict[str, str] = {"second": "s", "byte": "B", "integer": ""}
@@ -66,22 +66,33 @@ def read_pyperf(doc: Mapping[str, Any], source: str) -> Dataset:
         values: list[float] = []
         sizes: list[int] = []
         for r_index, run in enumerate(bench["runs"]):
+            where = f"{source}: benchmarks[{b_index}].runs[{r_index}]"
             if not isinstance(run, Mapping):
-                raise UserError(f"{source}: benchmarks[{b_index}].runs[{r_index}] is not an object")
+                raise UserError(f"{where} is not an object")
             run_meta = {**bench_meta, **_metadata(run)}
             name = name or run_meta.get("name")
             unit = run_meta.get("unit", "second")
-            units.setdefault(str(unit), f"benchmarks[{b_index}]")
+            if not isinstance(unit, str):
+                raise UserError(f"{where}: metadata unit must be text, got {json_type(unit)}")
+            units.setdefault(unit, f"benchmarks[{b_index}]")
             run_values = run.get("values", run.get("samples")) or []
-            warmups += len(run.get("warmups") or [])
+            run_warmups = run.get("warmups") or []
+            for field, got in (("values", run_values), ("warmups", run_warmups)):
+                if not isinstance(got, list):
+                    raise UserError(f"{where}.{field}: expected an array, got {json_type(got)}")
+            warmups += len(run_warmups)
             if not run_values:
                 calibration += 1
                 continue
-            where = f"{source}: benchmarks[{b_index}].runs[{r_index}]"
             values.extend(parse_number(v, f"{where}.values[{i}]") for i, v in enumerate(run_values))
             sizes.append(len(run_values))
         if not name:
             raise UserError(f"{source}: benchmarks[{b_index}] has no 'name' in its metadata")
+        if not isinstance(name, str):
+            raise UserError(
+                f"{source}: benchmarks[{b_index}]: metadata name must be text, got "
+                f"{json_type(name)}"
+            )
         if not values:
             raise UserError(f"{source}: benchmark {name!r} has no values (only calibration runs)")
         key: GroupKey = (None, str(name), None)

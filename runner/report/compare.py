@@ -140,7 +140,7 @@ def _from_export(doc: dict[str, Any], source: str) -> Side:
                                                  w.get("direction", "lower_is_better"), "none")  # fmt: skip
         else:
             notes.append(f"{w['name']}: no result in the export")
-    return Side(f"{doc['campaign'].get('name')} (export)", "export", entries, notes)
+    return Side(f"{(doc.get('campaign') or {}).get('name')} (export)", "export", entries, notes)
 
 
 def _summarised(name: str, x: np.ndarray, unit: str, direction: str, warmup: str) -> Entry:
@@ -185,18 +185,16 @@ def load_side(path: str | Path) -> Side:
         return _from_campaign(p)
     if not p.exists():
         raise UserError(f"{p}: no such campaign directory, database or data file")
-    import json
-
     from benchrun.runner.importers import load
+    from benchrun.runner.importers.benchrun_export import looks_like_export
+    from benchrun.runner.importers.jsontext import parse_json
 
-    text = p.read_bytes()[:1].decode("latin-1")
-    if text in ("{", "["):
-        try:
-            doc = json.loads(p.read_text(encoding="utf-8"))
-        except (ValueError, OSError):
-            doc = None
-        from benchrun.runner.importers.benchrun_export import looks_like_export
-
+    try:
+        raw = p.read_text(encoding="utf-8")
+    except (ValueError, OSError):
+        raw = None  # load() below says what is wrong with the file
+    if raw is not None and raw[:1] in ("{", "["):
+        doc = parse_json(raw, str(p))
         if looks_like_export(doc):
             return _from_export(doc, str(p))
     return side_from_dataset(load(p), p.name)

@@ -28,6 +28,7 @@ import numpy as np
 
 from benchrun.runner.config.experiment import Experiment
 from benchrun.runner.errors import UserError
+from benchrun.runner.importers.dataset import MAX_MAGNITUDE
 from benchrun.runner.report.verdicts import StoredVerdicts, experiment_of, read_verdicts
 from benchrun.runner.results.workloads import WorkloadResult, collect_stored, workload_results
 from benchrun.runner.store.database import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
@@ -414,9 +415,10 @@ def load_campaign(
     with Store.open(db) as store:
         campaign = store.campaign(campaign_id)
         confidence = float(campaign.settings.get("confidence", 0.95))
-        results = workload_results(store, campaign, confidence)
         rounds = store.rounds(campaign.id)
         workloads = store.workloads(campaign.id)
+        check_magnitudes(db, workloads, rounds)
+        results = workload_results(store, campaign, confidence)
         events = store.events(campaign.id)
     if not workloads or not rounds:
         raise UserError(
@@ -441,6 +443,25 @@ def load_campaign(
         verdicts=read_verdicts(events) if campaign.settings.get("adaptive") else None,
         experiment=experiment_of(campaign.config_text, [w.name for w in workloads]),
     )
+
+
+def check_magnitudes(db: Path, workloads: list[WorkloadRow], rounds: list[RoundRow]) -> None:
+    """Raise a UserError when a stored reading is beyond :data:`MAX_MAGNITUDE`.
+
+    Squares of such readings overflow to infinity, so the variance, the CI, the plots'
+    density estimates and every test would be infinite or NaN; the error says which workload
+    and which value instead of reporting them.
+    """
+    units = {w.id: (w.name, w.unit) for w in workloads}
+    for r in rounds:
+        for v in r.readings:
+            if not abs(v) <= MAX_MAGNITUDE:  # also catches an infinity
+                name, unit = units.get(r.workload_id, ("?", ""))
+                raise UserError(
+                    f"{db}: workload {name!r} has a reading of {v:.4g} {unit} (round "
+                    f"{r.round_index}), beyond ±{MAX_MAGNITUDE:g}, where the statistics "
+                    "overflow; have the workload print its readings in a larger unit"
+                )
 
 
 def _is_sqlite(path: Path) -> bool:

@@ -8,10 +8,14 @@ is exactly one line naming the problem, and that nothing was written where it sh
 
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from e2e_util import run_benchrun, write_experiment
+from e2e_util import query, run_benchrun, write_experiment
 
 
 def _one_line(stderr: str, *words: str) -> str:
@@ -79,3 +83,201 @@ def test_resume_and_new_together_are_refused(tmp_path: Path) -> None:
     assert proc.returncode == 2
     _one_line(proc.stderr, "--resume and --new contradict")
     assert not (tmp_path / "results").exists()  # refused before anything is created
+
+
+# -- files read back by analyze and compare ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real benchrun export (JSON) of a real small campaign."""
+    root = tmp_path_factory.mktemp("export")
+    exp = write_experiment(
+        root,
+        f"""
+        name: src
+        output: {root}
+        settings: {{adaptive: false, rounds: 12, warmup_rounds: 0, pin: none}}
+        workloads:
+          - name: a
+            command: ["true"]
+          - name: b
+            command: ["true"]
+        """,
+    )
+    proc = run_benchrun("run", str(exp), "-q")
+    assert proc.returncode == 0, proc.stderr
+    out = root / "src.json"
+    proc = run_benchrun("export", str(root / "src"), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def _last_round(doc: dict[str, Any]) -> dict[str, Any]:
+    return doc["workloads"][0]["rounds"][-1]
+
+
+EXPORT_DAMAGE: dict[str, tuple[Callable[[dict[str, Any]], None], tuple[str, ...]]] = {
+    "rounds-bad": (
+        lambda d: d["workloads"][0].__setitem__("rounds", "bad"),
+        ("workloads[0].rounds: expected an array of rounds, got 'bad'",),
+    ),
+    "readings-null": (
+        lambda d: _last_round(d).__setitem__("readings", [None]),
+        ("workloads[0].rounds[11].readings[0]: expected a number, got null",),
+    ),
+    "readings-abc": (
+        lambda d: _last_round(d).__setitem__("readings", ["abc"]),
+        ("workloads[0].rounds[11].readings[0]: value 'abc' is not a number",),
+    ),
+    "name-null": (
+        lambda d: d["workloads"][0].__setitem__("name", None),
+        ("workloads[0].name: expected the workload's name (text), got null",),
+    ),
+    "reading-too-large": (
+        lambda d: _last_round(d).__setitem__("readings", [10**400]),
+        ("workloads[0].rounds[11].readings[0]: value is out of range",),
+    ),
+    "flags-misaligned": (
+        lambda d: _last_round(d).__setitem__("reading_flags", ["", ""]),
+        ("workloads[0].rounds[11].reading_flags: 2 flags for 1 readings",),
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("case", "command"),
+    [(case, "analyze") for case in EXPORT_DAMAGE]
+    + [(case, "compare") for case in ("rounds-bad", "readings-null", "readings-abc", "name-null")],
+)
+def test_a_damaged_export_is_refused_naming_file_and_field(
+    export: Path, tmp_path: Path, case: str, command: str
+) -> None:
+    doc = json.loads(export.read_text())
+    damage, words = EXPORT_DAMAGE[case]
+    damage(doc)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    argv = (
+        ("analyze", "summary", str(bad))
+        if command == "analyze"
+        else ("compare", str(export), str(bad))
+    )
+    proc = run_benchrun(*argv)
+    assert proc.returncode == 2
+    _one_line(proc.stderr, str(bad), *words)
+    assert proc.stdout == ""
+
+
+def test_the_undamaged_export_is_read(export: Path) -> None:
+    """The control of the cases above: the same file, untouched, is analysed and compared."""
+    assert run_benchrun("analyze", "summary", str(export)).returncode == 0
+    proc = run_benchrun("compare", str(export), str(export))
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("command", ["analyze", "compare"])
+def test_json_nested_100000_deep_is_refused(tmp_path: Path, export: Path, command: str) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text(
+        '{"results": [{"command": "x", "times": ' + "[" * 100_000 + "]" * 100_000 + "}]}"
+    )
+    argv = (
+        ("analyze", "summary", str(deep))
+        if command == "analyze"
+        else ("compare", str(deep), str(export))
+    )
+    proc = run_benchrun(*argv)
+    assert proc.returncode == 2
+    _one_line(proc.stderr, str(deep), "nested too deeply")
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (
+            "workload,value\na,1\nb," + "9" * 200_000 + "\n",
+            ("line 3", "not readable as CSV", "field limit"),
+        ),
+        ("workload,value\na,1\nb,1e400\n", ("row 3", "not finite")),
+        ("workload,value\na,1\nb,1e200\n", ("row 3", "out of range")),
+    ],
+    ids=["huge-field", "overflow", "too-large"],
+)
+def test_hostile_csv_is_refused(tmp_path: Path, text: str, words: tuple[str, ...]) -> None:
+    data = tmp_path / "data.csv"
+    data.write_text(text)
+    proc = run_benchrun("analyze", "summary", str(data))
+    assert proc.returncode == 2
+    _one_line(proc.stderr, str(data), *words)
+
+
+def test_hyperfine_with_a_non_text_command_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "hf.json"
+    data.write_text(json.dumps({"results": [{"command": ["x"] * 3, "times": [1.0, 2.0]}]}))
+    proc = run_benchrun("analyze", "summary", str(data))
+    assert proc.returncode == 2
+    _one_line(proc.stderr, str(data), "results[0].command: expected the command (text)")
+
+
+# -- campaigns whose readings are too large for the statistics ----------------------------
+
+
+@pytest.fixture(scope="module")
+def huge(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Any]]:
+    """Fixed-mode campaigns whose workload prints readings of 1e200 and 1e308 ms."""
+    root = tmp_path_factory.mktemp("huge")
+    out: dict[str, tuple[Path, Any]] = {}
+    for magnitude in ("1e200", "1e308"):
+        name = f"huge{magnitude}"
+        code = f"import random; print('t=%r' % ({magnitude} * (1 + random.random() / 10)))"
+        exp = write_experiment(
+            root,
+            f"""
+            name: {name}
+            output: {root}
+            settings: {{adaptive: false, rounds: 4, warmup_rounds: 0, pin: none}}
+            workloads:
+              - name: a
+                command: ["{sys.executable}", "-c", "{code}"]
+                readings: {{pattern: 't=([0-9.e+]+)', unit: ms}}
+            """,
+            name=f"{name}.yaml",
+        )
+        out[magnitude] = (root / name, run_benchrun("run", str(exp), "-q"))
+    return out
+
+
+@pytest.mark.parametrize("magnitude", ["1e200", "1e308"])
+def test_run_stores_huge_readings_then_says_they_are_out_of_range(
+    huge: dict[str, tuple[Path, Any]], magnitude: str
+) -> None:
+    campaign, proc = huge[magnitude]
+    assert proc.returncode == 2
+    _one_line(proc.stderr, "workload 'a' has a reading of", "beyond ±1e+150")
+    rows = query(campaign / "benchrun.db", "SELECT count(*) FROM round WHERE status = 'ok'")
+    assert rows == [(4,)]  # every round was kept
+
+
+@pytest.mark.parametrize(
+    ("magnitude", "argv"),
+    [
+        ("1e200", ("report", "{dir}", "-o", "{tmp}/r.html")),
+        ("1e200", ("report", "{dir}", "--format", "json", "-o", "{tmp}/r.json")),
+        ("1e200", ("show", "{dir}")),
+        ("1e200", ("export", "{dir}", "-o", "{tmp}/e.json")),
+        ("1e200", ("compare", "{dir}", "{dir}")),
+        ("1e308", ("report", "{dir}", "-o", "{tmp}/r.html")),
+        ("1e308", ("report", "{dir}", "--format", "md", "-o", "{tmp}/r.md")),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "-".join(a for a in v if "{" not in a),
+)
+def test_read_commands_say_huge_readings_are_out_of_range(
+    huge: dict[str, tuple[Path, Any]], tmp_path: Path, magnitude: str, argv: tuple[str, ...]
+) -> None:
+    campaign, _ = huge[magnitude]
+    proc = run_benchrun(*(a.format(dir=campaign, tmp=tmp_path) for a in argv))
+    assert proc.returncode == 2
+    line = _one_line(proc.stderr, str(campaign / "benchrun.db"), "workload 'a'", "beyond ±1e+150")
+    assert f"e+{magnitude[2:]} ms" in line
+    assert not list(tmp_path.iterdir())  # no half-written report or export
