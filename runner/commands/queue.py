@@ -80,6 +80,10 @@ def cmd_queue(args: argparse.Namespace) -> int:
             f"{e['id']:>4}  {state:<11}  {e['priority']:>4}  {_when(e['submitted_at']):<11}  "
             f"{e['name']:<20}  {msg}"
         )
+    if any(e["state"] in ("queued", "paused") for e in entries):
+        print(
+            "queued campaigns run the experiment text as submitted: edit the file and submit again"
+        )
     return 0
 
 

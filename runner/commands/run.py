@@ -48,6 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("experiment", help="experiment file (YAML); `benchrun init` writes an example")
+    # the daemon: the experiment's text as submitted (the file may have changed since)
+    p.add_argument("--config-text", metavar="FILE", help=argparse.SUPPRESS)
     p.add_argument(
         "--resume",
         action="store_true",
@@ -121,7 +123,13 @@ def main(args: argparse.Namespace) -> int:
             "--resume and --new contradict each other: --resume continues the interrupted "
             "campaign, --new starts another beside it; give one of them"
         )
-    experiment = load_experiment(args.experiment, overrides=args.overrides)
+    text = None
+    if args.config_text:  # the daemon: run the text submitted, not the file as it is now
+        try:
+            text = Path(args.config_text).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserError(f"{args.config_text}: cannot read the submitted text: {exc}") from None
+    experiment = load_experiment(args.experiment, overrides=args.overrides, text=text)
     if args.output:
         experiment = dataclasses.replace(experiment, output=Path(args.output))
     if args.baseline:

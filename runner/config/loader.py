@@ -708,7 +708,11 @@ def _parse_readings(raw: Any, path: PathT, smap: SourceMap) -> ReadingsSpec:
 
 
 def load_experiment(
-    path: str | Path, *, check_commands: bool = True, overrides: Sequence[str] = ()
+    path: str | Path,
+    *,
+    check_commands: bool = True,
+    overrides: Sequence[str] = (),
+    text: str | None = None,
 ) -> Experiment:
     """Read, validate and expand an experiment file.
 
@@ -717,11 +721,14 @@ def load_experiment(
     ``check_commands=False`` skips the checks that depend on this machine's files
     (executables on PATH, ``cwd`` existing) — e.g. to re-read a stored config.
     ``overrides``: ``KEY=VALUE`` settings that replace the file's (``benchrun run --set``).
+    ``text``: the file's content as it was earlier (the daemon runs the text submitted):
+    used instead of reading ``path``, which still anchors relative paths.
     """
     display = str(path)
     file = Path(path).expanduser()
     try:
-        text = _read_capped(file, display)
+        if text is None:
+            text = _read_capped(file, display)
     except FileNotFoundError:
         raise UserError(
             f"{display}: file not found; check the path (benchrun init FILE writes an example)"

@@ -45,7 +45,11 @@ def _die_with_parent(parent_pid: int) -> Callable[[], None]:
 
 
 def child_argv(
-    experiment: str, output: str, resume: bool, overrides: Sequence[str] = ()
+    experiment: str,
+    output: str,
+    resume: bool,
+    overrides: Sequence[str] = (),
+    config_file: str | None = None,
 ) -> list[str]:
     """The ``benchrun run`` command line of a daemon child.
 
@@ -57,6 +61,9 @@ def child_argv(
         ``--resume`` (continue the campaign) instead of ``--new``.
     overrides : sequence of str
         The ``--set KEY=VALUE`` items given to ``benchrun submit``, passed on unchanged.
+    config_file : str, optional
+        A file holding the experiment's text as submitted: the child runs it instead of
+        the experiment file as it is now (``experiment`` still anchors relative paths).
 
     Returns
     -------
@@ -76,6 +83,8 @@ def child_argv(
     ]
     for item in overrides:
         argv += ["--set", item]
+    if config_file is not None:
+        argv += ["--config-text", config_file]
     return argv
 
 

@@ -20,6 +20,7 @@ from benchrun.runner.daemon import child as child_process
 from benchrun.runner.daemon.child import append_line, kill, signal_name
 from benchrun.runner.daemon.log import log
 from benchrun.runner.daemon.queue import FINAL_STATES, Entry, QueueDB
+from benchrun.runner.files import atomic_write_text
 
 
 @dataclass(frozen=True)
@@ -268,7 +269,16 @@ class Supervisor:
             why = entry.message or "resumed"
             self._campaign_event(entry, db, "daemon-resume", f"daemon pid {os.getpid()}: {why}")
             self.queue.log(entry.id, "resume", why)
-        argv = child_process.child_argv(entry.experiment, entry.output, resume, entry.overrides)
+        # the text submitted runs, whatever the file says now (or if it is gone)
+        submitted: str | None = str(Path(entry.log_path).with_suffix(".yaml"))
+        try:
+            atomic_write_text(Path(str(submitted)), entry.config_text)
+        except OSError as exc:  # e.g. a full disk: the child will report it
+            log(f"campaign {entry.id}: cannot keep the submitted text ({exc}); runs the file")
+            submitted = None
+        argv = child_process.child_argv(
+            entry.experiment, entry.output, resume, entry.overrides, submitted
+        )
         extra: dict[str, str] = {}
         if self.quiet_load is not None:
             extra["BENCHRUN_QUIET_LOAD"] = f"{self.quiet_load:g}"

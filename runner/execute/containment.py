@@ -233,14 +233,19 @@ def record_inflight(path: Path, pid: int | None, cgroup: Path | None) -> None:
         "cgroup": str(cgroup) if cgroup is not None else None,
         "runner_pid": os.getpid(),
     }
-    atomic_write_text(path, json.dumps(doc) + "\n")
+    try:
+        atomic_write_text(path, json.dumps(doc) + "\n")
+    except OSError:
+        # a full disk: the round still runs (and the store's commit reports the disk);
+        # the record is a best effort that only a later crash would have needed
+        clear_inflight(path)
 
 
 def clear_inflight(path: Path) -> None:
     """Remove the in-flight record (the round has ended and nothing of it is left)."""
     try:
         path.unlink()
-    except FileNotFoundError:
+    except OSError:
         pass
 
 

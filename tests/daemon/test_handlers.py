@@ -363,7 +363,11 @@ def test_first_launch_runs_new_and_a_clean_exit_is_done(
         "--new",
         "--set",
         "rounds=3",
+        "--config-text",
+        launched[0][-1],
     ]
+    # the child runs the text submitted ("name: e" in submission()), kept beside the log
+    assert Path(launched[0][-1]).read_text() == "name: e\n"
     entry = daemon.queue.get(entry_id)
     assert entry is not None
     assert (entry.state, entry.pid, entry.launches, entry.base_campaign_id) == (
