@@ -28,6 +28,8 @@ CLIENT_DEADLINE = 10.0
 MAX_CONNECTIONS = 64
 #: seconds an oversized request is drained (so the client can read the error) before close
 DRAIN_SECONDS = 1.0
+#: seconds a client may take to read its reply; the loop never waits on one client
+REPLY_SECONDS = 5.0
 
 
 @dataclass
@@ -38,6 +40,8 @@ class Conn:
     deadline: float
     buf: bytearray = field(default_factory=bytearray)
     draining: bool = False
+    #: the reply not yet sent (None until the request is answered)
+    out: memoryview | None = None
 
 
 def listen_unix(path: Path) -> socket.socket:
@@ -126,7 +130,7 @@ class Connections:
                     log(f"accept: {exc.strerror}")
                     return
                 raise
-            if len(self.conns) >= MAX_CONNECTIONS:
+            if len(self.conns) >= MAX_CONNECTIONS and not self._evict_idle():
                 sock.close()
                 continue
             try:
@@ -151,12 +155,26 @@ class Connections:
                     ),
                 )
 
+    def _evict_idle(self) -> bool:
+        """Close the oldest connection that has sent nothing yet, to make room for a new
+        client (idle connections cannot lock everyone out); False when there is none."""
+        idle = [c for c in self.conns.values() if not c.buf and c.out is None and not c.draining]
+        if not idle:
+            return False
+        self.close(min(idle, key=lambda c: c.deadline))
+        return True
+
     def readable(self, conn: Conn) -> None:
         """Read what ``conn`` sent; once its request line is complete, answer and close.
 
         A request over :data:`MAX_MESSAGE` bytes is refused unread; a client that
-        half-closes without a newline has sent its whole request.
+        half-closes without a newline has sent its whole request. The reply is sent
+        without blocking: what the client does not read at once waits for the socket to
+        become writable (the loop calls this method again), for :data:`REPLY_SECONDS`.
         """
+        if conn.out is not None:
+            self._flush(conn)
+            return
         try:
             data = conn.sock.recv(65536)
         except (BlockingIOError, InterruptedError):
@@ -185,9 +203,28 @@ class Connections:
             if not raw:
                 self.close(conn)
                 return
-        reply = self.handle(raw)
-        self._forget(conn)
-        _send_and_close(conn.sock, reply)
+        self._reply(conn, self.handle(raw))
+
+    def _reply(self, conn: Conn, reply: bytes) -> None:
+        conn.out = memoryview(reply)
+        conn.deadline = time.monotonic() + REPLY_SECONDS
+        self._flush(conn)
+
+    def _flush(self, conn: Conn) -> None:
+        """Send what the socket takes now; close once all is sent, else wait to write."""
+        assert conn.out is not None
+        try:
+            sent = conn.sock.send(conn.out)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError:
+            self.close(conn)
+            return
+        conn.out = conn.out[sent:]
+        if not conn.out:
+            self.close(conn)
+            return
+        self.sel.modify(conn.sock, selectors.EVENT_WRITE, conn)
 
     def _reply_and_drain(self, conn: Conn, reply: bytes) -> None:
         """Answer without reading the request (oversized, foreign uid), then read and drop
@@ -227,7 +264,7 @@ class Connections:
         """Close connections past their deadline; one still sending its request gets an error."""
         now = time.monotonic()
         for conn in [c for c in self.conns.values() if c.deadline <= now]:
-            if conn.draining:
+            if conn.draining or conn.out is not None:  # a reply the client never read
                 self.close(conn)
             else:
                 self._forget(conn)

@@ -540,3 +540,75 @@ def test_queue_times_that_cannot_be_shown_do_not_break_the_listing(ts: float) ->
         assert shown == time.strftime("%m-%d %H:%M", time.localtime(ts))
     else:
         assert shown.startswith("(bad time")
+
+
+def test_a_client_that_never_reads_its_reply_does_not_hold_the_loop() -> None:
+    sel = selectors.DefaultSelector()
+    big = b"x" * (8 << 20)  # far more than a socket buffer holds
+    conns = Connections(sel, lambda raw: big)
+    server, client = socket.socketpair()
+    server.setblocking(False)
+    conn = Conn(server, time.monotonic() + 10)
+    conns.conns[server.fileno()] = conn
+    sel.register(server, selectors.EVENT_READ, conn)
+    client.sendall(b'{"v": 1, "op": "queue"}\n')
+    t0 = time.monotonic()
+    _pump(conns)  # answers: the part the buffer takes now, the rest waits for EVENT_WRITE
+    assert time.monotonic() - t0 < 0.5  # used to block in sendall for 2 s
+    assert conn.out is not None and 0 < len(conn.out) < len(big)
+    got = b""
+    client.settimeout(5)
+    while len(got) < len(big):  # the client reads after all: the loop sends the rest
+        got += client.recv(1 << 20)
+        _pump(conns)
+    assert got == big and conns.conns == {}
+    # one that never reads is closed at its deadline
+    server2, client2 = socket.socketpair()
+    server2.setblocking(False)
+    conn2 = Conn(server2, time.monotonic() + 10)
+    conns.conns[server2.fileno()] = conn2
+    sel.register(server2, selectors.EVENT_READ, conn2)
+    client2.sendall(b'{"v": 1, "op": "queue"}\n')
+    _pump(conns)
+    conn2.deadline = time.monotonic() - 1
+    conns.expire()
+    assert conns.conns == {}
+    for s in (client, client2):
+        s.close()
+    sel.close()
+
+
+def test_idle_connections_are_evicted_to_let_a_new_client_in(tmp_path: Path) -> None:
+    from benchrun.runner.daemon.connections import MAX_CONNECTIONS, listen_unix
+
+    sel = selectors.DefaultSelector()
+    conns = Connections(sel, lambda raw: encode({"ok": True}))
+    path = tmp_path / "s.sock"
+    listener = listen_unix(path)
+    idle = []
+    for _ in range(MAX_CONNECTIONS):
+        c = socket.socket(socket.AF_UNIX)
+        c.connect(str(path))
+        idle.append(c)
+    conns.accept(listener)
+    assert len(conns.conns) == MAX_CONNECTIONS
+    new = socket.socket(socket.AF_UNIX)
+    new.connect(str(path))
+    new.settimeout(2)
+    new.sendall(b'{"v": 1, "op": "ping"}\n')
+    t0 = time.monotonic()
+    conns.accept(listener)
+    while True:
+        _pump(conns)
+        try:
+            data = new.recv(65536)
+            break
+        except (BlockingIOError, TimeoutError):
+            continue
+    assert json.loads(data)["ok"] is True and time.monotonic() - t0 < 1.0
+    assert len(conns.conns) <= MAX_CONNECTIONS
+    for c in [*idle, new]:
+        c.close()
+    conns.close_all()
+    listener.close()
+    sel.close()
