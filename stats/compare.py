@@ -101,11 +101,21 @@ def welch_df(var_a: float, n_a: int, var_b: float, n_b: int) -> float | None:
     7.4762
     >>> welch_df(0.0, 5, 0.0, 5) is None
     True
+
+    ν does not depend on the scale of the variances, even where their squares underflow:
+
+    >>> welch_df(1e-200, 5, 2e-200, 5) == welch_df(1.0, 5, 2.0, 5)
+    True
     """
     ua, ub = var_a / n_a, var_b / n_b
     denom = ua * ua / (n_a - 1) + ub * ub / (n_b - 1)
     if denom == 0.0:
-        return None
+        top = max(var_a, var_b)
+        if top == 0.0:
+            return None
+        # the squares underflowed (variances below ~1e-154): the same ν on a rescaled pair
+        ua, ub = var_a / top / n_a, var_b / top / n_b
+        denom = ua * ua / (n_a - 1) + ub * ub / (n_b - 1)
     return (ua + ub) ** 2 / denom
 
 
@@ -322,6 +332,8 @@ def welch(
 def _welch_power(d: float, va: float, vb: float, n: int, alpha: float) -> float:
     """Power of the two-sided Welch test with n per side, noncentral-t approximation."""
     se = math.sqrt((va + vb) / n)
+    if se == 0.0:  # (va + vb)/n underflowed: d > 0 is infinitely many standard errors
+        return 1.0
     nu = welch_df(va, n, vb, n)
     ncp = d / se
     crit = special.stdtrit(nu, 1.0 - alpha / 2.0)
