@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = args.func(args)
     except UserError as exc:
-        print(f"benchrun: error: {exc.message}", file=sys.stderr)
+        print(f"benchrun: error: {one_line(exc.message)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("benchrun: interrupted", file=sys.stderr)
@@ -90,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         # the stores turn a corrupt page into a UserError naming the file; this is the
         # last resort for any other SQLite failure (a queue database, a locked file...)
-        detail = " ".join(str(exc).split()) or type(exc).__name__
+        detail = one_line(" ".join(str(exc).split())) or type(exc).__name__
         print(
             f"benchrun: error: SQLite: {detail}; if a benchrun database is damaged, copy "
             "what is readable with `sqlite3 FILE .recover | sqlite3 recovered.db` or start "
@@ -99,6 +99,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     return int(code or 0)
+
+
+def one_line(message: str) -> str:
+    """``message`` with line breaks and other unprintable characters escaped (``\\n``,
+    ``\\x1b``), so that an error stays one line whatever text from a file it quotes."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in message)
 
 
 def _is_sqlite_error(exc: BaseException) -> bool:

@@ -284,9 +284,10 @@ def _file_label(source: str) -> str:
     return name or source
 
 
-#: the largest magnitude of a value the statistics take: squares of up to 10^8 such values
-#: still sum to a finite float (the variance); beyond it they overflow to infinity
-MAX_MAGNITUDE = 1e150
+#: the largest magnitude of a value the statistics take: fourth powers of such values
+#: (Welch-Satterthwaite degrees of freedom square a variance; kurtosis) still sum to a
+#: finite float; 1e80 overflows Welch's degrees of freedom, 1e155 the variance itself
+MAX_MAGNITUDE = 1e50
 
 
 def out_of_range(where: str, value: float | None = None) -> UserError:
@@ -304,7 +305,7 @@ def parse_number(text: object, where: str) -> float:
 
     NaN and infinities are refused: a reading that is not a number cannot be summarised
     honestly, and silently dropping it would change n. So are values beyond
-    :data:`MAX_MAGNITUDE`, whose squares overflow the variance.
+    :data:`MAX_MAGNITUDE`, whose powers overflow the statistics.
     """
     if isinstance(text, bool) or text is None:
         raise UserError(f"{where}: expected a number, got {json_type(text)}")

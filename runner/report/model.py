@@ -448,8 +448,8 @@ def load_campaign(
 def check_magnitudes(db: Path, workloads: list[WorkloadRow], rounds: list[RoundRow]) -> None:
     """Raise a UserError when a stored reading is beyond :data:`MAX_MAGNITUDE`.
 
-    Squares of such readings overflow to infinity, so the variance, the CI, the plots'
-    density estimates and every test would be infinite or NaN; the error says which workload
+    Powers of such readings overflow to infinity, so the variance, the CI, the plots'
+    density estimates and the tests would be infinite or NaN; the error says which workload
     and which value instead of reporting them.
     """
     units = {w.id: (w.name, w.unit) for w in workloads}

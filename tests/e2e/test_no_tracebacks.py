@@ -17,6 +17,10 @@ from typing import Any
 import pytest
 from e2e_util import query, run_benchrun, write_experiment
 
+from benchrun.runner.importers.dataset import MAX_MAGNITUDE
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
 
 def _one_line(stderr: str, *words: str) -> str:
     """The single ``benchrun: error:`` line of ``stderr``, which holds every word."""
@@ -212,6 +216,32 @@ def test_hostile_csv_is_refused(tmp_path: Path, text: str, words: tuple[str, ...
     _one_line(proc.stderr, str(data), *words)
 
 
+@pytest.mark.parametrize("command", ["analyze", "compare"])
+def test_hyperfine_times_too_large_for_welch_are_refused(tmp_path: Path, command: str) -> None:
+    """1e80 s: Welch's degrees of freedom square a variance of 1e160 (an OverflowError
+    traceback before the range check)."""
+    doc = json.loads((DATA / "hyperfine_two.json").read_text())
+    doc["results"][0]["times"][0] = 1e80
+    data = tmp_path / "hf.json"
+    data.write_text(json.dumps(doc))
+    argv = (
+        ("analyze", "compare", str(data))
+        if command == "analyze"
+        else ("compare", str(data), str(DATA / "hyperfine_two.json"))
+    )
+    proc = run_benchrun(*argv)
+    assert proc.returncode == 2
+    _one_line(proc.stderr, str(data), "results[0] (true) times[0]: value 1e+80 is out of range")
+
+
+def test_an_error_quoting_a_name_with_line_breaks_stays_one_line(tmp_path: Path) -> None:
+    data = tmp_path / "hf.json"
+    data.write_text(json.dumps({"results": [{"command": "a\nb\x1b[31m", "times": None}]}))
+    proc = run_benchrun("analyze", "summary", str(data))
+    assert proc.returncode == 2
+    _one_line(proc.stderr, "(a\\nb\\x1b[31m): no 'times' array")
+
+
 def test_hyperfine_with_a_non_text_command_is_refused(tmp_path: Path) -> None:
     data = tmp_path / "hf.json"
     data.write_text(json.dumps({"results": [{"command": ["x"] * 3, "times": [1.0, 2.0]}]}))
@@ -225,10 +255,11 @@ def test_hyperfine_with_a_non_text_command_is_refused(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def huge(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Any]]:
-    """Fixed-mode campaigns whose workload prints readings of 1e200 and 1e308 ms."""
+    """Fixed-mode campaigns whose workload prints readings of 1e45 (within the range),
+    1e200 and 1e308 ms."""
     root = tmp_path_factory.mktemp("huge")
     out: dict[str, tuple[Path, Any]] = {}
-    for magnitude in ("1e200", "1e308"):
+    for magnitude in ("1e45", "1e200", "1e308"):
         name = f"huge{magnitude}"
         code = f"import random; print('t=%r' % ({magnitude} * (1 + random.random() / 10)))"
         exp = write_experiment(
@@ -236,7 +267,7 @@ def huge(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Any]
             f"""
             name: {name}
             output: {root}
-            settings: {{adaptive: false, rounds: 4, warmup_rounds: 0, pin: none}}
+            settings: {{adaptive: false, rounds: 8, warmup_rounds: 0, pin: none}}
             workloads:
               - name: a
                 command: ["{sys.executable}", "-c", "{code}"]
@@ -254,9 +285,9 @@ def test_run_stores_huge_readings_then_says_they_are_out_of_range(
 ) -> None:
     campaign, proc = huge[magnitude]
     assert proc.returncode == 2
-    _one_line(proc.stderr, "workload 'a' has a reading of", "beyond ±1e+150")
+    _one_line(proc.stderr, "workload 'a' has a reading of", f"beyond ±{MAX_MAGNITUDE:g}")
     rows = query(campaign / "benchrun.db", "SELECT count(*) FROM round WHERE status = 'ok'")
-    assert rows == [(4,)]  # every round was kept
+    assert rows == [(8,)]  # every round was kept
 
 
 @pytest.mark.parametrize(
@@ -278,6 +309,25 @@ def test_read_commands_say_huge_readings_are_out_of_range(
     campaign, _ = huge[magnitude]
     proc = run_benchrun(*(a.format(dir=campaign, tmp=tmp_path) for a in argv))
     assert proc.returncode == 2
-    line = _one_line(proc.stderr, str(campaign / "benchrun.db"), "workload 'a'", "beyond ±1e+150")
+    line = _one_line(
+        proc.stderr, str(campaign / "benchrun.db"), "workload 'a'", f"beyond ±{MAX_MAGNITUDE:g}"
+    )
     assert f"e+{magnitude[2:]} ms" in line
     assert not list(tmp_path.iterdir())  # no half-written report or export
+
+
+def test_large_readings_within_the_range_are_reported(
+    huge: dict[str, tuple[Path, Any]], tmp_path: Path
+) -> None:
+    """The control of the refusals above: readings of 1e45 ms run, report and compare
+    without a warning."""
+    campaign, proc = huge["1e45"]
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    for argv in (
+        ("report", str(campaign), "-o", str(tmp_path / "r.html")),
+        ("compare", str(campaign), str(campaign)),
+    ):
+        proc = run_benchrun(*argv)
+        assert proc.returncode == 0, proc.stderr
+        assert all(line.startswith("benchrun: wrote") for line in proc.stderr.splitlines())
+    assert (tmp_path / "r.html").stat().st_size > 10_000
