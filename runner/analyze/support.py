@@ -47,12 +47,19 @@ def stats_module(module: str, name: str) -> Callable[..., Any]:
 
 
 def call_stats(what: str, name: str, *args: Any, **kwargs: Any) -> Any:
-    """Call ``stats.<name>``; a ValueError (bad input for that method) becomes a UserError."""
+    """Call ``stats.<name>``; a ValueError (bad input for that method) or an arithmetic
+    overflow becomes a UserError."""
     func = stats_function(name)
     try:
         return func(*args, **kwargs)
     except ValueError as exc:
         raise UserError(f"{what}: {exc}") from None
+    except (OverflowError, ZeroDivisionError, FloatingPointError) as exc:
+        # e.g. readings near 1e300, whose squares or exponentials overflow a float
+        raise UserError(
+            f"{what}: the values are too large or too small for this analysis ({exc}); "
+            "rescale them (another unit) and analyse again"
+        ) from None
 
 
 def as_dict(result: Any) -> Any:
