@@ -44,7 +44,6 @@ from benchrun.runner.analyze.support import (
 from benchrun.runner.errors import UserError
 from benchrun.runner.importers import Dataset, load_many
 from benchrun.runner.importers.dataset import display_name as views_name
-from benchrun.runner.importers.processes import as_summary, summarize_processes
 from benchrun.runner.importers.weights import read_weights
 from benchrun.stats.results import jsonable
 
@@ -118,6 +117,9 @@ def _key_dict(key: tuple[str | None, str | None, str | None]) -> dict[str, str |
 
 def _summaries(ds: Dataset, args: argparse.Namespace) -> list[dict[str, Any]]:
     """``stats.summarize`` of every group; a group it refuses gets an ``error`` instead."""
+    # scipy.stats costs ~0.6 s to import: only when analysing, not for `benchrun --help`
+    from benchrun.runner.importers.processes import as_summary, summarize_processes
+
     warmup = _warmup_for(ds, args.warmup)
     summarize = stats_function("summarize")
     rows: list[dict[str, Any]] = []
