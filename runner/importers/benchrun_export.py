@@ -1,10 +1,12 @@
 """benchrun's own export (``benchrun export``, docs/export-format.md) as a :class:`Dataset`.
 
-:func:`read_export` checks the format and version; :func:`analysed_readings` gives the
-readings a later analysis uses (flag ``""`` or ``outlier``). Each exported workload becomes one group (``workload`` = its name) holding the readings
-the campaign's analysis used, in launch order: warm-up rounds, within-round warm-up and
-failed rounds are left out, Tukey outliers stay (docs/methods.md §1-2). A dataset has one
-unit: workloads in another unit than the first are left out, and a note says which.
+:func:`check_export` checks the format, the version and every field a reader uses (a
+damaged file is one UserError naming the field); :func:`analysed_readings` gives the
+readings a later analysis uses (flag ``""`` or ``outlier``). Each exported workload becomes
+one group (``workload`` = its name) holding the readings the campaign's analysis used, in
+launch order: warm-up rounds, within-round warm-up and failed rounds are left out, Tukey
+outliers stay (docs/methods.md §1-2). A dataset has one unit: workloads in another unit
+than the first are left out, and a note says which.
 """
 
 from __future__ import annotations
