@@ -130,10 +130,6 @@ class OmnibusResult(HasPValue):
         return d
 
 
-#: default cap on the pairwise effect sizes E of the omnibus tests (k = 141 groups)
-MAX_EFFECT_PAIRS = 10_000
-
-
 def _groups(groups: Mapping[str, ArrayLike] | Sequence[ArrayLike]) -> tuple[list, list]:
     if isinstance(groups, Mapping):
         names = [str(k) for k in groups]
