@@ -66,6 +66,8 @@ def _from_json(path: Path) -> dict[str, BaselineResult]:
         raise UserError(f"{path}: cannot read the baseline: {exc}") from None
     except json.JSONDecodeError as exc:
         raise UserError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from None
+    except (RecursionError, ValueError) as exc:  # nested too deep; an integer too long
+        raise UserError(f"{path}: not a baseline benchrun can read ({exc})") from None
     entries: dict[str, Any]
     if isinstance(doc, dict) and isinstance(doc.get("workloads"), dict):
         entries = doc["workloads"]

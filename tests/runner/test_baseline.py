@@ -95,3 +95,11 @@ def test_a_stored_campaign_gives_its_subsession_summary(tmp_path: Path) -> None:
     assert got.n_q == h
     assert got.mean == pytest.approx(b.mean(), rel=1e-12)
     assert got.variance == pytest.approx(b.var(ddof=1), rel=1e-9)
+
+
+def test_a_baseline_nested_too_deep_is_one_clear_error(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(UserError) as info:
+        load_baseline(str(deep))
+    assert "not a baseline benchrun can read" in str(info.value)
