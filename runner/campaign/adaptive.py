@@ -32,6 +32,7 @@ from benchrun.runner.control.pairing import PassSeries, round_values_by_pass
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.executor import Executor
 from benchrun.runner.files import atomic_write_text
+from benchrun.runner.importers.dataset import MAX_MAGNITUDE
 from benchrun.runner.results.baseline import load_baseline
 from benchrun.runner.results.workloads import VERDICTS_EVENT, collect_workload
 from benchrun.runner.store.database import CampaignRow, EventRow
@@ -185,6 +186,8 @@ class _Adaptive:
             {}, confidence=self.settings.confidence, min_subsessions=self.settings.min_subsessions
         )
         self._paired_counts: dict[str, tuple[int, int]] = {}
+        self._checked: dict[str, int] = {}  # steady rounds checked for huge readings
+        self._huge: dict[str, float] = {}
 
     @property
     def elapsed_s(self) -> float:
@@ -279,8 +282,12 @@ class _Adaptive:
     # ---------------------------------------------------------------- decisions
     def stats(self) -> dict[str, WorkloadStats | None]:
         s = self.settings
-        return {
-            name: collect_workload(
+        out: dict[str, WorkloadStats | None] = {}
+        for name, st in self.states.items():
+            if self._huge_reading(name) is not None:
+                out[name] = None  # stopped: its statistics would overflow
+                continue
+            out[name] = collect_workload(
                 st.steady_readings,
                 st.steady_work,
                 per_work=st.workload.per_work,
@@ -288,8 +295,27 @@ class _Adaptive:
                 warmup_readings=s.warmup_readings,
                 min_subsessions=s.min_subsessions,
             )
-            for name, st in self.states.items()
-        }
+        return out
+
+    def _huge_reading(self, name: str) -> float | None:
+        """A steady reading of ``name`` beyond ``MAX_MAGNITUDE`` (whose powers overflow the
+        statistics), checked once per reading; the first one found stops the workload."""
+        st = self.states[name]
+        if name not in self._huge:
+            for values in st.steady_readings[self._checked.get(name, 0) :]:
+                beyond = [v for v in values if not abs(v) <= MAX_MAGNITUDE]
+                if beyond:
+                    self._huge[name] = beyond[0]
+                    break
+            self._checked[name] = len(st.steady_readings)
+        huge = self._huge.get(name)
+        if huge is not None and not st.stopped:
+            self.launcher.stop_workload(
+                name,
+                f"a reading of {huge:g} {st.workload.unit} is beyond ±{MAX_MAGNITUDE:g}, where "
+                "the statistics overflow; have the workload print a larger unit",
+            )
+        return huge
 
     def pass_series(self, stats: dict[str, WorkloadStats | None]) -> PassSeries:
         """The per-pass values of every workload (runner/control/pairing.py), refreshed for the

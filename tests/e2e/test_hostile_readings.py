@@ -69,3 +69,29 @@ def test_sigterm_is_served_while_a_pattern_searches(tmp_path: Path, py: str) -> 
     assert proc.returncode == 128 + signal.SIGTERM and "Traceback" not in err
     (status,) = query(tmp_path / "hostile" / "benchrun.db", "SELECT status FROM campaign")[0]
     assert status == "interrupted"
+
+
+def test_an_adaptive_run_with_readings_beyond_the_statistics_range_ends_in_one_line(
+    tmp_path: Path, py: str
+) -> None:
+    code = "import random; print('t=%g' % (random.random() * 1e200))"
+    exp = write_experiment(
+        tmp_path,
+        f"""
+        name: huge
+        output: {tmp_path}
+        settings: {{pin: none, max_time: 30s, min_round_time: 0}}
+        workloads:
+          - name: a
+            command: ["{py}", "-c", "{code}"]
+            readings: {{pattern: 't=([0-9.e+]+)', unit: ms}}
+          - name: b
+            command: ["{py}", "-c", "{code}"]
+            readings: {{pattern: 't=([0-9.e+]+)', unit: ms}}
+        """,
+    )
+    proc = run_benchrun("run", str(exp), "-q")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "beyond ±1e+50" in proc.stderr
+    stopped = query(tmp_path / "huge" / "benchrun.db", "SELECT status_reason FROM workload")
+    assert all("beyond ±1e+50" in (r or "") for (r,) in stopped)
