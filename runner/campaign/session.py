@@ -527,6 +527,8 @@ def campaign_session(
         if isinstance(executor, LocalExecutor):
             executor.inflight_path = inflight
         campaign, states = start_campaign(store, experiment, resume, new, metadata_fn)
+        if isinstance(executor, LocalExecutor):
+            executor.inflight_campaign = campaign.id
         if ended:
             store.add_event(campaign.id, "leftovers", ended, {})
         with _Interrupts(executor, settings.on_interrupt == "kill") as interrupts:

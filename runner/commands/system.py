@@ -13,7 +13,7 @@ from typing import Any
 
 from benchrun.runner.config.cpulist import parse_kernel_cpu_list
 from benchrun.runner.errors import UserError
-from benchrun.runner.execute.containment import Containment, containment_record
+from benchrun.runner.execute.containment import containment_record, probe_containment
 from benchrun.runner.machine.metadata import (
     collect_metadata,
     describe_machine,
@@ -57,9 +57,7 @@ def run(args: argparse.Namespace) -> int:
     """Collect the record and print it; returns 0."""
     cpus = _parse_cpus(getattr(args, "cpus", None))
     meta = collect_metadata(workload_cpus=cpus)
-    probe = Containment.create()
-    meta["containment"] = containment_record(probe)
-    probe.close()
+    meta["containment"] = containment_record(probe_containment())
     if args.json:
         print(json.dumps(meta, indent=2, allow_nan=False))
         return 0

@@ -3,17 +3,18 @@
 Two kinds, chosen once per executor (``benchrun system`` says which this machine gets):
 
 - ``cgroup``: where a cgroup v2 hierarchy is mounted and writable (root, or a delegated
-  subtree), the runner makes ``benchrun-<pid>/rounds`` below its own cgroup and every round's
-  child enters it before ``exec``. At the end of the round ``cgroup.kill`` ends whatever is
-  left, including children that called ``setsid`` and left the process group.
+  subtree), the runner makes ``benchrun-<pid>-<start>/rounds`` below its own cgroup. Right
+  before each spawn the runner moves itself into it, so the child starts there (spawned
+  with ``vfork``, no code runs between fork and exec); the runner moves back once the
+  round has been timed, and ``cgroup.kill`` ends whatever is left, including children that
+  called ``setsid`` and left the process group.
 - ``process group``: elsewhere; the round's process group is killed at the end of the
   round (a ``setsid`` child escapes it).
 
 What is launched is also written to an *in-flight record* (``inflight.json`` in the
-campaign directory) before the round is timed and removed after it, so that a run killed
+campaign directory) before the spawn and removed after the round, so that a run killed
 with SIGKILL leaves enough behind for the next run (``--resume``, the daemon) to end the old
-round's processes: it kills them only if the recorded process still has the recorded start
-time (a recycled pid is never touched). docs/machine.md "Containment".
+round's processes. docs/machine.md "Containment".
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import json
 import os
 import signal
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,6 +34,8 @@ ContainmentKind = Literal["cgroup", "process group"]
 INFLIGHT_FILE = "inflight.json"
 #: longest wait for killed processes to disappear, seconds
 KILL_WAIT_S = 5.0
+#: prefix of the cgroup a runner makes below its own
+CGROUP_PREFIX = "benchrun-"
 
 
 def _cgroup2_mount() -> Path | None:
@@ -59,40 +61,97 @@ def _own_cgroup() -> str | None:
     return None
 
 
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (field 3, the state, is
+    index 0), or None when there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # the command name (field 2) may hold spaces and parentheses: split after the last ')'
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
+def start_ticks(pid: int) -> int | None:
+    """The start time of process ``pid`` in clock ticks since boot (``/proc/PID/stat``
+    field 22), or None when there is no such process."""
+    fields = _stat_fields(pid)
+    return None if fields is None else int(fields[19])
+
+
+def runner_cgroup_name(pid: int) -> str | None:
+    """The name of the cgroup that runner ``pid`` makes: ``benchrun-<pid>-<start ticks>``
+    (unique even when the pid is recycled), or None when there is no such process."""
+    ticks = start_ticks(pid)
+    return None if ticks is None else f"{CGROUP_PREFIX}{pid}-{ticks}"
+
+
+def _write(path: Path, text: str) -> None:
+    with open(path, "w", encoding="ascii") as f:
+        f.write(text)
+
+
 class Containment:
     """The containment of one executor's rounds (see the module docstring).
 
     ``Containment.create()`` tries a cgroup and falls back to the process group;
-    :attr:`kind` says which; :meth:`preexec` is the function a child runs before ``exec``
-    (None for process groups); :meth:`end_round` kills what a round left.
+    :attr:`kind` says which. Around each spawn the executor calls :meth:`enter` (the
+    runner moves into the rounds' cgroup, so its child starts there) and, once the round is
+    timed, :meth:`end_round`, which moves the runner back and kills what the round left.
     """
 
-    def __init__(self, kind: ContainmentKind, cgroup: Path | None = None, why: str = "") -> None:
+    def __init__(
+        self,
+        kind: ContainmentKind,
+        cgroup: Path | None = None,
+        why: str = "",
+        home: Path | None = None,
+    ) -> None:
         self.kind: ContainmentKind = kind
+        #: the cgroup every round runs in (None for process groups)
         self.cgroup = cgroup
+        #: the runner's own cgroup, where it returns after each spawn
+        self.home = home
         #: why cgroups are not used (empty when they are)
         self.why = why
+        self._inside = False
+        self._affinity: set[int] | None = None
 
     @classmethod
     def create(cls, use_cgroup: bool = True) -> Containment:
-        """A cgroup below this process's own cgroup v2 when it can be made, else groups."""
+        """A cgroup below this process's own cgroup v2 when one can be made and this
+        process can move into it and back; else process groups, with the reason."""
         if not use_cgroup:
             return cls("process group", why="cgroups turned off")
         mount, own = _cgroup2_mount(), _own_cgroup()
         if mount is None or own is None:
             return cls("process group", why="no cgroup v2 hierarchy mounted")
-        parent = mount / own.lstrip("/")
-        sweep_stale_cgroups(parent)
-        base = parent / f"benchrun-{os.getpid()}"
+        home = mount / own.lstrip("/")
+        sweep_stale_cgroups(home)
+        name = runner_cgroup_name(os.getpid()) or f"{CGROUP_PREFIX}{os.getpid()}"
+        base = home / name
         rounds = base / "rounds"
         try:
             rounds.mkdir(parents=True, exist_ok=True)
-            if not (rounds / "cgroup.kill").exists():
-                _remove(rounds, base)
-                return cls("process group", why="the kernel has no cgroup.kill (Linux < 5.14)")
         except OSError as exc:
             return cls("process group", why=f"cannot create a cgroup: {exc.strerror or exc}")
-        return cls("cgroup", rounds)
+        if not (rounds / "cgroup.kill").exists():
+            _remove(rounds, base)
+            return cls("process group", why="the kernel has no cgroup.kill (Linux < 5.14)")
+        made = cls("cgroup", rounds, home=home)
+        try:
+            made.enter()
+        except OSError as exc:
+            _remove(rounds, base)
+            why = exc.strerror or str(exc)
+            return cls("process group", why=f"cannot move a process into a cgroup: {why}")
+        try:
+            made.leave()
+        except OSError as exc:  # in, but not out again: stay there, never kill the cgroup
+            made.kind, made.cgroup, made.home = "process group", None, None
+            made.why = f"cannot move back out of a cgroup: {exc.strerror or exc}"
+        return made
 
     def describe(self) -> str:
         """One line for ``benchrun system`` and the report's methods."""
@@ -100,24 +159,34 @@ class Containment:
             return "cgroup (every descendant of a round is killed at its end, setsid included)"
         return f"process group (descendants that call setsid can escape; {self.why})"
 
-    def preexec(self) -> Callable[[], None] | None:
-        """What the child runs between fork and exec: enter the rounds' cgroup."""
-        if self.cgroup is None:
-            return None
-        procs = str(self.cgroup / "cgroup.procs")
+    def enter(self) -> None:
+        """Move this process into the rounds' cgroup, so that a child spawned now starts
+        there (nothing with process groups). Raises ``OSError`` if the move fails."""
+        if self.cgroup is None or self._inside:
+            return
+        self._affinity = os.sched_getaffinity(0)
+        _write(self.cgroup / "cgroup.procs", str(os.getpid()))
+        self._inside = True
 
-        def enter() -> None:
-            with open(procs, "w") as f:
-                f.write("0")
-
-        return enter
+    def leave(self) -> None:
+        """Move this process back to its own cgroup and restore the calling thread's CPU
+        affinity if the move changed it (a cpuset controller resets it on migration)."""
+        if not self._inside or self.home is None:
+            return
+        _write(self.home / "cgroup.procs", str(os.getpid()))
+        self._inside = False
+        if self._affinity is not None and os.sched_getaffinity(0) != self._affinity:
+            os.sched_setaffinity(0, self._affinity)
 
     def end_round(self, pgid: int) -> bool:
-        """Kill everything the round left (its process group, and with a cgroup everything
-        in it); wait until it is gone. True when something was left."""
-        left = _group_alive(pgid)
-        if left:
-            _killpg(pgid, signal.SIGKILL)
+        """Move this process back out of the rounds' cgroup, then kill everything the round
+        left (its process group, and with a cgroup everything in it) and wait until it is
+        gone. True when something was left."""
+        try:
+            self.leave()
+        except OSError:
+            pass  # still inside: kill_cgroup spares this process and kills the others
+        left = kill_group(pgid)
         if self.cgroup is not None:
             left = kill_cgroup(self.cgroup) or left
         return left
@@ -125,9 +194,17 @@ class Containment:
     def close(self) -> None:
         """Remove the cgroup directories (after killing anything still in them)."""
         if self.cgroup is not None:
+            self.leave()
             kill_cgroup(self.cgroup)
             _remove(self.cgroup, self.cgroup.parent)
             self.cgroup = None
+
+
+def probe_containment() -> Containment:
+    """The containment this machine gives (for ``benchrun system``): made, then removed."""
+    probe = Containment.create()
+    probe.close()
+    return probe
 
 
 def containment_record(containment: Containment) -> dict[str, str]:
@@ -158,6 +235,34 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
+def group_members(pgid: int) -> list[int]:
+    """The live processes (zombies excluded) of process group ``pgid``, from ``/proc``."""
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in entries:
+        if name.isdigit():
+            fields = _stat_fields(int(name))
+            if fields is not None and int(fields[2]) == pgid and fields[0] != b"Z":
+                found.append(int(name))
+    return found
+
+
+def kill_group(pgid: int) -> bool:
+    """SIGKILL process group ``pgid`` and wait (at most :data:`KILL_WAIT_S`) until no live
+    member is left (zombies that a parent has yet to reap do not count); True when the
+    group had any member."""
+    if not _group_alive(pgid):
+        return False
+    _killpg(pgid, signal.SIGKILL)
+    deadline = time.monotonic() + KILL_WAIT_S
+    while _group_alive(pgid) and group_members(pgid) and time.monotonic() < deadline:
+        time.sleep(0.002)
+    return True
+
+
 def _cgroup_pids(cgroup: Path) -> list[int]:
     try:
         return [int(x) for x in (cgroup / "cgroup.procs").read_text().split()]
@@ -165,17 +270,30 @@ def _cgroup_pids(cgroup: Path) -> list[int]:
         return []
 
 
+def _stale(name: str) -> bool:
+    """Whether ``benchrun-<pid>-<start>`` (or the older ``benchrun-<pid>``) names the cgroup
+    of a runner that is no longer alive."""
+    ident = name.removeprefix(CGROUP_PREFIX).split("-")
+    if not all(part.isdigit() for part in ident) or len(ident) not in (1, 2):
+        return False
+    pid = int(ident[0])
+    if pid == os.getpid():
+        return False
+    if len(ident) == 1:
+        return not Path(f"/proc/{pid}").exists()
+    return start_ticks(pid) != int(ident[1])
+
+
 def sweep_stale_cgroups(parent: Path) -> int:
-    """End what runs in the ``benchrun-<pid>`` cgroups below ``parent`` whose runner
-    ``<pid>`` is dead (a run killed with SIGKILL), and remove them; returns how many."""
+    """End what runs in the cgroups below ``parent`` of runners that are no longer alive (a
+    run killed with SIGKILL), and remove them; returns how many."""
     swept = 0
     try:
-        entries = list(parent.glob("benchrun-*"))
+        entries = list(parent.glob(f"{CGROUP_PREFIX}*"))
     except OSError:
         return 0
     for base in entries:
-        pid = base.name.removeprefix("benchrun-")
-        if not pid.isdigit() or int(pid) == os.getpid() or Path(f"/proc/{pid}").exists():
+        if not _stale(base.name):
             continue
         for child in [base / "rounds", base]:
             if child.is_dir():
@@ -186,34 +304,36 @@ def sweep_stale_cgroups(parent: Path) -> int:
 
 
 def kill_cgroup(cgroup: Path) -> bool:
-    """SIGKILL every process in ``cgroup`` (``cgroup.kill``) and wait until it is empty;
-    True when it held any process."""
-    if not _cgroup_pids(cgroup):
+    """SIGKILL every process in ``cgroup`` and wait (at most :data:`KILL_WAIT_S`) until it
+    is empty; True when it held any process. ``cgroup.kill`` is used unless this process is
+    itself in the cgroup, which is then spared (each other process gets SIGKILL)."""
+    pids = _cgroup_pids(cgroup)
+    if not pids:
         return False
+    me = os.getpid()
     try:
-        (cgroup / "cgroup.kill").write_text("1")
+        if me in pids:
+            raise PermissionError("the runner is in the cgroup")
+        _write(cgroup / "cgroup.kill", "1")
     except OSError:
-        for pid in _cgroup_pids(cgroup):
+        for pid in pids:
+            if pid != me:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+    deadline = time.monotonic() + KILL_WAIT_S
+    while time.monotonic() < deadline:
+        left = [pid for pid in _cgroup_pids(cgroup) if pid != me]
+        if not left:
+            break
+        for pid in left:  # forked after cgroup.procs was read (fallback path only)
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-    deadline = time.monotonic() + KILL_WAIT_S
-    while _cgroup_pids(cgroup) and time.monotonic() < deadline:
-        time.sleep(0.005)
+        time.sleep(0.002)
     return True
-
-
-def start_ticks(pid: int) -> int | None:
-    """The start time of process ``pid`` in clock ticks since boot (``/proc/PID/stat``
-    field 22), or None when there is no such process."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # the command name (field 2) may hold spaces and parentheses: split after the last ')'
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return int(fields[19])
 
 
 def _boot_id() -> str:
@@ -223,21 +343,25 @@ def _boot_id() -> str:
         return ""
 
 
-def record_inflight(path: Path, pid: int | None, cgroup: Path | None) -> None:
+def record_inflight(
+    path: Path, pid: int | None, cgroup: Path | None, campaign_id: int | None = None
+) -> None:
     """Write the in-flight record of a round: before its spawn (``pid`` None, the cgroup it
-    will run in), then again with the pid of its process group leader."""
+    will run in), then again with the pid of its process group leader and that process's
+    start time. A write that fails (a full disk) removes the record instead: the round
+    still runs; only a crash during it would have needed the record."""
     doc = {
         "pid": pid,
+        "pgid": pid,
         "start_ticks": None if pid is None else start_ticks(pid),
         "boot_id": _boot_id(),
         "cgroup": str(cgroup) if cgroup is not None else None,
+        "campaign_id": campaign_id,
         "runner_pid": os.getpid(),
     }
     try:
         atomic_write_text(path, json.dumps(doc) + "\n")
     except OSError:
-        # a full disk: the round still runs (and the store's commit reports the disk);
-        # the record is a best effort that only a later crash would have needed
         clear_inflight(path)
 
 
@@ -249,38 +373,57 @@ def clear_inflight(path: Path) -> None:
         pass
 
 
+def _ours(pgid: int, ticks: int) -> bool:
+    """Whether process group ``pgid`` is still the group whose leader started at ``ticks``.
+
+    The leader alive with that start time: yes. The leader gone but members left: the
+    group id cannot have been reused while they live, so they are the round's, provided
+    they are in the session ``pgid`` the round's child made and started after it (this
+    rules out a group made later by a process that got the recycled pid, called setsid and
+    exited, unless its children also hold that session).
+    """
+    leader = start_ticks(pgid)
+    if leader is not None:
+        return leader == ticks
+    members = group_members(pgid)
+    for pid in members:
+        fields = _stat_fields(pid)
+        if fields is None:
+            continue
+        if int(fields[3]) != pgid or int(fields[19]) < ticks:
+            return False
+    return bool(members)
+
+
 def end_leftovers(path: Path) -> str | None:
     """End the processes of a round recorded in ``path`` by a run that died, if they are
-    still there and still the recorded ones; remove the record. Call it holding the
-    campaign's lock (the run that wrote the record is then dead). Returns a one-line note
-    of what was ended, or None when nothing was."""
+    still there and still the recorded ones (same boot, same start time: a recycled pid is
+    never touched); remove the record. Call it holding the campaign's lock (the run that
+    wrote the record is then dead). Returns a one-line note of what was ended, or None
+    when nothing was."""
     try:
         doc: dict[str, Any] = json.loads(path.read_text())
         pid = None if doc["pid"] is None else int(doc["pid"])
+        ticks = None if doc.get("start_ticks") is None else int(doc["start_ticks"])
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         clear_inflight(path)
         return f"ignored an unreadable in-flight record {path}"
-    same = (
-        pid is not None
-        and doc.get("boot_id") == _boot_id()
-        and doc.get("start_ticks") is not None
-        and start_ticks(pid) == doc.get("start_ticks")
-    )
+    same_boot = doc.get("boot_id") == _boot_id()
     killed = False
-    if same and pid is not None:
-        killed = _group_alive(pid)
-        _killpg(pid, signal.SIGKILL)
-        deadline = time.monotonic() + KILL_WAIT_S
-        while _group_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.005)
+    if same_boot and pid is not None and ticks is not None and _ours(pid, ticks):
+        killed = kill_group(pid)
     cgroup = doc.get("cgroup")
-    if cgroup and doc.get("boot_id") == _boot_id() and Path(cgroup).is_dir():
-        killed = kill_cgroup(Path(cgroup)) or killed
-        _remove(Path(cgroup), Path(cgroup).parent)
+    if cgroup and same_boot:
+        rounds = Path(cgroup)
+        if rounds.is_dir() and _stale(rounds.parent.name):
+            killed = kill_cgroup(rounds) or killed
+            _remove(rounds, rounds.parent)
     clear_inflight(path)
     if killed:
+        campaign = doc.get("campaign_id")
+        of = f" of campaign {campaign}" if isinstance(campaign, int) else ""
         which = f" (pid {pid})" if pid is not None else ""
-        return f"ended the processes of a round left running by an earlier run{which}"
+        return f"ended the processes of a round{of} left running by an earlier run{which}"
     return None

@@ -93,26 +93,12 @@ def _killpg(pgid: int, signum: int) -> None:
         pass  # the group is gone
 
 
+#: a started child, the monotonic ns just before its spawn, the CPUs it was pinned to
+_Spawned = tuple[subprocess.Popen[bytes], int, tuple[int, ...] | None]
+
+
 class _ParseInterrupted(Exception):
     """Raised into the readings search by :meth:`LocalExecutor.interrupt`."""
-
-
-def _preexec(
-    memory_limit: int | None, enter_cgroup: Callable[[], None] | None
-) -> Callable[[], None] | None:
-    """The child's steps between fork and exec (None when there are none, so CPython can
-    spawn with vfork): enter the rounds' cgroup, set RLIMIT_AS."""
-    steps = [
-        f for f in (enter_cgroup, None if memory_limit is None else _limit_as(memory_limit)) if f
-    ]
-    if not steps:
-        return None
-
-    def run() -> None:
-        for step in steps:
-            step()
-
-    return run
 
 
 def _limit_as(limit: int) -> Callable[[], None]:
@@ -241,6 +227,8 @@ class LocalExecutor:
         self._containment: Containment | None = None
         #: where the in-flight record of each round is written (the campaign sets it)
         self.inflight_path: Path | None = None
+        #: the campaign id written into the in-flight record
+        self.inflight_campaign: int | None = None
 
     @property
     def containment(self) -> Containment:
@@ -316,20 +304,34 @@ class LocalExecutor:
         # The kernel folds the spawner's peak RSS into the child's ru_maxrss at exec (the
         # old mm's high-water mark is kept), so a child's max RSS is never below this.
         rss_floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        containment = self.containment
         if self.inflight_path is not None:  # before the spawn: a crash may come at any time
-            record_inflight(self.inflight_path, None, self.containment.cgroup)
+            record_inflight(self.inflight_path, None, containment.cgroup, self.inflight_campaign)
         try:
-            spawned = self._spawn(spec, argv, out_w, err_w, started_at)
+            try:
+                containment.enter()  # the child starts in the rounds' cgroup
+            except OSError as exc:
+                why = f"cannot enter the rounds' cgroup {containment.cgroup}: {exc.strerror or exc}"
+                spawned: _Spawned | RoundOutcome = _not_run(spec, started_at, "failed", why, None)
+            else:
+                try:
+                    spawned = self._spawn(spec, argv, out_w, err_w, started_at)
+                except BaseException:
+                    containment.leave()
+                    raise
             os.close(out_w)
             os.close(err_w)
             out_w = err_w = -1
             if isinstance(spawned, RoundOutcome):
+                containment.leave()
                 if self.inflight_path is not None:
                     clear_inflight(self.inflight_path)
                 return spawned
             proc, t0, applied = spawned
             if self.inflight_path is not None:
-                record_inflight(self.inflight_path, proc.pid, self.containment.cgroup)
+                record_inflight(
+                    self.inflight_path, proc.pid, containment.cgroup, self.inflight_campaign
+                )
             watched = _Watched()
             try:
                 self._watch(proc.pid, spec, t0, {out_r: stdout, err_r: stderr}, watched)
@@ -343,7 +345,7 @@ class LocalExecutor:
             finally:
                 proc.returncode = -1  # reaped by us: Popen must never wait on this pid
                 # after the round is timed: nothing it started outlives it
-                if self.containment.end_round(proc.pid):
+                if containment.end_round(proc.pid):
                     watched.extra["leftovers_killed"] = True
                 if self.inflight_path is not None:
                     clear_inflight(self.inflight_path)
@@ -356,7 +358,7 @@ class LocalExecutor:
 
     def _spawn(
         self, spec: RoundSpec, argv: tuple[str, ...], out_w: int, err_w: int, started_at: float
-    ) -> tuple[subprocess.Popen[bytes], int, tuple[int, ...] | None] | RoundOutcome:
+    ) -> _Spawned | RoundOutcome:
         """Start the child pinned to ``spec.cpus``; an outcome instead if it cannot start."""
         saved_mask: set[int] | None = None
         applied: tuple[int, ...] | None = None
@@ -384,7 +386,7 @@ class LocalExecutor:
                     env=self._child_env(spec.env),
                     cwd=spec.cwd,
                     start_new_session=True,
-                    preexec_fn=_preexec(spec.memory_limit, self.containment.preexec()),
+                    preexec_fn=None if spec.memory_limit is None else _limit_as(spec.memory_limit),
                 )
             except OSError as exc:
                 wall = time.monotonic_ns() - t0
