@@ -3,9 +3,12 @@ nothing a round starts outlives it, and a dead run's round is ended by the next 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import statistics
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -17,14 +20,20 @@ from benchrun.runner.config.experiment import ReadingsSpec
 from benchrun.runner.execute.containment import (
     Containment,
     end_leftovers,
+    probe_containment,
     record_inflight,
     start_ticks,
+    sweep_stale_cgroups,
 )
 from benchrun.runner.execute.executor import RoundSpec
 from benchrun.runner.execute.local import LocalExecutor
 
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-CGROUPS = Containment.create().kind == "cgroup"
+PROBE = probe_containment()
+CGROUPS = PROBE.kind == "cgroup"
+#: the cgroup the runners of this process make theirs in (None without cgroups)
+PROBE_PARENT = PROBE.home
+NO_CGROUP = f"no usable cgroup v2 here ({PROBE.why}): a setsid child escapes process groups"
 
 
 @pytest.fixture
@@ -78,7 +87,7 @@ def test_a_child_that_closed_its_pipes_is_killed_at_the_end_of_the_round(
     assert out.extra.get("leftovers_killed") is True
 
 
-@pytest.mark.skipif(not CGROUPS, reason="no writable cgroup v2 here: setsid escapes groups")
+@pytest.mark.skipif(not CGROUPS, reason=NO_CGROUP)
 def test_a_setsid_child_is_killed_when_rounds_run_in_a_cgroup(ex: LocalExecutor) -> None:
     mark = _marker()
     spec = RoundSpec(
@@ -200,10 +209,8 @@ def test_an_unreadable_record_is_dropped_with_a_note(tmp_path: Path) -> None:
     assert not record.exists() and end_leftovers(record) is None
 
 
-@pytest.mark.skipif(not CGROUPS, reason="no writable cgroup v2 here")
+@pytest.mark.skipif(not CGROUPS, reason=NO_CGROUP)
 def test_cgroups_of_dead_runners_are_emptied_and_removed() -> None:
-    from benchrun.runner.execute.containment import sweep_stale_cgroups
-
     probe = Containment.create()
     assert probe.cgroup is not None
     parent = probe.cgroup.parent.parent
@@ -216,3 +223,135 @@ def test_cgroups_of_dead_runners_are_emptied_and_removed() -> None:
     assert sweep_stale_cgroups(parent) >= 1
     proc.wait(timeout=5)
     assert proc.returncode == -signal.SIGKILL and not stale.parent.exists()
+
+
+def _own_cgroup_line() -> str:
+    return Path("/proc/self/cgroup").read_text().splitlines()[-1]
+
+
+@pytest.mark.skipif(not CGROUPS, reason=NO_CGROUP)
+def test_the_child_starts_in_the_rounds_cgroup_and_the_runner_returns_home(
+    ex: LocalExecutor,
+) -> None:
+    home, affinity = _own_cgroup_line(), os.sched_getaffinity(0)
+    spec = RoundSpec(workload="w", argv=("cat", "/proc/self/cgroup"), env=ENV, timeout=5)
+    out = ex.launch(spec)
+    child = out.stdout_tail.splitlines()[-1]
+    assert child.startswith("0::") and child.endswith("/rounds")
+    assert ex.containment.cgroup is not None and str(ex.containment.cgroup).endswith(child[3:])
+    assert _own_cgroup_line() == home and os.sched_getaffinity(0) == affinity
+
+
+@pytest.mark.skipif(not CGROUPS, reason=NO_CGROUP)
+def test_cgroup_containment_adds_no_fork_to_the_measured_wall_time() -> None:
+    """A child that enters its cgroup itself needs code between fork and exec, so CPython
+    forks (copying this process's page tables: ~5 ms a round measured here) instead of
+    vfork. Interleaved against process groups, the medians must stay close."""
+    ballast = bytearray(256 * 2**20)  # a runner with a big heap makes a fork obvious
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    with_cgroup, without = LocalExecutor(), LocalExecutor(use_cgroup=False)
+    try:
+        spec = RoundSpec(workload="w", argv=("true",), env=ENV, timeout=5)
+        walls: dict[str, list[float]] = {"cgroup": [], "process group": []}
+        for _ in range(40):
+            for executor in (with_cgroup, without):
+                out = executor.launch(spec)
+                assert out.status == "ok"
+                walls[executor.containment.kind].append(out.wall_ns / 1e6)
+        cgroup_ms, group_ms = (statistics.median(w[5:]) for w in walls.values())
+        assert cgroup_ms < group_ms + 1.0, (cgroup_ms, group_ms)
+    finally:
+        with_cgroup.close()
+        without.close()
+        del ballast
+
+
+def test_end_leftovers_ends_a_group_whose_leader_has_exited(tmp_path: Path) -> None:
+    mark = _marker()
+    leader = subprocess.Popen(
+        ["sh", "-c", f"sleep {mark} >/dev/null 2>&1 & sleep {mark} >/dev/null 2>&1 & sleep 0.3"],
+        start_new_session=True,
+    )
+    record = tmp_path / "inflight.json"
+    record_inflight(record, leader.pid, None)
+    leader.wait(timeout=5)  # the leader is gone and reaped; its group lives on
+    assert len(_pids_with(mark)) == 2 and start_ticks(leader.pid) is None
+    note = end_leftovers(record)
+    assert note is not None and str(leader.pid) in note
+    assert _gone(mark, within=0.5)
+
+
+_DYING_RUNNER = """
+import sys
+from pathlib import Path
+from benchrun.runner.execute.executor import RoundSpec
+from benchrun.runner.execute.local import LocalExecutor
+executor = LocalExecutor(use_cgroup=sys.argv[1] == "cgroup")
+executor.inflight_path = Path(sys.argv[2])
+executor.inflight_campaign = 7
+executor.launch(RoundSpec(workload="w", argv=("sh", "-c", sys.argv[3]), env={}, timeout=60))
+"""
+
+
+@pytest.mark.parametrize("kind", ["process group", "cgroup"])
+def test_the_round_of_a_runner_killed_with_sigkill_is_ended_from_its_record(
+    kind: str, tmp_path: Path
+) -> None:
+    if kind == "cgroup" and not CGROUPS:
+        pytest.skip(NO_CGROUP)
+    mark = _marker()
+    # with a cgroup, a child that left the session is caught too
+    escape = "/usr/bin/setsid " if kind == "cgroup" else ""
+    script = f"{escape}/bin/sleep {mark} >/dev/null 2>&1 & /bin/sleep {mark} & /bin/sleep {mark}"
+    record = tmp_path / "inflight.json"
+    runner = subprocess.Popen([sys.executable, "-c", _DYING_RUNNER, kind, str(record), script])
+    deadline = time.monotonic() + 20
+    while len(_pids_with(mark)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(_pids_with(mark)) == 3
+    doc = json.loads(record.read_text())
+    assert doc["pid"] == doc["pgid"] and doc["start_ticks"] == start_ticks(doc["pid"])
+    assert doc["campaign_id"] == 7 and doc["runner_pid"] == runner.pid
+    runner.kill()
+    runner.wait(timeout=5)
+    assert len(_pids_with(mark)) == 3  # the round outlives its runner
+    note = end_leftovers(record)
+    assert note is not None and "of campaign 7" in note and str(doc["pid"]) in note
+    assert _gone(mark, within=0.5) and not record.exists()
+    if kind == "cgroup":
+        assert not Path(doc["cgroup"]).parent.exists()
+
+
+@pytest.mark.skipif(not CGROUPS, reason=NO_CGROUP)
+def test_killing_the_rounds_cgroup_spares_a_runner_inside_it() -> None:
+    script = """
+import subprocess, sys
+from benchrun.runner.execute.containment import Containment, kill_cgroup
+c = Containment.create()
+c.enter()
+child = subprocess.Popen(["sleep", "60"])
+assert kill_cgroup(c.cgroup)
+child.wait(timeout=5)
+c.close()
+print("alive", child.returncode)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["alive", str(-signal.SIGKILL)]
+
+
+@pytest.mark.skipif(not CGROUPS, reason=NO_CGROUP)
+def test_a_cgroup_named_for_a_live_runner_is_kept_and_one_for_a_recycled_pid_swept() -> None:
+    parent = PROBE_PARENT
+    alive = os.getppid()
+    live = parent / f"benchrun-{alive}-{start_ticks(alive)}"
+    recycled = parent / f"benchrun-{alive}-1"  # the same pid, another start: a dead runner
+    live.mkdir()
+    recycled.mkdir()
+    try:
+        sweep_stale_cgroups(parent)
+        assert live.exists() and not recycled.exists()
+    finally:
+        for d in (live, recycled):
+            if d.exists():
+                d.rmdir()
