@@ -305,21 +305,27 @@ def test_the_round_of_a_runner_killed_with_sigkill_is_ended_from_its_record(
     script = f"{escape}/bin/sleep {mark} >/dev/null 2>&1 & /bin/sleep {mark} & /bin/sleep {mark}"
     record = tmp_path / "inflight.json"
     runner = subprocess.Popen([sys.executable, "-c", _DYING_RUNNER, kind, str(record), script])
-    deadline = time.monotonic() + 20
-    while len(_pids_with(mark)) < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert len(_pids_with(mark)) == 3
-    doc = json.loads(record.read_text())
-    assert doc["pid"] == doc["pgid"] and doc["start_ticks"] == start_ticks(doc["pid"])
-    assert doc["campaign_id"] == 7 and doc["runner_pid"] == runner.pid
-    runner.kill()
-    runner.wait(timeout=5)
-    assert len(_pids_with(mark)) == 3  # the round outlives its runner
-    note = end_leftovers(record)
-    assert note is not None and "of campaign 7" in note and str(doc["pid"]) in note
-    assert _gone(mark, within=0.5) and not record.exists()
-    if kind == "cgroup":
-        assert not Path(doc["cgroup"]).parent.exists()
+    try:
+        deadline = time.monotonic() + 20
+        while len(_pids_with(mark)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(_pids_with(mark)) == 3
+        doc = json.loads(record.read_text())
+        assert doc["pid"] == doc["pgid"] and doc["start_ticks"] == start_ticks(doc["pid"])
+        assert doc["campaign_id"] == 7 and doc["runner_pid"] == runner.pid
+        runner.kill()
+        runner.wait(timeout=5)
+        assert len(_pids_with(mark)) == 3  # the round outlives its runner
+        note = end_leftovers(record)
+        assert note is not None and "of campaign 7" in note and str(doc["pid"]) in note
+        assert _gone(mark, within=0.5) and not record.exists()
+        if kind == "cgroup":
+            assert not Path(doc["cgroup"]).parent.exists()
+    finally:
+        runner.kill()
+        runner.wait(timeout=5)
+        for pid in _pids_with(mark):  # only when the test failed: leave nothing behind
+            os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.skipif(not CGROUPS, reason=NO_CGROUP)
