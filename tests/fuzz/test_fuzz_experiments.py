@@ -77,7 +77,12 @@ def _perturbed(changes: list[tuple[int, Any]]) -> dict[str, Any]:
         where, key = SLOTS[slot % len(SLOTS)]
         node = doc
         for part in where:
-            node = node[part] if isinstance(node, (dict, list)) else None
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+                node = node[part]
+            else:
+                node = None
         if isinstance(node, dict):
             node[key] = value
     return doc
