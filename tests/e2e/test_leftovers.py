@@ -4,7 +4,6 @@ no process of any run is left and every round is stored exactly once (issue 16).
 
 from __future__ import annotations
 
-import json
 import random
 import signal
 import time
@@ -13,7 +12,8 @@ from pathlib import Path
 
 from e2e_util import query, run_benchrun, start_benchrun, write_experiment
 
-from benchrun.runner.execute.containment import Containment
+from benchrun.runner.execute.containment import probe_containment
+from benchrun.runner.store.database import Store
 
 ROUNDS = 6
 
@@ -67,7 +67,9 @@ def test_sigkill_at_random_moments_leaves_no_process_and_no_duplicate(tmp_path: 
         settings: {{adaptive: false, rounds: {ROUNDS}, warmup_rounds: 0, pin: none}}
         workloads:
           - name: forker
-            command: "sleep {prefix}{{round}} >/dev/null 2>&1 & sleep {prefix}{{round}} & sleep 0.4"
+            command: >-
+              pgrep -f "^sleep {prefix}" >/dev/null && exit 9;
+              sleep {prefix}{{round}} >/dev/null 2>&1 & sleep {prefix}{{round}} >/dev/null 2>&1 & sleep 0.4
             shell: true
         """,
     )
@@ -85,23 +87,32 @@ def test_sigkill_at_random_moments_leaves_no_process_and_no_duplicate(tmp_path: 
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
         stranded.update(_ours(prefix))  # what the dead run left running
-    assert stranded, "every kill landed between rounds: pick another seed"
     done = run_benchrun("run", str(exp), "-q", "--resume")
+    with Store.open(db) as store:  # read only: the rounds as benchrun stores them
+        (campaign,) = store.campaigns()
+        rounds = store.rounds(campaign.id)
+        events = store.events(campaign.id)
+    beside = [r.seq for r in rounds if r.exit_code == 9]
+    assert not beside, f"rounds {beside} started while an earlier round's processes ran"
+    assert stranded, "every kill landed between rounds: pick another seed"
     assert done.returncode == 0, done.stderr
     # a run killed right after ending its predecessor's round stores no note: no count here
-    notes = query(db, "SELECT message FROM event WHERE kind = 'leftovers'")
-    assert all("ended the processes of a round" in m for (m,) in notes)
     survivors = [pid for pid, start in stranded.items() if _alive(pid, start)]
     assert not survivors, [_describe(pid) for pid in survivors]
     left = _ours(prefix)
     assert not left, [_describe(pid) for pid in left] + [str(sorted(stranded))]
-    rounds = [r for (r,) in query(db, "SELECT round_index FROM round ORDER BY round_index")]
-    assert rounds == sorted(set(rounds)) and len(rounds) >= ROUNDS
-    ok = query(db, "SELECT count(*) FROM round WHERE status = 'ok'")[0][0]
-    assert ok == ROUNDS
+    # no round lost, none duplicated: every launched round stored once, numbered on
+    assert [r.seq for r in rounds] == list(range(len(rounds)))
+    assert [r.round_index for r in rounds] == list(range(ROUNDS))
+    # each round starts with no process of an earlier one left (else it exits 9)
+    assert all(r.status == "ok" for r in rounds), [(r.status, r.reason) for r in rounds]
+    # a killed run's round was not stored; the next run redid it and said so
+    assert all(
+        "ended the processes of a round" in e.message for e in events if e.kind == "leftovers"
+    )
     # the campaign records which containment it had; the report's methods say it
-    meta = json.loads(query(db, "SELECT metadata_json FROM campaign")[0][0])
-    assert meta["containment"]["kind"] == Containment.create().kind
+    kind = (campaign.metadata or {})["containment"]["kind"]
+    assert kind == probe_containment().kind
     report = run_benchrun("report", str(tmp_path / "forks"), "--format", "md", "-o", "-")
-    expected = "its own cgroup" if meta["containment"]["kind"] == "cgroup" else "process group"
+    expected = "its own cgroup" if kind == "cgroup" else "process group"
     assert expected in report.stdout, report.stderr
