@@ -213,8 +213,14 @@ def containment_record(containment: Containment) -> dict[str, str]:
 
 
 def _remove(*dirs: Path) -> None:
+    """Remove empty cgroup directories, with any cgroups below them (a workload that ran
+    benchrun itself leaves its runner's cgroup inside the rounds' one)."""
     for d in dirs:
         try:
+            for child in d.iterdir():
+                if child.is_dir():
+                    kill_cgroup(child)
+                    _remove(child)
             d.rmdir()
         except OSError:
             pass
@@ -303,31 +309,39 @@ def sweep_stale_cgroups(parent: Path) -> int:
     return swept
 
 
-def kill_cgroup(cgroup: Path) -> bool:
-    """SIGKILL every process in ``cgroup`` and wait (at most :data:`KILL_WAIT_S`) until it
-    is empty; True when it held any process. ``cgroup.kill`` is used unless this process is
-    itself in the cgroup, which is then spared (each other process gets SIGKILL)."""
+def _subtree_pids(cgroup: Path) -> list[int]:
+    """The processes in ``cgroup`` and in the cgroups below it."""
     pids = _cgroup_pids(cgroup)
+    try:
+        children = [c for c in cgroup.iterdir() if c.is_dir()]
+    except OSError:
+        children = []
+    for child in children:
+        pids += _subtree_pids(child)
+    return pids
+
+
+def kill_cgroup(cgroup: Path) -> bool:
+    """SIGKILL every process in ``cgroup`` and below it, and wait (at most
+    :data:`KILL_WAIT_S`) until they are gone; True when there was any. ``cgroup.kill`` is
+    used unless this process is itself in the cgroup, which is then spared (each other
+    process gets SIGKILL)."""
+    me = os.getpid()
+    pids = _subtree_pids(cgroup)
     if not pids:
         return False
-    me = os.getpid()
     try:
         if me in pids:
             raise PermissionError("the runner is in the cgroup")
         _write(cgroup / "cgroup.kill", "1")
     except OSError:
-        for pid in pids:
-            if pid != me:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+        pass  # the loop below kills each process
     deadline = time.monotonic() + KILL_WAIT_S
     while time.monotonic() < deadline:
-        left = [pid for pid in _cgroup_pids(cgroup) if pid != me]
+        left = [pid for pid in _subtree_pids(cgroup) if pid != me]
         if not left:
             break
-        for pid in left:  # forked after cgroup.procs was read (fallback path only)
+        for pid in left:  # with cgroup.kill: already dying; else each gets SIGKILL here
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:

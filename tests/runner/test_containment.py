@@ -361,3 +361,28 @@ def test_a_cgroup_named_for_a_live_runner_is_kept_and_one_for_a_recycled_pid_swe
         for d in (live, recycled):
             if d.exists():
                 d.rmdir()
+
+
+_INNER_RUNNER = """
+import sys
+from benchrun.runner.execute.executor import RoundSpec
+from benchrun.runner.execute.local import LocalExecutor
+executor = LocalExecutor()
+executor.launch(RoundSpec(workload="w", argv=("sleep", sys.argv[1]), env={}, timeout=60))
+"""
+
+
+@pytest.mark.skipif(not CGROUPS, reason=NO_CGROUP)
+def test_a_round_that_runs_a_runner_leaves_nothing_in_the_cgroups_below(
+    ex: LocalExecutor,
+) -> None:
+    mark = _marker()
+    spec = RoundSpec(
+        workload="w",
+        argv=(sys.executable, "-c", _INNER_RUNNER, mark),
+        env=dict(os.environ),
+        timeout=2.0,
+    )
+    out = ex.launch(spec)
+    assert out.status == "timeout"
+    assert _gone(mark, within=0.2)  # it ran in the inner runner's cgroup, below the round's
