@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import resource
@@ -24,6 +25,8 @@ from benchrun.runner.execute.readings import ReadingsError, check_readings_spec,
 _READ_CHUNK = 65536
 #: with readings configured, stdout is kept whole up to this many bytes for parsing
 DEFAULT_READINGS_STDOUT_LIMIT = 64 * 1024 * 1024
+#: a running child's pid enters the in-flight record after this many seconds
+RECORD_AFTER_S = 0.005
 #: after the process group got SIGKILL, how long to keep reading pipes (s)
 _AFTER_KILL_READ = 0.2
 _POLL_IN = select.POLLIN | select.POLLHUP | select.POLLERR
@@ -328,13 +331,18 @@ class LocalExecutor:
                     clear_inflight(self.inflight_path)
                 return spawned
             proc, t0, applied = spawned
+            record_pid: Callable[[], None] | None = None
             if self.inflight_path is not None:
-                record_inflight(
-                    self.inflight_path, proc.pid, containment.cgroup, self.inflight_campaign
+                record_pid = functools.partial(
+                    record_inflight,
+                    self.inflight_path,
+                    proc.pid,
+                    containment.cgroup,
+                    self.inflight_campaign,
                 )
             watched = _Watched()
             try:
-                self._watch(proc.pid, spec, t0, {out_r: stdout, err_r: stderr}, watched)
+                self._watch(proc.pid, spec, t0, {out_r: stdout, err_r: stderr}, watched, record_pid)
             except BaseException:
                 # e.g. KeyboardInterrupt raised by a signal handler: never leave the
                 # group running or the child unreaped
@@ -431,7 +439,13 @@ class LocalExecutor:
         return exit_r, exited_ns
 
     def _watch(
-        self, pid: int, spec: RoundSpec, t0: int, streams: dict[int, _Stream], w: _Watched
+        self,
+        pid: int,
+        spec: RoundSpec,
+        t0: int,
+        streams: dict[int, _Stream],
+        w: _Watched,
+        on_running: Callable[[], None] | None = None,
     ) -> None:
         """Read the pipes until the child is reaped and the pipes are closed (or given up).
 
@@ -453,6 +467,9 @@ class LocalExecutor:
         poller.register(exit_fd, select.POLLIN)
         open_fds = dict(streams)
         deadline = t0 / 1e9 + spec.timeout
+        # the in-flight record of the pid is written once the child has run RECORD_AFTER_S:
+        # a round that ends sooner never waits for the write
+        record_at = t0 / 1e9 + RECORD_AFTER_S if on_running is not None else math.inf
         kill_at: float | None = None  # when SIGKILL follows SIGTERM
         killed = False
         stop_reading_at = math.inf
@@ -477,6 +494,7 @@ class LocalExecutor:
                         wait_s = kill_at - now  # type: ignore[operator]
                     else:
                         wait_s = 1.0  # SIGKILL sent: only the exit is awaited
+                    wait_s = min(wait_s, record_at - now)
                 else:
                     if not open_fds:
                         break
@@ -492,6 +510,10 @@ class LocalExecutor:
                 # capped so that an infinite timeout still works (poll wants finite ms)
                 events = poller.poll(max(0, math.ceil(min(wait_s, 60.0) * 1000)))
                 ready = {fd for fd, ev in events if ev & _POLL_IN}
+                if on_running is not None and exit_fd not in ready and w.end_ns == 0:
+                    if time.monotonic() >= record_at:
+                        on_running()
+                        on_running, record_at = None, math.inf
                 if exit_fd in ready and w.end_ns == 0:
                     if w.cause is not None:
                         _killpg(pid, signal.SIGKILL)

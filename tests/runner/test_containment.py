@@ -307,7 +307,9 @@ def test_the_round_of_a_runner_killed_with_sigkill_is_ended_from_its_record(
     runner = subprocess.Popen([sys.executable, "-c", _DYING_RUNNER, kind, str(record), script])
     try:
         deadline = time.monotonic() + 20
-        while len(_pids_with(mark)) < 3 and time.monotonic() < deadline:
+        while time.monotonic() < deadline and not (
+            len(_pids_with(mark)) == 3 and record.exists() and json.loads(record.read_text())["pid"]
+        ):
             time.sleep(0.01)
         assert len(_pids_with(mark)) == 3
         doc = json.loads(record.read_text())
@@ -349,6 +351,7 @@ print("alive", child.returncode)
 @pytest.mark.skipif(not CGROUPS, reason=NO_CGROUP)
 def test_a_cgroup_named_for_a_live_runner_is_kept_and_one_for_a_recycled_pid_swept() -> None:
     parent = PROBE_PARENT
+    assert parent is not None
     alive = os.getppid()
     live = parent / f"benchrun-{alive}-{start_ticks(alive)}"
     recycled = parent / f"benchrun-{alive}-1"  # the same pid, another start: a dead runner
@@ -386,3 +389,39 @@ def test_a_round_that_runs_a_runner_leaves_nothing_in_the_cgroups_below(
     out = ex.launch(spec)
     assert out.status == "timeout"
     assert _gone(mark, within=0.2)  # it ran in the inner runner's cgroup, below the round's
+
+
+def test_the_pid_enters_the_record_only_while_a_round_has_run_a_while(
+    ex: LocalExecutor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record naming the child's pid is written once a round has run a few
+    milliseconds, while the child runs: a round that ends sooner is never timed across
+    that write (0.02-0.3 ms a round here)."""
+    import benchrun.runner.execute.local as local
+
+    writes: list[tuple[int | None, bool]] = []  # (pid, the child was running)
+
+    def spy(path: Path, pid: int | None, *args: object) -> None:
+        running = pid is not None and (_stat_state(pid) or "Z") not in "ZX"
+        writes.append((pid, running))
+        record_inflight(path, pid, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(local, "record_inflight", spy)
+    ex.inflight_path = tmp_path / "inflight.json"
+    for _ in range(10):
+        ex.launch(RoundSpec(workload="w", argv=("true",), env=ENV, timeout=5))
+    before_spawn = [pid for pid, _ in writes if pid is None]
+    with_pid = [pid for pid, _ in writes if pid is not None]
+    assert len(before_spawn) == 10 and len(with_pid) <= 3  # none unless the machine stalls
+    writes.clear()
+    out = ex.launch(RoundSpec(workload="w", argv=("sleep", "0.1"), env=ENV, timeout=5))
+    assert out.status == "ok" and not ex.inflight_path.exists()
+    assert [w[0] is None for w in writes] == [True, False] and writes[1][1]
+
+
+def _stat_state(pid: int) -> str | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rfind(")") + 2]
