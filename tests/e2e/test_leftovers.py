@@ -4,6 +4,7 @@ no process of any run is left and every round is stored exactly once (issue 16).
 
 from __future__ import annotations
 
+import json
 import random
 import signal
 import time
@@ -116,3 +117,16 @@ def test_sigkill_at_random_moments_leaves_no_process_and_no_duplicate(tmp_path: 
     report = run_benchrun("report", str(tmp_path / "forks"), "--format", "md", "-o", "-")
     expected = "its own cgroup" if kind == "cgroup" else "process group"
     assert expected in report.stdout, report.stderr
+
+
+def test_system_says_which_containment_rounds_get_and_leaves_no_cgroup() -> None:
+    probe = probe_containment()
+    proc = start_benchrun("system", "--json")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    record = json.loads(out)["containment"]
+    assert record["kind"] == probe.kind and record["detail"] == probe.describe()
+    if probe.home is not None:  # its probe made a cgroup and removed it
+        assert not list(probe.home.glob(f"benchrun-{proc.pid}-*"))
+    human = run_benchrun("system")
+    assert "Containment of rounds" in human.stdout and probe.kind in human.stdout
