@@ -51,7 +51,14 @@ from benchrun.runner.config.schema import (
     key_names,
     unknown_key_message,
 )
-from benchrun.runner.config.yamlsource import PathT, SourceMap, dotted, one_line, read_yaml
+from benchrun.runner.config.yamlsource import (
+    PathT,
+    SourceMap,
+    dotted,
+    env_limit,
+    one_line,
+    read_yaml,
+)
 from benchrun.runner.errors import UserError
 
 _NAME_OK = re.compile(r"^[^/\\\s.\x00-\x1f\x7f][^/\\\s\x00-\x1f\x7f]{0,199}$")
@@ -763,11 +770,7 @@ def _read_capped(file: Path, display: str) -> str:
 
 def byte_limit() -> int:
     """:data:`MAX_BYTES`, or the value of the environment variable :data:`MAX_BYTES_ENV`."""
-    raw = os.environ.get(MAX_BYTES_ENV, "")
-    try:
-        return max(1, int(raw)) if raw.strip() else MAX_BYTES
-    except ValueError:
-        raise UserError(f"{MAX_BYTES_ENV}={raw!r}: expected a whole number of bytes") from None
+    return env_limit(MAX_BYTES_ENV, MAX_BYTES, "bytes")
 
 
 def _too_big(display: str, limit: int) -> str:

@@ -126,13 +126,19 @@ def _reader_message(text: str, exc: yaml.reader.ReaderError, display: str) -> st
     )
 
 
+def env_limit(name: str, default: int, unit: str) -> int:
+    """A limit raised through the environment variable ``name`` (a whole number of
+    ``unit``, at least 1), else ``default``; a bad value is a UserError."""
+    raw = os.environ.get(name, "")
+    try:
+        return max(1, int(raw)) if raw.strip() else default
+    except ValueError:
+        raise UserError(f"{name}={raw!r}: expected a whole number of {unit}") from None
+
+
 def value_limit() -> int:
     """:data:`MAX_VALUES`, or the value of the environment variable :data:`MAX_VALUES_ENV`."""
-    raw = os.environ.get(MAX_VALUES_ENV, "")
-    try:
-        return max(1, int(raw)) if raw.strip() else MAX_VALUES
-    except ValueError:
-        raise UserError(f"{MAX_VALUES_ENV}={raw!r}: expected a whole number of values") from None
+    return env_limit(MAX_VALUES_ENV, MAX_VALUES, "values")
 
 
 def _check_size(root: yaml.Node, display: str) -> None:
