@@ -442,16 +442,22 @@ def pair() -> Iterator[tuple[Connections, socket.socket, list[bytes]]]:
         return encode({"ok": True, "len": len(raw)})
 
     conns = Connections(sel, echo)
-    server, client = socket.socketpair()
-    server.setblocking(False)
-    conn = Conn(server, time.monotonic() + 10)
-    conns.conns[server.fileno()] = conn
-    sel.register(server, selectors.EVENT_READ, conn)
+    _, client = _attach(conns)
     client.settimeout(5)
     yield conns, client, seen
     client.close()
     conns.close_all()
     sel.close()
+
+
+def _attach(conns: Connections) -> tuple[Conn, socket.socket]:
+    """A connection of ``conns`` over one end of a socketpair; returns it and the client end."""
+    server, client = socket.socketpair()
+    server.setblocking(False)
+    conn = Conn(server, time.monotonic() + 10)
+    conns.conns[server.fileno()] = conn
+    conns.sel.register(server, selectors.EVENT_READ, conn)
+    return conn, client
 
 
 def _read_all(sock: socket.socket) -> bytes:
@@ -546,11 +552,7 @@ def test_a_client_that_never_reads_its_reply_does_not_hold_the_loop() -> None:
     sel = selectors.DefaultSelector()
     big = b"x" * (8 << 20)  # far more than a socket buffer holds
     conns = Connections(sel, lambda raw: big)
-    server, client = socket.socketpair()
-    server.setblocking(False)
-    conn = Conn(server, time.monotonic() + 10)
-    conns.conns[server.fileno()] = conn
-    sel.register(server, selectors.EVENT_READ, conn)
+    conn, client = _attach(conns)
     client.sendall(b'{"v": 1, "op": "queue"}\n')
     t0 = time.monotonic()
     _pump(conns)  # answers: the part the buffer takes now, the rest waits for EVENT_WRITE
@@ -563,11 +565,7 @@ def test_a_client_that_never_reads_its_reply_does_not_hold_the_loop() -> None:
         _pump(conns)
     assert got == big and conns.conns == {}
     # one that never reads is closed at its deadline
-    server2, client2 = socket.socketpair()
-    server2.setblocking(False)
-    conn2 = Conn(server2, time.monotonic() + 10)
-    conns.conns[server2.fileno()] = conn2
-    sel.register(server2, selectors.EVENT_READ, conn2)
+    conn2, client2 = _attach(conns)
     client2.sendall(b'{"v": 1, "op": "queue"}\n')
     _pump(conns)
     conn2.deadline = time.monotonic() - 1

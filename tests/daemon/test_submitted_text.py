@@ -10,13 +10,18 @@ from pathlib import Path
 from daemon_util import Env, det_experiment, expected_reading, rounds_of
 
 
-def test_an_edit_after_submit_changes_nothing_that_runs(xdg: Env, tmp_path: Path) -> None:
+def _submit_for_later(xdg: Env, tmp_path: Path, rounds: int) -> tuple[Path, int]:
+    """Start the daemon and submit a ``rounds``-round experiment that launches in 3 s."""
     xdg.start_daemon()
-    exp = det_experiment(tmp_path, tmp_path / "out", 3)
+    exp = det_experiment(tmp_path, tmp_path / "out", rounds)
     later = (dt.datetime.now() + dt.timedelta(seconds=3)).isoformat(timespec="seconds")
     sub = xdg.cli("submit", str(exp), "--not-before", later)
     assert sub.returncode == 0, sub.stderr
-    entry_id = int(sub.stdout)
+    return exp, int(sub.stdout)
+
+
+def test_an_edit_after_submit_changes_nothing_that_runs(xdg: Env, tmp_path: Path) -> None:
+    exp, entry_id = _submit_for_later(xdg, tmp_path, 3)
     listing = xdg.cli("queue")
     assert "run the experiment text as submitted" in listing.stdout
     # before the launch: another name (another results directory) and more rounds
@@ -29,12 +34,8 @@ def test_an_edit_after_submit_changes_nothing_that_runs(xdg: Env, tmp_path: Path
 
 
 def test_a_deleted_file_still_runs_as_submitted(xdg: Env, tmp_path: Path) -> None:
-    xdg.start_daemon()
-    exp = det_experiment(tmp_path, tmp_path / "out", 2)
-    later = (dt.datetime.now() + dt.timedelta(seconds=3)).isoformat(timespec="seconds")
-    sub = xdg.cli("submit", str(exp), "--not-before", later)
-    assert sub.returncode == 0, sub.stderr
+    exp, entry_id = _submit_for_later(xdg, tmp_path, 2)
     exp.unlink()
-    final = xdg.wait_state(int(sub.stdout), ("done", "failed"), 60)
+    final = xdg.wait_state(entry_id, ("done", "failed"), 60)
     assert final["state"] == "done", final
     assert len(rounds_of(tmp_path / "out" / "det" / "benchrun.db")) == 2
