@@ -2,6 +2,73 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
+#: SI prefixes for display, largest first: (factor relative to the base unit, prefix)
+_TIME_SCALES = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+_BYTE_SCALES = ((1024.0**2, "GiB"), (1024.0, "MiB"), (1.0, "KiB"))
+
+
+@dataclass(frozen=True)
+class DisplayUnit:
+    """The unit one workload's values are shown in, chosen once for every output.
+
+    Attributes
+    ----------
+    base : str
+        The stored unit (``s`` for times, ``KiB`` for max RSS, the readings' own unit).
+    label : str
+        The unit shown (``ms``); equal to ``base`` when no rescaling applies.
+    factor : float
+        Size of one ``label`` in ``base`` units: shown value = stored value / factor.
+    """
+
+    base: str
+    label: str
+    factor: float = 1.0
+
+    def scale(self, value: float | None) -> float | None:
+        """``value`` (in ``base``) expressed in ``label``; None stays None."""
+        return None if value is None else value / self.factor
+
+    def text(self, value: float | None, digits: int = 4, missing: str = "-") -> str:
+        """``value`` (in ``base``) as "37.59 ms": ``digits`` significant digits and the label."""
+        if value is None or not math.isfinite(value):
+            return missing
+        return f"{value / self.factor:.{digits}g} {self.label}".rstrip()
+
+    def axis(self, quantity: str) -> str:
+        """An axis title: "wall_time [ms]", or just ``quantity`` for a dimensionless value."""
+        return f"{quantity} [{self.label}]" if self.label else quantity
+
+
+def display_unit(base: str, typical: float | None) -> DisplayUnit:
+    """The unit to show values of about ``typical`` (in ``base``) with 1-3 integer digits.
+
+    Seconds become s, ms, µs or ns and KiB become KiB, MiB or GiB, by the magnitude of
+    ``typical`` (use the workload's mean or median, so that every figure of one workload
+    shares the unit); any other unit is kept as it is.
+
+    Examples
+    --------
+    >>> display_unit("s", 0.03759).text(0.03759)
+    '37.59 ms'
+    >>> display_unit("s", 0.03759).text(0.0012)
+    '1.2 ms'
+    >>> display_unit("KiB", 20480.0).label
+    'MiB'
+    """
+    scales = _TIME_SCALES if base == "s" else _BYTE_SCALES if base == "KiB" else None
+    if scales is None or typical is None or not math.isfinite(typical) or typical == 0:
+        return DisplayUnit(base, base)
+    a = abs(typical)
+    for factor, label in scales:
+        if a >= factor:
+            return DisplayUnit(base, label, factor)
+    factor, label = scales[-1]
+    return DisplayUnit(base, label, factor)
+
 
 def format_value(value: float | None, unit: str) -> str:
     """A reading with its unit, seconds shown in s/ms/µs/ns (4 significant digits)."""
