@@ -157,6 +157,9 @@ class WorkloadView:
     #: stats.drift_check of the steady round values in time order, with its ``text``
     #: (runner/results/workloads.py ``WorkloadResult.drift``); None with too few rounds
     drift: dict[str, Any] | None = None
+    #: the command as stored (argv list, or a string with ``shell: true``); None when the
+    #: workload was imported or stored without one
+    command: list[str] | str | None = None
 
     @property
     def harmonic_mean(self) -> float | None:
@@ -196,6 +199,7 @@ class WorkloadView:
             "normality_p": None if self.normality is None else self.normality.get("p_value"),
             "convergence": [{"rounds": r, "rel_half_width": w} for r, w in self.convergence],
             "drift": self.drift,
+            "command": self.command,
         }
         if raw:
             out["steady_series"] = [float(v) for v in self.steady]
@@ -385,6 +389,7 @@ def build_view(
         drift=getattr(result, "drift", None),
         failed_at=[r.seq for r in rounds if r.status != "ok"],
         calibration_rounds=sum(1 for r in rounds if "calibration" in (r.flags or "")),
+        command=w.spec.get("command"),
     )
     values, flags, series, d = _flags_and_series(view, rounds, est)
     view.all_values, view.all_flags, view.steady, view.within_round_warmup = (
