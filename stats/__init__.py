@@ -43,6 +43,9 @@ _EXPORTS: dict[str, str] = {
     "proportion_sample_size": "intervals",
     "Interval": "intervals",
     "subsessions_for_width": "intervals",
+    "uncertified_mean_ci": "uncertified",
+    "UncertifiedInterval": "uncertified",
+    "initial_sequence_tau": "uncertified",
     # §5 normality
     "normality": "normality",
     "NormalityResult": "normality",

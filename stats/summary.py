@@ -32,6 +32,7 @@ from benchrun.stats.autocorr import (
 from benchrun.stats.intervals import as_series, check_confidence, mean_ci, opt_float, quantile_ci
 from benchrun.stats.normality import normality
 from benchrun.stats.results import HasCI
+from benchrun.stats.uncertified import MIN_READINGS, UncertifiedInterval, uncertified_mean_ci
 from benchrun.stats.warmup import mser5, mser5_at_limit
 
 __all__ = [
@@ -379,7 +380,8 @@ _KEYS = (
     "n", "warmup_readings", "subsession_size", "n_subsessions", "mean", "ci_low", "ci_high",
     "median", "median_ci_low", "median_ci_high", "std", "cov", "min", "q1", "q3", "max", "p90",
     "p99", "autocorrelation_lag1", "normality_p", "outliers", "deterministic", "notes",
-    "subsession_variance", "confidence", "ess", "enough_data",
+    "subsession_variance", "confidence", "ess", "enough_data", "certified", "interval_low",
+    "interval_high", "tau_bound", "width_factor", "interval_note",
 )  # fmt: skip
 
 
@@ -393,7 +395,16 @@ class Summary(HasCI):
     (§3-4); ``subsession_variance`` is their sample variance s_q² (ddof=1), so
     (mean, n_subsessions, subsession_size, subsession_variance) is enough to compare
     against this result later (PILOT "Comparing Results"). ``readings_needed`` and ``tau``
-    are extra attributes (not in :meth:`to_dict`), as is ``subsessions`` (the full choice).
+    are extra attributes (not in :meth:`to_dict`), as are ``subsessions`` (the full choice)
+    and ``uncertified`` (the full :class:`~benchrun.stats.uncertified.UncertifiedInterval`).
+
+    The interval to print (docs/methods.md §4.1) is ``interval_low``/``interval_high``:
+    the certified CI when ``certified`` (then equal to ``ci_low``/``ci_high``), otherwise,
+    from 3 readings on, the uncertified interval that assumes τ <= ``tau_bound``, whose
+    mark ``interval_note`` ("independence not certified: assumes tau <= 2.4, 1.6x the
+    i.i.d. width") must be printed with it. ``width_factor`` is the interval's half-width
+    over the i.i.d. t interval's (None for zero widths). ``ci_low``/``ci_high`` stay None
+    without a certified CI.
     """
 
     n: int
@@ -426,6 +437,13 @@ class Summary(HasCI):
     readings_needed: int | None = None
     tau: float | None = None
     subsessions: SubsessionChoice | None = None
+    certified: bool = False
+    interval_low: float | None = None
+    interval_high: float | None = None
+    tau_bound: float | None = None
+    width_factor: float | None = None
+    interval_note: str | None = None
+    uncertified: UncertifiedInterval | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dict with exactly the documented keys (floats/int/bool/None)."""
@@ -434,7 +452,7 @@ class Summary(HasCI):
             v = getattr(self, key)
             if key == "notes":
                 out[key] = list(v)
-            elif v is None or isinstance(v, bool | int):
+            elif v is None or isinstance(v, bool | int | str):
                 out[key] = v
             else:
                 out[key] = opt_float(v)
@@ -511,7 +529,10 @@ def summarize(
     3. :func:`describe` of the analysed readings (§1).
     4. Subsession size by :func:`stats.autocorr.subsession_size` (§3); the mean CI is the
        Student t interval over subsession means (§4). If the series is too short for its
-       correlation time, the CI is None and the notes say how many readings are needed.
+       correlation time, the CI is None and the notes say how many readings are needed;
+       from 3 readings on, ``interval_low``/``interval_high`` then hold the uncertified
+       interval of :func:`~benchrun.stats.uncertified.uncertified_mean_ci` (§4.1), marked
+       by ``certified=False`` and ``interval_note``.
     5. Median CI: exact order-statistic interval (§4); when the readings are autocorrelated
        (q > 1) the ranks use the effective sample size n/τ_I of the indicator series
        ``x_t <= median`` (approximate; noted). None below n = 6 at 95 %.
@@ -587,18 +608,27 @@ def summarize(
             **base, subsession_size=1, n_subsessions=n, ci_low=d.mean, ci_high=d.mean,
             median_ci_low=med.low, median_ci_high=med.high, autocorrelation_lag1=None,
             normality_p=None, notes=tuple(notes + list(med.notes)), subsession_variance=0.0,
-            ess=float(n), enough_data=True,
+            ess=float(n), enough_data=True, certified=True, interval_low=d.mean,
+            interval_high=d.mean,
         )  # fmt: skip
     lag1 = autocorrelation(y, 1)
     choice = subsession_size(y, c, min_subsessions=min_subsessions, max_subsessions=max_subsessions)
     notes.extend(choice.notes)
     ci_low = ci_high = s2 = norm_p = None
     med_low = med_high = None
+    shown: dict[str, Any] = {}
+    unc = None
     if choice.enough:
         b = subsession_means(y, choice.q)
         ci = mean_ci(b, c)
         ci_low, ci_high = ci.low, ci.high
         s2 = float(np.var(b, ddof=1))
+        naive = mean_ci(y, c).half_width
+        half = ci.half_width
+        shown = dict(
+            certified=True, interval_low=ci_low, interval_high=ci_high,
+            width_factor=half / naive if naive and half is not None else None,
+        )  # fmt: skip
         if choice.n_used < n:
             notes.append(
                 f"{n - choice.n_used} trailing readings not in a complete subsession: "
@@ -610,6 +640,17 @@ def summarize(
         med = quantile_ci(y, 0.5, c, ess=_indicator_ess(y, d.median) if choice.q_min > 1 else None)
         med_low, med_high = med.low, med.high
         notes.extend(med.notes)
+    elif n >= MIN_READINGS:
+        unc = uncertified_mean_ci(y, c)
+        notes.append(
+            f"no certified mean CI and no median CI until there is enough data; the mean "
+            f"interval shown is not certified: it assumes tau <= {unc.tau_bound:.2f} readings "
+            "(Geyer's initial positive sequence estimate, docs/methods.md §4.1)"
+        )
+        shown = dict(
+            interval_low=unc.ci_low, interval_high=unc.ci_high, tau_bound=unc.tau_bound,
+            width_factor=unc.width_factor, interval_note=unc.note,
+        )  # fmt: skip
     else:
         notes.append("no mean or median CI until there is enough data")
     return Summary(
@@ -618,6 +659,7 @@ def summarize(
         autocorrelation_lag1=lag1, normality_p=norm_p, notes=tuple(notes),
         subsession_variance=s2, ess=choice.ess, enough_data=choice.enough,
         readings_needed=choice.readings_needed, tau=choice.tau, subsessions=choice,
+        uncertified=unc, **shown,
     )  # fmt: skip
 
 

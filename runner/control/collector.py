@@ -8,17 +8,19 @@ is built, and why rounds can be the subsessions: docs/controller.md "The collect
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
 from scipy.special import stdtrit
 
+from benchrun.runner.format import DisplayUnit, display_unit
 from benchrun.stats.autocorr import MAX_SUBSESSIONS, MIN_SUBSESSIONS, subsession_size
+from benchrun.stats.uncertified import MIN_READINGS, uncertified_mean_ci
 from benchrun.stats.warmup import mser5, mser5_at_limit
 
-__all__ = ["WorkloadStats", "collect"]
+__all__ = ["WorkloadStats", "collect", "interval_text"]
 
 
 def _opt(v: float | None) -> float | None:
@@ -56,6 +58,22 @@ class WorkloadStats:
         notes: what was decided and why.
         mean_2q, s2_2q, n_2q: the same series cut into subsessions of 2q (n // 2q >= 4 of
             them, else None): the controller's robustness check "pass at q and 2q" (§3).
+        certified: True when ``interval_low``/``interval_high`` are the certified CI above
+            (``enough``); False when they are the uncertified interval (docs/methods.md §4.1).
+        interval_low, interval_high: the interval outputs print: the CI when certified,
+            otherwise (from 3 readings on) ``mean ± t_{(1+c)/2, n/T-1}·s·sqrt(T/n)`` over the
+            n readings, T = ``tau_bound`` (stats.uncertified_mean_ci), widened to the t
+            interval over the round means when that is wider; None with fewer readings.
+        tau_bound: T, the bound on τ (readings) the uncertified interval assumes; None when
+            certified.
+        width_factor: the interval's half-width over the i.i.d. t interval's over the n
+            readings (None when that is 0).
+        interval_note: the mark printed after an uncertified interval ("independence not
+            certified: assumes tau <= 2.4, 1.6x the i.i.d. width"); None when certified.
+
+    The controller reads only ``enough`` and ``ci_low``/``ci_high`` (None until
+    certified), so it never stops on an uncertified interval; outputs print
+    :func:`interval_text`.
     """
 
     rounds: int
@@ -79,6 +97,12 @@ class WorkloadStats:
     mean_2q: float | None = None
     s2_2q: float | None = None
     n_2q: int | None = None
+    certified: bool = False
+    interval_low: float | None = None
+    interval_high: float | None = None
+    tau_bound: float | None = None
+    width_factor: float | None = None
+    interval_note: str | None = None
 
     @property
     def n_used(self) -> int:
@@ -97,6 +121,10 @@ class WorkloadStats:
         if self.ci_low is None or self.ci_high is None:
             return None
         return (self.ci_high - self.ci_low) / 2.0
+
+    def interval_text(self, unit: str | DisplayUnit) -> str:
+        """The estimate as outputs print it (:func:`interval_text` of :meth:`to_dict`)."""
+        return interval_text(self.to_dict(), unit)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dict (floats or None, no NaN)."""
@@ -123,7 +151,43 @@ class WorkloadStats:
             "mean_2q": _opt(self.mean_2q),
             "s2_2q": _opt(self.s2_2q),
             "n_2q": None if self.n_2q is None else int(self.n_2q),
+            "certified": bool(self.certified),
+            "interval_low": _opt(self.interval_low),
+            "interval_high": _opt(self.interval_high),
+            "tau_bound": _opt(self.tau_bound),
+            "width_factor": _opt(self.width_factor),
+            "interval_note": self.interval_note,
         }
+
+
+def interval_text(collected: Mapping[str, Any], unit: str | DisplayUnit) -> str:
+    """One workload's estimate as every output prints it, from :meth:`WorkloadStats.to_dict`.
+
+    ``unit``: the readings' unit (then shown in the unit :func:`~benchrun.runner.format.display_unit`
+    picks for the mean) or a :class:`~benchrun.runner.format.DisplayUnit`. Returns
+    ``"24.73 ms ± 0.61 ms"`` for a certified CI, ``"24.73 ms ± 0.61 ms (independence not
+    certified: assumes tau <= 2.4, 1.6x the i.i.d. width)"`` for an uncertified interval
+    (docs/methods.md §4.1), ``"24.73 ms (no CI: need ~N readings, have M)"`` only when there
+    is no interval at all (fewer than 3 readings), and ``"-"`` without a mean. Dicts
+    stored before the interval fields existed fall back to ``ci_low``/``ci_high``.
+    """
+    mean = collected.get("mean")
+    if mean is None:
+        return "-"
+    du = unit if isinstance(unit, DisplayUnit) else display_unit(unit, mean)
+    certified = collected.get("certified", collected.get("enough", False))
+    lo = collected.get("interval_low", collected.get("ci_low"))
+    hi = collected.get("interval_high", collected.get("ci_high"))
+    if lo is None or hi is None:
+        need = collected.get("readings_needed")
+        have = collected.get("n")
+        why = f"need ~{need} readings, have {have}" if need else "not enough data"
+        return f"{du.text(mean)} (no CI: {why})"
+    text = f"{du.text(mean)} ± {du.text((hi - lo) / 2.0)}"
+    note = collected.get("interval_note")
+    if not certified and note:
+        text += f" ({note})"
+    return text
 
 
 Warmup = Literal["mser5", "none"] | int
@@ -285,6 +349,45 @@ def _coarse(values: np.ndarray, size: int) -> Coarse:
     return (float(np.mean(b2)), float(np.var(b2, ddof=1)), h2)
 
 
+def _uncertified(
+    x: np.ndarray, round_means: np.ndarray | None, confidence: float, notes: list[str]
+) -> dict[str, Any]:
+    """The uncertified interval's fields of :class:`WorkloadStats` (docs/methods.md §4.1) for
+    the steady series ``x`` that the subsession rule could not certify; {} below 3 readings.
+
+    :func:`stats.uncertified_mean_ci` on ``x``; with several readings per round and >= 2
+    rounds, widened to the t interval over the round means when that is wider (as the
+    certified CI is), with ``tau_bound`` raised to ``n·(s_r²/r)/s²``, the τ at which the
+    i.i.d. variance of the mean s²τ/n equals the round means' s_r²/r.
+    """
+    if x.size < MIN_READINGS:
+        return {}
+    u = uncertified_mean_ci(x, confidence)
+    if round_means is not None and round_means.size >= 2 and u.std > 0.0:
+        r = int(round_means.size)
+        s2_r = float(np.var(round_means, ddof=1))
+        half_r = _t_half_width(s2_r, r, confidence)
+        if half_r > u.half_width:
+            tau_r = x.size * (s2_r / r) / (u.std * u.std)
+            u = replace(
+                u, ci_low=u.mean - half_r, ci_high=u.mean + half_r, half_width=half_r,
+                tau_bound=max(u.tau_bound, tau_r), width_factor=half_r / u.naive_half_width,
+                method="round means",
+            )  # fmt: skip
+    how = "t over the round means" if u.method == "round means" else "Geyer's initial sequence"
+    notes.append(
+        f"no certified CI yet; the interval shown assumes tau <= {u.tau_bound:.2f} readings "
+        f"({how}, docs/methods.md §4.1)"
+    )
+    return {
+        "interval_low": u.ci_low,
+        "interval_high": u.ci_high,
+        "tau_bound": u.tau_bound,
+        "width_factor": u.width_factor,
+        "interval_note": u.note,
+    }
+
+
 def collect(
     rounds: Sequence[Sequence[float]],
     *,
@@ -315,7 +418,9 @@ def collect(
     r >= 2 rounds, the rounds become the subsessions when the t interval over the r round
     means is wider still (module docstring). All readings equal: q = 1,
     s2_q = 0 and a zero-width CI (deterministic). Without enough data the CI is None and
-    ``readings_needed``/``rounds_needed`` estimate what is missing. No rounds: an empty
+    ``readings_needed``/``rounds_needed`` estimate what is missing; from 3 readings on, the
+    ``interval_*`` fields then hold the uncertified interval (``certified=False``,
+    docs/methods.md §4.1), which the controller ignores. No rounds: an empty
     result (``enough=False``). Bad input (NaN, work <= 0): ValueError.
     """
     c = float(confidence)
@@ -381,9 +486,10 @@ def collect(
     if not choice.enough:
         need = int(choice.readings_needed) if choice.readings_needed is not None else n + 1
         more = max(1, math.ceil((need - n) / per_round))
+        shown = _uncertified(x, round_means, c, notes)
         return WorkloadStats(
             len(rs), n, w, series, float(np.mean(x)), q, h, None, None, None, None, False,
-            need, more, choice.tau, choice.ess, c, tuple(notes),
+            need, more, choice.tau, choice.ess, c, tuple(notes), **shown,
         )  # fmt: skip
     b = x[: q * h].reshape(h, q).mean(axis=1)
     mean = float(np.mean(b))
@@ -417,7 +523,10 @@ def collect(
     rel = half / abs(mean) if mean != 0 else None
     if mean == 0:
         notes.append("mean is 0: no relative CI width")
+    s_x = float(np.std(x, ddof=1)) if n >= 2 else 0.0
+    naive = _t_half_width(s_x * s_x, n, c) if n >= 2 else 0.0
     return WorkloadStats(
         len(rs), n, w, series, mean, q, h, s2, lo, hi, rel, True, None, None,
-        choice.tau, choice.ess, c, tuple(notes), *coarse,
+        choice.tau, choice.ess, c, tuple(notes), *coarse, certified=True, interval_low=lo,
+        interval_high=hi, width_factor=half / naive if naive > 0.0 else None,
     )  # fmt: skip

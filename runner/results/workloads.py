@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from benchrun import stats
-from benchrun.runner.control.collector import WorkloadStats, collect
+from benchrun.runner.control.collector import WorkloadStats, collect, interval_text
+from benchrun.runner.format import DisplayUnit
 from benchrun.runner.store.database import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
 
 #: event kind of the final verdicts of a campaign (read by `benchrun show` and `run`)
@@ -54,6 +55,14 @@ class WorkloadResult:
     #: stats.drift_check(...).to_dict() of the steady round values in time order, with
     #: its one-line ``text``; None with too few rounds
     drift: dict[str, Any] | None = None
+
+    def estimate_text(self, unit: DisplayUnit | None = None) -> str:
+        """The mean and its interval as every output prints it (docs/methods.md §4.1):
+        "24.73 ms ± 0.61 ms", with "(independence not certified: assumes tau <= 2.4, 1.6x
+        the i.i.d. width)" after an uncertified interval, "(no CI: ...)" only without any
+        interval; from ``collected`` (else ``summary``), in ``unit`` (default: the one
+        :func:`~benchrun.runner.format.display_unit` picks for the mean)."""
+        return interval_text(self.collected or self.summary or {}, unit or self.unit)
 
 
 def round_values(workload: WorkloadRow, rounds: list[RoundRow]) -> np.ndarray:

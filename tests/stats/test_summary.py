@@ -21,7 +21,8 @@ KEYS = {
     "n", "warmup_readings", "subsession_size", "n_subsessions", "mean", "ci_low", "ci_high",
     "median", "median_ci_low", "median_ci_high", "std", "cov", "min", "q1", "q3", "max", "p90",
     "p99", "autocorrelation_lag1", "normality_p", "outliers", "deterministic", "notes",
-    "subsession_variance", "confidence", "ess", "enough_data",
+    "subsession_variance", "confidence", "ess", "enough_data", "certified", "interval_low",
+    "interval_high", "tau_bound", "width_factor", "interval_note",
 }  # fmt: skip
 
 
@@ -131,9 +132,9 @@ def test_summarize_one_reading() -> None:
     s = summarize([42.0])
     d = s.to_dict()
     assert d["n"] == 1 and d["mean"] == 42.0
-    others = set(KEYS) - {"n", "mean", "notes", "warmup_readings", "confidence", "enough_data"}
-    assert all(d[k] is None for k in others)
-    assert d["notes"] and d["enough_data"] is False
+    fixed = {"n", "mean", "notes", "warmup_readings", "confidence", "enough_data", "certified"}
+    assert all(d[k] is None for k in set(KEYS) - fixed)
+    assert d["notes"] and d["enough_data"] is False and d["certified"] is False
 
 
 @pytest.mark.parametrize(
