@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from benchrun.runner.campaign.budget import Budget
@@ -21,7 +22,9 @@ def run_fixed(
     experiment: Experiment, executor: Executor, display: Display, **options: Any
 ) -> CampaignOutcome:
     """Run (or resume) a fixed-mode campaign: ``settings.rounds`` steady ok rounds each,
-    or fewer when ``settings.max_time`` runs out first (checked before every round).
+    or fewer when ``settings.max_time`` runs out first (checked before every round). A
+    workload's ``cleanup`` runs as soon as it has its rounds (with ``order: sequential``
+    before the next workload's setup), the others' when the campaign ends.
 
     ``options``: those of :func:`campaign_session`. Returns how it ended; never raises for
     a workload's failure (those are stored rounds).
@@ -34,6 +37,7 @@ def run_fixed(
         states = launcher.states
         budget = Budget(settings.max_time, sum(st.seconds for st in states.values()))
         out_of_time: str | None = None
+        cleanup_warnings: list[str] = []
 
         def needs_round(name: str) -> bool:
             st = states[name]
@@ -84,8 +88,11 @@ def run_fixed(
                 )
                 if outcome is None or launcher.failure_stop:
                     break
+                if not needs_round(name):  # its last round: clean up before the others go on
+                    cleanup_warnings.extend(w for w in [launcher.cleanup(name)] if w)
         finally:
             display.stop()
-        return finish_campaign(
+        ended = finish_campaign(
             launcher, out_of_time or f"{settings.rounds} rounds of every workload"
         )
+        return dataclasses.replace(ended, warnings=(*cleanup_warnings, *ended.warnings))

@@ -11,8 +11,10 @@ is redone on resume. A lock file keeps two runners off the same campaign directo
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Iterator
@@ -29,7 +31,7 @@ from benchrun.runner.execute.containment import INFLIGHT_FILE, end_leftovers
 from benchrun.runner.execute.executor import Executor, RoundOutcome, RoundSpec
 from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.machine.quiet import quiet_settings, wait_for_quiet
-from benchrun.runner.store.database import CampaignRow, NewRound, Store
+from benchrun.runner.store.database import CampaignRow, NewHook, NewRound, Store
 
 #: flag of the rounds that calibrated a workload's ``{work}`` (stored, never analysed)
 CALIBRATION_FLAG = "calibration"
@@ -112,6 +114,8 @@ class CampaignOutcome:
     status: str
     exit_code: int
     message: str
+    #: problems that cost nothing measured, for the user to see (a failed cleanup)
+    warnings: tuple[str, ...] = ()
 
 
 def metric_value(workload: Workload, outcome: RoundOutcome) -> float | None:
@@ -202,13 +206,35 @@ def _settings_dict(experiment: Experiment) -> dict[str, Any]:
     return s
 
 
+def default_resume_command(experiment: Experiment) -> str:
+    """``benchrun run FILE -o OUTPUT --resume``: the command that continues ``experiment``'s
+    campaign when it was started from a file without other options (``benchrun run``
+    passes the exact one, with every option it was given)."""
+    source = str(experiment.source_path) if experiment.source_path else "EXPERIMENT.yaml"
+    return shlex.join(["benchrun", "run", source, "-o", str(experiment.output), "--resume"])
+
+
+def experiment_label(experiment: Experiment) -> str:
+    """How messages name the experiment: its file, or its name when it has none (the
+    one-line form, ``benchrun run -c CMD``)."""
+    if experiment.source_path is not None:
+        return str(experiment.source_path)
+    return f"experiment {experiment.name} (from the command line)"
+
+
 def open_campaign(
-    store: Store, experiment: Experiment, resume: bool, new: bool
+    store: Store,
+    experiment: Experiment,
+    resume: bool,
+    new: bool,
+    resume_command: str | None = None,
 ) -> tuple[CampaignRow, bool]:
     """Find the campaign to continue (``resume``) or create a new one; returns (row, resumed).
 
     Refuses to resume when the measurement-relevant part of the experiment changed, and
-    refuses to silently abandon an interrupted campaign (``--new`` starts over anyway).
+    refuses to silently abandon an interrupted campaign (``--new`` starts over anyway);
+    ``resume_command`` is the command that message suggests (default:
+    :func:`default_resume_command`).
     """
     existing = store.campaigns()
     latest = existing[-1] if existing else None
@@ -225,7 +251,7 @@ def open_campaign(
             )
         if latest.fingerprint != experiment.measurement_fingerprint():
             raise UserError(
-                f"{experiment.source_path}: the experiment changed since campaign {latest.id} "
+                f"{experiment_label(experiment)}: the experiment changed since campaign {latest.id} "
                 "started (commands, parameters, pinning, environment or seed), so its rounds "
                 "would not be comparable; start a new campaign with --new, or rename the "
                 "experiment (name:) to keep both"
@@ -233,9 +259,10 @@ def open_campaign(
         return latest, True
     if unfinished and not new:
         assert latest is not None
+        hint = resume_command or default_resume_command(experiment)
         raise UserError(
             f"{store.path.parent} holds an {latest.status} campaign; continue it with "
-            f"`benchrun run {experiment.source_path} --resume`, or start over with --new"
+            f"`{hint}`, or start over with --new"
         )
     argv = " ".join(sys.argv)
     campaign_id = store.create_campaign(
@@ -302,6 +329,7 @@ class RoundLauncher:
         *,
         round_facts_fn: Any = None,
         workload_cpus: tuple[int, ...] | None = None,
+        resume_command: str | None = None,
     ) -> None:
         self.store = store
         self.campaign = campaign
@@ -317,6 +345,11 @@ class RoundLauncher:
         self.seq = store.next_seq(campaign.id)
         self.failure_stop: str | None = None
         self._guarded_pass: int | None = None
+        #: the command that continues this campaign (printed when it is interrupted)
+        self.resume_command = resume_command or default_resume_command(experiment)
+        self._setup_done: set[str] = set()  # workloads whose setup ran in this run
+        self._started: set[str] = set()  # workloads that launched something in this run
+        self._cleaned: set[str] = set()  # workloads whose cleanup ran in this run
 
     def before_pass(self, pass_index: int) -> None:
         """Quiet-machine guard (``settings.quiet_load``, runner/machine/quiet.py): before the first
@@ -371,25 +404,176 @@ class RoundLauncher:
             memory_limit=w.memory_limit if w.memory_limit is not None else settings.memory_limit,
         )
 
+    def hook_spec(self, name: str, kind: str, argv: tuple[str, ...]) -> RoundSpec:
+        """What the executor needs to run ``argv`` as the ``kind`` hook of ``name``: the
+        workload's environment, directory and CPUs, ``settings.hook_timeout`` (else the
+        round's timeout), no readings, no memory limit."""
+        settings = self.experiment.settings
+        w = self.states[name].workload
+        hook = w.hook(kind)
+        assert hook is not None
+        env = dict(self.base_env)
+        env.update(w.env)
+        timeout = settings.hook_timeout
+        if timeout is None:
+            timeout = w.timeout if w.timeout is not None else settings.timeout
+        return RoundSpec(
+            workload=name,
+            argv=argv,
+            env=env,
+            timeout=timeout,
+            shell=hook.shell,
+            cwd=workload_cwd(self.experiment, w),
+            cpus=self.workload_cpus,
+            output_limit=settings.output_limit,
+            hook=kind,
+        )
+
+    def run_hook(
+        self, name: str, kind: str, round_index: int | None = None, work: int | None = None
+    ) -> tuple[RoundOutcome, NewHook]:
+        """Run the ``kind`` hook of ``name`` (its {round}/{work} filled for a prepare);
+        what it did, and the record to store (the caller stores it)."""
+        hook = self.states[name].workload.hook(kind)
+        assert hook is not None
+        argv = hook.render(round_index or 0, work)
+        outcome = self.executor.launch(self.hook_spec(name, kind, argv))
+        record = NewHook(
+            campaign_id=self.campaign.id,
+            workload_id=self.states[name].workload_id,
+            kind=kind,
+            round_index=round_index,
+            status=outcome.status,
+            reason=outcome.reason,
+            exit_code=outcome.exit_code,
+            started_at=outcome.started_at,
+            wall_ns=outcome.wall_ns,
+            argv=argv,
+            stdout_tail=outcome.stdout_tail,
+            stderr_tail=outcome.stderr_tail,
+        )
+        return outcome, record
+
+    def _hook_interrupted(self, outcome: RoundOutcome) -> bool:
+        return outcome.status == "interrupted" or (self.interrupted and outcome.status != "ok")
+
+    def _round_interrupted(self, name: str, round_index: int, what: str = "") -> None:
+        self.store.add_event(
+            self.campaign.id,
+            "round-interrupted",
+            f"round {round_index} of {name} was interrupted{what} and will be redone on resume",
+            {"workload": name, "round_index": round_index},
+        )
+
     def launch(
         self, name: str, pass_index: int, *, work: int | None, warmup: bool, flags: str = ""
     ) -> RoundOutcome | None:
         """Run and store the next round of ``name``; None when it was interrupted (then it
-        is not stored as a round but as an event, and is redone on resume)."""
-        settings = self.experiment.settings
+        is not stored as a round but as an event, and is redone on resume).
+
+        The workload's ``setup`` runs first if it has not run in this ``benchrun run``, and
+        its ``prepare`` before the round; both untimed, stored in the ``hook`` table. A
+        failing setup or prepare is stored as a failed round that did not run (the hook's
+        reason and output), and a failing setup also stops the workload.
+        """
         st = self.states[name]
         w = st.workload
         round_index = st.launched
         argv = w.render(round_index, work)
+        self._started.add(name)
+        hooks: list[NewHook] = []
+        for kind in ("setup", "prepare"):
+            if w.hook(kind) is None or (kind == "setup" and name in self._setup_done):
+                continue
+            done, record = self.run_hook(
+                name, kind, round_index if kind == "prepare" else None, work
+            )
+            if self._hook_interrupted(done):
+                self.store.add_hook(record)
+                self._round_interrupted(name, round_index, f" during its {kind}")
+                return None
+            if done.status != "ok":
+                return self._hook_failed(
+                    name, kind, done, [*hooks, record], pass_index, round_index, argv, work,
+                    warmup, flags,
+                )  # fmt: skip
+            if kind == "setup":
+                self.store.add_hook(record)
+                self._setup_done.add(name)
+            else:
+                hooks.append(record)
         outcome = self.executor.launch(self.spec(name, argv))
         if outcome.status == "interrupted" or (self.interrupted and outcome.status != "ok"):
-            self.store.add_event(
-                self.campaign.id,
-                "round-interrupted",
-                f"round {round_index} of {name} was interrupted and will be redone on resume",
-                {"workload": name, "round_index": round_index},
-            )
+            for record in hooks:  # the prepare ran: its output is kept
+                self.store.add_hook(record)
+            self._round_interrupted(name, round_index)
             return None
+        return self._store(name, outcome, pass_index, round_index, argv, work, warmup, flags, hooks)
+
+    def _hook_failed(
+        self,
+        name: str,
+        kind: str,
+        done: RoundOutcome,
+        hooks: list[NewHook],
+        pass_index: int,
+        round_index: int,
+        argv: tuple[str, ...],
+        work: int | None,
+        warmup: bool,
+        flags: str,
+    ) -> RoundOutcome:
+        """Store the round that a failed setup/prepare kept from running, as a failed round
+        with the hook's reason and output; a failed setup also stops the workload."""
+        last = (done.stderr_tail or done.stdout_tail).strip().splitlines()
+        said = f" ({last[-1].strip()[:200]})" if last else ""
+        reason = f"{kind} failed: {done.reason}{said}; the round did not run"
+        failed = RoundOutcome(
+            status="failed",
+            wall_ns=0,
+            user_s=0.0,
+            sys_s=0.0,
+            max_rss_kib=0,
+            exit_code=None,
+            started_at=done.started_at,
+            reason=reason,
+            stdout_tail=done.stdout_tail,
+            stderr_tail=done.stderr_tail,
+        )
+        self.store.add_event(
+            self.campaign.id,
+            "hook-failed",
+            f"{name}: {reason}",
+            {"workload": name, "kind": kind, "round_index": round_index},
+        )
+        outcome = self._store(
+            name, failed, pass_index, round_index, argv, work, warmup, flags, hooks
+        )
+        if kind == "setup" and not self.failure_stop and not self.states[name].stopped:
+            self.stop_workload(name, f"setup failed: {done.reason}{said}")
+            self.display.message(
+                f"{name}: stopped: its setup failed; see `benchrun show "
+                f"{self.experiment.campaign_dir} --failures` for its output"
+            )
+        return outcome
+
+    def _store(
+        self,
+        name: str,
+        outcome: RoundOutcome,
+        pass_index: int,
+        round_index: int,
+        argv: tuple[str, ...],
+        work: int | None,
+        warmup: bool,
+        flags: str,
+        hooks: list[NewHook],
+    ) -> RoundOutcome:
+        """Commit a round (with the hooks that ran for it), account for it, and apply the
+        failure rules."""
+        settings = self.experiment.settings
+        st = self.states[name]
+        w = st.workload
         facts = self.round_facts_fn(self.workload_cpus) if self.round_facts_fn else None
         readings = round_readings(w, outcome)
         self.store.add_round(
@@ -416,6 +600,7 @@ class RoundLauncher:
                 stderr_tail=outcome.stderr_tail if outcome.status != "ok" else None,
                 facts=facts,
                 flags=flags,
+                hooks=hooks,
             )
         )
         self.seq += 1
@@ -442,6 +627,39 @@ class RoundLauncher:
             )
         return outcome
 
+    def cleanup(self, name: str, record: bool = True) -> str | None:
+        """Run the ``cleanup`` of ``name`` if it has one, something of the workload ran in
+        this ``benchrun run`` and its cleanup has not; stored unless ``record`` is false.
+        Returns a warning when it failed (nothing measured is lost)."""
+        w = self.states[name].workload
+        if w.cleanup is None or name not in self._started or name in self._cleaned:
+            return None
+        self._cleaned.add(name)
+        clear = getattr(self.executor, "clear_interrupt", None)
+        if clear is not None:
+            clear()  # a Ctrl-C that stopped the campaign must not stop its cleanup
+        done, hook = self.run_hook(name, "cleanup")
+        if record:
+            self.store.add_hook(hook)
+        if done.status == "ok":
+            return None
+        last = (done.stderr_tail or done.stdout_tail).strip().splitlines()
+        said = f" ({last[-1].strip()[:200]})" if last else ""
+        warning = (
+            f"{name}: cleanup failed: {done.reason}{said}; every round is stored, nothing is lost"
+        )
+        if record:
+            self.store.add_event(
+                self.campaign.id, "hook-failed", warning, {"workload": name, "kind": "cleanup"}
+            )
+        self.display.message(warning)
+        return warning
+
+    def cleanup_all(self, record: bool = True) -> list[str]:
+        """:meth:`cleanup` of every workload, in file order; the warnings of those that failed."""
+        warnings = [self.cleanup(name, record) for name in self.states]
+        return [w for w in warnings if w is not None]
+
     def stop_workload(self, name: str, reason: str) -> None:
         """Give up on a workload for good (stored, so a resume does not retry it)."""
         st = self.states[name]
@@ -451,10 +669,15 @@ class RoundLauncher:
 
 
 def start_campaign(
-    store: Store, experiment: Experiment, resume: bool, new: bool, metadata_fn: Any
+    store: Store,
+    experiment: Experiment,
+    resume: bool,
+    new: bool,
+    metadata_fn: Any,
+    resume_command: str | None = None,
 ) -> tuple[CampaignRow, dict[str, WorkloadState]]:
     """Open (or resume) the campaign, record metadata for a new one, rebuild bookkeeping."""
-    campaign, resumed = open_campaign(store, experiment, resume, new)
+    campaign, resumed = open_campaign(store, experiment, resume, new, resume_command)
     if resumed:
         store.set_status(campaign.id, "running", "resumed")
         store.add_event(campaign.id, "resume", f"resumed by pid {os.getpid()}")
@@ -464,11 +687,18 @@ def start_campaign(
 
 
 def finish_campaign(launcher: RoundLauncher, done_reason: str) -> CampaignOutcome:
-    """Store how the campaign ended and say which exit code and message go to the user:
-    interrupted (128 + signal), fail_fast (1), workloads stopped by failures (1), done (0)."""
+    """Run the cleanups, store how the campaign ended and say which exit code and message go
+    to the user: interrupted (128 + signal), fail_fast (1), workloads stopped by failures
+    (1), done (0); a failed cleanup is a warning and changes none of these."""
+    warnings = tuple(launcher.cleanup_all())
+    outcome = _finish(launcher, done_reason)
+    return dataclasses.replace(outcome, warnings=warnings)
+
+
+def _finish(launcher: RoundLauncher, done_reason: str) -> CampaignOutcome:
     store, experiment, campaign = launcher.store, launcher.experiment, launcher.campaign
     campaign_dir = experiment.campaign_dir
-    resume_hint = f"benchrun run {experiment.source_path or 'EXPERIMENT.yaml'} --resume"
+    resume_hint = launcher.resume_command
     if launcher.interrupts.signum is not None:
         signum = launcher.interrupts.signum
         sig = signal.Signals(signum).name
@@ -513,11 +743,15 @@ def campaign_session(
     metadata_fn: Any = None,
     round_facts_fn: Any = None,
     workload_cpus: tuple[int, ...] | None = None,
+    resume_command: str | None = None,
 ) -> Iterator[RoundLauncher]:
     """Everything a campaign loop runs inside: the directory lock, the open store, the
     campaign (new, or resumed with its bookkeeping rebuilt), SIGINT/SIGTERM handling, and
     the :class:`RoundLauncher` that launches and commits rounds. ``metadata_fn()`` gives
-    the machine snapshot of a new campaign; ``round_facts_fn(cpus)`` the facts of a round."""
+    the machine snapshot of a new campaign; ``round_facts_fn(cpus)`` the facts of a round;
+    ``resume_command`` the command that continues the campaign, for the messages that
+    suggest it (default :func:`default_resume_command`). Cleanups that
+    :func:`finish_campaign` did not run (the loop raised) run on the way out, unrecorded."""
     settings = experiment.settings
     with campaign_lock(experiment.campaign_dir), Store.create_or_open(experiment.db_path) as store:
         inflight = experiment.campaign_dir / INFLIGHT_FILE
@@ -526,13 +760,15 @@ def campaign_session(
             display.message(ended)
         if isinstance(executor, LocalExecutor):
             executor.inflight_path = inflight
-        campaign, states = start_campaign(store, experiment, resume, new, metadata_fn)
+        campaign, states = start_campaign(
+            store, experiment, resume, new, metadata_fn, resume_command
+        )
         if isinstance(executor, LocalExecutor):
             executor.inflight_campaign = campaign.id
         if ended:
             store.add_event(campaign.id, "leftovers", ended, {})
         with _Interrupts(executor, settings.on_interrupt == "kill") as interrupts:
-            yield RoundLauncher(
+            launcher = RoundLauncher(
                 store,
                 campaign,
                 experiment,
@@ -542,7 +778,12 @@ def campaign_session(
                 interrupts,
                 round_facts_fn=round_facts_fn,
                 workload_cpus=workload_cpus,
+                resume_command=resume_command,
             )
+            try:
+                yield launcher
+            finally:
+                launcher.cleanup_all(record=False)  # only what finish_campaign did not run
 
 
 def last_pass(states: dict[str, WorkloadState]) -> int:

@@ -47,6 +47,30 @@ class ReadingsSpec:
     match_timeout: float = 2.0  # seconds
 
 
+#: the hooks a workload may have, in the order they run around its rounds
+HOOK_KINDS: tuple[str, ...] = ("setup", "prepare", "cleanup")
+
+
+@dataclass(frozen=True)
+class Hook:
+    """A command run around a workload's rounds and never timed (docs/oneline.md, Hooks).
+
+    ``setup`` runs once before the workload's first round of a ``benchrun run``,
+    ``prepare`` before each of its rounds, ``cleanup`` after its last one. ``command`` is
+    an argv, or with ``shell`` a 1-tuple run by ``/bin/sh -c`` (a hook written as one
+    string in the file). Every ``params``/``matrix`` placeholder is filled; ``prepare``
+    may still hold ``{round}`` and ``{work}``, filled by :meth:`render`.
+    """
+
+    command: tuple[str, ...]
+    shell: bool = False
+
+    def render(self, round_index: int, work: int | None = None) -> tuple[str, ...]:
+        """The argv (or 1-tuple shell string) with ``{round}``/``{work}`` filled in."""
+        values = {"round": round_index, "work": work}
+        return tuple(fill_launch_time(part, values) for part in self.command)
+
+
 @dataclass(frozen=True)
 class Workload:
     """One thing being measured (docs/methods.md vocabulary), with its parameters bound.
@@ -71,6 +95,19 @@ class Workload:
     base_name: str | None = None
     #: address-space limit of each round in bytes (RLIMIT_AS); None = settings.memory_limit
     memory_limit: int | None = None
+    #: run once before the first round (of each ``benchrun run``), untimed; None: nothing
+    setup: Hook | None = None
+    #: run before every round, untimed; None: nothing
+    prepare: Hook | None = None
+    #: run after the last round (of each ``benchrun run``), untimed; None: nothing
+    cleanup: Hook | None = None
+
+    def hook(self, kind: str) -> Hook | None:
+        """The workload's ``setup``, ``prepare`` or ``cleanup`` hook (None: none)."""
+        if kind not in HOOK_KINDS:
+            raise ValueError(f"unknown hook {kind!r}; valid: {', '.join(HOOK_KINDS)}")
+        hook: Hook | None = getattr(self, kind)
+        return hook
 
     @property
     def unit(self) -> str:
@@ -137,6 +174,8 @@ class Settings:
     quiet_load: float | None = None  # wait for 1-min load average below this; None: off
     quiet_max_wait: float = 600.0  # seconds; longest wait for a quiet machine
     max_workloads: int = 10_000  # most workloads after matrix expansion
+    #: time limit of a setup/prepare/cleanup hook, seconds; None = the round's timeout
+    hook_timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +194,11 @@ class Experiment:
     #: the file's ``compare:`` resolved to groups of workload names (None: every metric's
     #: ranking; see :meth:`comparison_group`)
     compare: tuple[tuple[str, ...], ...] | None = None
+    #: the file's top-level hooks, placeholders unfilled: the default of every workload
+    #: that gives none of its own (each workload holds its own, filled, in ``workloads``)
+    setup: Hook | None = None
+    prepare: Hook | None = None
+    cleanup: Hook | None = None
 
     def comparison_group(self, name: str) -> str | None:
         """Label of the group ``name`` is compared within: its metric and unit, and with
@@ -189,7 +233,7 @@ class Experiment:
         long to run (rounds, budgets, targets) are excluded too, so a resume may extend them.
         """
         s = self.settings
-        doc = {
+        doc: dict[str, Any] = {
             "workloads": [
                 {
                     "name": w.name,
@@ -210,6 +254,16 @@ class Experiment:
             "order": s.order,
             "seed": s.seed,
         }
+        if any(w.hook(k) is not None for w in self.workloads for k in HOOK_KINDS):
+            # only with hooks, so campaigns stored before hooks existed keep their fingerprint
+            doc["hooks"] = {
+                w.name: {
+                    k: None if h is None else {"command": list(h.command), "shell": h.shell}
+                    for k in HOOK_KINDS
+                    for h in (w.hook(k),)
+                }
+                for w in self.workloads
+            }
         blob = json.dumps(doc, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()
 

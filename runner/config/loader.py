@@ -33,7 +33,9 @@ import yaml
 from benchrun.runner.config.cpulist import available_cpus, parse_cpu_list
 from benchrun.runner.config.experiment import (
     DEFAULT_OUTPUT,
+    HOOK_KINDS,
     Experiment,
+    Hook,
     ReadingsSpec,
     Settings,
     Workload,
@@ -77,12 +79,13 @@ def build_experiment(
     source_path: Path | None,
     check_commands: bool,
     overrides: Sequence[str] = (),
+    collect: bool = False,
 ) -> Experiment:
     """See :func:`runner.config.loader.parse_experiment`."""
     limit = byte_limit()
     if len(text) > limit and len(text.encode("utf-8")) > limit:
         raise UserError(_too_big(display, limit))
-    data, smap = read_yaml(text, display)
+    data, smap = read_yaml(text, display, collect=collect)
     if data is None:
         smap.error(
             (),
@@ -92,17 +95,24 @@ def build_experiment(
     if not isinstance(data, dict):
         smap.error((), f"expected a mapping with name: and workloads:, got {describe(data)}")
     _check_keys(data, TOP_KEYS, (), smap)
-    name = data["name"]
-    if not isinstance(name, str) or not _NAME_OK.match(name):
-        smap.error(
-            ("name",),
-            f"bad experiment name {describe(name)}; it names a directory: at most 200 "
-            "characters, no spaces, slashes or control characters, not starting with '.'",
-        )
-    description = _simple(data, TOP_KEYS, "description", (), smap, "")
-    output = _simple(data, TOP_KEYS, "output", (), smap, DEFAULT_OUTPUT)
-    if not output.strip():
-        smap.error(("output",), "must not be empty; e.g. results")
+    name = data.get("name", "experiment")
+    with smap.recover():
+        if not isinstance(name, str) or not _NAME_OK.match(name):
+            name = "experiment"
+            smap.error(
+                ("name",),
+                f"bad experiment name {describe(data['name'])}; it names a directory: at most "
+                "200 characters, no spaces, slashes or control characters, not starting with '.'",
+            )
+    description = ""
+    with smap.recover():
+        description = _simple(data, TOP_KEYS, "description", (), smap, "")
+    output = DEFAULT_OUTPUT
+    with smap.recover():
+        output = _simple(data, TOP_KEYS, "output", (), smap, DEFAULT_OUTPUT)
+        if not output.strip():
+            output = DEFAULT_OUTPUT
+            smap.error(("output",), "must not be empty; e.g. results")
     if overrides:
         data = dict(data, settings=_apply_overrides(data.get("settings"), overrides, smap))
         try:
@@ -113,32 +123,47 @@ def build_experiment(
     else:
         settings = _parse_settings(data.get("settings"), smap)
     matrix = _parse_matrix(data.get("matrix"), smap)
-    workloads = _parse_workloads(
-        data["workloads"], matrix, settings, base_dir, smap, check_commands
+    defaults: dict[str, tuple[Any, PathT]] = {}
+    top_hooks: dict[str, Hook | None] = {}
+    for kind in HOOK_KINDS:
+        if kind in data:
+            with smap.recover():
+                top_hooks[kind] = _parse_hook(data[kind], kind, (kind,), smap)  # its shape, once
+                defaults[kind] = (data[kind], (kind,))
+    workloads, complete = _parse_workloads(
+        data.get("workloads"), matrix, settings, base_dir, smap, check_commands, defaults
     )
     names = [w.name for w in workloads]
     if settings.baseline is not None and check_commands:
         where = Path(settings.baseline).expanduser()
         where = where if where.is_absolute() else base_dir / where
-        if not where.exists():
-            smap.error(
-                ("settings", "baseline"),
-                f"{settings.baseline} not found (relative to the experiment file); give a "
-                "campaign directory, its benchrun.db, or a JSON summary",
-            )
-        settings = dataclasses.replace(settings, baseline=str(where.resolve()))
-    if settings.reference is not None and settings.reference not in names:
-        smap.error(
-            ("settings", "reference"),
-            f"no workload named {settings.reference!r}; valid: {_listing(names)}",
-        )
-    compare = _parse_compare(data.get("compare"), workloads, matrix, smap)
-    if settings.reference is not None and compare is not None:
-        if not any(settings.reference in g for g in compare):
-            smap.error(
-                ("settings", "reference"),
-                f"{settings.reference!r} is in no compare: group, so nothing is compared with it",
-            )
+        with smap.recover():
+            if not where.exists():
+                smap.error(
+                    ("settings", "baseline"),
+                    f"{settings.baseline} not found (relative to the experiment file); give a "
+                    "campaign directory, its benchrun.db, or a JSON summary",
+                )
+            settings = dataclasses.replace(settings, baseline=str(where.resolve()))
+    compare = None
+    if complete:  # names of a workload that could not be read would be reported missing
+        with smap.recover():
+            if settings.reference is not None and settings.reference not in names:
+                smap.error(
+                    ("settings", "reference"),
+                    f"no workload named {settings.reference!r}; valid: {_listing(names)}",
+                )
+        with smap.recover():
+            compare = _parse_compare(data.get("compare"), workloads, matrix, smap)
+        with smap.recover():
+            if settings.reference is not None and compare is not None:
+                if not any(settings.reference in g for g in compare):
+                    smap.error(
+                        ("settings", "reference"),
+                        f"{settings.reference!r} is in no compare: group, so nothing is "
+                        "compared with it",
+                    )
+    smap.raise_collected()
     out_path = Path(output).expanduser()
     return Experiment(
         name=name,
@@ -150,6 +175,9 @@ def build_experiment(
         source_text=text,
         matrix={k: tuple(v) for k, v in matrix.items()},
         compare=compare,
+        setup=top_hooks.get("setup"),
+        prepare=top_hooks.get("prepare"),
+        cleanup=top_hooks.get("cleanup"),
     )
 
 
@@ -226,7 +254,9 @@ def _listing(names: list[str], limit: int = 12) -> str:
 
 def _check_keys(
     mapping: dict[Any, Any], keys: tuple[Key, ...], path: PathT, smap: SourceMap
-) -> None:
+) -> list[str]:
+    """Report every unknown key of ``mapping`` and every missing required one (each
+    recorded on its own by a collecting map); returns the names of the missing ones."""
     valid = key_names(keys)
     for key in mapping:
         if key in valid:
@@ -234,11 +264,14 @@ def _check_keys(
         message = unknown_key_message(key, valid)
         if path != ("settings",) and key in key_names(SETTINGS_KEYS):
             message += f" ({key!r} is a setting: put it under settings:)"
-        smap.error(path + (key,), message)
-    for key in keys:
-        if key.required and key.name not in mapping:
-            where = "the experiment" if not path else "this entry"
-            smap.error(path, f"missing required key {key.name!r} in {where}")
+        with smap.recover():
+            smap.error(path + (key,), message)
+    missing = [key.name for key in keys if key.required and key.name not in mapping]
+    for name in missing:
+        where = "the experiment" if not path else "this entry"
+        with smap.recover():
+            smap.error(path, f"missing required key {name!r} in {where}")
+    return missing
 
 
 def _simple(
@@ -271,25 +304,29 @@ def _mapping(value: Any, path: PathT, smap: SourceMap, what: str) -> dict[str, A
 
 def _parse_settings(raw: Any, smap: SourceMap) -> Settings:
     path: PathT = ("settings",)
-    section = _mapping(raw, path, smap, "setting: value")
+    section: dict[str, Any] = {}
+    with smap.recover():
+        section = _mapping(raw, path, smap, "setting: value")
     _check_keys(section, SETTINGS_KEYS, path, smap)
     values = _parse_setting_values(section, smap)
-    if "adaptive" not in section and "rounds" in section:
-        values["adaptive"] = False  # `rounds: N` alone asks for exactly N rounds
-    elif values.get("adaptive", True) and "rounds" in section:
-        smap.error(
-            path + ("rounds",),
-            "rounds is the count of fixed mode, but adaptive is true; remove rounds "
-            "(adaptive mode runs until the statistics are good enough, see max_rounds) "
-            "or set adaptive: false",
-        )
+    with smap.recover():
+        if "adaptive" not in section and "rounds" in section:
+            values["adaptive"] = False  # `rounds: N` alone asks for exactly N rounds
+        elif values.get("adaptive", True) and "rounds" in section:
+            smap.error(
+                path + ("rounds",),
+                "rounds is the count of fixed mode, but adaptive is true; remove rounds "
+                "(adaptive mode runs until the statistics are good enough, see max_rounds) "
+                "or set adaptive: false",
+            )
     settings = Settings(**values)
-    if settings.min_rounds > settings.max_rounds:
-        smap.error(
-            path + ("max_rounds",),
-            f"max_rounds ({settings.max_rounds}) is below "
-            f"min_rounds ({settings.min_rounds}); raise max_rounds or lower min_rounds",
-        )
+    with smap.recover():
+        if settings.min_rounds > settings.max_rounds:
+            smap.error(
+                path + ("max_rounds",),
+                f"max_rounds ({settings.max_rounds}) is below "
+                f"min_rounds ({settings.min_rounds}); raise max_rounds or lower min_rounds",
+            )
     return settings
 
 
@@ -337,10 +374,11 @@ def _parse_setting_values(section: dict[str, Any], smap: SourceMap) -> dict[str,
     for key in SETTINGS_KEYS:
         if key.name not in section:
             continue
-        if key.kind in SIMPLE_KINDS:
-            values[key.name] = _simple(section, SETTINGS_KEYS, key.name, path, smap, None)
-        elif key.kind == "pin":
-            values["pin"] = _parse_pin(section["pin"], path + ("pin",), smap)
+        with smap.recover():  # a bad value is reported and the default kept
+            if key.kind in SIMPLE_KINDS:
+                values[key.name] = _simple(section, SETTINGS_KEYS, key.name, path, smap, None)
+            elif key.kind == "pin":
+                values["pin"] = _parse_pin(section["pin"], path + ("pin",), smap)
     return values
 
 
@@ -375,22 +413,37 @@ def _placeholder_name_ok(name: Any, path: PathT, smap: SourceMap, what: str) -> 
 
 
 def _parse_matrix(raw: Any, smap: SourceMap) -> dict[str, list[Any]]:
-    matrix = _mapping(raw, ("matrix",), smap, "name: [values]")
+    matrix: dict[str, Any] = {}
+    with smap.recover():
+        matrix = _mapping(raw, ("matrix",), smap, "name: [values]")
+    out: dict[str, list[Any]] = {}
     for name, values in matrix.items():
         path: PathT = ("matrix", name)
-        _placeholder_name_ok(name, path, smap, "matrix")
-        if not isinstance(values, list) or not values:
-            smap.error(
-                path,
-                f"expected a non-empty list of values, got {describe(values)}; e.g. {name}: [1, 2]",
-            )
-        for index, item in enumerate(values):
-            if not _scalar(item):
-                smap.error(path + (index,), f"expected a string or number, got {describe(item)}")
-    return matrix
+        with smap.recover():
+            _placeholder_name_ok(name, path, smap, "matrix")
+            # a name with bad values stays, with a stand-in value, so that the workloads
+            # using it are checked too (collecting), without a second error for them
+            out[name] = ["?"]
+            if not isinstance(values, list) or not values:
+                smap.error(
+                    path,
+                    f"expected a non-empty list of values, got {describe(values)}; e.g. "
+                    f"{name}: [1, 2]",
+                )
+            for index, item in enumerate(values):
+                if not _scalar(item):
+                    smap.error(
+                        path + (index,), f"expected a string or number, got {describe(item)}"
+                    )
+            out[name] = values
+    return out
 
 
 # ----------------------------------------------------------------------------- workloads
+
+
+class _Skipped(Exception):
+    """A workload that cannot be read further (its errors are already recorded)."""
 
 
 def _parse_workloads(
@@ -400,7 +453,13 @@ def _parse_workloads(
     base_dir: Path,
     smap: SourceMap,
     check_commands: bool,
-) -> list[Workload]:
+    defaults: dict[str, tuple[Any, PathT]],
+) -> tuple[list[Workload], bool]:
+    """The expanded workloads, and whether every entry of the list could be read (a
+    collecting map goes on past a broken workload, so the checks that need every name are
+    skipped when one is missing). ``defaults``: the top-level hooks (value, key path)."""
+    if raw is None:
+        return [], False  # reported by _check_keys as a missing key
     if not isinstance(raw, list):
         smap.error(
             ("workloads",), f"expected a list of workloads (- name: ...), got {describe(raw)}"
@@ -410,36 +469,50 @@ def _parse_workloads(
             ("workloads",), "the list is empty; add at least one workload with name: and command:"
         )
     out: list[Workload] = []
+    complete = True
     first_seen: dict[str, int] = {}
     used_matrix: set[str] = set()
     for index, item in enumerate(raw):
-        expanded, used = _parse_workload(
-            item,
-            ("workloads", index),
-            matrix,
-            settings,
-            base_dir,
-            smap,
-            check_commands,
-            room=settings.max_workloads - len(out),
-        )
-        used_matrix |= used
-        for workload in expanded:
-            if workload.name in first_seen:
-                smap.error(
-                    ("workloads", index, "name"),
-                    f"duplicate workload name {workload.name!r} (also workloads[{first_seen[workload.name]}]); "
-                    "names must be unique after matrix expansion",
+        expanded: list[Workload] = []
+        read = False
+        try:
+            with smap.recover():
+                expanded, used = _parse_workload(
+                    item,
+                    ("workloads", index),
+                    matrix,
+                    settings,
+                    base_dir,
+                    smap,
+                    check_commands,
+                    room=settings.max_workloads - len(out),
+                    defaults=defaults,
                 )
-            first_seen[workload.name] = index
-            out.append(workload)
+                used_matrix |= used
+                read = True
+        except _Skipped:
+            pass
+        complete = complete and read
+        for workload in expanded:
+            with smap.recover():
+                if workload.name in first_seen:
+                    smap.error(
+                        ("workloads", index, "name"),
+                        f"duplicate workload name {workload.name!r} (also "
+                        f"workloads[{first_seen[workload.name]}]); names must be unique after "
+                        "matrix expansion",
+                    )
+                first_seen[workload.name] = index
+                out.append(workload)
     for name in matrix:
-        if name not in used_matrix:
-            smap.error(
-                ("matrix", name),
-                f"no workload uses {{{name}}} in its command or env; use it or remove it",
-            )
-    return out
+        with smap.recover():
+            if name not in used_matrix and complete:
+                smap.error(
+                    ("matrix", name),
+                    f"no workload uses {{{name}}} in its command, env or hooks; use it or "
+                    "remove it",
+                )
+    return out, complete
 
 
 def _parse_workload(
@@ -451,18 +524,27 @@ def _parse_workload(
     smap: SourceMap,
     check_commands: bool,
     room: int,
+    defaults: dict[str, tuple[Any, PathT]],
 ) -> tuple[list[Workload], set[str]]:
+    """One entry of ``workloads:`` expanded over the matrix names it uses, and those names.
+
+    A collecting map records each problem and goes on with the key's default; problems
+    that leave nothing to go on with (no command, no name) raise :class:`_Skipped`.
+    """
     if not isinstance(item, dict):
         smap.error(
             path, f"expected a workload mapping (name:, command:, ...), got {describe(item)}"
         )
-    _check_keys(item, WORKLOAD_KEYS, path, smap)
+    if _check_keys(item, WORKLOAD_KEYS, path, smap):
+        raise _Skipped
     name = item["name"]
     if not isinstance(name, str) or not name.strip() or any(_control(c) for c in name):
         smap.error(path + ("name",), f"expected a non-empty one-line string, got {describe(name)}")
 
     def simple(key: str, default: Any) -> Any:
-        return _simple(item, WORKLOAD_KEYS, key, path, smap, default)
+        with smap.recover():
+            return _simple(item, WORKLOAD_KEYS, key, path, smap, default)
+        return default
 
     shell = simple("shell", False)
     work = simple("work", None)
@@ -471,40 +553,52 @@ def _parse_workload(
     timeout = simple("timeout", None)
     env_templates = simple("env", {})
     command = _parse_command(item["command"], shell, path + ("command",), smap)
-    params = _mapping(item.get("params"), path + ("params",), smap, "name: value")
-    for pname, value in params.items():
-        _placeholder_name_ok(pname, path + ("params", pname), smap, "param")
-        if pname in matrix:
+    params: dict[str, Any] = {}
+    with smap.recover():
+        params = dict(_mapping(item.get("params"), path + ("params",), smap, "name: value"))
+    for pname, value in list(params.items()):
+        with smap.recover():
+            _placeholder_name_ok(pname, path + ("params", pname), smap, "param")
+            if pname in matrix:
+                smap.error(
+                    path + ("params", pname),
+                    f"{pname!r} is also a matrix name; give it in params or in matrix, not both",
+                )
+            if not _scalar(value):
+                params[pname] = "?"  # go on checking the places that use it
+                smap.error(
+                    path + ("params", pname), f"expected a string or number, got {describe(value)}"
+                )
+    readings = None
+    readings_ok = True
+    if "readings" in item:
+        readings_ok = False
+        with smap.recover():
+            readings = _parse_readings(item.get("readings"), path + ("readings",), smap)
+            readings_ok = True
+    metric = simple("metric", "readings" if "readings" in item else "wall_time")
+    with smap.recover():
+        if readings_ok and readings is not None and metric != "readings":
             smap.error(
-                path + ("params", pname),
-                f"{pname!r} is also a matrix name; give it in params or in matrix, not both",
+                path + ("metric",),
+                f"metric {metric!r} with readings:; readings imply "
+                "metric: readings (drop metric or drop readings)",
             )
-        if not _scalar(value):
+        if readings_ok and readings is None and metric == "readings":
             smap.error(
-                path + ("params", pname), f"expected a string or number, got {describe(value)}"
+                path + ("metric",),
+                "metric: readings needs readings: (pattern: or format: jsonl + field:)",
             )
-    readings = (
-        _parse_readings(item.get("readings"), path + ("readings",), smap)
-        if "readings" in item
-        else None
-    )
-    metric = simple("metric", "readings" if readings is not None else "wall_time")
-    if readings is not None and metric != "readings":
-        smap.error(
-            path + ("metric",),
-            f"metric {metric!r} with readings:; readings imply "
-            "metric: readings (drop metric or drop readings)",
-        )
-    if readings is None and metric == "readings":
-        smap.error(
-            path + ("metric",),
-            "metric: readings needs readings: (pattern: or format: jsonl + field:)",
-        )
-    if per_work and work is None:
-        smap.error(
-            path + ("per_work",), "per_work: true needs work: N (the amount each round does)"
-        )
-    cwd = _parse_cwd(item.get("cwd"), base_dir, path + ("cwd",), smap, check_commands)
+    if not readings_ok:
+        metric = "wall_time"  # the readings are reported; check the rest as if they were not
+    with smap.recover():
+        if per_work and work is None:
+            smap.error(
+                path + ("per_work",), "per_work: true needs work: N (the amount each round does)"
+            )
+    cwd = str(base_dir)
+    with smap.recover():
+        cwd = _parse_cwd(item.get("cwd"), base_dir, path + ("cwd",), smap, check_commands)
 
     # which placeholders are used, and are they all known?
     used: set[str] = set()
@@ -513,22 +607,56 @@ def _parse_workload(
             used.update(placeholder_names(part))
         except ValueError as exc:
             smap.error(path + ("command",) + (() if shell else (i,)), str(exc))
-    if "work" in used and work is None:
-        smap.error(
-            path + ("command",),
-            "uses {work} but the workload has no work:; add work: N "
-            "(the amount substituted for {work})",
-        )
-    for var, template in env_templates.items():
-        try:
-            names = placeholder_names(template)
-        except ValueError as exc:
-            smap.error(path + ("env", var), str(exc))
-        if set(names) & set(LAUNCH_TIME):
+    with smap.recover():
+        if "work" in used and work is None:
             smap.error(
-                path + ("env", var), "{work} and {round} are filled in command only, not in env"
+                path + ("command",),
+                "uses {work} but the workload has no work:; add work: N "
+                "(the amount substituted for {work})",
             )
-        used.update(names)
+    for var, template in list(env_templates.items()):
+        with smap.recover():
+            try:
+                names = placeholder_names(template)
+            except ValueError as exc:
+                del env_templates[var]
+                smap.error(path + ("env", var), str(exc))
+            if set(names) & set(LAUNCH_TIME):
+                del env_templates[var]
+                smap.error(
+                    path + ("env", var),
+                    "{work} and {round} are filled in command only (and in prepare), not in env",
+                )
+            used.update(names)
+    hooks: dict[str, tuple[Hook, PathT]] = {}
+    for kind in HOOK_KINDS:
+        raw, hpath = (
+            (item[kind], path + (kind,)) if kind in item else defaults.get(kind, (None, ()))
+        )
+        with smap.recover():
+            hook = _parse_hook(raw, kind, hpath, smap)
+            if hook is None:
+                continue
+            for i, part in enumerate(hook.command):
+                where = hpath + (() if hook.shell else (i,))
+                try:
+                    names = placeholder_names(part)
+                except ValueError as exc:
+                    smap.error(where, str(exc))
+                if kind == "prepare" and "work" in names and work is None:
+                    smap.error(
+                        where,
+                        "uses {work} but the workload has no work:; add work: N "
+                        "(the amount substituted for {work})",
+                    )
+                if kind != "prepare" and set(names) & set(LAUNCH_TIME):
+                    smap.error(
+                        where,
+                        f"{{work}} and {{round}} are filled in command and prepare only, not in "
+                        f"{kind}",
+                    )
+                used.update(n for n in names if n not in LAUNCH_TIME)
+            hooks[kind] = (hook, hpath)
     factors = [m for m in matrix if m in used]
     count = math.prod(len(matrix[f]) for f in factors)
     if count > room:
@@ -543,18 +671,35 @@ def _parse_workload(
     for combo in itertools.product(*(matrix[f] for f in factors)):
         chosen = dict(zip(factors, combo, strict=True))
         values = {**params, **chosen}
+
+        def fill(
+            template: str, keep: tuple[str, ...], where: PathT, values: dict[str, Any] = values
+        ) -> str:
+            with smap.recover():
+                return _fill(template, values, keep, where, smap)
+            return template  # reported; the rest of the workload is still checked
+
         argv = tuple(
-            _fill(part, values, LAUNCH_TIME, path + ("command",) + (() if shell else (i,)), smap)
+            fill(part, LAUNCH_TIME, path + ("command",) + (() if shell else (i,)))
             for i, part in enumerate(command)
         )
-        env = {
-            var: _fill(t, values, (), path + ("env", var), smap) for var, t in env_templates.items()
-        }
+        env = {var: fill(t, (), path + ("env", var)) for var, t in env_templates.items()}
+        filled: dict[str, Hook] = {}
+        for kind, (hook, hpath) in hooks.items():
+            keep = LAUNCH_TIME if kind == "prepare" else ()
+            filled[kind] = Hook(
+                tuple(
+                    fill(part, keep, hpath + (() if hook.shell else (i,)))
+                    for i, part in enumerate(hook.command)
+                ),
+                hook.shell,
+            )
         full_name = name
         if factors:
             full_name = f"{name}[{','.join(f'{k}={v}' for k, v in chosen.items())}]"
         if check_commands and not shell:
-            _check_executable(argv[0], cwd, env, settings, path + ("command",), smap)
+            with smap.recover():
+                _check_executable(argv[0], cwd, env, settings, path + ("command",), smap)
         out.append(
             Workload(
                 name=full_name,
@@ -570,9 +715,35 @@ def _parse_workload(
                 per_work=per_work,
                 memory_limit=memory_limit,
                 base_name=name if factors else None,
+                setup=filled.get("setup"),
+                prepare=filled.get("prepare"),
+                cleanup=filled.get("cleanup"),
             )
         )
     return out, set(factors)
+
+
+def _parse_hook(raw: Any, kind: str, path: PathT, smap: SourceMap) -> Hook | None:
+    """A ``setup``/``prepare``/``cleanup`` value: one string (run by ``/bin/sh -c``), a
+    list of arguments (run without a shell), or null (none)."""
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        if not raw.strip():
+            smap.error(path, f"empty {kind} command; give a command, or null for none")
+        return Hook((raw,), shell=True)
+    if not isinstance(raw, list):
+        smap.error(
+            path,
+            f"expected a command: one string (run by /bin/sh -c) or a list of arguments, "
+            f"got {describe(raw)}",
+        )
+    if not raw:
+        smap.error(path, f"empty {kind} command; give a command, or null for none")
+    for i, part in enumerate(raw):
+        if isinstance(part, bool) or not isinstance(part, (str, int, float)):
+            smap.error(path + (i,), f"expected a string argument, got {describe(part)}; quote it")
+    return Hook(tuple(str(part) for part in raw), shell=False)
 
 
 def _control(char: str) -> bool:
@@ -720,11 +891,14 @@ def load_experiment(
     check_commands: bool = True,
     overrides: Sequence[str] = (),
     text: str | None = None,
+    collect: bool = False,
 ) -> Experiment:
     """Read, validate and expand an experiment file.
 
     Raises :class:`runner.errors.UserError` (exit code 2) with one line
-    ``FILE:LINE: key: what is wrong; what is valid`` for any problem.
+    ``FILE:LINE: key: what is wrong; what is valid`` for any problem; with ``collect``,
+    every problem found in one pass is in the :class:`ConfigErrors` raised (its ``errors``),
+    each with file, line and key (``benchrun validate``).
     ``check_commands=False`` skips the checks that depend on this machine's files
     (executables on PATH, ``cwd`` existing) — e.g. to re-read a stored config.
     ``overrides``: ``KEY=VALUE`` settings that replace the file's (``benchrun run --set``).
@@ -754,6 +928,7 @@ def load_experiment(
         source_path=resolved,
         check_commands=check_commands,
         overrides=overrides,
+        collect=collect,
     )
 
 
@@ -788,11 +963,13 @@ def parse_experiment(
     source_path: Path | None = None,
     check_commands: bool = True,
     overrides: Sequence[str] = (),
+    collect: bool = False,
 ) -> Experiment:
     """Validate and expand experiment YAML ``text`` (what :func:`load_experiment` does after
     reading the file). ``base_dir`` anchors relative ``cwd`` and executable paths
     (default: the current directory); ``display`` names the file in errors; ``overrides``
-    are ``KEY=VALUE`` settings applied over the file's ``settings:``."""
+    are ``KEY=VALUE`` settings applied over the file's ``settings:``; ``collect``: report
+    every problem at once (:class:`runner.config.yamlsource.ConfigErrors`)."""
     return build_experiment(
         text,
         display=display,
@@ -800,4 +977,5 @@ def parse_experiment(
         source_path=source_path,
         check_commands=check_commands,
         overrides=overrides,
+        collect=collect,
     )

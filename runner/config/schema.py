@@ -71,6 +71,25 @@ TOP_KEYS: tuple[Key, ...] = (
         "of names or shell-style patterns), or {by: FACTOR} to compare the values of a "
         "matrix factor; default: neighbours in each metric's ranking",
     ),
+    Key(
+        "setup",
+        "hook",
+        "default setup of every workload that gives none: run once before its first round, "
+        "untimed (a string runs with /bin/sh -c, a list as argv)",
+        nullable=True,
+    ),
+    Key(
+        "prepare",
+        "hook",
+        "default prepare of every workload that gives none: run before each of its rounds, untimed",
+        nullable=True,
+    ),
+    Key(
+        "cleanup",
+        "hook",
+        "default cleanup of every workload that gives none: run after its last round, untimed",
+        nullable=True,
+    ),
 )
 
 SETTINGS_KEYS: tuple[Key, ...] = (
@@ -218,6 +237,14 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         minimum=1,
         maximum=MAX_WORKLOADS,
     ),
+    Key(
+        "hook_timeout",
+        "duration",
+        "time limit of a setup, prepare or cleanup command (null: the round's timeout)",
+        nullable=True,
+        exclusive_minimum=0,
+        maximum=MAX_TIMEOUT,
+    ),
 )
 
 WORKLOAD_KEYS: tuple[Key, ...] = (
@@ -257,6 +284,27 @@ WORKLOAD_KEYS: tuple[Key, ...] = (
         "address-space limit of each round (RLIMIT_AS) for this workload",
         nullable=True,
         maximum=MAX_MEMORY_LIMIT,
+    ),
+    Key(
+        "setup",
+        "hook",
+        "run once before the workload's first round (of each benchrun run), untimed; a "
+        "string runs with /bin/sh -c, a list as argv; {param} allowed; null: none",
+        nullable=True,
+    ),
+    Key(
+        "prepare",
+        "hook",
+        "run before each round, untimed; a failure fails the round; {param}, {round} and "
+        "{work} allowed; null: none",
+        nullable=True,
+    ),
+    Key(
+        "cleanup",
+        "hook",
+        "run after the workload's last round (of each benchrun run), untimed; a failure is "
+        "reported, nothing is lost; {param} allowed; null: none",
+        nullable=True,
     ),
 )
 
@@ -489,6 +537,17 @@ def _fragment(key: Key) -> dict[str, Any]:
             ]
         }
     elif kind == "command":
+        frag = {
+            "anyOf": [
+                {"type": "string", "minLength": 1},
+                {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {"type": ["string", "number", "integer"]},
+                },
+            ]
+        }
+    elif kind == "hook":
         frag = {
             "anyOf": [
                 {"type": "string", "minLength": 1},

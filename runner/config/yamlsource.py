@@ -44,13 +44,65 @@ def one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+@dataclass(frozen=True)
+class ConfigError:
+    """One problem of an experiment file: where it is and what is wrong.
+
+    ``file`` is the name shown for the file, ``line`` its 1-based line (None when the
+    problem has no place in a file, e.g. a missing file), ``key`` the dotted key path
+    (``workloads[1].command``; None for syntax errors), ``message`` what is wrong and
+    what is valid; ``path`` the key path as a tuple (for callers that map it elsewhere).
+    """
+
+    file: str
+    line: int | None
+    key: str | None
+    message: str
+    path: PathT = ()
+
+    def text(self) -> str:
+        """``FILE:LINE: key.path: message`` (the one-line form of every config error)."""
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"file", "line", "key", "message"}`` for ``benchrun validate --json``."""
+        return {"file": self.file, "line": self.line, "key": self.key, "message": self.message}
+
+
+class SourceError(UserError):
+    """A :class:`UserError` raised at one place of an experiment file (:class:`ConfigError`)."""
+
+    def __init__(self, error: ConfigError) -> None:
+        super().__init__(error.text())
+        self.error = error
+
+
+class ConfigErrors(UserError):
+    """Several problems of one experiment file, found by a collecting
+    :class:`SourceMap`: the message is the first one and how many more there are."""
+
+    def __init__(self, errors: Sequence[ConfigError]) -> None:
+        self.errors = tuple(errors)
+        more = len(self.errors) - 1
+        tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+        super().__init__(self.errors[0].text() + tail)
+
+
 @dataclass
 class SourceMap:
-    """Line numbers (1-based) of keys and values in one YAML file, by key path."""
+    """Line numbers (1-based) of keys and values in one YAML file, by key path.
+
+    With ``collect`` set, :meth:`recover` blocks record the error raised inside them in
+    :attr:`errors` and let parsing go on, so that one pass finds every problem
+    (``benchrun validate``); without it the first error ends parsing.
+    """
 
     display: str
     key_lines: dict[PathT, int] = field(default_factory=dict)
     value_lines: dict[PathT, int] = field(default_factory=dict)
+    collect: bool = False
+    errors: list[ConfigError] = field(default_factory=list)
 
     def line(self, path: Sequence[str | int], at: str = "key") -> int:
         """Line of the key (``at="key"``, where there is one: list items have none) or of
@@ -69,23 +121,60 @@ class SourceMap:
             p = p[:-1]
 
     def error(self, path: Sequence[str | int], message: str, at: str = "key") -> NoReturn:
-        """Raise the one-line :class:`UserError` ``FILE:LINE: key.path: message``."""
-        raise UserError(
-            f"{self.display}:{self.line(path, at)}: {dotted(path)}: {one_line(message)}"
+        """Raise the one-line :class:`SourceError` ``FILE:LINE: key.path: message``."""
+        p = tuple(path)
+        raise SourceError(
+            ConfigError(self.display, self.line(p, at), dotted(p), one_line(message), p)
         )
 
+    def recover(self) -> Recover:
+        """A ``with`` block whose :class:`SourceError` is recorded (collecting) or raised."""
+        return Recover(self)
 
-def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
-    """Parse one YAML document; return ``(data, source_map)``.
+    def record(self, error: ConfigError) -> None:
+        """Keep ``error`` unless the same problem at the same place is already kept (a
+        workload multiplied over a matrix repeats its errors)."""
+        if not any(
+            (e.line, e.key, e.message) == (error.line, error.key, error.message)
+            for e in self.errors
+        ):
+            self.errors.append(error)
+
+    def raise_collected(self) -> None:
+        """Raise :class:`ConfigErrors` with every recorded error, ordered by line."""
+        if self.errors:
+            raise ConfigErrors(sorted(self.errors, key=lambda e: e.line or 0))
+
+
+class Recover:
+    """See :meth:`SourceMap.recover`: ``value = default; with smap.recover(): value = ...``."""
+
+    def __init__(self, smap: SourceMap) -> None:
+        self.smap = smap
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> bool:
+        if isinstance(exc, SourceError) and self.smap.collect:
+            self.smap.record(exc.error)
+            return True
+        return False
+
+
+def read_yaml(text: str, display: str, collect: bool = False) -> tuple[Any, SourceMap]:
+    """Parse one YAML document; return ``(data, source_map)`` (``collect``: see
+    :class:`SourceMap`).
 
     Syntax errors, several documents in one file and duplicate keys in one mapping raise
-    :class:`UserError` naming ``display`` and the line.
+    :class:`SourceError` naming ``display`` and the line (in a collecting map, every
+    duplicate key is recorded instead and the first one kept).
     """
-    smap = SourceMap(display)
+    smap = SourceMap(display, collect=collect)
     try:
         loader = yaml.SafeLoader(text)
     except yaml.reader.ReaderError as exc:
-        raise UserError(_reader_message(text, exc, display)) from None
+        raise SourceError(_reader_error(text, exc, display)) from None
     try:
         node = loader.get_single_node()
         if node is None:
@@ -100,29 +189,41 @@ def read_yaml(text: str, display: str) -> tuple[Any, SourceMap]:
         started = exc.context_mark
         if started is not None and mark is not None and started.line != mark.line:
             what += f" (the construct started on line {started.line + 1})"
-        raise UserError(
-            f"{display}:{line}: YAML syntax error: {what}; "
-            "check indentation, colons and quoting on this line or the one before"
+        raise SourceError(
+            ConfigError(
+                display,
+                line,
+                None,
+                f"YAML syntax error: {what}; "
+                "check indentation, colons and quoting on this line or the one before",
+            )
         ) from None
     except yaml.reader.ReaderError as exc:
-        raise UserError(_reader_message(text, exc, display)) from None
+        raise SourceError(_reader_error(text, exc, display)) from None
     except RecursionError:
-        raise UserError(
-            f"{display}:1: YAML nested too deeply to read; an experiment needs a few levels"
+        raise SourceError(
+            ConfigError(
+                display, 1, None, "YAML nested too deeply to read; an experiment needs a few levels"
+            )
         ) from None
     except yaml.YAMLError as exc:  # pragma: no cover - unmarked errors are rare
-        raise UserError(f"{display}:1: YAML error: {one_line(str(exc))}") from None
+        raise SourceError(
+            ConfigError(display, 1, None, f"YAML error: {one_line(str(exc))}")
+        ) from None
     finally:
         loader.dispose()
     return data, smap
 
 
-def _reader_message(text: str, exc: yaml.reader.ReaderError, display: str) -> str:
+def _reader_error(text: str, exc: yaml.reader.ReaderError, display: str) -> ConfigError:
     """``FILE:LINE: character U+0008 is not allowed in YAML ...`` for a non-printable char."""
     line = text.count("\n", 0, max(0, exc.position)) + 1
-    return (
-        f"{display}:{line}: character U+{exc.character:04X} is not allowed in YAML "
-        "(control characters other than tab and newline); remove it"
+    return ConfigError(
+        display,
+        line,
+        None,
+        f"character U+{exc.character:04X} is not allowed in YAML "
+        "(control characters other than tab and newline); remove it",
     )
 
 
@@ -156,18 +257,28 @@ def _check_size(root: yaml.Node, display: str) -> None:
             sizes[key] = 1 + sum(sizes[id(c)] for c in _children(node))
             if sizes[key] > limit:
                 line = node.start_mark.line + 1
-                raise UserError(
-                    f"{display}:{line}: this part of the file expands to more than {limit} "
-                    "values through YAML aliases (*name); write the values out, or set "
-                    f"{MAX_VALUES_ENV} to raise the limit"
+                raise SourceError(
+                    ConfigError(
+                        display,
+                        line,
+                        None,
+                        f"this part of the file expands to more than {limit} values through "
+                        "YAML aliases (*name); write the values out, or set "
+                        f"{MAX_VALUES_ENV} to raise the limit",
+                    )
                 )
             continue
         if key in sizes:
             continue
         if key in open_nodes:
-            raise UserError(
-                f"{display}:{node.start_mark.line + 1}: a YAML alias refers to the value that "
-                "contains it; an experiment cannot be infinite"
+            raise SourceError(
+                ConfigError(
+                    display,
+                    node.start_mark.line + 1,
+                    None,
+                    "a YAML alias refers to the value that contains it; an experiment "
+                    "cannot be infinite",
+                )
             )
         open_nodes.add(key)
         stack.append((node, True))
@@ -194,10 +305,17 @@ def _record(node: yaml.Node, path: PathT, smap: SourceMap, depth: int = 0) -> No
             key = key_node.value
             line = key_node.start_mark.line + 1
             if key in seen and key != "<<":
-                raise UserError(
-                    f"{smap.display}:{line}: {dotted(path + (key,))}: duplicate key "
-                    f"(first written on line {seen[key]}); keep only one"
+                error = ConfigError(
+                    smap.display,
+                    line,
+                    dotted(path + (key,)),
+                    f"duplicate key (first written on line {seen[key]}); keep only one",
+                    path + (key,),
                 )
+                if not smap.collect:
+                    raise SourceError(error)
+                smap.record(error)
+                continue
             seen[key] = line
             smap.key_lines.setdefault(path + (key,), line)
             _record(value_node, path + (key,), smap, depth + 1)

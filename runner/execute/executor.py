@@ -37,6 +37,9 @@ class RoundSpec:
     #: address-space limit of the child in bytes (RLIMIT_AS, set between fork and exec);
     #: None = no limit (and the fast spawn path without a preexec function)
     memory_limit: int | None = None
+    #: "setup", "prepare" or "cleanup" when this is one of the workload's hooks (run and
+    #: stored apart from its rounds, never timed as a measurement); None for a round
+    hook: str | None = None
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,8 @@ class FakeRound:
         Exit status; defaults to 0 for ``ok`` and 1 for ``failed``.
     reason : str or None
         One line for a non-ok status.
+    stdout, stderr : str
+        What the round "printed" (its output tails).
     """
 
     wall_s: float
@@ -38,6 +40,8 @@ class FakeRound:
     readings: tuple[float, ...] = ()
     exit_code: int | None = None
     reason: str | None = None
+    stdout: str = ""
+    stderr: str = ""
 
 
 #: A script: (spec, index of this launch for the workload, virtual clock in s) -> round
@@ -117,12 +121,18 @@ class FakeExecutor:
     on_launch : callable, optional
         Called with (spec, index of the launch over all workloads) before each round;
         a test can, for example, send itself SIGINT at a chosen launch.
+    hooks : mapping of str to Script
+        Scripts of hook runs (``spec.hook`` set), by ``"KIND:WORKLOAD"`` (``"prepare:a"``)
+        or ``"KIND"`` for every workload; a hook without a script is ok and takes no time.
+        Hook runs are kept in :attr:`launched` too, and do not count as the workload's
+        launches.
     """
 
     scripts: Mapping[str, Script]
     overhead_s: float = 0.001
     start: float = DEFAULT_START
     on_launch: Callable[[RoundSpec, int], None] | None = None
+    hooks: Mapping[str, Script] = field(default_factory=dict)
     launched: list[RoundSpec] = field(default_factory=list)
     clock: float = 0.0
     interrupts: int = 0
@@ -139,7 +149,13 @@ class FakeExecutor:
         if self._interrupted:
             self._interrupted = False
             return self._outcome(spec, FakeRound(0.0, "interrupted", reason="interrupted"), started)
-        if os.path.basename(spec.argv[0]) == "true" and len(spec.argv) == 1:
+        if spec.hook is not None:
+            key = f"{spec.hook}:{spec.workload}"
+            hook = self.hooks.get(key, self.hooks.get(spec.hook))
+            k = self._counts.get(key, 0)
+            self._counts[key] = k + 1
+            r = hook(spec, k, self.clock) if hook is not None else FakeRound(0.0)
+        elif os.path.basename(spec.argv[0]) == "true" and len(spec.argv) == 1:
             r = FakeRound(self.overhead_s)
         else:
             k = self._counts.get(spec.workload, 0)
@@ -174,4 +190,6 @@ class FakeExecutor:
             cpus=spec.cpus,
             readings=r.readings if spec.readings is not None else (),
             reason=r.reason,
+            stdout_tail=r.stdout,
+            stderr_tail=r.stderr,
         )

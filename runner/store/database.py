@@ -27,7 +27,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from benchrun.runner.errors import UserError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 APPLICATION_ID = 0x62656E63  # "benc": marks the file as a benchrun store
 
 _SCHEMA_V1 = """
@@ -105,8 +105,29 @@ CREATE INDEX round_by_workload ON round (workload_id, round_index);
 CREATE INDEX event_by_campaign ON event (campaign_id, at);
 """
 
+#: schema 2: what the setup/prepare/cleanup hooks of a workload did (never timed, never
+#: readings); ``round_index`` is the round a prepare ran before (NULL for setup/cleanup)
+_HOOK_TABLE = """
+CREATE TABLE hook (
+    id INTEGER PRIMARY KEY,
+    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
+    workload_id INTEGER NOT NULL REFERENCES workload(id),
+    kind TEXT NOT NULL CHECK (kind IN ('setup', 'prepare', 'cleanup')),
+    round_index INTEGER,
+    status TEXT NOT NULL,
+    reason TEXT,
+    exit_code INTEGER,
+    started_at REAL NOT NULL,
+    wall_ns INTEGER NOT NULL,
+    argv_json TEXT NOT NULL,
+    stdout_tail TEXT,
+    stderr_tail TEXT
+);
+CREATE INDEX hook_by_campaign ON hook (campaign_id, id);
+"""
+
 #: migrations[v] upgrades a store at version v to v + 1
-_MIGRATIONS: dict[int, str] = {}
+_MIGRATIONS: dict[int, str] = {1: _HOOK_TABLE}
 
 
 @dataclass(frozen=True)
@@ -202,12 +223,15 @@ class NewRound:
     stderr_tail: str | None = None
     facts: Mapping[str, Any] | None = None
     flags: str = ""
+    #: the hooks stored in the round's transaction (its prepare)
+    hooks: Sequence[NewHook] = ()
 
     def columns(self) -> dict[str, Any]:
-        """Column -> value of the ``round`` table row (readings go to ``reading``)."""
+        """Column -> value of the ``round`` table row (readings go to ``reading``, hooks
+        to ``hook``)."""
         out: dict[str, Any] = {}
         for f in fields(self):
-            if f.name == "readings":
+            if f.name in ("readings", "hooks"):
                 continue
             value = getattr(self, f.name)
             if f.name == "argv":
@@ -218,6 +242,83 @@ class NewRound:
                 value = int(value)
             out[_COLUMN.get(f.name, f.name)] = value
         return out
+
+
+@dataclass(frozen=True)
+class NewHook:
+    """What one run of a workload's ``setup``, ``prepare`` or ``cleanup`` did.
+
+    Units as in :class:`NewRound`: ``started_at`` Unix seconds, ``wall_ns`` nanoseconds
+    (how long the hook took; never part of a measurement). ``round_index``: the round a
+    prepare ran before (None for setup and cleanup). ``status``: ok, failed, timeout or
+    interrupted, ``reason`` one line for the others.
+    """
+
+    campaign_id: int
+    workload_id: int
+    kind: str
+    round_index: int | None
+    status: str
+    reason: str | None
+    exit_code: int | None
+    started_at: float
+    wall_ns: int
+    argv: Sequence[str]
+    stdout_tail: str | None = None
+    stderr_tail: str | None = None
+
+    def row(self) -> tuple[Any, ...]:
+        """The values of :data:`HOOK_COLUMNS`, in order."""
+        return (
+            self.campaign_id,
+            self.workload_id,
+            self.kind,
+            self.round_index,
+            self.status,
+            self.reason,
+            self.exit_code,
+            self.started_at,
+            self.wall_ns,
+            json.dumps(list(self.argv)),
+            self.stdout_tail,
+            self.stderr_tail,
+        )
+
+
+#: the ``hook`` table's columns that :class:`NewHook` fills, in :meth:`NewHook.row` order
+HOOK_COLUMNS = (
+    "campaign_id",
+    "workload_id",
+    "kind",
+    "round_index",
+    "status",
+    "reason",
+    "exit_code",
+    "started_at",
+    "wall_ns",
+    "argv_json",
+    "stdout_tail",
+    "stderr_tail",
+)
+
+
+@dataclass(frozen=True)
+class HookRow:
+    """One stored hook run (:class:`NewHook`) with its id."""
+
+    id: int
+    campaign_id: int
+    workload_id: int
+    kind: str
+    round_index: int | None
+    status: str
+    reason: str | None
+    exit_code: int | None
+    started_at: float
+    wall_ns: int
+    argv: list[str]
+    stdout_tail: str | None
+    stderr_tail: str | None
 
 
 #: NewRound/RoundRow field -> round table column, where the names differ
@@ -344,7 +445,7 @@ class Store:
 
     def _create_schema(self) -> None:
         with self.transaction():
-            for statement in _SCHEMA_V1.split(";"):
+            for statement in (_SCHEMA_V1 + _HOOK_TABLE).split(";"):
                 if statement.strip():
                     self.conn.execute(statement)
             self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -590,6 +691,8 @@ class Store:
                 "INSERT INTO reading (round_id, idx, value) VALUES (?, ?, ?)",
                 [(round_id, i, float(v)) for i, v in enumerate(rec.readings)],
             )
+            if rec.hooks:
+                c.executemany(_INSERT_HOOK, [h.row() for h in rec.hooks])
             c.execute(
                 "UPDATE campaign SET updated_at = ? WHERE id = ?", (time.time(), rec.campaign_id)
             )
@@ -620,6 +723,31 @@ class Store:
         ):
             readings.setdefault(round_id, []).append(value)
         return [_round_row(r, readings.get(r["id"], ())) for r in rows]
+
+    # -- hooks -----------------------------------------------------------------------------
+
+    @_guarded
+    def add_hook(self, hook: NewHook) -> int:
+        """Store one run of a setup/prepare/cleanup hook (its own transaction); its id."""
+        with self.transaction() as c:
+            cur = c.execute(_INSERT_HOOK, hook.row())
+            return int(cur.lastrowid or 0)
+
+    @_guarded
+    def hooks(self, campaign_id: int, workload_id: int | None = None) -> list[HookRow]:
+        """The stored hook runs of a campaign (of one workload), in the order they ran."""
+        sql = f"SELECT id, {', '.join(HOOK_COLUMNS)} FROM hook WHERE campaign_id = ?"
+        params: list[Any] = [campaign_id]
+        if workload_id is not None:
+            sql += " AND workload_id = ?"
+            params.append(workload_id)
+        rows = self.conn.execute(sql + " ORDER BY id", params).fetchall()
+        out = []
+        for r in rows:
+            values = dict(zip(("id", *HOOK_COLUMNS), r, strict=True))
+            values["argv"] = json.loads(values.pop("argv_json"))
+            out.append(HookRow(**values))
+        return out
 
     @_guarded
     def next_seq(self, campaign_id: int) -> int:
@@ -769,6 +897,11 @@ def _is_disk_full(exc: BaseException) -> bool:
     if isinstance(exc, OSError):
         return exc.errno in (errno.ENOSPC, errno.EDQUOT)
     return False
+
+
+_INSERT_HOOK = (
+    f"INSERT INTO hook ({', '.join(HOOK_COLUMNS)}) VALUES ({', '.join('?' * len(HOOK_COLUMNS))})"
+)
 
 
 def _dumps(value: Any) -> str:
