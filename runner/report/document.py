@@ -36,6 +36,7 @@ from benchrun.runner.report.methods import (
     rules_checklist,
 )
 from benchrun.runner.report.model import CampaignModel, WorkloadView
+from benchrun.runner.report.panels import display_of
 from benchrun.runner.report.verdicts import drift_line, is_paired
 
 #: section ids, in order: every format has each of them (tests check the HTML for them)
@@ -105,6 +106,8 @@ class Report:
     workload_plots: dict[str, plots.Plot] = field(default_factory=dict)
     ranking_plots: list[plots.Plot] = field(default_factory=list)
     quantile_plots: list[plots.Plot] = field(default_factory=list)
+    #: the steady readings of the workloads of each comparison group overlaid (best first)
+    distribution_plots: list[plots.Plot] = field(default_factory=list)
     biplot: plots.Plot | None = None
     #: per workload: :func:`workload_notes`
     notes: dict[str, list[str]] = field(default_factory=dict)
@@ -270,7 +273,15 @@ def draw(report: Report) -> None:
     ranked = [g for g in report.groups if len(g.rows) > 1 and g.compared]
     tasks += [(plots.headline_figure, (g, c)) for g in ranked]
     fits = [fit for g in report.groups for fit in g.quantiles]
-    tasks += [(plots.quantile_figure, (fit,)) for fit in fits]
+    model = report.model
+    tasks += [(plots.quantile_figure, (fit, display_of(model.view(fit["a"])))) for fit in fits]
+    overlays = [
+        ([model.view(n) for n in names], plots.group_title(g))
+        for g in report.groups
+        if g.compared
+        for names in plots.distribution_sets(g.members)
+    ]
+    tasks += [(plots.distributions_figure, (views, label, c)) for views, label in overlays]
     if report.suite is not None:
         tasks.append((plots.biplot_figure, (report.suite,)))
     done = iter(_draw_all(tasks))
@@ -278,5 +289,6 @@ def draw(report: Report) -> None:
         report.workload_plots[w.name] = next(done)
     report.ranking_plots = [next(done) for _ in ranked]
     report.quantile_plots = [next(done) for _ in fits]
+    report.distribution_plots = [p for p in (next(done) for _ in overlays) if p is not None]
     if report.suite is not None:
         report.biplot = next(done)

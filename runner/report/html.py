@@ -41,6 +41,19 @@ def _table(t: tables.Table, classes: dict[int, bool] | None = None) -> str:
     return f"<h4>{escape(t.title)}</h4><table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _commands(t: tables.Table) -> str:
+    """The commands table, command lines as code (they are copied into a shell)."""
+    rows = "".join(
+        f"<tr><td>{escape(name)}</td><td><code>{escape(cmd)}</code></td></tr>"
+        for name, cmd in t.rows
+    )
+    head = "".join(f"<th>{escape(h)}</th>" for h in t.headers)
+    return (
+        f"<h4>{escape(t.title)}</h4><table><caption>{escape(t.caption)}</caption>"
+        f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
 def _figure(p: Plot | None) -> str:
     if p is None:
         return ""
@@ -117,7 +130,10 @@ def render_html(report: Report) -> str:
         head.append(_table(tables.headline(g, m.confidence), {6: True}))
         if g.source == "controller":
             head.extend(f"<p>{escape(n)}</p>" for n in g.notes)
-    for p in report.ranking_plots:
+    cmds = tables.commands(m)
+    if cmds is not None:
+        head.append(_commands(cmds))
+    for p in [*report.distribution_plots, *report.ranking_plots]:
         head.append(_figure(p))
     head.append("</section>")
     parts["headline"] = head

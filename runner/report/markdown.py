@@ -97,7 +97,11 @@ def render_markdown(report: Report, figure_dir: Path | None) -> str:
         head += _table(tables.headline(g, m.confidence))
         if g.source == "controller" and g.notes:
             head += [_cell(n) for n in g.notes] + [""]
-    for p in report.ranking_plots:
+    cmds = tables.commands(m)
+    if cmds is not None:
+        head += _table(tables.Table(cmds.title, cmds.headers,
+                                    [(n, f"`{c}`") for n, c in cmds.rows], cmds.caption))  # fmt: skip
+    for p in [*report.distribution_plots, *report.ranking_plots]:
         head += fig(p)
     parts["headline"] = head
     per = ["## Per workload", ""]

@@ -1,27 +1,59 @@
 """The report's figures (matplotlib, Agg, PNG bytes); each comes with its caption.
 
-Every axis carries its unit; every caption says what the markers, whiskers and bands
-mean. Figures are built with :class:`matplotlib.figure.Figure` directly (no pyplot global
+Readable where they are shown: figures are at most :data:`WIDTH` inches wide at
+:data:`DPI`, so the HTML report (a 1200 px column) shows them at their own pixel size, and
+no text is smaller than :data:`MIN_FONT` points (:data:`RC`), which is
+``MIN_FONT * DPI / 72`` ≈ 13.9 px on screen (tests/report/test_figures_readable.py measures
+it in headless Chromium).
+
+Every axis says what it shows and in which unit, one unit per workload
+(:func:`runner.report.panels.display_of`: ms for a 37 ms workload stored in seconds, as in the
+tables); a dimensionless axis has a plain label ("lag k", "ratio to the best"). A panel
+with nothing to show is left out and its caption says why (runner/report/panels.py). Lines
+join points only where reading between them makes sense (the CI-width curve, the
+percentiles of a quantile regression); autocorrelations are stems.
+
+Figures are built with :class:`matplotlib.figure.Figure` directly (no pyplot global
 state), so reports can be written from any thread and nothing opens a window.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import NullFormatter, ScalarFormatter
+from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 from scipy import stats as sps
 
+from benchrun.runner.format import DisplayUnit
 from benchrun.runner.report.analysis import Group, Suite
 from benchrun.runner.report.model import WorkloadView
+from benchrun.runner.report.panels import Panel, display_of, workload_panels
 
-DPI = 72
+#: pixels per inch of the PNGs: WIDTH x DPI = 1140 px fits the HTML report's column
+DPI = 100
+#: width of the widest figure [in]
+WIDTH = 11.4
+#: the smallest font size of any text in a figure [pt]
+MIN_FONT = 10.0
+#: font sizes [pt] of every figure (matplotlib rcParams, applied while a figure is built)
+RC: dict[Any, Any] = {
+    "font.size": 11.0,
+    "axes.titlesize": 12.0,
+    "axes.labelsize": 11.0,
+    "xtick.labelsize": MIN_FONT,
+    "ytick.labelsize": MIN_FONT,
+    "legend.fontsize": MIN_FONT,
+    "legend.title_fontsize": MIN_FONT,
+    "figure.titlesize": 12.0,
+}
 #: matplotlib 3.10 replaced ``vert=False`` by ``orientation="horizontal"``
 _HORIZONTAL: dict[str, Any] = (
     {"orientation": "horizontal"}
@@ -30,6 +62,15 @@ _HORIZONTAL: dict[str, Any] = (
 )
 COLOURS = {"": "#1f77b4", "warmup-round": "#ff7f0e", "warmup-reading": "#ffbb78",
            "outlier": "#d62728", "failed": "#7f7f7f"}  # fmt: skip
+#: colours of the workloads overlaid in one figure, in order
+SERIES = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+#: workloads per overlaid-distributions figure (more would hide each other)
+OVERLAY_MAX = 4
+#: overlaid-distributions figures per comparison group
+OVERLAY_FIGURES = 6
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -42,169 +83,376 @@ class Plot:
     caption: str
 
 
+def _readable(fn: Callable[P, R]) -> Callable[P, R]:
+    """Build (and save) the figure of ``fn`` with the font sizes of :data:`RC`."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with matplotlib.rc_context(RC):
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
 def _png(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI)
     return buf.getvalue()
 
 
-def _unit(unit: str) -> str:
-    return f" [{unit}]" if unit else " [no unit]"
+def _percent(value: float) -> str:
+    return f"{value:g} %"
 
 
-#: the six-panel figure of this process, reused: creating axes and their ticks costs about
-#: as drawing them, and every workload figure has the same layout
-_WORKLOAD_FIG: tuple[Figure, Any] | None = None
+# --------------------------------------------------------------------------- workload figure
+#: the figures of this process by layout (the panels shown), reused: creating axes and their
+#: ticks costs about as much as drawing them, and most workloads share a layout
+_WORKLOAD_FIGS: dict[tuple[str, ...], tuple[Figure, dict[str, Any]]] = {}
 
 
-def _workload_axes() -> tuple[Figure, Any]:
-    """The reusable 2 x 3 figure, emptied of the previous workload's artists."""
-    global _WORKLOAD_FIG
-    if _WORKLOAD_FIG is None:
-        fig = Figure(figsize=(13, 7))
-        fig.subplots_adjust(left=0.06, right=0.99, bottom=0.08, top=0.95, wspace=0.28,
-                            hspace=0.38)  # fmt: skip
-        _WORKLOAD_FIG = (fig, fig.subplots(2, 3))
-        return _WORKLOAD_FIG
-    fig, axes = _WORKLOAD_FIG
-    for ax in axes.flat:
+def _layout(keys: tuple[str, ...]) -> tuple[Figure, dict[str, Any]]:
+    """A figure with one axes per panel key: ``readings`` across the top, the others two to
+    a row below it (a last one alone spans the row); the distribution is a box-plot strip over a histogram (``box`` and
+    ``distribution``, sharing their x axis)."""
+    rest = [k for k in keys if k != "readings"]
+    rows = (len(rest) + 1) // 2
+    fig = Figure(figsize=(WIDTH, 3.1 + 3.4 * rows + 0.2), layout="constrained")
+    grid = fig.add_gridspec(1 + rows, 2, height_ratios=[3.1] + [3.4] * rows)
+    axes: dict[str, Any] = {"readings": fig.add_subplot(grid[0, :])}
+    for i, key in enumerate(rest):
+        last_alone = i == len(rest) - 1 and i % 2 == 0
+        cell = grid[1 + i // 2, :] if last_alone else grid[1 + i // 2, i % 2]
+        if key == "distribution":
+            sub = cell.subgridspec(2, 1, height_ratios=[1, 4], hspace=0.0)
+            axes["distribution"] = fig.add_subplot(sub[1])
+            axes["box"] = fig.add_subplot(sub[0], sharex=axes["distribution"])
+        else:
+            axes[key] = fig.add_subplot(cell)
+    return fig, axes
+
+
+def _workload_axes(keys: tuple[str, ...]) -> tuple[Figure, dict[str, Any]]:
+    """The reusable figure of layout ``keys``, emptied of the previous workload's artists."""
+    if keys not in _WORKLOAD_FIGS:
+        _WORKLOAD_FIGS[keys] = _layout(keys)
+        return _WORKLOAD_FIGS[keys]
+    fig, axes = _WORKLOAD_FIGS[keys]
+    for ax in axes.values():
         for art in [*ax.lines, *ax.collections, *ax.patches, *ax.texts, *ax.images]:
             art.remove()
         if ax.legend_ is not None:
             ax.legend_.remove()
+        ax.set_xscale("linear")
         ax.relim()
         ax.set_autoscale_on(True)
         ax.set_prop_cycle(None)  # the same colours for every workload
     return fig, axes
 
 
-def workload_figure(w: WorkloadView, target: float | None, confidence: float) -> Plot:
-    """Six panels of one workload: readings over time, histogram, violin/box, Q-Q,
-    autocorrelation before/after subsession means, CI width over rounds (docs/methods.md §1-5)."""
-    fig, axes = _workload_axes()
-    u = _unit(w.unit)
-    # (a) readings over time
-    ax = axes[0, 0]
+def _legend_above(ax: Any, **kwargs: Any) -> None:
+    """The legend above the axes, right-aligned (the title is on the left), off the data."""
+    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), frameon=False, borderaxespad=0.1,
+              **kwargs)  # fmt: skip
+
+
+def _bins(x: np.ndarray, lo: float, hi: float, most: int = 60) -> int:
+    """Histogram bins over [lo, hi] for ``x``: the Freedman-Diaconis width (2 IQR / n^(1/3),
+    robust to outliers), at least 5 and at most ``most`` bins."""
+    q1, q3 = np.percentile(x, [25, 75])
+    width = 2 * float(q3 - q1) / x.size ** (1 / 3)
+    if width <= 0 or hi <= lo:
+        return min(most, max(5, int(math.sqrt(x.size))))
+    return int(min(most, max(5, math.ceil((hi - lo) / width))))
+
+
+def _readings_panel(ax: Any, w: WorkloadView, du: DisplayUnit) -> None:
     idx = np.arange(w.all_values.size)
+    values = w.all_values / du.factor
     flags = np.asarray(w.all_flags, dtype=object)
     labels = {"": "steady", "warmup-round": "warm-up round", "warmup-reading":
               "warm-up reading (MSER-5)", "outlier": "Tukey outlier", "failed": "failed round"}  # fmt: skip
     for tag, colour in COLOURS.items():
         sel = flags == tag if flags.size else np.zeros(0, bool)
         if sel.any():
-            ax.plot(idx[sel], w.all_values[sel], ".", ms=3 if tag else 2, color=colour,
+            ax.plot(idx[sel], values[sel], ".", ms=4 if tag else 3, color=colour,
                     label=f"{labels[tag]} ({int(sel.sum())})", rasterized=True)  # fmt: skip
-    if w.estimate and w.estimate.ci_low is not None:
-        ax.axhspan(w.estimate.ci_low, w.estimate.ci_high, color="k", alpha=0.15, lw=0)
-        ax.axhline(w.estimate.mean, color="k", lw=0.8)
-    ax.set(xlabel="reading number in launch order [count]", ylabel=f"{w.metric}{u}",
-           title="(a) readings over time")  # fmt: skip
+    e = w.estimate
+    if e is not None:
+        ax.axhline(e.mean / du.factor, color="k", lw=1)
+        if e.ci_low is not None and e.ci_high is not None:
+            ax.axhspan(e.ci_low / du.factor, e.ci_high / du.factor, color="k", alpha=0.15, lw=0)
+    ax.set_xlabel("reading number (launch order)")
+    ax.set_ylabel(du.axis(w.metric))
     if w.all_values.size:
-        ax.legend(fontsize=7, loc="best")
+        _legend_above(ax, ncols=min(5, len(ax.lines)), markerscale=2)
     else:
-        ax.text(0.5, 0.5, "no readings (every round failed)", ha="center", transform=ax.transAxes)
-    x = w.steady
-    # (b) histogram with density
-    ax = axes[0, 1]
-    if x.size >= 2:
-        ax.hist(x, bins=min(60, max(5, int(math.sqrt(x.size)))), density=True, color="#9ecae1",
-                edgecolor="white")  # fmt: skip
-        if float(np.ptp(x)) > 0:
-            grid = np.linspace(float(x.min()), float(x.max()), 200)
-            sample = x if x.size <= 4000 else x[np.linspace(0, x.size - 1, 4000).astype(int)]
-            ax.plot(grid, sps.gaussian_kde(sample)(grid), color="#08519c", lw=1.2)
-    ax.set(xlabel=f"{w.metric}{u}", ylabel=f"density [1/{w.unit or 'unit'}]",
-           title="(b) histogram and kernel density")  # fmt: skip
-    # (c) violin + box
-    ax = axes[0, 2]
-    if x.size >= 2 and float(np.ptp(x)) > 0:
-        ax.violinplot([x], showextrema=False, **_HORIZONTAL)
-    if x.size >= 1:
-        ax.boxplot([x], whis=1.5, **_HORIZONTAL, widths=0.25, flierprops={"markersize": 2})
-    ax.set(xlabel=f"{w.metric}{u}", yticks=[], title="(c) violin and box plot")
-    # (d) Q-Q
-    ax = axes[1, 0]
-    if w.normality and w.normality.get("qq_sample"):
-        th, sm = w.normality["qq_theoretical"], w.normality["qq_sample"]
-        ax.plot(th, sm, ".", ms=3)
-        slope, icpt = np.polyfit(th, sm, 1)
-        ax.plot([min(th), max(th)], [icpt + slope * min(th), icpt + slope * max(th)], "r-", lw=1)
-        p = w.normality.get("p_value")
-        ax.text(0.02, 0.95, "Shapiro-Wilk p = " + ("-" if p is None else f"{p:.3g}"),
-                transform=ax.transAxes, va="top", fontsize=8)  # fmt: skip
-    ax.set(xlabel="standard normal quantile [1]", ylabel=f"subsession mean{u}",
-           title="(d) Q-Q plot of subsession means")  # fmt: skip
-    # (e) autocorrelation
-    ax = axes[1, 1]
-    if w.acf_raw:
-        lags = np.arange(1, len(w.acf_raw))
-        ax.plot(lags, w.acf_raw[1:], "o-", ms=3, label="readings")
+        ax.text(0.5, 0.5, "no readings (every round failed)", ha="center",
+                transform=ax.transAxes)  # fmt: skip
+
+
+def _distribution_panel(ax: Any, box: Any, x: np.ndarray, w: WorkloadView, du: DisplayUnit) -> None:
+    ax.hist(x, bins=_bins(x, float(x.min()), float(x.max())), density=True, color="#9ecae1",
+            edgecolor="white")  # fmt: skip
+    if float(np.ptp(x)) > 0 and x.size >= 3:
+        grid = np.linspace(float(x.min()), float(x.max()), 200)
+        sample = x if x.size <= 4000 else x[np.linspace(0, x.size - 1, 4000).astype(int)]
+        ax.plot(grid, sps.gaussian_kde(sample)(grid), color="#08519c", lw=1.5)
+    ax.set_xlabel(du.axis(w.metric))
+    ax.set_ylabel(f"density [1/{du.label}]" if du.label else "density")
+    box.boxplot([x], whis=1.5, widths=0.6, flierprops={"markersize": 3}, **_HORIZONTAL)
+    box.set_yticks([])
+    box.tick_params(axis="x", labelbottom=False)
+
+
+def _qq_panel(ax: Any, w: WorkloadView, du: DisplayUnit) -> None:
+    assert w.normality is not None
+    th = np.asarray(w.normality["qq_theoretical"], float)
+    sm = np.asarray(w.normality["qq_sample"], float) / du.factor
+    ax.plot(th, sm, "o", ms=4)
+    slope, icpt = np.polyfit(th, sm, 1)
+    ends = np.array([th.min(), th.max()])
+    ax.plot(ends, icpt + slope * ends, "r-", lw=1.2)
+    p = w.normality.get("p_value")
+    ax.text(0.03, 0.95, "Shapiro-Wilk p = " + ("-" if p is None else f"{p:.3g}"),
+            transform=ax.transAxes, va="top")  # fmt: skip
+    ax.set_xlabel("standard normal quantile")
+    ax.set_ylabel(du.axis("subsession mean"))
+
+
+def _acf_panel(ax: Any, w: WorkloadView) -> None:
+    assert w.acf_raw is not None
+    n = max(w.steady.size, 1)
+    lags = np.arange(1, len(w.acf_raw))
+    ax.axhspan(-1.96 / math.sqrt(n), 1.96 / math.sqrt(n), color="grey", alpha=0.2, lw=0)
+    ax.vlines(lags - 0.12, 0, w.acf_raw[1:], color=SERIES[0], lw=1.5)
+    ax.plot(lags - 0.12, w.acf_raw[1:], "o", ms=4, color=SERIES[0],
+            label=f"readings (n = {n})")  # fmt: skip
     if w.acf_means:
-        lags = np.arange(1, len(w.acf_means))
         q = w.estimate.q if w.estimate else None
-        ax.plot(lags, w.acf_means[1:], "s-", ms=3, label=f"subsession means (q = {q})")
-    if w.acf_raw:
-        n = max(x.size, 1)
-        ax.axhspan(-1.96 / math.sqrt(n), 1.96 / math.sqrt(n), color="grey", alpha=0.2, lw=0)
-        ax.legend(fontsize=7)
-    ax.axhline(0, color="k", lw=0.5)
-    ax.set(xlabel="lag [readings or subsession means]", ylabel="autocorrelation r_k [1]",
-           title="(e) autocorrelation before/after subsession means")  # fmt: skip
-    # (f) CI width over rounds
-    ax = axes[1, 2]
+        n_q = w.steady.size // q if q else len(w.acf_means)
+        lags = np.arange(1, len(w.acf_means))
+        ax.vlines(lags + 0.12, 0, w.acf_means[1:], color=SERIES[4], lw=1.5)
+        ax.plot(lags + 0.12, w.acf_means[1:], "s", ms=4, color=SERIES[4],
+                label=f"means of q = {q} readings (n = {n_q})")  # fmt: skip
+        if n_q:
+            band = 1.96 / math.sqrt(n_q)
+            for y in (-band, band):
+                ax.axhline(y, color=SERIES[4], ls=":", lw=1)
+    ax.axhline(0, color="k", lw=0.6)
+    ax.set_xlabel("lag k")
+    ax.set_ylabel("autocorrelation r_k")
+    ax.legend(loc="best", framealpha=0.85)
+
+
+def _convergence_panel(ax: Any, w: WorkloadView, target: float | None) -> None:
     pts = [(k, 100 * v) for k, v in w.convergence if v is not None]
-    if pts:
-        ax.plot(*zip(*pts, strict=True), "o-", ms=3)
+    ax.plot(*zip(*pts, strict=True), "o-", ms=4)
     if target is not None:
-        ax.axhline(100 * target, color="g", ls="--", lw=1, label=f"target {100 * target:g} %")
-        ax.legend(fontsize=7)
-    ax.set(xlabel="steady rounds analysed [count]", ylabel="CI half-width / mean [%]",
-           title="(f) relative CI half-width over rounds")  # fmt: skip
+        ax.axhline(100 * target, color="g", ls="--", lw=1.2,
+                   label=f"target {_percent(100 * target)}")  # fmt: skip
+        _legend_above(ax)
     ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(ScalarFormatter())
     ax.xaxis.set_minor_formatter(NullFormatter())
-    for ax in axes.flat:
-        # a fixed title height skips matplotlib's costly search for overlapping tick labels
-        ax.set_title(ax.get_title(), y=1.0)
-        ax.locator_params(axis="y", nbins=5)
-        if ax is not axes[1, 2]:
-            ax.locator_params(axis="x", nbins=6)
-    pct = f"{100 * confidence:g} %"
-    caption = (
-        f"{w.name}. (a) Every reading in launch order: steady readings blue, warm-up rounds "
+    ax.set_xlabel("steady rounds analysed (log scale)")
+    ax.set_ylabel("relative CI half-width [%]")
+
+
+def _caption(
+    w: WorkloadView, panels: list[Panel], letters: dict[str, str], du: DisplayUnit,
+    target: float | None, confidence: float,
+) -> str:  # fmt: skip
+    pct = _percent(100 * confidence)
+    text = {
+        "readings": "Every reading in launch order: steady readings blue, warm-up rounds "
         "orange, readings MSER-5 flagged as within-round warm-up light orange, Tukey outliers "
-        f"(outside Q1 - 1.5 IQR, Q3 + 1.5 IQR) red; the black line is the mean and the grey band "
-        f"its {pct} CI over subsession means. (b) Histogram of the steady readings with a "
-        "Gaussian kernel density estimate. (c) Violin (density) with a box plot: box = "
-        "quartiles, line = median, whiskers = the most extreme readings within 1.5 IQR of the "
-        "box, dots beyond. (d) Sorted subsession means against standard normal quantiles; the "
-        "red line is a least-squares fit, points off it show non-normality. (e) Sample "
-        "autocorrelation by lag of the steady readings and of the subsession means; the grey "
-        "band is ±1.96/√n, the approximate 95 % range for independent data. (f) Relative "
-        f"half-width of the {pct} CI after the first k steady rounds (log scale)"
-        + (f", dashed: the target {100 * target:g} %." if target is not None else ".")
-    )
+        "(outside Q1 - 1.5 IQR, Q3 + 1.5 IQR) red, failed rounds grey; the black line is the "
+        f"mean and the grey band its {pct} CI over subsession means.",
+        "distribution": "Histogram of the steady readings with a Gaussian kernel density "
+        "estimate; above it a box plot: box = quartiles, line = median, whiskers = the most "
+        "extreme readings within 1.5 IQR of the box, dots beyond.",
+        "qq": "Sorted subsession means against standard normal quantiles; the red line is a "
+        "least-squares fit, points off it show non-normality (Shapiro-Wilk p in the corner).",
+        "acf": "Sample autocorrelation by lag k of the steady readings (blue stems, lag in "
+        "readings) and of the subsession means (orange stems, lag in means); the grey band "
+        "(readings) and the dotted lines (means) are ±1.96/√n, the approximate 95 % range "
+        "for independent data.",
+        "convergence": f"Relative half-width of the {pct} CI after the first k steady rounds "
+        "(log scale)"
+        + (f", dashed: the target {_percent(100 * target)}." if target is not None else "."),
+    }
+    parts = [f"{w.name}."]
+    if du.label:
+        parts.append(f"Values in {du.label}.")
+    parts += [f"({letters[p.key]}) {text[p.key]}" for p in panels if p.shown]
+    hidden = [p for p in panels if not p.shown]
+    if hidden:
+        parts.append(
+            "Not shown, for lack of data: "
+            + "; ".join(f"the {p.title} ({p.why})" for p in hidden)
+            + "."
+        )
+    return " ".join(parts)
+
+
+@_readable
+def workload_figure(w: WorkloadView, target: float | None, confidence: float) -> Plot:
+    """One workload's figure: readings over time, histogram with density and box plot, Q-Q,
+    autocorrelation before/after subsession means, CI width over rounds (docs/methods.md
+    §1-5); panels with nothing to show are left out (runner/report/panels.py)."""
+    panels = workload_panels(w)
+    shown = [p for p in panels if p.shown]
+    fig, axes = _workload_axes(tuple(p.key for p in shown))
+    du = display_of(w)
+    letters = {p.key: "abcdef"[i] for i, p in enumerate(shown)}
+    x = w.steady / du.factor
+    for p in shown:
+        ax = axes[p.key]
+        if p.key == "readings":
+            _readings_panel(ax, w, du)
+        elif p.key == "distribution":
+            _distribution_panel(ax, axes["box"], x, w, du)
+        elif p.key == "qq":
+            _qq_panel(ax, w, du)
+        elif p.key == "acf":
+            _acf_panel(ax, w)
+        elif p.key == "convergence":
+            _convergence_panel(ax, w, target)
+        top = axes["box"] if p.key == "distribution" else ax
+        top.set_title(f"({letters[p.key]}) {p.title}", loc="left", y=1.0)
+        ax.locator_params(axis="y", nbins=6)
+        if p.key != "convergence":
+            ax.locator_params(axis="x", nbins=8)
+    caption = _caption(w, panels, letters, du, target, confidence)
     return Plot(f"workload-{_slug(w.name)}", w.name, _png(fig), caption)
 
 
+# ------------------------------------------------------------------------ comparison figures
+def group_title(group: Group) -> str:
+    """The group's metric (and ``compare:`` group) without its stored unit: the figures show
+    values in the workloads' display unit, and a ratio has none."""
+    base, _, index = group.key.partition("#")
+    text = base.partition(":")[0]
+    if not group.compared:
+        return text + ", compared with nothing"
+    return text + (f", compare: group {index}" if index else "")
+
+
+def distribution_sets(names: list[str]) -> list[list[str]]:
+    """The workloads of one comparison group (best first) to overlay, figure by figure.
+
+    Up to :data:`OVERLAY_MAX` workloads per figure, consecutive in the ranking; each figure
+    starts with the last workload of the one before, so every neighbour pair shares a
+    figure; at most :data:`OVERLAY_FIGURES` figures.
+
+    Examples
+    --------
+    >>> distribution_sets(["a", "b"])
+    [['a', 'b']]
+    >>> distribution_sets(list("abcdefg"))
+    [['a', 'b', 'c', 'd'], ['d', 'e', 'f', 'g']]
+    >>> distribution_sets(["a"])
+    []
+    """
+    out: list[list[str]] = []
+    start = 0
+    while start < len(names) - 1 and len(out) < OVERLAY_FIGURES:
+        out.append(names[start : start + OVERLAY_MAX])
+        start += OVERLAY_MAX - 1
+    return out
+
+
+@_readable
+def distributions_figure(views: list[WorkloadView], label: str, confidence: float) -> Plot | None:
+    """The steady readings of the workloads of one comparison, overlaid on one axis in one
+    unit (the first workload's, :func:`runner.report.panels.display_of`): histograms on
+    shared bins, kernel densities, the means and their CIs. None with fewer than two
+    workloads that have two steady readings."""
+    views = [w for w in views if w.steady.size >= 2]
+    if len(views) < 2:
+        return None
+    du = display_of(views[0])
+    data = [w.steady / du.factor for w in views]
+    whole = (min(float(x.min()) for x in data), max(float(x.max()) for x in data))
+    lo = min(float(np.percentile(x, 0.5)) for x in data)
+    hi = max(float(np.percentile(x, 99.5)) for x in data)
+    clipped = whole[1] - whole[0] > 1.5 * (hi - lo) > 0
+    if not clipped:
+        lo, hi = whole
+    if hi <= lo:
+        lo, hi = lo - 0.5 * abs(lo or 1.0), hi + 0.5 * abs(hi or 1.0)
+    edges = np.linspace(lo, hi, max(_bins(x, lo, hi) for x in data) + 1)
+    width = float(edges[1] - edges[0])
+    fig = Figure(figsize=(WIDTH, 4.4), layout="constrained")
+    ax = fig.subplots()
+    beyond = 0
+    pct = _percent(100 * confidence)
+    grid = np.linspace(lo, hi, 300)
+    for i, (w, x) in enumerate(zip(views, data, strict=True)):
+        colour = SERIES[i % len(SERIES)]
+        inside = x[(x >= lo) & (x <= hi)]
+        beyond += x.size - inside.size
+        weights = np.full(inside.size, 1.0 / (x.size * width))  # area = share of readings
+        e = w.estimate
+        mean = (e.mean if e is not None else float(x.mean() * du.factor)) / du.factor
+        ax.hist(inside, bins=list(edges), weights=weights, histtype="stepfilled", alpha=0.25,
+                color=colour)  # fmt: skip
+        ax.hist(inside, bins=list(edges), weights=weights, histtype="step", lw=1, color=colour)
+        if float(np.ptp(x)) > 0 and x.size >= 3:
+            sample = x if x.size <= 4000 else x[np.linspace(0, x.size - 1, 4000).astype(int)]
+            ax.plot(grid, sps.gaussian_kde(sample)(grid), color=colour, lw=2,
+                    label=f"{w.name}: mean {du.text(mean * du.factor)}, n = {x.size}")  # fmt: skip
+        else:
+            ax.plot([], [], color=colour, lw=2,
+                    label=f"{w.name}: mean {du.text(mean * du.factor)}, n = {x.size}")  # fmt: skip
+        if e is not None and e.ci_low is not None and e.ci_high is not None:
+            ax.axvspan(e.ci_low / du.factor, e.ci_high / du.factor, color=colour, alpha=0.2,
+                       lw=0)  # fmt: skip
+        ax.axvline(mean, color=colour, ls="--", lw=1.5)
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel(du.axis(views[0].metric))
+    ax.set_ylabel(f"density [1/{du.label}]" if du.label else "density")
+    names = [w.name for w in views]
+    ax.set_title(f"{label}: " + " vs ".join(names))
+    ax.legend(loc="best", framealpha=0.85)
+    caption = (
+        f"The steady readings of {', '.join(names[:-1])} and {names[-1]} on one axis"
+        + (f", in {du.label}" if du.label else "")
+        + ": histograms on shared bins (area = share of the workload's readings) with "
+        f"Gaussian kernel densities (solid); dashed: the means, shaded: their {pct} CI over "
+        "subsession means."
+        + (
+            f" {beyond} readings beyond the 0.5th-99.5th percentiles are off the axis."
+            if clipped and beyond
+            else ""
+        )
+    )
+    name = "distributions-" + "-".join(_slug(n) for n in names)
+    return Plot(name, f"distributions: {' vs '.join(names)}", _png(fig), caption)
+
+
+@_readable
 def headline_figure(group: Group, confidence: float) -> Plot:
     """Estimates relative to the best with CIs (one group of the ranking)."""
     rows = [r for r in group.rows if r.ratio is not None]
-    fig = Figure(figsize=(9, 0.45 * len(rows) + 1.4), layout="constrained")
+    fig = Figure(figsize=(9, 0.5 * len(rows) + 1.6), layout="constrained")
     ax = fig.subplots()
     y = np.arange(len(rows))[::-1]
     ratio = np.array([r.ratio for r in rows], float)
     lo = np.array([r.ratio_low if r.ratio_low is not None else r.ratio for r in rows], float)
     hi = np.array([r.ratio_high if r.ratio_high is not None else r.ratio for r in rows], float)
-    ax.errorbar(ratio, y, xerr=[ratio - lo, hi - ratio], fmt="o", capsize=3)
+    ax.errorbar(ratio, y, xerr=[ratio - lo, hi - ratio], fmt="o", capsize=4)
     ax.axvline(1.0, color="grey", lw=0.8, ls="--")
     ax.set_yticks(y, [f"{r.rank}. {r.name}" for r in rows])
-    ax.set(xlabel="estimate / best estimate [ratio, 1]",
-           title=f"{group.label}: relative to the best")  # fmt: skip
+    ax.set_ylim(-0.6, len(rows) - 0.4)
+    ax.set(xlabel="ratio to the best (estimate / best estimate)",
+           title=f"{group_title(group)}: relative to the best")  # fmt: skip
     caption = (
-        f"Workloads measured in {group.unit or 'no unit'} ({group.direction.replace('_', ' ')}), "
-        f"best first. Dots: ratio of each workload to the best; whiskers: {100 * confidence:g} % "
-        "CI of the ratio"
+        f"Workloads of {group_title(group)} ({group.direction.replace('_', ' ')}), best "
+        "first. Dots: ratio of each workload to the best (unitless); whiskers: "
+        f"{100 * confidence:g} % CI of the ratio"
         + (
             " (the stopping controller's where it compared the two: paired ratios are exp of "
             "the mean per-pass log ratio and its CI; else delta method on the log scale, Welch "
@@ -213,24 +461,32 @@ def headline_figure(group: Group, confidence: float) -> Plot:
             else " (delta method on the log scale, Welch degrees of freedom)."
         )
     )
-    return Plot(f"ranking-{_slug(group.key)}", f"ranking of {group.label}", _png(fig), caption)
+    return Plot(f"ranking-{_slug(group.key)}", f"ranking of {group_title(group)}", _png(fig),
+                caption)  # fmt: skip
 
 
-def quantile_figure(fit: dict[str, Any]) -> Plot:
-    """Difference B - A across percentiles with bootstrap CIs (docs/methods.md §7, HOEFLER Fig. 4)."""
-    fig = Figure(figsize=(6.5, 3.6), layout="constrained")
+@_readable
+def quantile_figure(fit: dict[str, Any], du: DisplayUnit | None = None) -> Plot:
+    """Difference B - A across percentiles with bootstrap CIs (docs/methods.md §7, HOEFLER
+    Fig. 4), in ``du`` (A's display unit; default: the stored unit)."""
+    if du is None:
+        du = DisplayUnit(fit.get("unit") or "", fit.get("unit") or "")
+    fig = Figure(figsize=(8, 4.2), layout="constrained")
     ax = fig.subplots()
     q = 100 * np.asarray(fit["quantiles"])
-    eff = np.asarray(fit["effect"], float)
-    ax.fill_between(q, fit["ci_low"], fit["ci_high"], color="#9ecae1", alpha=0.6, lw=0)
-    ax.plot(q, eff, "o-", color="#08519c", ms=3)
+    eff = np.asarray(fit["effect"], float) / du.factor
+    ax.fill_between(q, np.asarray(fit["ci_low"], float) / du.factor,
+                    np.asarray(fit["ci_high"], float) / du.factor, color="#9ecae1", alpha=0.6,
+                    lw=0)  # fmt: skip
+    ax.plot(q, eff, "o-", color="#08519c", ms=4)
     ax.axhline(0, color="k", lw=0.6)
-    unit = fit.get("unit") or ""
-    ax.set(xlabel="percentile [%]", ylabel=f"{fit['b']} - {fit['a']}{_unit(unit)}",
-           title=f"{fit['b']} vs {fit['a']}")  # fmt: skip
+    ax.set(xlabel="percentile [%]", ylabel=du.axis("difference B - A"),
+           title=f"B = {fit['b']} vs A = {fit['a']}")  # fmt: skip
     caption = (
         f"Quantile regression of {fit['b']} against {fit['a']}: the difference of each "
-        f"percentile (dots), band = {100 * fit['confidence']:g} % stratified bootstrap CI "
+        f"percentile (dots)"
+        + (f" in {du.label}" if du.label else "")
+        + f", band = {100 * fit['confidence']:g} % stratified bootstrap CI "
         f"({fit['n_boot']} resamples) on up to {fit['n_a']} steady readings per side. A flat "
         "line means a pure shift; a slope means the spread or the tail differs."
     )
@@ -238,12 +494,13 @@ def quantile_figure(fit: dict[str, Any]) -> Plot:
                 _png(fig), caption)  # fmt: skip
 
 
+@_readable
 def biplot_figure(suite: Suite) -> Plot | None:
     """Machines (scores) and benchmarks (loadings) on the first two components (§9)."""
     b = suite.biplot
     if not b:
         return None
-    fig = Figure(figsize=(6.5, 5), layout="constrained")
+    fig = Figure(figsize=(8, 6), layout="constrained")
     ax = fig.subplots()
     scores = np.asarray(b["scores"], float)
     loads = np.asarray(b["loadings"], float)
@@ -251,15 +508,16 @@ def biplot_figure(suite: Suite) -> Plot | None:
     sx, sy = scores[:, 0], scores[:, 1] if two else np.zeros(len(scores))
     ax.plot(sx, sy, "o", color="#d62728")
     for name, px, py in zip(b["row_labels"], sx, sy, strict=True):
-        ax.annotate(name, (px, py), fontsize=8, color="#d62728")
+        ax.annotate(name, (px, py), color="#d62728")
     scale = float(np.abs(scores).max() or 1.0)
     for name, lv in zip(b["col_labels"], loads, strict=True):
         vx, vy = lv[0] * scale, (lv[1] * scale if two else 0.0)
         ax.annotate("", (vx, vy), (0, 0), arrowprops={"arrowstyle": "->", "color": "#1f77b4"})
-        ax.annotate(name, (vx, vy), fontsize=7, color="#1f77b4")
+        ax.annotate(name, (vx, vy), color="#1f77b4")
     ex = b["explained"]
-    ax.set(xlabel=f"PC1 [log units, {100 * ex[0]:.0f} % of variance]",
-           ylabel=f"PC2 [log units, {100 * ex[1]:.0f} % of variance]" if two else "PC2 [-]",
+    ax.set(xlabel=f"PC1 of the log medians ({100 * ex[0]:.0f} % of variance)",
+           ylabel=f"PC2 of the log medians ({100 * ex[1]:.0f} % of variance)" if two
+           else "PC2 (none: one component)",
            title="biplot of systems x benchmarks")  # fmt: skip
     caption = (
         "PCA of the log of each (system, benchmark) median, columns centred. Red: systems "

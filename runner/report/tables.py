@@ -6,6 +6,7 @@ p-values have three significant digits; ratios are unitless.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 from benchrun.runner.format import format_number, format_percent, format_value
 from benchrun.runner.report.analysis import Group, Row, Suite
 from benchrun.runner.report.document import Report
-from benchrun.runner.report.model import WorkloadView
+from benchrun.runner.report.model import CampaignModel, WorkloadView
 from benchrun.runner.report.verdicts import StoredVerdicts
 
 
@@ -313,3 +314,20 @@ def rules(report: Report) -> Table:
     return Table("rules", ("rule", "status", "this campaign"),
                  [(f"{r.number}. {r.rule}", r.status, r.detail) for r in report.rules],
                  "T. Hoefler, R. Belli, Scientific Benchmarking of Parallel Computing Systems, SC 2015.")  # fmt: skip
+
+
+def commands(model: CampaignModel) -> Table | None:
+    """What each workload ran (its stored command line, shell-quoted); None when no
+    workload has a stored command (an imported campaign)."""
+    rows = []
+    for w in model.workloads:
+        cmd = w.command
+        if cmd is None:
+            continue
+        rows.append((w.name, cmd if isinstance(cmd, str) else shlex.join(str(a) for a in cmd)))
+    if not rows:
+        return None
+    caption = "As run, with the matrix values filled in."
+    if any("{work}" in cmd for _, cmd in rows):
+        caption += " {work} is the work amount per round (chosen by calibration or fixed)."
+    return Table("commands", ("workload", "command line"), rows, caption)
