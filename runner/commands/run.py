@@ -1,4 +1,5 @@
-"""``benchrun run EXPERIMENT``: measure, store every round, print the results table."""
+"""``benchrun run EXPERIMENT`` (or ``benchrun run -c CMD ...``, the one-line form): measure,
+store every round, print the results table."""
 
 from __future__ import annotations
 
@@ -6,13 +7,17 @@ import argparse
 import contextlib
 import dataclasses
 import os
+import shlex
 import sys
 from pathlib import Path
 
 from rich.console import Console
 
 from benchrun.runner.commands import add_set_option
-from benchrun.runner.config.loader import load_experiment
+from benchrun.runner.config.experiment import Experiment
+from benchrun.runner.config.loader import load_experiment, parse_experiment
+from benchrun.runner.config.oneline import OneLine, oneline_experiment
+from benchrun.runner.config.stored import stored_experiment_text
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.containment import containment_record
 from benchrun.runner.execute.local import LocalExecutor
@@ -27,7 +32,9 @@ HELP = """\
 Run an experiment: every workload in rounds (interleaved in a seeded random order by
 default), pinned away from the runner's CPU, each round committed to
 <output>/<name>/benchrun.db before the next starts. Ctrl-C stops cleanly (the round in
-flight is killed and redone on --resume).
+flight is killed and redone on --resume) and prints the command that continues:
+`benchrun run <output>/<name> --resume` (a campaign directory: its stored experiment
+and settings are used, so no other option is needed).
 
 Adaptive mode (the default) runs until every workload's CI is within ci_rel_width of its
 mean and every pair of neighbouring results is separated (Welch, Holm, alpha) or
@@ -37,17 +44,46 @@ max_rounds/max_time, and then it says which condition was not met (exit status 3
 --fail-on-unmet). Pairs of workloads that ran in the same passes are compared on the
 per-pass ratio of their rounds (settings.comparison: paired, the default), which cancels
 the machine's drift; the ratio and its CI head the comparisons table. A file with
-`rounds: N` (and no `adaptive:`) runs exactly N rounds of every workload instead."""
+`rounds: N` (and no `adaptive:`) runs exactly N rounds of every workload instead.
+
+One line, no file (like hyperfine; docs/oneline.md):
+  benchrun run -c 'sleep 0.1' -c 'sleep 0.2'
+  benchrun run -c 'python3 -c "sum(range({n}))"' -L n 100000,1000000 --set max_time=2m
+Each -c command is one workload, run by /bin/sh -c (-N: split like a shell would and run
+without one; /bin/sh adds about a millisecond to every round and is not subtracted). It
+runs in the current directory. The experiment is named after the commands plus a hash of
+them (--experiment-name NAME instead); results go to results/<name> (-o DIR). The same
+options again with --resume continue it; --print-config prints the experiment file they
+stand for (`benchrun run FILE` runs it the same way)."""
+
+#: the options of the one-line form only (dest, as shown in messages)
+ONE_LINE_ONLY = (
+    ("names", "-n"),
+    ("params", "-L"),
+    ("setup", "--setup"),
+    ("prepare", "--prepare"),
+    ("cleanup", "--cleanup"),
+    ("no_shell", "-N"),
+    ("experiment_name", "--experiment-name"),
+    ("print_config", "--print-config"),
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "run",
-        help="run an experiment and store every reading",
+        help="run an experiment (a file, or commands given with -c) and store every reading",
         description=HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("experiment", help="experiment file (YAML); `benchrun init` writes an example")
+    p.add_argument(
+        "experiment",
+        nargs="?",
+        metavar="EXPERIMENT",
+        help="experiment file (YAML; `benchrun init` writes an example), or a campaign "
+        "directory <output>/<name> to run its stored experiment again (--resume continues "
+        "it); omit it with -c",
+    )
     # the daemon: the experiment's text as submitted (the file may have changed since)
     p.add_argument("--config-text", metavar="FILE", help=argparse.SUPPRESS)
     p.add_argument(
@@ -64,7 +100,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "-o",
         "--output",
         metavar="DIR",
-        help="put the campaign in DIR/<name> instead of the file's `output:`",
+        help="put the campaign in DIR/<name> instead of the file's `output:` (default of "
+        "the one-line form: results)",
     )
     p.add_argument(
         "--baseline",
@@ -82,7 +119,223 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "-q", "--quiet", action="store_true", help="no progress display, only the results"
     )
+    g = p.add_argument_group(
+        "one-line form (no experiment file; docs/oneline.md)",
+        "Commands given on the command line, like hyperfine's; --set, -o, --baseline, "
+        "--resume and the rest apply as with a file.",
+    )
+    g.add_argument(
+        "-c",
+        "--command",
+        dest="commands",
+        action="append",
+        default=[],
+        metavar="CMD",
+        help="a command to measure, one workload each (repeatable); run by /bin/sh -c",
+    )
+    g.add_argument(
+        "-n",
+        "--name",
+        dest="names",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="name of the commands, in order (repeatable; default: the command itself, "
+        "shortened to 48 characters)",
+    )
+    g.add_argument(
+        "-L",
+        "--parameter-list",
+        dest="params",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUES"),
+        help="a parameter: {NAME} in the commands takes each of the comma-separated VALUES "
+        "(e.g. -L n 1000,10000); several -L make every combination (the matrix); other "
+        "braces in the commands are literal",
+    )
+    g.add_argument(
+        "--setup",
+        action="append",
+        default=[],
+        metavar="CMD",
+        help="run once before a command's first round, untimed (once for all commands, or "
+        "once per -c in order); a failure stops that workload",
+    )
+    g.add_argument(
+        "--prepare",
+        action="append",
+        default=[],
+        metavar="CMD",
+        help="run before every round, untimed (once for all, or once per -c); a failure "
+        "fails that round",
+    )
+    g.add_argument(
+        "--cleanup",
+        action="append",
+        default=[],
+        metavar="CMD",
+        help="run after a command's last round, untimed (once for all, or once per -c); a "
+        "failure is reported and loses nothing",
+    )
+    g.add_argument(
+        "-N",
+        "--no-shell",
+        action="store_true",
+        help="run the commands without a shell: split like a shell would split them "
+        "(hooks still run by /bin/sh -c)",
+    )
+    g.add_argument(
+        "--experiment-name",
+        "--campaign-name",
+        dest="experiment_name",
+        metavar="NAME",
+        help="name of the experiment and of its directory <output>/NAME (default: made "
+        "from the commands and a hash of them)",
+    )
+    g.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the experiment file the one-line options stand for (YAML) and exit "
+        "without running anything",
+    )
     p.set_defaults(func=main)
+
+
+def oneline_argv(args: argparse.Namespace) -> list[str]:
+    """The options of ``args`` that define a one-line experiment, as command-line words."""
+    argv: list[str] = []
+    for command in args.commands:
+        argv += ["-c", command]
+    for name in args.names:
+        argv += ["-n", name]
+    for name, values in args.params:
+        argv += ["-L", name, values]
+    for kind in ("setup", "prepare", "cleanup"):
+        for hook in getattr(args, kind):
+            argv += [f"--{kind}", hook]
+    if args.no_shell:
+        argv.append("-N")
+    if args.experiment_name:
+        argv += ["--experiment-name", args.experiment_name]
+    if args.output:
+        argv += ["-o", args.output]
+    if args.baseline:
+        argv += ["--baseline", args.baseline]
+    for item in args.overrides:
+        argv += ["--set", item]
+    return argv
+
+
+def resume_command(campaign_dir: Path) -> str:
+    """``benchrun run DIR --resume``: continues the campaign in ``campaign_dir`` from its
+    stored experiment and settings, whatever options and file started it. DIR is shown
+    relative to the current directory when it lies inside it."""
+    where = campaign_dir.absolute()
+    try:
+        shown = str(where.relative_to(Path.cwd()))
+    except ValueError:
+        shown = str(where)
+    return shlex.join(["benchrun", "run", shown, "--resume"])
+
+
+def campaign_db(path: Path) -> Path | None:
+    """The store of the campaign directory ``path`` names (``DIR`` or ``DIR/benchrun.db``);
+    None when ``path`` is not a directory or a ``benchrun.db`` (an experiment file)."""
+    if path.is_dir():
+        db = path / "benchrun.db"
+        if not db.is_file():
+            raise UserError(
+                f"{path}: a directory without benchrun.db; give the experiment YAML file, or "
+                "a campaign directory (<output>/<name>)"
+            )
+        return db
+    if path.name == "benchrun.db" and path.is_file():
+        return path
+    return None
+
+
+def stored_campaign_experiment(db: Path, overrides: list[str]) -> Experiment:
+    """The experiment of the newest campaign in ``db``: its stored text with the settings
+    it ran with, ``--set`` items applied over them, located at the campaign's directory."""
+    with Store.open(db) as store:
+        campaign = store.campaign()
+    text = stored_experiment_text(campaign.config_text, campaign.settings)
+    source = Path(campaign.config_path) if campaign.config_path else None
+    directory = db.parent
+    experiment = parse_experiment(
+        text,
+        display=f"{directory} (its stored experiment)",
+        base_dir=source.parent if source is not None else Path.cwd(),
+        source_path=source,
+        overrides=overrides,
+    )
+    return dataclasses.replace(
+        experiment,
+        source_text=campaign.config_text,
+        output=directory.absolute().parent,
+        name=directory.absolute().name,
+    )
+
+
+def load_run_experiment(args: argparse.Namespace) -> Experiment | None:
+    """The experiment ``args`` ask for: an experiment file, a campaign directory's stored
+    experiment, or the one-line options; None when ``--print-config`` printed it."""
+    given = [dest for dest, _ in ONE_LINE_ONLY if getattr(args, dest)]
+    if args.commands and args.experiment:
+        raise UserError(
+            f"give an experiment file ({args.experiment}) or commands with -c, not both"
+        )
+    if not args.commands:
+        if given:
+            shown = dict(ONE_LINE_ONLY)[given[0]]
+            raise UserError(
+                f"{shown} is an option of the one-line form; give the commands with -c CMD "
+                "(in an experiment file, write it in the file: docs/oneline.md)"
+            )
+        if not args.experiment:
+            raise UserError(
+                "give an experiment file (benchrun init writes one), or the commands to "
+                "measure with -c, e.g. benchrun run -c 'sleep 0.1' -c 'sleep 0.2'"
+            )
+    if args.commands:
+        if args.config_text:
+            raise UserError("--config-text is for an experiment file, not -c commands")
+        spec = OneLine(
+            commands=tuple(args.commands),
+            names=tuple(args.names),
+            params=tuple((name, values) for name, values in args.params),
+            setup=tuple(args.setup),
+            prepare=tuple(args.prepare),
+            cleanup=tuple(args.cleanup),
+            shell=not args.no_shell,
+            experiment_name=args.experiment_name,
+            output=args.output,
+            overrides=tuple(args.overrides),
+            baseline=args.baseline,
+            description="one-line form: " + shlex.join(["benchrun", "run", *oneline_argv(args)]),
+        )
+        experiment = oneline_experiment(spec, Path.cwd())
+        if args.print_config:
+            sys.stdout.write(experiment.source_text)
+            return None
+        return experiment
+    db = None if args.config_text else campaign_db(Path(args.experiment))
+    if db is not None:
+        if args.output:
+            raise UserError(
+                f"-o {args.output}: {args.experiment} is a campaign directory and stays where "
+                "it is; drop -o"
+            )
+        return stored_campaign_experiment(db, args.overrides)
+    text = None
+    if args.config_text:  # the daemon: run the text submitted, not the file as it is now
+        try:
+            text = Path(args.config_text).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserError(f"{args.config_text}: cannot read the submitted text: {exc}") from None
+    return load_experiment(args.experiment, overrides=args.overrides, text=text)
 
 
 def make_campaign_dir(campaign_dir: Path, given: str) -> None:
@@ -123,13 +376,9 @@ def main(args: argparse.Namespace) -> int:
             "--resume and --new contradict each other: --resume continues the interrupted "
             "campaign, --new starts another beside it; give one of them"
         )
-    text = None
-    if args.config_text:  # the daemon: run the text submitted, not the file as it is now
-        try:
-            text = Path(args.config_text).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UserError(f"{args.config_text}: cannot read the submitted text: {exc}") from None
-    experiment = load_experiment(args.experiment, overrides=args.overrides, text=text)
+    experiment = load_run_experiment(args)
+    if experiment is None:  # --print-config
+        return 0
     if args.output:
         experiment = dataclasses.replace(experiment, output=Path(args.output))
     if args.baseline:
@@ -173,13 +422,15 @@ def main(args: argparse.Namespace) -> int:
             metadata_fn=lambda: {
                 **collect_metadata(
                     env_names=env_names,
-                    experiment_path=experiment.source_path,
+                    # the one-line form: the directory its commands run in
+                    experiment_path=experiment.source_path or Path.cwd(),
                     workload_cpus=plan.workload_cpus,
                 ),
                 "containment": containment_record(executor.containment),
             },
             round_facts_fn=round_facts,
             workload_cpus=plan.workload_cpus,
+            resume_command=resume_command(experiment.campaign_dir),
         )
     with Store.open(outcome.db_path) as store:
         campaign = store.campaign(outcome.campaign_id)
@@ -215,6 +466,8 @@ def main(args: argparse.Namespace) -> int:
         out.print(table)
     if experiment.settings.adaptive and campaign.stop_reason and outcome.status == "done":
         out.print(f"stopped: {campaign.stop_reason}", markup=False, highlight=False)
+    for warning in outcome.warnings:
+        print(f"benchrun: warning: {warning}", file=sys.stderr)
     if outcome.exit_code:
         print(f"benchrun: {outcome.message}", file=sys.stderr)
         return outcome.exit_code

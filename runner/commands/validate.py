@@ -20,6 +20,7 @@ from benchrun.runner.config.cpulist import available_cpus, format_cpu_list
 from benchrun.runner.config.experiment import Experiment
 from benchrun.runner.config.loader import load_experiment
 from benchrun.runner.config.schema import json_schema
+from benchrun.runner.config.yamlsource import ConfigError, ConfigErrors, SourceError
 from benchrun.runner.errors import UserError
 
 
@@ -28,11 +29,19 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "validate",
         help="check an experiment file without running anything",
-        description="Check an experiment file (keys, types, placeholders, matrix, executables "
-        "on PATH, CPUs) without running anything. Exit 0 if valid, 2 with one "
-        "FILE:LINE: message otherwise.",
+        description="Check an experiment file (keys, types, placeholders, matrix, hooks, "
+        "executables on PATH, CPUs) without running anything. Exit 0 if valid; otherwise "
+        "exit 2 after one line per problem, each FILE:LINE: key: message (every problem "
+        "found, not only the first; a YAML syntax error ends the reading at once).",
     )
     p.add_argument("file", metavar="FILE", help="experiment YAML file")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print the verdict as JSON on stdout: {"valid": false, "errors": [{"file", '
+        '"line", "key", "message"}, ...]}, or {"valid": true, "errors": [], "experiment", '
+        '"workloads", ...}; the exit status is the same',
+    )
     p.set_defaults(func=cmd_validate)
 
     p = subparsers.add_parser(
@@ -105,11 +114,52 @@ def summary_lines(exp: Experiment, display: str) -> list[str]:
     ]
 
 
+def validation_errors(file: str) -> tuple[Experiment | None, list[ConfigError]]:
+    """Load ``file`` with every check, collecting every problem: the experiment (None
+    when invalid) and the problems, each with file, line and key where it has them."""
+    try:
+        return load_experiment(file, collect=True), []
+    except ConfigErrors as exc:
+        return None, list(exc.errors)
+    except SourceError as exc:  # a syntax error: nothing after it can be read
+        return None, [exc.error]
+    except UserError as exc:  # the file itself: missing, unreadable, too large
+        message = exc.message.removeprefix(f"{file}: ")
+        return None, [ConfigError(file, None, None, message)]
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
-    """Load ``args.file`` with every check; print the summary; 0 if valid."""
-    exp = load_experiment(args.file)
+    """Check ``args.file``: the summary (exit 0), or every problem (exit 2), as text or
+    (``--json``) as one JSON document on stdout."""
+    exp, errors = validation_errors(args.file)
+    if args.json:
+        doc: dict[str, Any] = {
+            "valid": exp is not None,
+            "file": args.file,
+            "errors": [e.as_dict() for e in errors],
+        }
+        if exp is not None:
+            doc.update(
+                experiment=exp.name,
+                workloads=list(exp.names),
+                mode="adaptive" if exp.settings.adaptive else "fixed",
+                results=str(exp.db_path),
+            )
+        print(json.dumps(doc, indent=2))
+        return 0 if exp is not None else 2
+    if exp is None:
+        for error in errors:
+            print(f"benchrun: error: {_printable(error.text())}", file=sys.stderr)
+        if len(errors) > 1:
+            print(f"benchrun: {len(errors)} problems in {args.file}", file=sys.stderr)
+        return 2
     print("\n".join(summary_lines(exp, args.file)))
     return 0
+
+
+def _printable(text: str) -> str:
+    """``text`` with unprintable characters escaped (``\\x1b``), so each error stays a line."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

@@ -366,6 +366,13 @@ def _apply_overrides(raw: Any, overrides: Sequence[str], smap: SourceMap) -> dic
     return section
 
 
+def settings_from_overrides(overrides: Sequence[str]) -> dict[str, Any]:
+    """The ``settings:`` mapping that ``--set KEY=VALUE`` items make on their own (values
+    as read from YAML, later items winning), each item checked like :func:`load_experiment`
+    checks them (one-line ``--set KEY: ...`` errors)."""
+    return _apply_overrides(None, overrides, SourceMap("--set"))
+
+
 def _parse_setting_values(section: dict[str, Any], smap: SourceMap) -> dict[str, Any]:
     """Each setting of ``section`` checked on its own (kind, range, choices); the keys are
     assumed valid. Returns the values for :class:`runner.config.experiment.Settings`."""
