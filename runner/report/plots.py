@@ -447,7 +447,7 @@ def headline_figure(group: Group, confidence: float) -> Plot:
     ax.axvline(1.0, color="grey", lw=0.8, ls="--")
     ax.set_yticks(y, [f"{r.rank}. {r.name}" for r in rows])
     ax.set_ylim(-0.6, len(rows) - 0.4)
-    ax.set(xlabel="ratio to the best (estimate / best estimate)",
+    ax.set(xlabel="ratio to the best (estimate / best estimate)", ylabel="workload (rank)",
            title=f"{group_title(group)}: relative to the best")  # fmt: skip
     caption = (
         f"Workloads of {group_title(group)} ({group.direction.replace('_', ' ')}), best "
