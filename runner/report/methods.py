@@ -16,7 +16,8 @@ from typing import Any
 from benchrun.runner.format import format_percent
 from benchrun.runner.machine.noise import noise_warnings
 from benchrun.runner.report.analysis import Group, Suite
-from benchrun.runner.report.model import CampaignModel
+from benchrun.runner.report.model import CampaignModel, WorkloadView
+from benchrun.runner.report.panels import display_of, workload_panels
 from benchrun.runner.report.verdicts import StoredVerdicts
 
 METHODS_REFERENCES = (
@@ -286,94 +287,337 @@ RULES = (
 MET, NA, MISSING = "met", "not applicable", "missing"
 
 
-def rules_checklist(
+#: Shapiro-Wilk p below this rejects normal subsession means (rule 6)
+SHAPIRO_ALPHA = 0.05
+
+
+def _names(names: list[str], most: int = 6) -> str:
+    """``a, b, c`` (at most ``most`` names, then "and N more")."""
+    if len(names) <= most:
+        return ", ".join(names)
+    return ", ".join(names[:most]) + f" and {len(names) - most} more"
+
+
+def _count(n: int, word: str) -> str:
+    """``1 pair``, ``2 pairs``."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _ranked(groups: list[Group]) -> list[Group]:
+    """The groups whose workloads have ratios to the best (two or more ranked rows)."""
+    return [g for g in groups if g.compared and sum(r.ratio is not None for r in g.rows) > 1]
+
+
+def _rule_base_case(
     model: CampaignModel, groups: list[Group], suite: Suite | None
-) -> list[RuleStatus]:
-    """[HOEFLER]'s twelve rules with this campaign's status for each (module docstring)."""
-    views = model.workloads
-    multi = any(len(g.rows) > 1 and g.compared for g in groups)
-    out: list[tuple[str, str]] = []
-    # 1
-    if multi or suite is not None:
-        out.append((MET, "ratios are relative to the best workload (or the first system), whose "
-                         "absolute estimate and CI are in the same table"))  # fmt: skip
-    else:
-        out.append((NA, "no speedup or ratio is reported"))
-    # 2
-    dropped = [w for w in views if w.status != "active" or not (w.estimate and w.estimate.usable)]
-    if not dropped:
-        out.append((MET, "every workload of the experiment is reported"))
-    else:
-        why = [
-            f"{w.name}: {w.status_reason or w.last_failure or 'not enough data'}" for w in dropped
-        ]
-        out.append(
-            (MET, "workloads without a result are listed with the reason: " + "; ".join(why))
+) -> tuple[str, str]:
+    """Rule 1: every ratio's base (the best of its group) has its absolute estimate and CI."""
+    ranked = _ranked(groups)
+    if not ranked and suite is None:
+        return NA, "no speedup or ratio is reported"
+    no_ci: list[str] = []
+    paired: list[str] = []
+    bases: list[str] = []
+    for g in ranked:
+        best = g.rows[0]
+        du = display_of(model.view(best.name))
+        bases.append(f"{best.name} ({du.text(best.mean)})")
+        if best.ci_low is None or best.ci_high is None:
+            (paired if best.note else no_ci).append(best.name)
+    if no_ci:
+        return MISSING, (
+            f"the base of the ratios has no CI of its own: {_names(no_ci)} (not enough data); "
+            "its absolute estimate is shown without one"
         )
-    # 3
-    rates = [w.name for w in views if w.direction == "higher_is_better"]
-    if rates:
-        out.append((MISSING, f"{', '.join(rates)}: rates summarised by the arithmetic mean of "
-                             "readings; the harmonic mean is shown beside it, prefer it or "
-                             "total work / total time"))  # fmt: skip
-    else:
-        out.append((MET, "all metrics are costs, summarised by the arithmetic mean"))
-    # 4
-    out.append((MET, "no ratio is averaged" + (
-        "; the suite's ratio of geometric means is labelled as such, with a bootstrap CI"
-        if suite is not None else "")))  # fmt: skip
-    # 5
+    parts = []
+    if bases:
+        parts.append(
+            "ratios are relative to the best workload of each group, whose absolute estimate "
+            f"and CI are in the same table: {_names(bases)}"
+        )
+    if paired:
+        parts.append(
+            f"{_names(paired)} had no CI of its own, by design: compared paired, the ratio "
+            "CIs bound the comparison"
+        )
+    if suite is not None:
+        parts.append(
+            f"the suite's speedups are relative to {suite.systems[0]}, whose per-benchmark "
+            "medians are in the HPT table"
+        )
+    return MET, "; ".join(parts)
+
+
+def _rule_subset(views: list[WorkloadView]) -> tuple[str, str]:
+    """Rule 2: a workload without a result (no estimate, or stopped early) is listed with
+    the reason (its stored status reason or last failure)."""
+    why: list[str] = []
+    unknown: list[str] = []
+    for w in views:
+        if w.status == "active" and w.estimate is not None:
+            continue  # reported (a workload without a CI is rule 5's)
+        if w.status_reason or w.last_failure:
+            why.append(f"{w.name}: {w.status_reason or w.last_failure}")
+        elif w.status != "active":
+            unknown.append(f"{w.name} ({w.status})")
+        else:
+            why.append(f"{w.name}: no steady reading")
+    if unknown:
+        return MISSING, f"no reason is stored for the end of {_names(unknown)}"
+    if not why:
+        return MET, f"every workload of the campaign ({len(views)}) is reported with a result"
+    return MET, "workloads without a result are listed with the reason: " + "; ".join(why)
+
+
+def _rule_means(views: list[WorkloadView]) -> tuple[str, str]:
+    """Rule 3: costs by their arithmetic mean; a rate's arithmetic mean is met only where
+    its harmonic mean lies inside the arithmetic mean's CI (so the choice changes nothing)."""
+    rates = [w for w in views if w.direction == "higher_is_better" and w.estimate is not None]
+    if not rates:
+        return MET, "all metrics are costs, summarised by their arithmetic mean"
+    off, inside = [], []
+    for w in rates:
+        e = w.estimate
+        assert e is not None
+        h = w.harmonic_mean
+        du = display_of(w)
+        if h is not None and e.ci_low is not None and e.ci_high is not None:
+            if e.ci_low <= h <= e.ci_high:
+                inside.append(w.name)
+                continue
+        text = "no harmonic mean (a reading <= 0)" if h is None else f"harmonic mean {du.text(h)}"
+        off.append(f"{w.name} (arithmetic mean {du.text(e.mean)}, {text})")
+    if off:
+        return MISSING, (
+            "rates summarised by the arithmetic mean of their readings where the harmonic mean "
+            f"(total work / total time) differs beyond the CI: {_names(off)}; the harmonic "
+            "mean is in each workload's table"
+        )
+    return MET, (
+        f"rates ({_names(inside)}): the harmonic mean lies inside the CI of the arithmetic "
+        "mean, so the summary does not depend on the choice; costs by their arithmetic mean"
+    )
+
+
+def _rule_ratios(suite: Suite | None) -> tuple[str, str]:
+    """Rule 4: benchrun averages no ratio; a suite's summary is a ratio of geometric means."""
+    if suite is None:
+        return MET, "no ratio is averaged: each ratio compares two workloads"
+    done = [c for c in suite.comparisons if c.get("gmean_ratio")]
+    if done:
+        return MET, (
+            "no ratio is averaged; the suite's summary is the ratio of geometric means, "
+            "labelled as such, with a hierarchical bootstrap CI"
+        )
+    return MET, "no ratio is averaged (the suite's ratio of geometric means was not computed)"
+
+
+def _rule_cis(model: CampaignModel) -> tuple[str, str]:
+    """Rule 5: a CI for every workload whose comparisons are not all paired; the
+    deterministic ones (CoV below 0.1 %) named."""
+    views = model.workloads
     no_ci = [w.name for w in views if not (w.estimate and w.estimate.ci_low is not None)]
     verdicts = model.verdicts if model.adaptive else None
     paired_no_ci = [n for n in no_ci if verdicts is not None and verdicts.all_paired(n)]
     no_ci = [n for n in no_ci if n not in paired_no_ci]
     det = [w.name for w in views if (w.summary or {}).get("deterministic")]
+    if no_ci:
+        return MISSING, f"no CI for {_names(no_ci)} (not enough data)"
     detail = "CIs over subsession means for every workload"
     if paired_no_ci:
         detail = (
             "CIs over subsession means for every workload except "
-            + ", ".join(paired_no_ci)
+            + _names(paired_no_ci)
             + ", whose comparisons are paired: their ratios have CIs instead"
         )
     if det:
-        detail += f"; deterministic (CoV below 0.1 %): {', '.join(det)}"
-    out.append((MISSING, "no CI for " + ", ".join(no_ci)) if no_ci else (MET, detail))
-    # 6
-    out.append((MET, "Shapiro-Wilk p and a Q-Q plot of the subsession means per workload; the CI "
-                     "relies on the means being approximately normal, which the plot shows"))  # fmt: skip
-    # 7
+        detail += f"; deterministic (CoV below 0.1 %): {_names(det)}"
+    return MET, detail
+
+
+def _rule_normality(views: list[WorkloadView]) -> tuple[str, str]:
+    """Rule 6: the t CI assumes approximately normal subsession means; met when the
+    Shapiro-Wilk test does not reject them (p >= :data:`SHAPIRO_ALPHA`) for every
+    workload with a CI."""
+    with_ci = [w for w in views if w.estimate is not None and w.estimate.ci_low is not None]
+    if not with_ci:
+        return NA, "no CI was computed, so none relies on normal subsession means"
+    p_of = {w.name: (w.normality or {}).get("p_value") for w in with_ci}
+    untested = [n for n, p in p_of.items() if p is None]
+    rejected = sorted(((p, n) for n, p in p_of.items() if p is not None and p < SHAPIRO_ALPHA))
+    parts = []
+    if rejected:
+        parts.append(
+            "Shapiro-Wilk rejects normal subsession means (p < "
+            f"{SHAPIRO_ALPHA:g}) for "
+            + _names([f"{n} (p = {p:.2g})" for p, n in rejected])
+            + ": their t CIs may be off; see the Q-Q plots, and the median CIs (which do not "
+            "assume normality) in the tables, or use longer subsessions"
+        )
+    if untested:
+        parts.append(
+            f"normality of the subsession means not checked for {_names(untested)} (fewer "
+            "than 3 distinct subsession means)"
+        )
+    if parts:
+        return MISSING, "; ".join(parts)
+    low, name = min((p, n) for n, p in p_of.items() if p is not None)
+    return MET, (
+        f"Shapiro-Wilk p >= {SHAPIRO_ALPHA:g} for the subsession means of every workload with a "
+        f"CI (lowest p = {low:.2g}, {name}); a Q-Q plot per workload"
+    )
+
+
+def _rule_compare(model: CampaignModel, groups: list[Group]) -> tuple[str, str]:
+    """Rule 7: every workload of a comparison group was compared by a test; the ones left
+    out (no CI, no data) are named."""
+    compared = [g for g in groups if g.compared and len(g.members) > 1]
+    if not compared:
+        return (
+            NA,
+            "no two workloads are compared (each is alone in its metric and unit, or compare: compares it with nothing)",
+        )
+    left = [f"{n} ({why})" for g in compared for n, why in g.excluded]
+    tested = sum(len(g.pairs) for g in compared)
+    verdicts = model.verdicts if model.adaptive else None
+    if verdicts is not None:
+        tested = max(tested, len(verdicts.comparisons))
+    if left:
+        return MISSING, f"left out of the comparisons: {_names(left)}"
+    if tested == 0:
+        return MISSING, "no pair of the comparison groups was tested"
     if verdicts is not None and verdicts.paired:
-        out.append((MET, "workloads measured in the same passes compared on per-pass log "
-                         "ratios (one-sample t, TOST), others with Welch's t-test; Holm, alpha "
-                         "spent over looks; every comparison with its ratio and CI"))  # fmt: skip
-    elif multi:
-        out.append((MET, "neighbours compared with Welch's t-test (Holm), TOST equivalence and "
-                         "non-overlapping CIs"))  # fmt: skip
-    else:
-        out.append((NA, "a single workload per metric: nothing to compare"))
-    # 8
-    out.append((MET, "median, quartiles, p90/p99 and a histogram per workload; quantile "
-                     "regression of neighbour differences from the 5th to the 95th percentile"
-                if multi else "median, quartiles, p90/p99 and a histogram per workload"))  # fmt: skip
-    # 9
-    meta = model.campaign.metadata
+        return MET, (
+            f"{_count(tested, 'comparison')}: workloads measured in the same passes compared on per-pass "
+            "log ratios (one-sample t, TOST), others with Welch's t-test; Holm, alpha spent "
+            "over looks; every comparison with its ratio and CI"
+        )
+    return MET, (
+        f"{_count(tested, 'neighbour pair')} compared with Welch's t-test (Holm), TOST equivalence and "
+        "non-overlapping CIs"
+    )
+
+
+def _rule_percentiles(views: list[WorkloadView], groups: list[Group]) -> tuple[str, str]:
+    """Rule 8: median, quartiles and tail percentiles for every workload with readings; the
+    workloads whose mean lies outside their median's CI (skewed) are named."""
+    with_data = [w for w in views if w.steady.size]
+    lacking = [w.name for w in with_data if (w.summary or {}).get("median") is None]
+    if lacking:
+        return MISSING, f"no median or percentiles for {_names(lacking)}"
+    if not with_data:
+        return NA, "no steady readings to summarise"
+    skewed = []
+    for w in with_data:
+        s = w.summary or {}
+        lo, hi = s.get("median_ci_low"), s.get("median_ci_high")
+        if w.estimate is not None and lo is not None and hi is not None:
+            if not lo <= w.estimate.mean <= hi:
+                du = display_of(w)
+                skewed.append(f"{w.name} (mean {du.text(w.estimate.mean)}, median "
+                              f"{du.text(s.get('median'))})")  # fmt: skip
+    fits = sum(len(g.quantiles) for g in groups)
+    detail = "median with its CI, quartiles, p90/p99 and a histogram per workload"
+    if fits:
+        detail += (
+            f"; quantile regression from the 5th to the 95th percentile for {_count(fits, 'pair')}"
+        )
+    if skewed:
+        detail += (
+            "; the mean lies outside the median's CI (a skewed distribution: the median "
+            f"describes a typical run better) for {_names(skewed)}"
+        )
+    return MET, detail
+
+
+def _rule_setup(model: CampaignModel) -> tuple[str, str]:
+    """Rule 9: the machine record (hardware, software, timer, environment) and the
+    experiment file are stored."""
+    meta = model.campaign.metadata or {}
+    sections = ("hardware", "software", "timer", "environment")
+    absent = [k for k in sections if not meta.get(k)]
     if not meta:
-        out.append((MISSING, "no machine record was stored with this campaign"))
-    else:
-        gone = sum(len((meta.get(k) or {}).get("_unavailable") or {}) for k in
-                   ("hardware", "software", "timer", "environment"))  # fmt: skip
-        out.append((MET, "hardware, software, timer, environment and the full experiment file "
-                         f"are recorded ({gone} facts unreadable on this machine, listed)"))  # fmt: skip
-    # 10
-    out.append((MET, "timer, pinning, warm-up rule, subsession size and summary statistics are "
-                     "stated in the methods paragraph; each round is one process, no "
-                     "synchronisation across processes is involved"))  # fmt: skip
-    # 11
-    out.append((MISSING, "benchrun does not know this machine's peak; add an upper bound (peak "
-                         "bandwidth, FLOP/s, an empty loop) by hand if one exists"))  # fmt: skip
-    # 12
-    out.append((MET, "every reading is plotted in launch order; lines join only time-ordered "
-                     "readings and the CI-width curve"))  # fmt: skip
+        return MISSING, "no machine record was stored with this campaign"
+    if not model.campaign.config_text.strip():
+        absent.append("the experiment file")
+    if absent:
+        return MISSING, f"not recorded: {', '.join(absent)}"
+    gone = sum(len((meta.get(k) or {}).get("_unavailable") or {}) for k in sections)
+    return MET, (
+        "hardware, software, timer, environment and the full experiment file are recorded"
+        + (f" ({gone} facts unreadable on this machine, listed)" if gone else "")
+    )
+
+
+def _rule_techniques(model: CampaignModel) -> tuple[str, str]:
+    """Rule 10: the timer (from the machine record) and the subsession sizes are stated."""
+    timer = (model.campaign.metadata or {}).get("timer") or {}
+    if not timer.get("clock"):
+        return MISSING, "the timer is not recorded (no machine record of it)"
+    return MET, (
+        f"timer ({timer['clock']}), pinning, warm-up rule, subsession size and summary "
+        "statistics are stated in the methods paragraph; each round is one process, no "
+        "synchronisation across processes is involved"
+    )
+
+
+def _rule_plots(views: list[WorkloadView]) -> tuple[str, str]:
+    """Rule 12: every reading is plotted; a workload whose distribution cannot be plotted
+    (fewer than two steady readings) is named, and so are the panels left out."""
+    readings = sum(int(w.all_values.size) for w in views)
+    bare = [
+        f"{w.name} ({p.why})"
+        for w in views
+        if w.all_values.size
+        for p in workload_panels(w)
+        if p.key == "distribution" and not p.shown
+    ]
+    if bare:
+        return MISSING, f"no distribution can be plotted for {_names(bare)}"
+    hidden = [
+        f"{w.name}: {', '.join(p.title for p in workload_panels(w) if not p.shown)}"
+        for w in views
+        if any(not p.shown for p in workload_panels(w))
+    ]
+    return MET, (
+        f"every reading ({readings}) is plotted in launch order with its flags, with each "
+        "workload's distribution and the distributions of compared workloads overlaid; lines "
+        "join only the CI-width curve and the quantile-regression percentiles "
+        "(autocorrelations are stems)"
+        + (f"; panels left out for lack of data: {'; '.join(hidden)}" if hidden else "")
+    )
+
+
+def rules_checklist(
+    model: CampaignModel, groups: list[Group], suite: Suite | None
+) -> list[RuleStatus]:
+    """[HOEFLER]'s twelve rules with this campaign's status for each (module docstring).
+
+    Each status is derived from the figures its detail cites: a rule is ``met`` only when
+    they show it (rule 6, for instance, only when Shapiro-Wilk does not reject normal
+    subsession means for any workload with a CI), else ``missing`` with what is missing,
+    or ``not applicable``. Rule 11 (upper bounds) is always missing: benchrun does not know
+    the machine's peak.
+    """
+    views = model.workloads
+    out = [
+        _rule_base_case(model, groups, suite),
+        _rule_subset(views),
+        _rule_means(views),
+        _rule_ratios(suite),
+        _rule_cis(model),
+        _rule_normality(views),
+        _rule_compare(model, groups),
+        _rule_percentiles(views, groups),
+        _rule_setup(model),
+        _rule_techniques(model),
+        (
+            MISSING,
+            "benchrun does not know this machine's peak; add an upper bound (peak "
+            "bandwidth, FLOP/s, an empty loop) by hand if one exists",
+        ),  # fmt: skip
+        _rule_plots(views),
+    ]
     return [RuleStatus(i + 1, RULES[i], st, d) for i, (st, d) in enumerate(out)]
 
 
