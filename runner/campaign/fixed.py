@@ -23,8 +23,8 @@ def run_fixed(
 ) -> CampaignOutcome:
     """Run (or resume) a fixed-mode campaign: ``settings.rounds`` steady ok rounds each,
     or fewer when ``settings.max_time`` runs out first (checked before every round). A
-    workload's ``cleanup`` runs as soon as it has its rounds (with ``order: sequential``
-    before the next workload's setup), the others' when the campaign ends.
+    workload's ``cleanup`` runs as soon as it has its rounds, the others' when the
+    campaign ends.
 
     ``options``: those of :func:`campaign_session`. Returns how it ended; never raises for
     a workload's failure (those are stored rounds).

@@ -261,8 +261,8 @@ def open_campaign(
         assert latest is not None
         hint = resume_command or default_resume_command(experiment)
         raise UserError(
-            f"{store.path.parent} holds an {latest.status} campaign; continue it with "
-            f"`{hint}`, or start over with --new"
+            f"{store.path.parent} holds an {latest.status} campaign; continue it with: "
+            f"{hint}; or start over with --new"
         )
     argv = " ".join(sys.argv)
     campaign_id = store.create_campaign(
@@ -480,9 +480,10 @@ class RoundLauncher:
         w = st.workload
         round_index = st.launched
         argv = w.render(round_index, work)
-        self._started.add(name)
         hooks: list[NewHook] = []
         for kind in ("setup", "prepare"):
+            if kind == "prepare":
+                self._started.add(name)  # past its setup: its cleanup runs from here on
             if w.hook(kind) is None or (kind == "setup" and name in self._setup_done):
                 continue
             done, record = self.run_hook(
@@ -628,9 +629,10 @@ class RoundLauncher:
         return outcome
 
     def cleanup(self, name: str, record: bool = True) -> str | None:
-        """Run the ``cleanup`` of ``name`` if it has one, something of the workload ran in
-        this ``benchrun run`` and its cleanup has not; stored unless ``record`` is false.
-        Returns a warning when it failed (nothing measured is lost)."""
+        """Run the ``cleanup`` of ``name`` if it has one, its setup succeeded (or it has
+        none) and it prepared or launched a round in this ``benchrun run``, and its cleanup
+        has not run yet; stored unless ``record`` is false. Returns a warning when it
+        failed (nothing measured is lost)."""
         w = self.states[name].workload
         if w.cleanup is None or name not in self._started or name in self._cleaned:
             return None
