@@ -1,13 +1,16 @@
 """``benchrun export [CAMPAIGN]``: raw readings with every flag, and results, as JSON or CSV.
 
 JSON is the documented, versioned exchange format (runner/report/exchange.py,
-docs/export-format.md) that ``benchrun analyze`` and ``benchrun compare`` read back; for an
-adaptive campaign that reached its end it also holds ``comparisons``: the stopping
-controller's stored verdicts, each with its ratio headline, ratio and CI, test (paired or
-Welch) and p-values (runner/report/verdicts.py; the same "verdicts" event is among
-``events``). CSV:
-``--what readings`` is one reading per row (long form, with its round's facts and flags);
-``--what results`` one row per workload. Output goes to stdout unless ``--out`` is given.
+docs/export-format.md) that ``benchrun analyze`` and ``benchrun compare`` read back; it
+holds ``comparisons``: the campaign's comparisons as ``show`` and the report print them
+(the stopping controller's stored verdicts, or a fixed campaign's computed when read:
+runner/results/comparisons.py), each with its ratio headline, ratio and CI, test (paired
+or Welch) and p-values. CSV: ``--what readings`` is one reading per row (long form, with
+one column per matrix parameter, its round's facts, CPU times and max RSS, its flag and
+whether it was analysed); ``--what results`` one row per workload (the estimate and the
+comparison with its baseline). Every value is in the workload's base unit (``unit``);
+``display_unit`` is the unit benchrun's tables show it in. Output goes to stdout unless
+``--out`` is given.
 """
 
 from __future__ import annotations
@@ -18,21 +21,26 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from benchrun.runner.errors import UserError
 
 WHAT = ("all", "readings", "results")
 FORMATS = ("json", "csv")
 
+#: prefix of the column of a matrix parameter (``param_n`` for ``matrix: {n: ...}``)
+PARAM_PREFIX = "param_"
+#: columns of ``--what readings``; the parameter columns follow ``workload``
 READING_COLUMNS = (
-    "workload", "unit", "direction", "seq", "pass", "round_index", "round_status",
-    "round_warmup", "round_flags", "cpus", "work", "started_at", "wall_ns", "reading_index",
-    "value", "flag", "analysed",
+    "workload", "unit", "direction", "per_work", "seq", "pass", "round_index", "round_status",
+    "round_warmup", "round_flags", "cpus", "work", "started_at", "wall_ns", "user_s", "sys_s",
+    "max_rss_kib", "reading_index", "value", "flag", "analysed",
 )  # fmt: skip
+#: columns of ``--what results``; the parameter columns follow ``workload``
 RESULT_COLUMNS = (
-    "workload", "unit", "direction", "mean", "ci_low", "ci_high", "confidence", "variance",
-    "n_q", "q", "n", "warmup_readings", "enough", "rel_half_width",
+    "workload", "unit", "display_unit", "display_factor", "direction", "mean", "ci_low",
+    "ci_high", "confidence", "variance", "n_q", "q", "n", "warmup_readings", "enough",
+    "rel_half_width", "baseline", "baseline_verdict", "baseline_ratio", "baseline_ratio_low",
+    "baseline_ratio_high", "baseline_test", "baseline_p_holm", "baseline_headline",
 )  # fmt: skip
 
 
@@ -41,13 +49,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "export",
         help="export raw readings (all flags) and results as JSON or CSV",
         description="Export a stored campaign. JSON (default) is benchrun's versioned "
-        "exchange format, read back by `benchrun analyze` and `benchrun compare`; CSV is "
-        "one reading (or one workload) per row.",
+        "exchange format, read back by `benchrun analyze` and `benchrun compare`, with the "
+        "campaign's comparisons; CSV is one reading per row (one column per matrix "
+        "parameter, CPU times, max RSS, the reading's flag and whether it was analysed: "
+        "`benchrun analyze` leaves out the rows that were not) or, with --what results, "
+        "one workload per row. Values are in each workload's base unit (the unit column; "
+        "display_unit is the unit benchrun's tables show).",
     )
     p.add_argument("campaign", nargs="?", default="results", help="campaign directory or database")
-    p.add_argument(
-        "--campaign-id", type=int, help="campaign id inside the database (default: newest)"
-    )
+    add_campaign_option(p)
     p.add_argument("--format", default="json", help="json (default) or csv")
     p.add_argument(
         "--what",
@@ -59,6 +69,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=main)
 
 
+def add_campaign_option(p: argparse.ArgumentParser) -> None:
+    """``--campaign ID`` (the name ``show`` uses too), with ``--campaign-id`` kept as a
+    hidden alias."""
+    p.add_argument(
+        "--campaign",
+        dest="campaign_id",
+        type=int,
+        metavar="ID",
+        help="campaign id inside the database (default: newest)",
+    )
+    p.add_argument("--campaign-id", dest="campaign_id", type=int, help=argparse.SUPPRESS)
+
+
 def _csv(rows: list[tuple], header: tuple[str, ...]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -67,47 +90,63 @@ def _csv(rows: list[tuple], header: tuple[str, ...]) -> str:
     return buf.getvalue()
 
 
+def param_names(doc: dict) -> list[str]:
+    """The matrix parameters of an export document's workloads, in order of appearance."""
+    names: dict[str, None] = {}
+    for w in doc["workloads"]:
+        for k in w.get("params") or {}:
+            names.setdefault(str(k), None)
+    return list(names)
+
+
+def _with_params(columns: tuple[str, ...], params: list[str]) -> tuple[str, ...]:
+    return (columns[0], *(PARAM_PREFIX + p for p in params), *columns[1:])
+
+
 def readings_csv(doc: dict, steady_only: bool) -> str:
-    """One row per reading of an export document (units in the ``unit`` column)."""
+    """One row per reading of an export document (values in the ``unit`` column, the base
+    unit; ``analysed`` 1 for the readings the estimate used)."""
     from benchrun.runner.importers.benchrun_export import ANALYSED
 
+    params = param_names(doc)
     rows = []
     for w in doc["workloads"]:
+        pv = [(w.get("params") or {}).get(p) for p in params]
         for r in w.get("rounds") or []:
             for i, (v, f) in enumerate(zip(r["readings"], r["reading_flags"], strict=True)):
                 analysed = f.split(",")[0] in ANALYSED
                 if steady_only and not analysed:
                     continue
-                rows.append((w["name"], w["unit"], w["direction"], r["seq"], r["pass"],
-                             r["round_index"], r["status"], int(r["warmup"]), r["flags"],
-                             r["cpus"], r["work"], r["started_at"], r["wall_ns"], i, v, f,
+                rows.append((w["name"], *pv, w["unit"], w["direction"], int(bool(w["per_work"])),
+                             r["seq"], r["pass"], r["round_index"], r["status"], int(r["warmup"]),
+                             r["flags"], r["cpus"], r["work"], r["started_at"], r["wall_ns"],
+                             r["user_s"], r["sys_s"], r["max_rss_kib"], i, v, f,
                              int(analysed)))  # fmt: skip
-    return _csv(rows, READING_COLUMNS)
+    return _csv(rows, _with_params(READING_COLUMNS, params))
+
+
+def _baseline_of(doc: dict) -> dict[str, dict]:
+    """Workload name -> its baseline comparison in the document's ``comparisons``."""
+    comparisons = (doc.get("comparisons") or {}).get("comparisons") or []
+    return {c["b"]: c for c in comparisons if c.get("kind") == "baseline"}
 
 
 def results_csv(doc: dict) -> str:
-    """One row per workload: the result (mean, CI, s_q², n_q, q) of an export document."""
+    """One row per workload: the result (mean, CI, s_q², n_q, q; base unit) of an export
+    document and its comparison with its baseline (verdict, ratio and CI, test, Holm p)."""
+    params = param_names(doc)
+    base = _baseline_of(doc)
     rows = []
     for w in doc["workloads"]:
         r = w.get("result") or {}
-        rows.append((w["name"], w["unit"], w["direction"], *(r.get(k) for k in RESULT_COLUMNS[3:])))
-    return _csv(rows, RESULT_COLUMNS)
-
-
-def with_comparisons(doc: dict, model: Any) -> dict:
-    """``doc`` with ``comparisons`` after ``workloads``: the stopping controller's stored
-    verdicts of ``model`` (:meth:`runner.report.verdicts.StoredVerdicts.to_dict`: per
-    comparison its headline, verdict, test, ratio b/a with its CI, passes, p-values), or
-    None when the campaign has none (fixed mode, or an adaptive campaign that did not
-    reach its end). An added key: readers of version 1 that do not know it ignore it."""
-    verdicts = model.verdicts if model.adaptive else None
-    out: dict = {}
-    for key, value in doc.items():
-        out[key] = value
-        if key == "workloads":
-            out["comparisons"] = None if verdicts is None else verdicts.to_dict()
-    out.setdefault("comparisons", None if verdicts is None else verdicts.to_dict())
-    return out
+        du = w.get("display_unit") or {}
+        b = base.get(w["name"]) or {}
+        rows.append((w["name"], *((w.get("params") or {}).get(p) for p in params), w["unit"],
+                     du.get("label"), du.get("factor"), w["direction"],
+                     *(r.get(k) for k in RESULT_COLUMNS[5:16]), b.get("a"), b.get("verdict"),
+                     b.get("ratio"), b.get("ratio_low"), b.get("ratio_high"), b.get("test"),
+                     b.get("p_holm"), b.get("headline")))  # fmt: skip
+    return _csv(rows, _with_params(RESULT_COLUMNS, params))
 
 
 def main(args: argparse.Namespace) -> int:
@@ -129,8 +168,6 @@ def main(args: argparse.Namespace) -> int:
                 {k: v for k, v in w.items() if k not in ("collected", "summary", "result")}
                 for w in doc["workloads"]
             ]
-        else:
-            doc = with_comparisons(doc, model)
         text = json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
     elif what == "readings":
         text = readings_csv(doc, args.steady)

@@ -12,6 +12,7 @@ import argparse
 import sys
 import time
 
+from benchrun.runner.commands.export import add_campaign_option
 from benchrun.runner.errors import UserError
 from benchrun.runner.report import FORMATS
 
@@ -20,15 +21,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
         help="write a report to publish: HTML (default), Markdown, JSON or CSV",
-        description="Write the report of a stored campaign: headline ranking with CIs and "
-        "verdicts, per-workload plots, comparisons, the machine, a methods paragraph and "
-        "Hoefler & Belli's twelve rules. CAMPAIGN is a campaign directory or its "
+        description="Write the report of a stored campaign: the comparisons (every "
+        "comparison with a baseline and every compared pair, with its ratio and CI, first), "
+        "the headline ranking with CIs and verdicts, per-workload plots, the machine, a "
+        "methods paragraph and Hoefler & Belli's twelve rules. Every workload's values are "
+        "shown in one unit chosen from its mean; JSON and CSV keep the base unit (unit) "
+        "and name the shown one (display_unit). CAMPAIGN is a campaign directory or its "
         "benchrun.db (default: the only campaign under results/).",
     )
     p.add_argument("campaign", nargs="?", default="results", help="campaign directory or database")
-    p.add_argument(
-        "--campaign-id", type=int, help="campaign id inside the database (default: newest)"
-    )
+    add_campaign_option(p)
     p.add_argument("--format", default="html", help=f"one of {', '.join(FORMATS)} (default html)")
     p.add_argument("--out", "-o", help="output file ('-' for stdout)")
     p.add_argument(

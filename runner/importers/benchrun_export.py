@@ -5,8 +5,10 @@ damaged file is one UserError naming the field); :func:`analysed_readings` gives
 readings a later analysis uses (flag ``""`` or ``outlier``). Each exported workload becomes
 one group (``workload`` = its name) holding the readings the campaign's analysis used, in
 launch order: warm-up rounds, within-round warm-up and failed rounds are left out, Tukey
-outliers stay (docs/methods.md §1-2). A dataset has one unit: workloads in another unit
-than the first are left out, and a note says which.
+outliers stay (docs/methods.md §1-2). The dataset says which readings form each round
+(``Dataset.rounds``), so ``analyze`` and ``compare`` estimate each workload as the
+campaign did (the collector over its rounds). A dataset has one unit: workloads in another
+unit than the first are left out, and a note says which.
 """
 
 from __future__ import annotations
@@ -149,17 +151,29 @@ def read_export(path: str | Path) -> dict[str, Any]:
     return check_export(parse_json(text, str(p)), str(p))
 
 
-def analysed_readings(workload: dict[str, Any]) -> np.ndarray:
-    """The readings of one exported workload that the analysis used, in launch order
-    (flag ``""`` or ``outlier``; per unit of work when the workload was ``per_work``)."""
-    values: list[float] = []
+def analysed_rounds(workload: dict[str, Any]) -> list[np.ndarray]:
+    """The readings of one exported workload that the analysis used, round by round in
+    launch order (flag ``""`` or ``outlier``; per unit of work when the workload was
+    ``per_work``); rounds without such a reading are left out."""
+    out: list[np.ndarray] = []
     for r in workload.get("rounds") or []:
         scale = float(r["work"]) if workload.get("per_work") and r.get("work") else 1.0
         flags = r.get("reading_flags") or [""] * len(r.get("readings") or [])
-        for v, f in zip(r.get("readings") or [], flags, strict=False):
-            if f.split(",")[0] in ANALYSED:
-                values.append(float(v) / scale)
-    return np.asarray(values, dtype=float)
+        kept = [
+            float(v) / scale
+            for v, f in zip(r.get("readings") or [], flags, strict=False)
+            if f.split(",")[0] in ANALYSED
+        ]
+        if kept:
+            out.append(np.asarray(kept, dtype=float))
+    return out
+
+
+def analysed_readings(workload: dict[str, Any]) -> np.ndarray:
+    """The readings of one exported workload that the analysis used, in launch order
+    (:func:`analysed_rounds` joined)."""
+    rounds = analysed_rounds(workload)
+    return np.concatenate(rounds) if rounds else np.zeros(0)
 
 
 def looks_like_benchrun(doc: Any) -> bool:
@@ -171,6 +185,7 @@ def read_benchrun(doc: dict[str, Any], source: str) -> Dataset:
     """Turn a parsed benchrun export into a :class:`Dataset` (the first workload's unit)."""
     doc = check_export(doc, source)
     groups: dict[GroupKey, Any] = {}
+    rounds: dict[GroupKey, tuple[int, ...]] = {}
     notes: list[str] = []
     unit = direction = None
     for w in doc["workloads"]:
@@ -179,8 +194,8 @@ def read_benchrun(doc: dict[str, Any], source: str) -> Dataset:
                 f"{source}: this export holds results only (no readings); "
                 "export with `benchrun export --what all`"
             )
-        values = analysed_readings(w)
-        if values.size == 0:
+        by_round = analysed_rounds(w)
+        if not by_round:
             notes.append(f"{w['name']}: no analysed readings, left out")
             continue
         if unit is None:
@@ -188,7 +203,9 @@ def read_benchrun(doc: dict[str, Any], source: str) -> Dataset:
         elif w.get("unit", "") != unit or w.get("direction") != direction:
             notes.append(f"{w['name']}: unit {w.get('unit')!r} differs from {unit!r}, left out")
             continue
-        groups[(None, None, str(w["name"]))] = values
+        key: GroupKey = (None, None, str(w["name"]))
+        groups[key] = np.concatenate(by_round)
+        rounds[key] = tuple(r.size for r in by_round)
     if not groups:
         raise UserError(f"{source}: no workload with analysed readings in this export")
     return Dataset(
@@ -198,4 +215,5 @@ def read_benchrun(doc: dict[str, Any], source: str) -> Dataset:
         direction=direction or "lower_is_better",
         source=source,
         notes=tuple(notes),
+        rounds=rounds,
     )

@@ -5,6 +5,14 @@ and optionally ``system``, ``benchmark``, ``workload`` (grouping: a group is one
 combination) and ``unit`` (one unit for the whole file). Other columns are ignored.
 The delimiter is ``,`` unless the header is clearly ``;`` or tab separated.
 
+A column ``analysed`` (0 or 1) marks rows that are not part of the data: rows with 0 are
+left out (benchrun's own export flags warm-up rounds, within-round warm-up and failed
+rounds so). A file with the columns of ``benchrun export --format csv`` (``workload``,
+``seq``, ``analysed``) is read as benchrun analysed it: the rows of one ``seq`` are one
+round (``Dataset.rounds``), readings of ``per_work`` workloads are divided by ``work``,
+and workloads in another unit than the first are left out with a note, as from the JSON
+export (runner/importers/benchrun_export.py); ``param_*`` columns are ignored.
+
 Every mistake is a :class:`~runner.errors.UserError` naming the file and the row (the
 header is row 1, as a spreadsheet would number it): a missing ``value`` column, a value
 that is not a finite number, an empty grouping cell, mixed units, a file with no readings.
@@ -28,6 +36,8 @@ from benchrun.runner.importers.dataset import (
 )
 
 GROUP_COLUMNS: tuple[str, ...] = ("system", "benchmark", "workload")
+#: the columns that mark a file as benchrun's readings export (``benchrun export --format csv``)
+BENCHRUN_COLUMNS: tuple[str, ...] = ("workload", "seq", "analysed")
 
 
 def _delimiter(header_line: str) -> str:
@@ -91,9 +101,21 @@ def read_csv(text: str, source: str) -> Dataset:
     value_at = header.index("value")
     group_at = {name: header.index(name) for name in GROUP_COLUMNS if name in header}
     unit_at = header.index("unit") if "unit" in header else None
+    analysed_at = header.index("analysed") if "analysed" in header else None
+    benchrun = all(name in header for name in BENCHRUN_COLUMNS)
+    seq_at = header.index("seq") if benchrun else None
+    work_at = header.index("work") if benchrun and "work" in header else None
+    per_work_at = header.index("per_work") if benchrun and "per_work" in header else None
+
+    def field(row: list[str], at: int | None) -> str:
+        return row[at].strip() if at is not None and at < len(row) else ""
 
     readings: dict[GroupKey, list[float]] = {}
+    rounds: dict[GroupKey, list[int]] = {}
+    last_seq: dict[GroupKey, str] = {}
+    units: dict[GroupKey, str] = {}
     unit: str | None = None
+    left_out = 0
     for row in reader:
         line = reader.line_num
         if not any(cell.strip() for cell in row):
@@ -101,7 +123,15 @@ def read_csv(text: str, source: str) -> Dataset:
         where = f"{source}: row {line}"
         if len(row) <= value_at:
             raise UserError(f"{where}: only {len(row)} field(s), no value")
+        if analysed_at is not None and field(row, analysed_at) == "0":
+            left_out += 1
+            continue
         value = parse_number(row[value_at], where)
+        if per_work_at is not None and field(row, per_work_at) == "1" and field(row, work_at):
+            work = parse_number(field(row, work_at), f"{where}: work")
+            if work <= 0:
+                raise UserError(f"{where}: the amount of work must be positive, got {work:g}")
+            value /= work
         parts: list[str | None] = []
         for name in GROUP_COLUMNS:
             if name not in group_at:
@@ -112,26 +142,43 @@ def read_csv(text: str, source: str) -> Dataset:
             if not cell:
                 raise UserError(f"{where}: empty {name!r} cell (every reading needs its group)")
             parts.append(cell)
-        if unit_at is not None:
-            cell = row[unit_at].strip() if unit_at < len(row) else ""
-            if cell:
-                if unit is None:
-                    unit = cell
-                elif cell != unit:
-                    raise UserError(
-                        f"{where}: unit {cell!r} differs from {unit!r} used above; "
-                        "one file must use one unit"
-                    )
         key: GroupKey = (parts[0], parts[1], parts[2])
+        unit_cell = field(row, unit_at)
+        if benchrun:
+            units.setdefault(key, unit_cell)
+            seq = field(row, seq_at)
+            if last_seq.get(key) != seq:
+                rounds.setdefault(key, []).append(0)
+                last_seq[key] = seq
+            rounds[key][-1] += 1
+        elif unit_cell:
+            if unit is None:
+                unit = unit_cell
+            elif unit_cell != unit:
+                raise UserError(
+                    f"{where}: unit {unit_cell!r} differs from {unit!r} used above; "
+                    "one file must use one unit"
+                )
         readings.setdefault(key, []).append(value)
 
     if not readings:
-        raise UserError(f"{source}: no readings (the file has a header but no data rows)")
+        more = f" ({left_out} rows marked analysed = 0)" if left_out else ""
+        raise UserError(f"{source}: no readings (the file has a header but no data rows){more}")
+    notes: list[str] = []
+    if left_out:
+        notes.append(f"{left_out} rows with analysed = 0 left out (warm-up, failed rounds)")
+    if benchrun:
+        unit = next(iter(units.values()))
+        for key in [k for k, u in units.items() if u != unit]:
+            notes.append(f"{key[2]}: unit {units[key]!r} differs from {unit!r}, left out")
+            del readings[key], rounds[key]
     unit = unit or ""
     return Dataset(
         groups={key: np.asarray(values, dtype=float) for key, values in readings.items()},
         unit=unit,
-        source_format="csv",
+        source_format="benchrun-csv" if benchrun else "csv",
         direction=direction_for_unit(unit),
         source=source,
+        notes=tuple(notes),
+        rounds={key: tuple(counts) for key, counts in rounds.items()},
     )

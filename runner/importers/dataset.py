@@ -85,6 +85,12 @@ class Dataset:
     repetition). Groups without an entry (CSV, benchrun exports) have no process structure
     and are analysed as one series of readings. ``process_word`` names the unit for people
     (``"process"`` or ``"repetition"``).
+
+    ``rounds`` says what a round is, for data benchrun measured (its export, JSON or CSV):
+    for a group key, the number of analysed readings of each round, in launch order (their
+    sum is the group's length). Such a group is analysed as benchrun analysed it, by the
+    collector of runner/control/collector.py over its rounds (warm-up already left out),
+    so ``analyze`` and ``compare`` give the estimate and CI the campaign's report shows.
     """
 
     groups: Mapping[GroupKey, np.ndarray]
@@ -95,6 +101,7 @@ class Dataset:
     notes: tuple[str, ...] = field(default_factory=tuple)
     processes: Mapping[GroupKey, tuple[int, ...]] = field(default_factory=dict)
     process_word: str = "process"
+    rounds: Mapping[GroupKey, tuple[int, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         frozen: dict[GroupKey, np.ndarray] = {}
@@ -102,31 +109,47 @@ class Dataset:
             arr = np.array(values, dtype=float).ravel()
             arr.setflags(write=False)
             frozen[key] = arr
-        sizes: dict[GroupKey, tuple[int, ...]] = {}
-        for key, counts in self.processes.items():
-            if key not in frozen:
-                continue  # a group left out by select(): its processes go too
-            counts = tuple(int(c) for c in counts)
-            if any(c < 1 for c in counts) or sum(counts) != frozen[key].size:
-                raise ValueError(
-                    f"processes of {display_name(key)!r} hold {sum(counts)} values in "
-                    f"{len(counts)} processes, the group has {frozen[key].size}"
-                )
-            sizes[key] = counts
         object.__setattr__(self, "groups", MappingProxyType(frozen))
-        object.__setattr__(self, "processes", MappingProxyType(sizes))
+        object.__setattr__(self, "processes", self._split(self.processes, frozen, "processes"))
+        object.__setattr__(self, "rounds", self._split(self.rounds, frozen, "rounds"))
         object.__setattr__(self, "notes", tuple(self.notes))
 
-    # -------------------------------------------------------------- processes
-    def process_values(self, key: GroupKey) -> list[np.ndarray] | None:
-        """The values of ``key`` split by process (file order), or None when the file does
-        not say what a process is (then the readings are one series)."""
-        counts = self.processes.get(key)
+    @staticmethod
+    def _split(
+        parts: Mapping[GroupKey, tuple[int, ...]], groups: Mapping[GroupKey, np.ndarray], word: str
+    ) -> Mapping[GroupKey, tuple[int, ...]]:
+        """``parts`` (values per process or per round, by group) checked against the groups;
+        entries of groups left out (by :meth:`select`) are dropped."""
+        sizes: dict[GroupKey, tuple[int, ...]] = {}
+        for key, counts in parts.items():
+            if key not in groups:
+                continue  # a group left out by select(): its structure goes too
+            counts = tuple(int(c) for c in counts)
+            if any(c < 1 for c in counts) or sum(counts) != groups[key].size:
+                raise ValueError(
+                    f"{word} of {display_name(key)!r} hold {sum(counts)} values in "
+                    f"{len(counts)} {word}, the group has {groups[key].size}"
+                )
+            sizes[key] = counts
+        return MappingProxyType(sizes)
+
+    def _values_by(self, key: GroupKey, counts: tuple[int, ...] | None) -> list[np.ndarray] | None:
         if counts is None:
             return None
         bounds = np.cumsum((0, *counts))
         values = self.groups[key]
         return [values[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+
+    # -------------------------------------------------------------- processes
+    def process_values(self, key: GroupKey) -> list[np.ndarray] | None:
+        """The values of ``key`` split by process (file order), or None when the file does
+        not say what a process is (then the readings are one series)."""
+        return self._values_by(key, self.processes.get(key))
+
+    def round_values(self, key: GroupKey) -> list[np.ndarray] | None:
+        """The analysed readings of ``key`` split by benchrun round (launch order), or None
+        for data benchrun did not measure."""
+        return self._values_by(key, self.rounds.get(key))
 
     # ----------------------------------------------------------------- naming
     @property
@@ -248,6 +271,7 @@ def merge(datasets: list[Dataset]) -> Dataset:
     directions = {d.direction for d in datasets}
     groups: dict[GroupKey, np.ndarray] = {}
     processes: dict[GroupKey, tuple[int, ...]] = {}
+    rounds: dict[GroupKey, tuple[int, ...]] = {}
     origin: dict[GroupKey, str] = {}
     for d in datasets:
         label = _file_label(d.source)
@@ -262,6 +286,8 @@ def merge(datasets: list[Dataset]) -> Dataset:
             origin[new_key] = d.source
             if key in d.processes:
                 processes[new_key] = d.processes[key]
+            if key in d.rounds:
+                rounds[new_key] = d.rounds[key]
     formats = _unique(d.source_format for d in datasets)
     notes = tuple(n for d in datasets for n in d.notes)
     return Dataset(
@@ -273,6 +299,7 @@ def merge(datasets: list[Dataset]) -> Dataset:
         notes=notes,
         processes=processes,
         process_word=datasets[0].process_word,
+        rounds=rounds,
     )
 
 

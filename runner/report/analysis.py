@@ -3,10 +3,12 @@
 - Ranking and neighbour verdicts (docs/methods.md §7): workloads compared with each other (one
   metric and unit, and with the experiment's ``compare:`` one of its groups) are sorted
   best first and each adjacent pair is decided by :func:`stats.rank_results` (CIs
-  disjoint / Holm-corrected Welch / TOST). Where the stopping controller of an adaptive
-  campaign decided a group's pairs, the group follows the controller's stored order,
-  verdicts, tests (paired or Welch, §13) and ratios (alpha spent over its looks, §10;
-  :mod:`runner.report.verdicts`); the recomputed Welch verdict is kept beside them.
+  disjoint / Holm-corrected Welch / TOST). Where the campaign's comparisons decided a
+  group's pairs (the stopping controller's stored verdicts of an adaptive campaign, or a
+  fixed campaign's computed once when read by the same controller,
+  runner/results/comparisons.py), the group follows their order, verdicts, tests (paired
+  or Welch, §13) and ratios (alpha spent over its looks, §10; :mod:`runner.report.verdicts`):
+  no second verdict is computed beside them.
 - Relative to the best: the controller's ratio when it compared the two, else the ratio
   ``r = m_i / m_best`` with a CI from the delta method on the log scale,
   ``log r ± t_{ν}·sqrt(v_i/m_i² + v_b/m_b²)`` where ``v = s_q²/n_q`` and ν the
@@ -25,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from benchrun.runner.control.collector import interval_text
 from benchrun.runner.report.model import CampaignModel, WorkloadView
 from benchrun.runner.report.verdicts import StoredComparison
 from benchrun.stats.hpt import hpt, r_speedup
@@ -51,7 +54,10 @@ class Row:
     """One headline row: rank within its group, estimate, CI, ratio to the best with CI.
 
     ``rank`` 0: the workload is compared with nothing (``compare:``), so it has no rank.
-    ``note`` says why a CI is missing when that is by design (paired comparisons)."""
+    ``note`` says why a CI is missing when that is by design (paired comparisons).
+    Values are in the base unit ``unit``; ``text`` is the estimate as every output prints
+    it (runner/control/collector.py ``interval_text``, in the workload's display unit
+    ``display``, :attr:`runner.report.model.WorkloadView.display`)."""
 
     rank: int
     name: str
@@ -65,6 +71,8 @@ class Row:
     ratio_high: float | None
     verdict_next: str | None  # verdict with the next (worse) workload
     note: str | None = None
+    text: str = ""
+    display: str = ""
 
 
 @dataclass
@@ -83,6 +91,12 @@ class Group:
     source: str = "computed"  # or "controller"
     notes: list[str] = field(default_factory=list)
     compared: bool = True
+    #: how the campaign's comparisons of a "controller" group were made when not stored by
+    #: the stopping controller (a fixed campaign's, runner/results/comparisons.py)
+    computed: str | None = None
+    #: workload name -> its comparison with its baseline (a stored baseline or the
+    #: experiment's reference), for the workloads of the group that have one
+    baselines: dict[str, StoredComparison] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -149,7 +163,8 @@ def _sort_key(w: WorkloadView) -> float:
 
 def _controller_pair(c: StoredComparison, rank: int, computed: dict | None) -> dict[str, Any]:
     """A stored pair in the form of :func:`stats.rank_results`' pairs, plus what only the
-    controller knows (test, ratio and its CI, passes, the look that decided)."""
+    controller knows (test, ratio and its CI, passes, the look that decided); ``computed``
+    (the pair in :func:`stats.rank_results`) adds only Cohen's d of a Welch pair."""
     d: dict[str, Any] = {
         "a": c.a, "b": c.b, "verdict": c.verdict, "test": c.test, "headline": c.headline,
         "ratio": c.ratio, "ratio_low": c.ratio_low, "ratio_high": c.ratio_high,
@@ -159,10 +174,8 @@ def _controller_pair(c: StoredComparison, rank: int, computed: dict | None) -> d
         "effect_size": None, "required_n": None,
         "controller": True, "rank": rank,
     }  # fmt: skip
-    if computed is not None:
-        d["computed_verdict"] = computed.get("verdict")
-        if c.test != "paired":  # Cohen's d of the own means describes a Welch comparison
-            d["effect_size"] = computed.get("effect_size")
+    if computed is not None and c.test != "paired":
+        d["effect_size"] = computed.get("effect_size")  # describes a Welch comparison
     return d
 
 
@@ -190,22 +203,24 @@ def _row(rank: int, w: WorkloadView, ratio: tuple, verdict: str | None, note: st
     e = w.estimate
     assert e is not None
     r, lo, hi = ratio
+    du = w.display
     return Row(rank, w.name, w.unit, e.mean, e.ci_low, e.ci_high, e.rel_half_width, r, lo, hi,
-               verdict, note)  # fmt: skip
+               verdict, note, interval_text(w.collected or {}, du), du.label)  # fmt: skip
 
 
 def rank_groups(model: CampaignModel, quantreg: bool = True) -> list[Group]:
     """Rank the workloads of every group and decide each adjacent pair (§7).
 
-    Where the stopping controller decided a group's pairs (an adaptive campaign), the
-    group is in the controller's order with its stored verdicts, tests and ratios
-    (:mod:`runner.report.verdicts`); Welch is recomputed only to show beside them
-    (``computed_verdict``). Other groups are ranked here by :func:`stats.rank_results`.
+    Where the campaign's comparisons decided a group's pairs (``model.verdicts``: the
+    stopping controller's, or a fixed campaign's computed when read), the group is in
+    their order with their verdicts, tests and ratios (:mod:`runner.report.verdicts`).
+    Other groups (a campaign whose experiment no longer parses) are ranked here by
+    :func:`stats.rank_results`.
     """
     alpha = float(model.settings.get("alpha", 0.01))
     margin = float(model.settings.get("margin", 0.01))
     c = model.confidence
-    verdicts = model.verdicts if model.adaptive else None
+    verdicts = model.verdicts
     out: list[Group] = []
     for key, compared, views in _grouped(model):
         names = {w.name for w in views}
@@ -213,6 +228,8 @@ def rank_groups(model: CampaignModel, quantreg: bool = True) -> list[Group]:
         usable = [w for w in views if w.estimate is not None and w.estimate.usable]
         unit, direction = views[0].unit, views[0].direction
         group = Group(key, unit, direction, [], [], [], compared=compared)
+        if verdicts is not None:
+            group.baselines = {b.b: b for b in verdicts.baselines if b.b in names}
         if not compared:
             for w in sorted((w for w in views if w.estimate is not None), key=_sort_key):
                 group.rows.append(_row(0, w, (None, None, None), None, None))
@@ -238,6 +255,8 @@ def rank_groups(model: CampaignModel, quantreg: bool = True) -> list[Group]:
                 alpha=alpha, margin=margin, confidence=c,
             ).to_dict()  # fmt: skip
             computed = {frozenset((p["a"], p["b"])): p for p in ranking["pairs"]}
+        if ctl or stored:
+            group.computed = None if verdicts is None else verdicts.computed
         if ctl:
             group.source = "controller"
             order = _chain(ctl) or [
@@ -282,7 +301,11 @@ def rank_groups(model: CampaignModel, quantreg: bool = True) -> list[Group]:
                 for w in views
                 if w not in usable
             ]
-        paired_only = {n for n in order if verdicts is not None and verdicts.all_paired(n)}
+        paired_only = {
+            n
+            for n in order
+            if verdicts is not None and verdicts.computed is None and verdicts.all_paired(n)
+        }
         by_pair = {frozenset((p["a"], p["b"])): p for p in group.pairs}
         for i, name in enumerate(order):
             w = by[name]

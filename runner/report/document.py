@@ -35,9 +35,9 @@ from benchrun.runner.report.methods import (
     methods_paragraph,
     rules_checklist,
 )
-from benchrun.runner.report.model import CampaignModel, WorkloadView
+from benchrun.runner.report.model import CampaignModel, WorkloadView, display_dict
 from benchrun.runner.report.panels import display_of
-from benchrun.runner.report.verdicts import drift_line, is_paired
+from benchrun.runner.report.verdicts import StoredComparison, drift_line, is_paired
 
 #: section ids, in order: every format has each of them (tests check the HTML for them)
 SECTIONS: tuple[tuple[str, str], ...] = (
@@ -48,14 +48,53 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("methods", "Methods"),
     ("rules", "Hoefler & Belli's twelve rules"),
 )
-#: the same sections when the stopping controller stored its verdicts: the comparisons
-#: (each with its ratio headline) come first
+#: the same sections when the campaign has comparisons (the stopping controller's stored
+#: verdicts, or a fixed campaign's computed when read): they come first, each with its
+#: ratio headline
 SECTIONS_COMPARISONS_FIRST: tuple[tuple[str, str], ...] = (
     SECTIONS[2],
     SECTIONS[0],
     SECTIONS[1],
     *SECTIONS[3:],
 )
+
+
+def comparison_line(c: StoredComparison) -> str:
+    """One comparison's verdict in a sentence, as the report leads with it:
+    ``"slower: w is 1.046x [1.038, 1.054] slower than stored baseline (Welch)"`` (a
+    baseline comparison) or ``"separated: b is 1.100x [...] slower than a (paired, 34
+    passes)"`` (a pair): the verdict, then the ratio headline every output prints."""
+    return f"{c.verdict}: {c.headline}"
+
+
+def no_comparison_reason(model: CampaignModel, groups: list[Group]) -> str:
+    """Why no two workloads of ``model`` are compared, precisely: each compared group has
+    one workload, or its workloads lack the data a comparison needs (which, and why), or
+    an adaptive campaign did not reach its end."""
+    compared = [g for g in groups if g.compared]
+    several = [g for g in compared if len(g.members) >= 2]
+    if model.adaptive and model.verdicts is None and several:
+        return (
+            "No comparison yet: the campaign did not reach the end of its stopping rule "
+            f"(status {model.campaign.status}); `benchrun run FILE --resume` continues it."
+        )
+    if not several:
+        if not compared:
+            return (
+                "No comparison: the experiment's compare: compares no two workloads, and "
+                "there is no baseline."
+            )
+        labels = ", ".join(f"{g.label}: {', '.join(g.members)}" for g in compared)
+        return (
+            "No comparison: every group of workloads compared with each other (one metric "
+            f"and unit, or a compare: group) has one workload ({labels}), and there is no "
+            "baseline."
+        )
+    parts = []
+    for g in several:
+        why = "; ".join(f"{n}: {r}" for n, r in g.excluded) or "no pair could be tested"
+        parts.append(f"{g.label} ({why})")
+    return "No pair could be compared: " + "; ".join(parts) + "."
 
 
 def workload_notes(model: CampaignModel, view: WorkloadView) -> list[str]:
@@ -73,7 +112,8 @@ def workload_notes(model: CampaignModel, view: WorkloadView) -> list[str]:
     line = drift_line(view.name, view.drift, paired)
     if line is not None:
         out.append(line)
-    if model.verdicts is not None and model.verdicts.all_paired(view.name):
+    stopped_by_rule = model.verdicts is not None and model.verdicts.computed is None
+    if stopped_by_rule and model.verdicts is not None and model.verdicts.all_paired(view.name):
         if not certified(view, model):
             e = view.estimate
             target = model.settings.get("ci_rel_width")
@@ -114,11 +154,29 @@ class Report:
 
     @property
     def sections(self) -> tuple[tuple[str, str], ...]:
-        """(id, title) of the sections in the order every format shows them: the stored
-        comparisons first when the stopping controller decided them (adaptive mode)."""
-        if self.model.adaptive and self.model.verdicts is not None:
+        """(id, title) of the sections in the order every format shows them: the
+        comparisons first when the campaign has any (:attr:`CampaignModel.verdicts`)."""
+        if self.model.verdicts is not None:
             return SECTIONS_COMPARISONS_FIRST
         return SECTIONS
+
+    @property
+    def headlines(self) -> list[str]:
+        """The verdict of every comparison in one sentence each, baselines first: the
+        first lines of every format (:func:`comparison_line`)."""
+        v = self.model.verdicts
+        if v is None:
+            return []
+        return [comparison_line(c) for c in (*v.baselines, *v.pairs)]
+
+    def no_comparison(self) -> str | None:
+        """Why the comparisons section has no comparison (None when it has one)."""
+        v = self.model.verdicts
+        if v is not None and v.comparisons:
+            return None
+        if any(g.pairs for g in self.groups):
+            return None
+        return no_comparison_reason(self.model, self.groups)
 
     @property
     def title(self) -> str:
@@ -166,7 +224,9 @@ class Report:
             },
             "confidence": self.model.confidence,
             "sections": [sid for sid, _ in self.sections],
+            "headlines": self.headlines,
             "comparisons": None if self.model.verdicts is None else self.model.verdicts.to_dict(),
+            "no_comparison": self.no_comparison(),
             "headline": [
                 {
                     "group": g.key,
@@ -175,7 +235,13 @@ class Report:
                     "unit": g.unit,
                     "direction": g.direction,
                     "verdict_source": g.source,
-                    "rows": [r.__dict__ for r in g.rows],
+                    "rows": [
+                        {
+                            **{k: v for k, v in r.__dict__.items() if k != "display"},
+                            "display_unit": display_dict(self.model.view(r.name).display),
+                        }
+                        for r in g.rows
+                    ],
                     "pairs": g.pairs,
                     "excluded": [{"name": n, "reason": why} for n, why in g.excluded],
                     "quantile_regression": g.quantiles,

@@ -6,7 +6,8 @@
      "benchrun_version": "0.1.0",
      "campaign": {id, name, status, stop_reason, created_at, updated_at, settings,
                   config_text, metadata, command_line, benchrun_version},
-     "workloads": [{name, metric, unit, direction, status, status_reason, params, per_work,
+     "workloads": [{name, metric, unit, display_unit: {label, factor}, direction, status,
+                    status_reason, params, per_work,
                     "result": {mean, variance, n_q, q, ci_low, ci_high, rel_half_width,
                                confidence, n, warmup_readings, enough},
                     "collected": {...}, "summary": {...},
@@ -14,12 +15,19 @@
                                 started_at, wall_ns, user_s, sys_s, max_rss_kib, cpus,
                                 work, warmup, flags, facts,
                                 "readings": [value...], "reading_flags": [flag...]}]}],
+     "comparisons": {...} or null,
      "events": [{at, kind, message, data}]}
 
-Units: readings in the workload's ``unit``; ``started_at`` Unix seconds, ``wall_ns``
-nanoseconds, ``user_s``/``sys_s`` CPU seconds, ``max_rss_kib`` KiB. ``result`` holds
-(mean, s_q², n_q, q) and the CI (docs/methods.md §3-4): what ``compare`` and a baseline need
-without the raw data. A reading's flag is ``""`` (analysed), ``warmup-round``,
+Units: ``unit`` is the base unit, the one every number of the workload is stored in
+(readings, ``result``, ``collected``, ``summary``); ``display_unit`` is the unit every
+benchrun output shows them in (``label``, and ``factor`` = one label in the base unit:
+shown value = stored value / factor; runner/results/workloads.py ``display_of``).
+``started_at`` Unix seconds, ``wall_ns`` nanoseconds, ``user_s``/``sys_s`` CPU seconds,
+``max_rss_kib`` KiB. ``result`` holds (mean, s_q², n_q, q) and the CI (docs/methods.md
+§3-4): what ``compare`` and a baseline need without the raw data; ``summary`` only
+descriptive statistics of the per-round values (no second CI). ``comparisons``: the
+campaign's comparisons as every output prints them (:meth:`runner.report.verdicts.
+StoredVerdicts.to_dict`; runner/results/comparisons.py), null when there are none. A reading's flag is ``""`` (analysed), ``warmup-round``,
 ``warmup-reading`` (within-round warm-up, MSER-5 or fixed), ``outlier`` (outside Tukey's
 fences, kept in the analysis), ``failed`` (round did not succeed), plus any flag stored
 with the reading. ``--what results`` leaves ``rounds`` out.
@@ -36,7 +44,7 @@ from typing import Any
 
 from benchrun.runner import __version__
 from benchrun.runner.importers.benchrun_export import FORMAT, VERSION
-from benchrun.runner.report.model import CampaignModel, Estimate, WorkloadView
+from benchrun.runner.report.model import CampaignModel, Estimate, WorkloadView, display_dict
 from benchrun.runner.store.database import RoundRow, Store
 
 
@@ -121,6 +129,7 @@ def export_document(model: CampaignModel, with_rounds: bool = True) -> dict[str,
             "name": w.name,
             "metric": w.metric,
             "unit": w.unit,
+            "display_unit": display_dict(w.display),
             "direction": w.direction,
             "status": w.status,
             "status_reason": w.status_reason,
@@ -153,6 +162,7 @@ def export_document(model: CampaignModel, with_rounds: bool = True) -> dict[str,
             "benchrun_version": c.benchrun_version,
         },
         "workloads": workloads,
+        "comparisons": None if model.verdicts is None else model.verdicts.to_dict(),
         "events": [
             {"at": e.at, "kind": e.kind, "message": e.message, "data": e.data} for e in model.events
         ],

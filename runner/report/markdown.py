@@ -60,8 +60,9 @@ def _comparisons(report: Report, fig: _Figures) -> list[str]:
     for g in computed:
         out += _table(tables.pairs(g))
         out += [f"{_cell(n)}" for n in g.notes] + ([""] if g.notes else [])
-    if v is None and not computed:
-        out += ["Only one workload per metric: no pair to compare.", ""]
+    why = report.no_comparison()
+    if why is not None and not (v is not None and not v.comparisons):
+        out += [_cell(why), ""]
     for p in report.quantile_plots:
         out += fig(p)
     if report.suite is not None:
@@ -92,7 +93,10 @@ def render_markdown(report: Report, figure_dir: Path | None) -> str:
         "",
     ]
     parts: dict[str, list[str]] = {}
-    head = ["## Headline", "", f"**How the campaign stopped:** {_cell(report.stop_text)}", ""]
+    head = ["## Headline", ""]
+    head += [f"- **{_cell(line)}**" for line in report.headlines]
+    head += [""] if report.headlines else []
+    head += [f"**How the campaign stopped:** {_cell(report.stop_text)}", ""]
     for g in report.groups:
         head += _table(tables.headline(g, m.confidence))
         if g.source == "controller" and g.notes:

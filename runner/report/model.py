@@ -8,13 +8,20 @@
 - the steady series exactly as runner/control/collector.py builds it (warm-up rounds and
   within-round warm-up removed, readings per unit of work when ``per_work``), §2-§3;
 - the estimate: (mean, s_q², n_q, q) and the Student t CI over subsession means (§3-§4),
-  from ``collected`` when present, else from ``summary``;
+  from ``collected`` (the collector's; ``summary`` holds only descriptive statistics of
+  the per-round values, runner/results/workloads.py);
 - diagnostics: lag-k autocorrelation of the steady series and of the subsession means
   (§3), Shapiro-Wilk p and Q-Q points (§5), and the relative CI half-width after a growing
   number of rounds (the convergence to ``ci_rel_width``, §4, §10).
 
-Units: values are in the workload's unit (``WorkloadView.unit``), times of rounds in Unix
-seconds; relative widths are fractions (0.05 = 5 %).
+Units: values are in the workload's stored (base) unit (``WorkloadView.unit``); every
+output shows them in ``WorkloadView.display`` (one unit per workload, chosen from its
+mean); times of rounds in Unix seconds; relative widths are fractions (0.05 = 5 %).
+
+The campaign's comparisons (``CampaignModel.verdicts``) are
+:func:`runner.results.comparisons.campaign_verdicts`: the stopping controller's stored
+verdicts, or a fixed campaign's computed once when read, the same ones ``show`` and
+``export`` print.
 """
 
 from __future__ import annotations
@@ -28,9 +35,16 @@ import numpy as np
 
 from benchrun.runner.config.experiment import Experiment
 from benchrun.runner.errors import UserError
+from benchrun.runner.format import DisplayUnit
 from benchrun.runner.importers.dataset import MAX_MAGNITUDE
-from benchrun.runner.report.verdicts import StoredVerdicts, experiment_of, read_verdicts
-from benchrun.runner.results.workloads import WorkloadResult, collect_stored, workload_results
+from benchrun.runner.report.verdicts import StoredVerdicts, verdicts_from_dict
+from benchrun.runner.results.comparisons import campaign_verdicts, experiment_of
+from benchrun.runner.results.workloads import (
+    WorkloadResult,
+    collect_stored,
+    display_of,
+    workload_results,
+)
 from benchrun.runner.store.database import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
 from benchrun.stats.autocorr import acf, subsession_means
 from benchrun.stats.normality import normality
@@ -76,44 +90,26 @@ class Estimate:
 
 
 def estimate_of(result: WorkloadResult) -> Estimate | None:
-    """The estimate of one result: ``collected`` (runner/control/collector.py) when present, else
-    the descriptive ``summary`` (stats.summarize over round values). None without data."""
+    """The estimate of one result: its ``collected`` statistics (runner/control/collector.py),
+    the one estimate and CI of a workload. None without data."""
     c = getattr(result, "collected", None)
-    if c and c.get("mean") is not None:
-        return Estimate(
-            mean=float(c["mean"]),
-            variance=c.get("s2_q"),
-            n_q=c.get("n_q"),
-            q=c.get("q"),
-            ci_low=c.get("ci_low"),
-            ci_high=c.get("ci_high"),
-            rel_half_width=c.get("rel_half_width"),
-            enough=bool(c.get("enough")),
-            n=int(c.get("n") or 0),
-            warmup_readings=int(c.get("warmup_readings") or 0),
-            series=str(c.get("series") or "rounds"),
-            readings_needed=c.get("readings_needed"),
-            tau=c.get("tau"),
-            ess=c.get("ess"),
-        )
-    s = result.summary
-    if not s or s.get("mean") is None:
+    if not c or c.get("mean") is None:
         return None
-    lo, hi, mean = s.get("ci_low"), s.get("ci_high"), float(s["mean"])
-    rel = (hi - lo) / 2 / abs(mean) if lo is not None and hi is not None and mean else None
     return Estimate(
-        mean=mean,
-        variance=s.get("subsession_variance"),
-        n_q=s.get("n_subsessions"),
-        q=s.get("subsession_size"),
-        ci_low=lo,
-        ci_high=hi,
-        rel_half_width=rel,
-        enough=bool(s.get("enough_data")),
-        n=int(s.get("n") or 0),
-        warmup_readings=int(s.get("warmup_readings") or 0),
-        series="rounds",
-        ess=s.get("ess"),
+        mean=float(c["mean"]),
+        variance=c.get("s2_q"),
+        n_q=c.get("n_q"),
+        q=c.get("q"),
+        ci_low=c.get("ci_low"),
+        ci_high=c.get("ci_high"),
+        rel_half_width=c.get("rel_half_width"),
+        enough=bool(c.get("enough")),
+        n=int(c.get("n") or 0),
+        warmup_readings=int(c.get("warmup_readings") or 0),
+        series=str(c.get("series") or "rounds"),
+        readings_needed=c.get("readings_needed"),
+        tau=c.get("tau"),
+        ess=c.get("ess"),
     )
 
 
@@ -162,6 +158,12 @@ class WorkloadView:
     command: list[str] | str | None = None
 
     @property
+    def display(self) -> DisplayUnit:
+        """The one unit every output shows this workload's values in
+        (:func:`runner.results.workloads.display_of`: chosen from the estimate's mean)."""
+        return display_of(self.unit, self.collected)
+
+    @property
     def harmonic_mean(self) -> float | None:
         """Harmonic mean of the steady readings (the average of a rate, docs/methods.md §1)."""
         x = self.steady
@@ -180,6 +182,7 @@ class WorkloadView:
             "name": self.name,
             "metric": self.metric,
             "unit": self.unit,
+            "display_unit": display_dict(self.display),
             "direction": self.direction,
             "status": self.status,
             "status_reason": self.status_reason,
@@ -217,8 +220,9 @@ class CampaignModel:
     confidence: float
     #: distinct CPU lists the rounds were pinned to ("1", "2-3"); empty when unpinned
     cpus: list[str] = field(default_factory=list)
-    #: the controller's final verdicts (runner/report/verdicts.py); None in fixed mode or
-    #: before an adaptive campaign reached its end
+    #: the campaign's comparisons (runner/results/comparisons.py: the controller's stored
+    #: verdicts, or a fixed campaign's computed when read); None before an adaptive
+    #: campaign reached its end, or when nothing is compared
     verdicts: StoredVerdicts | None = None
     #: the stored experiment, re-read (for its ``compare:`` groups); None if unreadable
     experiment: Experiment | None = None
@@ -425,6 +429,8 @@ def load_campaign(
         check_magnitudes(db, workloads, rounds)
         results = workload_results(store, campaign, confidence)
         events = store.events(campaign.id)
+        experiment = experiment_of(campaign.config_text, [w.name for w in workloads])
+        verdicts = campaign_verdicts(store, campaign, events, experiment, workloads, rounds)
     if not workloads or not rounds:
         raise UserError(
             f"{db}: campaign {campaign.id} ({campaign.name}) is empty: no round was stored; "
@@ -445,8 +451,8 @@ def load_campaign(
         events,
         confidence,
         cpus,
-        verdicts=read_verdicts(events) if campaign.settings.get("adaptive") else None,
-        experiment=experiment_of(campaign.config_text, [w.name for w in workloads]),
+        verdicts=None if verdicts is None else verdicts_from_dict(verdicts),
+        experiment=experiment,
     )
 
 
@@ -475,6 +481,12 @@ def _is_sqlite(path: Path) -> bool:
             return fh.read(16).startswith(b"SQLite format 3")
     except OSError:
         return False
+
+
+def display_dict(du: DisplayUnit) -> dict[str, Any]:
+    """A display unit in the JSON documents: ``label`` (what tables print, e.g. "ms") and
+    ``factor`` (one ``label`` in the base unit: shown value = stored value / factor)."""
+    return {"label": du.label, "factor": du.factor}
 
 
 def finite(v: Any) -> float | None:

@@ -1,7 +1,10 @@
 """The report's tables as plain strings (headers, rows), shared by HTML and Markdown.
 
-Values keep the workload's unit (seconds shown as s/ms/µs/ns, runner/ui/display.py);
-p-values have three significant digits; ratios are unitless.
+Every value of a workload is shown in its one display unit (``WorkloadView.display``,
+chosen from its mean: "37.59 ms ± 1.991 ms", never seconds in one cell and milliseconds
+in the next); the estimate reads as every output prints it
+(runner/control/collector.py ``interval_text``); p-values have three significant digits;
+ratios are unitless.
 """
 
 from __future__ import annotations
@@ -11,11 +14,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchrun.runner.format import format_number, format_percent, format_value
+from benchrun.runner.control.collector import interval_text
+from benchrun.runner.format import display_unit, format_number, format_percent
 from benchrun.runner.report.analysis import Group, Row, Suite
 from benchrun.runner.report.document import Report
 from benchrun.runner.report.model import CampaignModel, WorkloadView
-from benchrun.runner.report.verdicts import StoredVerdicts
+from benchrun.runner.report.verdicts import StoredComparison, StoredVerdicts
+
+#: the row of the subsession choice, in every table that shows one (``run``, ``show``,
+#: the report, ``analyze``): q readings per subsession × n_q subsession means
+SUBSESSIONS = "subsession size q × means n_q"
 
 
 @dataclass(frozen=True)
@@ -38,36 +46,41 @@ def ratio_text(r: float | None, lo: float | None, hi: float | None) -> str:
     return f"{r:.4g} [{lo:.4g}, {hi:.4g}]"
 
 
-def estimate_text(mean: float, lo: float | None, hi: float | None, unit: str) -> str:
-    if lo is None or hi is None:
-        return f"{format_value(mean, unit)} (no CI)"
-    return f"{format_value(mean, unit)} ± {format_value((hi - lo) / 2, unit)}"
-
-
 def _estimate_cell(r: Row) -> str:
-    text = estimate_text(r.mean, r.ci_low, r.ci_high, r.unit)
     if r.note is None:
-        return text
+        return r.text
     if r.ci_low is None or r.ci_high is None:
-        return f"{format_value(r.mean, r.unit)} (no CI: {r.note})"
-    return f"{text} ({r.note})"
+        return f"{display_unit(r.unit, r.mean).text(r.mean)} (no CI: {r.note})"
+    return f"{r.text} ({r.note})"
+
+
+def baseline_cell(c: StoredComparison | None) -> str:
+    """A workload's comparison with its baseline in one cell: the verdict, then the ratio
+    headline ("slower: w is 1.046x [1.038, 1.054] slower than stored baseline (Welch)")."""
+    return "-" if c is None else f"{c.verdict}: {c.headline}"
 
 
 def headline(group: Group, confidence: float) -> Table:
     pc = f"{100 * confidence:g} %"
+    base = bool(group.baselines)
     rows = [
         (
             str(r.rank) if r.rank else "-",
             r.name,
             _estimate_cell(r),
-            r.unit or "-",
+            r.display or "-",
             format_percent(r.rel_half_width),
             ratio_text(r.ratio, r.ratio_low, r.ratio_high) if group.compared else "-",
             r.verdict_next or "",
+            *((baseline_cell(group.baselines.get(r.name)),) if base else ()),
         )
         for r in group.rows
     ]
-    rows += [("-", name, why, group.unit or "-", "-", "-", "") for name, why in group.excluded]
+    rows += [
+        ("-", name, why, group.unit or "-", "-", "-", "",
+         *((baseline_cell(group.baselines.get(name)),) if base else ()))
+        for name, why in group.excluded
+    ]  # fmt: skip
     if not group.compared:
         caption = (
             "The experiment's compare: compares these workloads with nothing: each has its "
@@ -75,8 +88,14 @@ def headline(group: Group, confidence: float) -> Table:
             "ratio or verdict."
         )
     else:
+        who = (
+            "the stopping controller's verdict"
+            if group.computed is None
+            else "the verdict of the stopping controller's tests at one look over every "
+            "stored round (a fixed campaign)"
+        )
         how = (
-            "the stopping controller's verdict; the ratio to the best is the controller's "
+            f"{who}; the ratio to the best is the controller's "
             "where it compared the two (paired: exp of the mean per-pass log ratio and its "
             "CI, docs/methods.md §13), else the delta method"
             if group.source == "controller"
@@ -92,6 +111,12 @@ def headline(group: Group, confidence: float) -> Table:
                 ' "not required: compared paired": every comparison of the workload is '
                 "paired, so the stopping rule bounded their ratio CIs instead of its own CI."
             )
+    caption += " Unit: the one each workload is shown in, chosen from its mean."
+    if base:
+        caption += (
+            " vs baseline: the workload's verdict against its baseline and the ratio "
+            "workload/baseline with its CI (the comparisons)."
+        )
     return Table(
         f"{group.label} ({group.direction.replace('_', ' ')})",
         (
@@ -102,6 +127,7 @@ def headline(group: Group, confidence: float) -> Table:
             "CI ±/mean",
             f"vs best [{pc} CI]",
             "verdict with next",
+            *(("vs baseline",) if base else ()),
         ),  # fmt: skip
         rows,
         caption,
@@ -116,11 +142,12 @@ NO_COMPARISON = (
 
 
 def stored_comparisons(verdicts: StoredVerdicts, confidence: float) -> Table:
-    """The stopping controller's comparisons, each led by its ratio headline (one row per
-    stored pair and baseline comparison, as :func:`runner.ui.display.verdicts_table`)."""
+    """The campaign's comparisons, each led by its ratio headline (one row per pair and
+    baseline comparison, baselines first, as :func:`runner.ui.display.verdicts_table`): the
+    stopping controller's stored verdicts, or a fixed campaign's computed when read."""
     pc = f"{100 * (verdicts.confidence or confidence):g} %"
     rows = []
-    for c in verdicts.comparisons:
+    for c in (*verdicts.baselines, *verdicts.pairs):
         note = "; ".join(c.notes)
         if c.verdict == "undecided" and c.rounds_needed:
             note = f"~{c.rounds_needed} more rounds"
@@ -144,8 +171,13 @@ def stored_comparisons(verdicts: StoredVerdicts, confidence: float) -> Table:
             )  # fmt: skip
         )
     margin = "" if verdicts.margin is None else f" within ±{100 * verdicts.margin:g} %"
+    title = (
+        "comparisons (the stopping controller's verdicts)"
+        if verdicts.computed is None
+        else "comparisons (the stopping controller's tests at one look, a fixed campaign)"
+    )
     return Table(
-        "comparisons (the stopping controller's verdicts)",
+        title,
         (
             f"ratio [{pc} CI]",
             "kind",
@@ -208,21 +240,25 @@ def pairs(group: Group) -> Table:
 def workload_stats(w: WorkloadView) -> Table:
     s = w.summary or {}
     e = w.estimate
-    u = w.unit
+    du = w.display
+
+    def val(v: Any) -> str:
+        return du.text(v)
+
     rows = [
         ("rounds (stored / steady / warm-up / failed)",
          f"{w.rounds} / {w.steady_rounds} / {w.warmup_rounds} / {w.failed_rounds}"),
         ("readings analysed", str(e.n if e else 0)),
         ("warm-up readings discarded", str(e.warmup_readings if e else 0)),
-        ("mean ± CI", estimate_text(e.mean, e.ci_low, e.ci_high, u) if e else "-"),
-        ("subsession size q × means n_q", f"{e.q} × {e.n_q}" if e and e.q else "-"),
+        ("mean ± CI", interval_text(w.collected or {}, du) if e else "-"),
+        (SUBSESSIONS, f"{e.q} × {e.n_q}" if e and e.q else "-"),
         ("relative CI half-width", format_percent(e.rel_half_width) if e else "-"),
         ("integrated autocorrelation time", format_number(e.tau) if e else "-"),
-        ("median [CI]", f"{format_value(s.get('median'), u)} [{format_value(s.get('median_ci_low'), u)}, "
-                        f"{format_value(s.get('median_ci_high'), u)}]"),
-        ("std / CoV", f"{format_value(s.get('std'), u)} / {format_percent(s.get('cov'))}"),
-        ("min / Q1 / Q3 / max", " / ".join(format_value(s.get(k), u) for k in ("min", "q1", "q3", "max"))),
-        ("p90 / p99", f"{format_value(s.get('p90'), u)} / {format_value(s.get('p99'), u)}"),
+        ("median [CI] (per-round values)", f"{val(s.get('median'))} [{val(s.get('median_ci_low'))}, "
+                        f"{val(s.get('median_ci_high'))}]"),
+        ("std / CoV (per-round values)", f"{val(s.get('std'))} / {format_percent(s.get('cov'))}"),
+        ("min / Q1 / Q3 / max", " / ".join(val(s.get(k)) for k in ("min", "q1", "q3", "max"))),
+        ("p90 / p99", f"{val(s.get('p90'))} / {val(s.get('p99'))}"),
         ("Tukey outliers among the steady readings (kept)", str(w.outliers)),
         ("Shapiro-Wilk p (subsession means)", format_number((w.normality or {}).get("p_value"))),
     ]  # fmt: skip
@@ -234,7 +270,7 @@ def workload_stats(w: WorkloadView) -> Table:
             text += f" (von Neumann ratio {vn:.2f}, p {p:.2g})"
         rows.append(("drift of the steady rounds (stats/drift.py)", str(text)))
     if w.direction == "higher_is_better":
-        rows.append(("harmonic mean (rate)", format_value(w.harmonic_mean, u)))
+        rows.append(("harmonic mean (rate)", val(w.harmonic_mean)))
     if w.status != "active":
         rows.append(("status", f"{w.status}: {w.status_reason or ''}"))
     if w.last_failure:
@@ -243,7 +279,9 @@ def workload_stats(w: WorkloadView) -> Table:
     if notes:
         rows.append(("notes", "; ".join(notes)))
     return Table(f"statistics of {w.name}", ("statistic", "value"), rows,
-                 "Median, quartiles and percentiles are over per-round values (docs/methods.md §1).")  # fmt: skip
+                 "Median, quartiles and percentiles are over per-round values (docs/methods.md §1); "
+                 f"values in {du.label or 'the workload’s unit'}, chosen from the mean. q × n_q: "
+                 "n_q subsession means of q readings each.")  # fmt: skip
 
 
 def suite_tables(suite: Suite) -> list[Table]:
@@ -260,8 +298,9 @@ def suite_tables(suite: Suite) -> list[Table]:
             out.append(Table(
                 f"HPT: {a} vs {b}",
                 ("benchmark", f"median {a}", f"median {b}", "rank-sum p", "winner", "d", "rank"),
-                [(r["benchmark"], format_value(r["median_a"], suite.unit),
-                  format_value(r["median_b"], suite.unit), format_number(r.get("p_value")), r["winner"],
+                [(r["benchmark"], display_unit(suite.unit, r["median_a"]).text(r["median_a"]),
+                  display_unit(suite.unit, r["median_a"]).text(r["median_b"]),
+                  format_number(r.get("p_value")), r["winner"],
                   format_number(r["d"]), format_number(r["rank"])) for r in h["benchmarks"]],
                 f"Hierarchical Performance Testing (docs/methods.md §8): confidence that {a} "
                 f"outperforms {b} = {format_number(h['confidence'])} ({h['verdict']}); "

@@ -16,17 +16,23 @@ def render_json(report: Report, raw: bool = False) -> str:
 
 
 CSV_COLUMNS = (
-    "group", "rank", "workload", "unit", "direction", "mean", "ci_low", "ci_high",
-    "rel_half_width", "ratio_to_best", "ratio_low", "ratio_high", "verdict_with_next",
-    "q", "n_q", "s2_q", "n", "warmup_readings", "steady_rounds", "failed_rounds", "median",
-    "cov", "outliers", "normality_p",
+    "group", "rank", "workload", "unit", "display_unit", "display_factor", "direction", "mean",
+    "ci_low", "ci_high", "rel_half_width", "ratio_to_best", "ratio_low", "ratio_high",
+    "verdict_with_next", "q", "n_q", "s2_q", "n", "warmup_readings", "steady_rounds",
+    "failed_rounds", "median", "cov", "outliers", "normality_p", "baseline",
+    "baseline_verdict", "baseline_ratio", "baseline_ratio_low", "baseline_ratio_high",
+    "baseline_test", "baseline_p_holm", "baseline_headline",
 )  # fmt: skip
 
 
 def render_csv(report: Report) -> str:
-    """One row per workload: the headline numbers (units in the ``unit`` column); ``group``
-    is the group it is compared within (metric:unit, ``#i`` for a ``compare:`` group), rank
-    empty when it is compared with nothing."""
+    """One row per workload: the headline numbers in the base unit (the ``unit`` column;
+    ``display_unit`` is the unit the report's tables show, ``display_factor`` one of it in
+    the base unit) and its comparison with its baseline, if any; ``group`` is the group it
+    is compared within (metric:unit, ``#i`` for a ``compare:`` group), rank empty when it
+    is compared with nothing."""
+    verdicts = report.model.verdicts
+    base = {c.b: c for c in verdicts.baselines} if verdicts is not None else {}
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -39,8 +45,11 @@ def render_csv(report: Report) -> str:
             r = ranked.get(w.name)
             e = w.estimate
             s = w.summary or {}
+            b = base.get(w.name)
+            du = w.display
             row = [
-                g.key, (r.rank or "") if r else "", w.name, w.unit, w.direction,
+                g.key, (r.rank or "") if r else "", w.name, w.unit, du.label, du.factor,
+                w.direction,
                 e.mean if e else "", e.ci_low if e else "", e.ci_high if e else "",
                 e.rel_half_width if e else "", r.ratio if r else "", r.ratio_low if r else "",
                 r.ratio_high if r else "", (r.verdict_next or "") if r else "",
@@ -48,6 +57,9 @@ def render_csv(report: Report) -> str:
                 e.warmup_readings if e else "", w.steady_rounds, w.failed_rounds,
                 s.get("median", ""), s.get("cov", ""), w.outliers,
                 (w.normality or {}).get("p_value", ""),
+                *(("", "", "", "", "", "", "", "") if b is None else (
+                    b.a, b.verdict, b.ratio, b.ratio_low, b.ratio_high, b.test, b.p_holm,
+                    b.headline)),
             ]  # fmt: skip
             writer.writerow(["" if v is None else v for v in row])
     return buf.getvalue()

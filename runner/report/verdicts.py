@@ -9,8 +9,10 @@ campaign's confidence, the p-values of the latest look that tested it, and wheth
 condition of the stopping rule was met (``conditions_met``; False on a budget stop).
 
 :func:`read_verdicts` turns that event into :class:`StoredVerdicts`, which ``benchrun
-show``, the report (HTML, Markdown, JSON) and ``benchrun export`` all print as they are:
-nothing here recomputes a verdict. :func:`runner.results.workloads.drift_line` words a workload's drift check as
+show``, the report (HTML, Markdown, JSON, CSV) and ``benchrun export`` all print as they
+are: nothing here recomputes a verdict. A fixed campaign stores none; its comparisons are
+computed once when it is read, by the same controller, in the same form
+(:func:`runner.results.comparisons.campaign_verdicts`; ``computed`` says how). :func:`runner.results.workloads.drift_line` words a workload's drift check as
 ``benchrun run`` prints it, and :func:`experiment_of` re-reads the stored experiment text
 (for ``compare:`` groups).
 
@@ -20,10 +22,11 @@ alpha are probabilities.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from benchrun.runner.results.comparisons import experiment_of
 from benchrun.runner.results.headline import pair_headline
 from benchrun.runner.results.workloads import drift_line
 
@@ -120,8 +123,11 @@ class StoredComparison:
 class StoredVerdicts:
     """The final "verdicts" event of an adaptive campaign (module docstring).
 
-    ``conditions_met`` is None for campaigns stored before the field existed; ``margin``
-    (TOST, relative), ``alpha`` and ``confidence`` are the campaign's settings.
+    ``conditions_met`` is None for campaigns stored before the field existed and for
+    fixed campaigns (no stopping rule); ``margin`` (TOST, relative), ``alpha`` and
+    ``confidence`` are the campaign's settings. ``computed`` is None for verdicts the
+    controller stored, else how they were computed when read (a fixed campaign,
+    :func:`runner.results.comparisons.fixed_verdicts`).
     """
 
     comparisons: tuple[StoredComparison, ...]
@@ -130,6 +136,7 @@ class StoredVerdicts:
     margin: float | None
     alpha: float | None
     confidence: float | None
+    computed: str | None = None
 
     @property
     def pairs(self) -> tuple[StoredComparison, ...]:
@@ -159,7 +166,10 @@ class StoredVerdicts:
         return bool(mine) and all(c.test == "paired" for c in mine)
 
     def stop_sentence(self) -> str | None:
-        """One plain sentence on how the stopping rule ended (None when not stored)."""
+        """One plain sentence on how the stopping rule ended (None when not stored), or for
+        a fixed campaign how its comparisons were computed and why any is undecided."""
+        if self.computed is not None:
+            return f"Comparisons of a {self.reason or self.computed}."
         if self.conditions_met is None:
             return None
         if self.conditions_met:
@@ -174,9 +184,12 @@ class StoredVerdicts:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``source`` "controller", the settings, and one dict per comparison."""
+        """JSON form: ``source`` ("controller": stored by the stopping controller;
+        "computed": a fixed campaign's, computed when read, ``computed`` says how), the
+        settings, and one dict per comparison."""
         return {
-            "source": "controller",
+            "source": "controller" if self.computed is None else "computed",
+            "computed": self.computed,
             "conditions_met": self.conditions_met,
             "budget_stop": self.budget_stop,
             "reason": self.reason,
@@ -235,6 +248,7 @@ def verdicts_from_dict(doc: Mapping[str, Any]) -> StoredVerdicts:
         margin=_float(doc.get("margin")),
         alpha=_float(doc.get("alpha")),
         confidence=_float(doc.get("confidence")),
+        computed=doc.get("computed"),
     )
 
 
@@ -245,24 +259,6 @@ def read_verdicts(events: Sequence[EventRow]) -> StoredVerdicts | None:
 
     doc = final_verdicts(list(events))
     return None if doc is None else verdicts_from_dict(doc)
-
-
-def experiment_of(config_text: str, names: Iterable[str]) -> Experiment | None:
-    """The experiment stored with a campaign, re-read from its text (no check of this
-    machine's files); None when it no longer parses or names other workloads than
-    ``names`` (then ``compare:`` groups are not known)."""
-    from benchrun.runner.config.loader import parse_experiment
-    from benchrun.runner.errors import UserError
-
-    try:
-        experiment = parse_experiment(
-            config_text, display="stored experiment", check_commands=False
-        )
-    except (UserError, ValueError, TypeError, KeyError):
-        return None
-    if set(experiment.names) != set(names):
-        return None
-    return experiment
 
 
 def is_paired(

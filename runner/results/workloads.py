@@ -7,8 +7,15 @@ Two views of each workload:
   subsession means of size q, the t interval over them (docs/methods.md §2-4), and
   (mean, s_q², n_q, q), what a later comparison needs. This is *the* estimate and CI.
 - ``summary``: descriptive statistics of the per-round values (mean of a round's
-  readings; docs/methods.md §1: median, CoV, quartiles, min, max, outliers) from
-  ``stats.summarize``.
+  readings; docs/methods.md §1: median with its CI, std, CoV, quartiles, min, max,
+  outliers) from ``stats.summarize`` (:func:`describe_rounds`). It holds no mean, CI,
+  subsession size or autocorrelation time: those are the estimate's alone, so that no
+  output shows two CIs, two subsession choices or two verdicts on the autocorrelation of
+  one workload (issue 17).
+
+Every output shows a workload's values in one unit, :func:`display_of` (the one
+:func:`runner.format.display_unit` picks for the estimate's mean); the stored unit
+(``unit``) stays the base unit of every number in the JSON documents.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import numpy as np
 
 from benchrun import stats
 from benchrun.runner.control.collector import WorkloadStats, collect, interval_text
-from benchrun.runner.format import DisplayUnit
+from benchrun.runner.format import DisplayUnit, display_unit
 from benchrun.runner.store.database import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
 
 #: event kind of the final verdicts of a campaign (read by `benchrun show` and `run`)
@@ -48,7 +55,7 @@ class WorkloadResult:
     failed: int
     status: str
     status_reason: str | None
-    summary: dict[str, Any] | None  # stats.summarize(...).to_dict(); None if no data
+    summary: dict[str, Any] | None  # describe_rounds(...); None if no data
     last_failure: str | None
     #: runner.control.collector.WorkloadStats.to_dict() of the steady rounds; None if no data
     collected: dict[str, Any] | None = None
@@ -62,7 +69,55 @@ class WorkloadResult:
         the i.i.d. width)" after an uncertified interval, "(no CI: ...)" only without any
         interval; from ``collected`` (else ``summary``), in ``unit`` (default: the one
         :func:`~benchrun.runner.format.display_unit` picks for the mean)."""
-        return interval_text(self.collected or self.summary or {}, unit or self.unit)
+        return interval_text(self.collected or {}, unit or self.display)
+
+    @property
+    def display(self) -> DisplayUnit:
+        """The unit every output shows this workload's values in (:func:`display_of`)."""
+        return display_of(self.unit, self.collected)
+
+
+def display_of(unit: str, collected: dict[str, Any] | None) -> DisplayUnit:
+    """The one display unit of a workload stored in ``unit``: chosen by
+    :func:`runner.format.display_unit` from the mean of its estimate (``collected``, the
+    collector's :meth:`~runner.control.collector.WorkloadStats.to_dict`); ``unit`` itself
+    without an estimate. ``show``, the report tables, ``compare`` and the exports all call
+    this, so a 37.59 ms workload stored in seconds reads "37.59 ms" everywhere."""
+    return display_unit(unit, (collected or {}).get("mean"))
+
+
+#: the keys of ``stats.summarize`` that ``summary`` keeps: the descriptive statistics of the
+#: per-round values (module docstring)
+DESCRIPTIVE_KEYS = (
+    "median", "median_ci_low", "median_ci_high", "std", "cov", "min", "q1", "q3", "max",
+    "p90", "p99", "outliers", "deterministic", "confidence",
+)  # fmt: skip
+
+
+def describe_rounds(values: np.ndarray, confidence: float) -> dict[str, Any]:
+    """Descriptive statistics of a workload's per-round values (docs/methods.md §1).
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        The per-round values in launch order (:func:`round_values`), at least one.
+    confidence : float
+        Level of the median's CI.
+
+    Returns
+    -------
+    dict
+        ``rounds`` (how many values), :data:`DESCRIPTIVE_KEYS` of ``stats.summarize``
+        (whole warm-up rounds are already excluded, so no further warm-up is cut: MSER-5
+        over rounds would discard real data of short fixed campaigns) and ``notes`` of
+        ``stats.describe``. The mean, its CI, the subsession choice and tau are not here:
+        they are the estimate's (``collected``).
+    """
+    full = stats.summarize(values, confidence=confidence, warmup="none").to_dict()
+    out: dict[str, Any] = {"rounds": int(values.size)}
+    out.update((k, full.get(k)) for k in DESCRIPTIVE_KEYS)
+    out["notes"] = list(stats.describe(values).notes)
+    return out
 
 
 def round_values(workload: WorkloadRow, rounds: list[RoundRow]) -> np.ndarray:
@@ -156,11 +211,7 @@ def workload_results(
     for w in store.workloads(campaign.id):
         rounds = rounds_by_workload.get(w.id, [])
         values = round_values(w, rounds)
-        summary = None
-        if values.size:
-            # whole warm-up rounds are already excluded; MSER-5 over rounds would discard
-            # real data of short fixed campaigns, so it is not applied here
-            summary = stats.summarize(values, confidence=confidence, warmup="none").to_dict()
+        summary = describe_rounds(values, confidence) if values.size else None
         failures = [r for r in rounds if r.status != "ok"]
         collected = collect_stored(w, rounds, campaign.settings) if values.size else None
         out.append(

@@ -15,7 +15,9 @@ from scipy import stats as sps
 
 from benchrun.runner.cli import main
 
-SECTIONS = ("Headline", "Per workload", "Comparisons", "The machine", "Methods",
+#: the sections of a campaign with comparisons (a fixed campaign's are computed when read):
+#: the comparisons first (issue 17: verdicts lead every output)
+SECTIONS = ("Comparisons", "Headline", "Per workload", "The machine", "Methods",
             "Hoefler & Belli's twelve rules")  # fmt: skip
 
 

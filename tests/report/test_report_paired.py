@@ -313,12 +313,23 @@ def test_export_carries_the_comparisons(runs: dict[str, Path], tmp_path: Path) -
     assert json.loads(results.read_text())["comparisons"]["budget_stop"] is True
     readings = tmp_path / "x.json"
     assert main(["export", str(runs["alone"]), "--what", "readings", "-o", str(readings)]) == 0
-    assert "comparisons" not in json.loads(readings.read_text())
+    # every export carries the comparisons (issue 17); "alone" compares nothing
+    assert json.loads(readings.read_text())["comparisons"]["comparisons"] == []
 
 
-def test_export_of_a_fixed_campaign_has_no_comparisons(
+def test_export_of_a_fixed_campaign_has_its_computed_comparisons(
     campaigns: dict[str, Path], tmp_path: Path
 ) -> None:
+    # a fixed campaign stores no verdicts: they are computed once when it is read, and the
+    # export carries the same ones the report shows (runner/results/comparisons.py)
     out = tmp_path / "f.json"
     assert main(["export", str(campaigns["old"]), "-o", str(out)]) == 0
-    assert json.loads(out.read_text())["comparisons"] is None
+    comparisons = json.loads(out.read_text())["comparisons"]
+    assert comparisons["source"] == "computed" and comparisons["conditions_met"] is None
+    proc = run_benchrun("report", str(campaigns["old"]), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["comparisons"]["comparisons"] == comparisons["comparisons"]
+    # c (50) < a (100) < b (200): 8 passes are too few for the log ratios, Welch decides
+    assert [(c["a"], c["b"], c["verdict"], c["test"]) for c in comparisons["comparisons"]] == [
+        ("c", "a", "separated", "welch"), ("a", "b", "separated", "welch"),
+    ]  # fmt: skip

@@ -39,4 +39,5 @@ def test_the_controllers_stored_verdict_is_shown(tmp_path: Path, capsys) -> None
     (group,) = json.loads(capsys.readouterr().out)["headline"]
     (pair,) = group["pairs"]
     assert group["verdict_source"] == "controller"
-    assert pair["verdict"] == "equivalent" and pair["computed_verdict"] == "separated"
+    # the stored verdict alone: no second (recomputed) verdict beside it (issue 17)
+    assert pair["verdict"] == "equivalent" and "computed_verdict" not in pair
