@@ -28,8 +28,10 @@ from typing import Any, ParamSpec, TypeVar
 
 import matplotlib
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+from PIL import Image
 from scipy import stats as sps
 
 from benchrun.runner.format import DisplayUnit
@@ -95,8 +97,14 @@ def _readable(fn: Callable[P, R]) -> Callable[P, R]:
 
 
 def _png(fig: Figure) -> bytes:
+    """``fig`` drawn at :data:`DPI` as a PNG of 256 colours (an adaptive palette: a third of
+    the size of a true-colour PNG, which the report embeds, at no visible loss for plots)."""
+    fig.set_dpi(DPI)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    rgb = Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3])
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI)
+    rgb.quantize(256, method=Image.Quantize.FASTOCTREE).save(buf, format="PNG")
     return buf.getvalue()
 
 

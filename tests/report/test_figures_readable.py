@@ -9,7 +9,6 @@ the tests choose, so the expected values (means in ms, counts) come from those r
 from __future__ import annotations
 
 import base64
-import io
 import json
 import re
 import shlex
@@ -25,7 +24,7 @@ from matplotlib.text import Text
 from synthetic import store_campaign
 from test_report_chromium import _chromium, _run
 
-from benchrun.runner.report import document
+from benchrun.runner.report import document, plots
 from benchrun.runner.report.document import Report, build_report
 from benchrun.runner.report.html import render_html
 from benchrun.runner.report.markdown import render_markdown
@@ -42,10 +41,11 @@ COMMANDS = {"sum-a": ["python3", "-c", "sum(range(100000))"],
 
 @dataclass
 class Drawn:
-    """What one saved figure holds: its PNG, the DPI it was saved at, the sizes of its
-    visible texts [pt] and each axes' labels, limits and title."""
+    """What one figure holds: its PNG, the DPI it was drawn at, the sizes of its visible
+    texts [pt] and each axes' labels, limits and title."""
 
     png: bytes
+    #: pixels per inch of the PNG (its width in pixels / the figure's width in inches)
     dpi: float
     font_sizes: list[float]
     axes: list[dict[str, Any]]
@@ -66,13 +66,13 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def drawn(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Drawn]]:
-    """Every figure saved while the test runs, recorded after matplotlib drew it (figures
-    are drawn in this process: the worker pool is switched off)."""
+    """Every figure turned into a PNG while the test runs, recorded right after matplotlib
+    drew it (figures are drawn in this process: the worker pool is switched off)."""
     out: list[Drawn] = []
-    original = Figure.savefig
+    original = plots._png
 
-    def savefig(fig: Figure, fname: Any, *args: Any, **kwargs: Any) -> None:
-        original(fig, fname, *args, **kwargs)
+    def png(fig: Figure) -> bytes:
+        data = original(fig)
         texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
         axes = [
             {"xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "xlim": ax.get_xlim(),
@@ -81,11 +81,12 @@ def drawn(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Drawn]]:
              "yticks": any(t.get_visible() and t.get_text() for t in ax.get_yticklabels())}
             for ax in fig.axes
         ]  # fmt: skip
-        png = fname.getvalue() if isinstance(fname, io.BytesIO) else b""
-        out.append(Drawn(png, float(kwargs.get("dpi") or fig.dpi),
-                         [float(t.get_fontsize()) for t in texts], axes))  # fmt: skip
+        width = int.from_bytes(data[16:20], "big")  # the PNG's IHDR: width in pixels
+        dpi = width / fig.get_figwidth()  # pixels per inch of the PNG, as drawn
+        out.append(Drawn(data, dpi, [float(t.get_fontsize()) for t in texts], axes))
+        return data
 
-    monkeypatch.setattr(Figure, "savefig", savefig)
+    monkeypatch.setattr(plots, "_png", png)
     monkeypatch.setattr(document, "PARALLEL_FROM", 10**9)
     yield out
 
@@ -115,13 +116,14 @@ def test_no_figure_text_is_below_10_px_in_the_html_report_at_1400_px(
     campaign: Path, drawn: list[Drawn], tmp_path: Path
 ) -> None:
     """How the smallest displayed text is measured: matplotlib sizes text in points, and a
-    figure saved at ``dpi`` draws a font of ``s`` pt with an em of ``s * dpi / 72`` image
-    pixels. Chromium (at 1400 x 1000 CSS px) reports each image's natural width and the
-    width it is displayed at; the image is scaled by displayed / natural, so the smallest
-    text on screen is ``min(s) * dpi / 72 * displayed / natural`` CSS px, the unit CSS font
-    sizes use. ``min(s)`` is taken over every visible text artist of the figure after it
-    was drawn (tick labels, legends, annotations, titles), recorded when it was saved, and
-    each PNG is matched to its image in the page by its bytes. This measures what the
+    figure drawn at ``dpi`` pixels per inch (the PNG's width over the figure's width in
+    inches) draws a font of ``s`` pt with an em of ``s * dpi / 72`` image pixels. Chromium
+    (at 1400 x 1000 CSS px) reports each image's natural width and the width it is
+    displayed at; the image is scaled by displayed / natural, so the smallest text on
+    screen is ``min(s) * dpi / 72 * displayed / natural`` CSS px, the unit CSS font sizes
+    use. ``min(s)`` is taken over every visible text artist of the figure just after it
+    was drawn (tick labels, legends, annotations, titles), and each PNG is matched to its
+    image in the page by its bytes. This measures what the
     browser really does with the images (a narrower column or a larger PNG would scale
     them down) without reading glyphs off pixels."""
     report = _report(campaign)
