@@ -103,8 +103,15 @@ def _png(fig: Figure) -> bytes:
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
     rgb = Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3])
+    img = rgb.quantize(256, method=Image.Quantize.FASTOCTREE)
+    palette = img.getpalette() or []
+    corner = img.getpixel((0, 0))  # a palette index: the background colour's entry
+    i = 3 * corner if isinstance(corner, int) else 0
+    if palette[i : i + 3] and min(palette[i : i + 3]) >= 248:
+        palette[i : i + 3] = [255, 255, 255]  # the averaged white back to white
+        img.putpalette(palette)
     buf = io.BytesIO()
-    rgb.quantize(256, method=Image.Quantize.FASTOCTREE).save(buf, format="PNG")
+    img.save(buf, format="PNG")
     return buf.getvalue()
 
 
