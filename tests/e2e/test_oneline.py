@@ -301,7 +301,7 @@ def test_a_failing_cleanup_warns_and_exits_0(tmp_path: Path) -> None:
 def test_bad_one_line_input_is_one_line_and_exit_2(
     tmp_path: Path, args: tuple[str, ...], message: str
 ) -> None:
-    (tmp_path / "x.yaml").write_text("name: x\nworkloads:\n  - {name: a, command: [true]}\n")
+    (tmp_path / "x.yaml").write_text("name: x\nworkloads:\n  - {name: a, command: [python3]}\n")
     proc = run_benchrun("run", *args, cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.splitlines()
