@@ -228,16 +228,23 @@ def oneline_argv(args: argparse.Namespace) -> list[str]:
     return argv
 
 
-def resume_command(campaign_dir: Path) -> str:
+def resume_command(campaign_dir: Path, args: argparse.Namespace | None = None) -> str:
     """``benchrun run DIR --resume``: continues the campaign in ``campaign_dir`` from its
-    stored experiment and settings, whatever options and file started it. DIR is shown
-    relative to the current directory when it lies inside it."""
+    stored experiment and settings, whatever options and file started it (DIR shown
+    relative to the current directory when it lies inside it); with ``args``, followed by
+    ``(or: ...)`` and the command that started it with ``--resume`` (every option that
+    defines the experiment: the file or the -c options, -o, --baseline, --set)."""
     where = campaign_dir.absolute()
     try:
         shown = str(where.relative_to(Path.cwd()))
     except ValueError:
         shown = str(where)
-    return shlex.join(["benchrun", "run", shown, "--resume"])
+    hint = shlex.join(["benchrun", "run", shown, "--resume"])
+    if args is None or campaign_db(Path(args.experiment or "-")) is not None:
+        return hint
+    given = [args.experiment] if args.experiment else []
+    again = shlex.join(["benchrun", "run", *given, *oneline_argv(args), "--resume"])
+    return f"{hint} (or: {again})"
 
 
 def campaign_db(path: Path) -> Path | None:
@@ -430,7 +437,7 @@ def main(args: argparse.Namespace) -> int:
             },
             round_facts_fn=round_facts,
             workload_cpus=plan.workload_cpus,
-            resume_command=resume_command(experiment.campaign_dir),
+            resume_command=resume_command(experiment.campaign_dir, args),
         )
     with Store.open(outcome.db_path) as store:
         campaign = store.campaign(outcome.campaign_id)
