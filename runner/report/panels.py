@@ -20,9 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from benchrun.runner.format import DisplayUnit, display_unit
+from benchrun.runner.format import DisplayUnit
 from benchrun.runner.report.model import WorkloadView
 
 MIN_DISTRIBUTION = 2
@@ -48,8 +46,9 @@ class Panel:
 def display_of(w: WorkloadView) -> DisplayUnit:
     """The one unit every figure and table shows ``w``'s values in.
 
-    Chosen by :func:`runner.format.display_unit` from the workload's mean (the estimate's;
-    without one the median of the steady readings, else of every reading).
+    :attr:`WorkloadView.display` (chosen by :func:`runner.format.display_unit` from the
+    mean of the workload's estimate; the stored unit without one), so a figure's axes and
+    the tables beside it agree.
 
     Parameters
     ----------
@@ -62,14 +61,7 @@ def display_of(w: WorkloadView) -> DisplayUnit:
         ``ms`` for a 37 ms workload measured in seconds; the stored unit when it is not a
         time or a size.
     """
-    typical: float | None = None
-    if w.estimate is not None:
-        typical = w.estimate.mean
-    elif w.steady.size:
-        typical = float(np.median(w.steady))
-    elif w.all_values.size:
-        typical = float(np.median(w.all_values))
-    return display_unit(w.unit, typical)
+    return w.display
 
 
 def _plural(n: int, word: str) -> str:
