@@ -50,8 +50,9 @@ One line, no file (like hyperfine; docs/oneline.md):
   benchrun run -c 'sleep 0.1' -c 'sleep 0.2'
   benchrun run -c 'python3 -c "sum(range({n}))"' -L n 100000,1000000 --set max_time=2m
 Each -c command is one workload, run by /bin/sh -c (-N: split like a shell would and run
-without one; /bin/sh adds about a millisecond to every round and is not subtracted). It
-runs in the current directory. The experiment is named after the commands plus a hash of
+without one; the shell adds about 0.7 ms to every round, not subtracted). It runs in the
+current directory; only {NAME} of -L and {round} are placeholders, other braces are
+literal. The experiment is named after the commands plus a hash of
 them (--experiment-name NAME instead); results go to results/<name> (-o DIR). The same
 options again with --resume continue it; --print-config prints the experiment file they
 stand for (`benchrun run FILE` runs it the same way)."""
