@@ -2,7 +2,10 @@
 
 Each ``render_*`` function takes the JSON-able document a sub-command of
 :mod:`runner.commands.analyze` built and prints it; nothing here computes a statistic, so
-the table and ``--json`` can never disagree.
+the table and ``--json`` can never disagree. A group's values are printed in one unit
+chosen from its mean (:func:`runner.format.display_unit`); names are printed as they are
+(``sum[n=100]`` is a name, not rich markup); subsessions read ``q × n_q`` (n_q means of q
+readings), as in ``run``, ``show`` and the report.
 """
 
 from __future__ import annotations
@@ -12,15 +15,16 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from benchrun.runner.format import format_percent
+from benchrun.runner.format import DisplayUnit, display_unit, format_percent
 
 Doc = dict[str, Any]
 
 
 def _console() -> Console:
-    console = Console(highlight=False)
+    # no markup: group names such as "sum[n=100]" are names, not rich tags
+    console = Console(highlight=False, markup=False)
     if not console.is_terminal:  # a file or a pipe: no need to squeeze tables into 80 columns
-        console = Console(highlight=False, width=160)
+        console = Console(highlight=False, markup=False, width=160)
     return console
 
 
@@ -35,6 +39,27 @@ def num(value: Any, unit: str = "") -> str:
     else:
         text = f"{value:.4g}"
     return f"{text} {unit}".rstrip() if unit else text
+
+
+def shown(value: Any, du: DisplayUnit, unit: bool = False) -> str:
+    """A value of the data (in its file's unit) in the display unit ``du``: 4 significant
+    digits, with the unit's label when ``unit``; '-' when missing."""
+    if value is None:
+        return "-"
+    return du.text(value) if unit else num(du.scale(value))
+
+
+def subsessions(q: Any, n_q: Any) -> str:
+    """``q × n_q`` (n_q subsession means of q readings each), '-' without a choice."""
+    return f"{q} × {n_q}" if q is not None and n_q is not None else "-"
+
+
+def _display(doc: Doc, row: Doc) -> DisplayUnit:
+    """The display unit of one group (``display_unit`` of the row, else from its mean)."""
+    du = row.get("display_unit")
+    if du:
+        return DisplayUnit(doc.get("unit") or "", du["label"], du["factor"])
+    return display_unit(doc.get("unit") or "", (row.get("summary") or {}).get("mean"))
 
 
 def pval(value: Any) -> str:
@@ -119,11 +144,12 @@ def render_speedup(doc: Doc) -> None:
                    "speedup (min, observed)"):  # fmt: skip
         table.add_column(column, justify="left" if "verdict" in column else "right")
     for name, r in res["benchmarks"].items():
+        du = display_unit(unit, r["mean_x"])
         table.add_row(
             name,
             f"{r['n_x']}/{r['n_y']}",
-            num(r["mean_x"], unit),
-            num(r["mean_y"], unit),
+            shown(r["mean_x"], du, unit=True),
+            shown(r["mean_y"], du, unit=True),
             num(r["speedup_mean"]),
             _verdict(r["mean_verdict"], r["mean_warning"], r.get("mean_p")),
             num(r["speedup_median"]),
@@ -175,11 +201,12 @@ def render_hpt(doc: Doc) -> None:
                    "winner", "d (score)", "rank"):  # fmt: skip
         table.add_column(column, justify="left" if column == "winner" else "right")
     for row in res["benchmarks"]:
+        du = display_unit(unit, row["median_a"])
         table.add_row(
             row["benchmark"],
             f"{row['n_a']}/{row['n_b']}",
-            num(row["median_a"], unit),
-            num(row["median_b"], unit),
+            shown(row["median_a"], du, unit=True),
+            shown(row["median_b"], du, unit=True),
             pval(row["p_value"]) + f" ({row['method']})",
             names.get(row["winner"], row["winner"]),
             num(row["d"]),
@@ -223,7 +250,7 @@ def render_resample(doc: Doc) -> None:
     console = _console()
     a, b = doc["a"], doc["b"]
     test, ci, size = doc["randomization"], doc["gmean_ratio_ci"], doc["runs_for_ci_width"]
-    console.print(f"[bold]{_title(doc, f'Resampling: {a} vs {b}')}[/bold]")
+    console.print(_title(doc, f"Resampling: {a} vs {b}"), style="bold")
     console.print(f"Benchmarks: {', '.join(doc['benchmarks'])}")
     ratio = ci["estimate"]
     meaning = ""
@@ -276,21 +303,21 @@ def render_resample(doc: Doc) -> None:
 def render_summary(doc: Doc) -> None:
     """Location with CIs, spread and diagnostics per group (docs/methods.md §1-§5)."""
     console = _console()
-    unit = doc["unit"]
     conf = format_percent(doc["confidence"])
     table = Table(title=_title(doc, "Summary"))
     for column in ("group", "n", "warm-up", "mean", f"{conf} CI of mean", "median",
                    f"{conf} CI of median", "std", "CoV", "min", "q1", "q3", "max", "p90",
-                   "p99"):  # fmt: skip
-        table.add_column(column, justify="left" if column == "group" else "right")
+                   "p99", "unit"):  # fmt: skip
+        table.add_column(column, justify="left" if column in ("group", "unit") else "right")
     diag = Table(title="Diagnostics")
-    for column in ("group", "subsessions", "lag-1 r", "ESS", "Shapiro-Wilk p",
+    for column in ("group", "q × n_q", "lag-1 r", "ESS", "Shapiro-Wilk p",
                    "Tukey outliers", "deterministic", "verdict"):  # fmt: skip
         diag.add_column(column, justify="left" if column in ("group", "verdict") else "right")
     notes: list[str] = []
+    marked = False
     rows = doc["groups"]
-    shown, elided = _visible(len(rows))
-    visible = set(shown)
+    visible_rows, elided = _visible(len(rows))
+    visible = set(visible_rows)
     for i, row in enumerate(rows):
         s = row["summary"]
         if s is None:
@@ -301,20 +328,29 @@ def render_summary(doc: Doc) -> None:
             continue
         _elision_row(table, i, len(rows), elided)
         _elision_row(diag, i, len(rows), elided)
+        name = row["name"]
         if s is None:
-            table.add_row(row["name"], str(row["readings"]), *["-"] * 13)
+            table.add_row(name, str(row["readings"]), *["-"] * 14)
             continue
+        du = _display(doc, row)
+
+        def v(key: str, du: DisplayUnit = du, s: Doc = s) -> str:
+            return shown(s[key], du)
+
+        ci = interval(du.scale(s["ci_low"]), du.scale(s["ci_high"]))
+        if s["ci_low"] is None and s.get("interval_low") is not None:
+            # the interval every output prints without a certified CI (docs/methods.md §4.1)
+            ci = interval(du.scale(s["interval_low"]), du.scale(s.get("interval_high"))) + " *"
+            marked = True
         table.add_row(
-            row["name"], str(s["n"]), str(s["warmup_readings"]), num(s["mean"], unit),
-            interval(s["ci_low"], s["ci_high"]), num(s["median"]),
-            interval(s["median_ci_low"], s["median_ci_high"]), num(s["std"]), format_percent(s["cov"]),
-            num(s["min"]), num(s["q1"]), num(s["q3"]), num(s["max"]), num(s["p90"]),
-            num(s["p99"]),
+            name, str(s["n"]), str(s["warmup_readings"]), v("mean"), ci, v("median"),
+            interval(du.scale(s["median_ci_low"]), du.scale(s["median_ci_high"])), v("std"),
+            format_percent(s["cov"]), v("min"), v("q1"), v("q3"), v("max"), v("p90"), v("p99"),
+            du.label or "-",
         )  # fmt: skip
-        q, h = s["subsession_size"], s["n_subsessions"]
         diag.add_row(
-            row["name"],
-            f"{h} x {q}" if q is not None and h is not None else "-",
+            name,
+            subsessions(s["subsession_size"], s["n_subsessions"]),
             num(s["autocorrelation_lag1"]),
             num(s["ess"]),
             pval(s["normality_p"]),
@@ -327,7 +363,14 @@ def render_summary(doc: Doc) -> None:
     _elision_note(console, elided, len(rows), "groups")
     console.print(
         f"Warm-up: {doc['warmup']}. CIs of the mean are Student t over subsession means "
-        "(rows 'h x q': h means of q readings); median CIs are order-statistic intervals."
+        "(q × n_q: n_q means of q readings each); median CIs are order-statistic intervals. "
+        "Each group's values are in its unit column."
+        + (
+            " *: independence not certified: the interval assumes the correlation time "
+            "the notes name (docs/methods.md §4.1)."
+            if marked
+            else ""
+        )
     )
     _notes(console, doc["notes"] + notes)
 
@@ -343,22 +386,23 @@ _VERDICT_WORDS = {
 def render_compare(doc: Doc) -> None:
     """Ranking (best first), adjacent-pair verdicts and the omnibus tests (§6-§7)."""
     console = _console()
-    unit = doc["unit"]
     rank = doc["ranking"]
     conf = format_percent(doc["confidence"])
     table = Table(title=_title(doc, "Ranking, best first"))
-    for column in ("#", "group", "mean", f"{conf} CI", "subsessions"):
+    for column in ("#", "group", "mean", f"{conf} CI", "q × n_q"):
         table.add_column(column, justify="left" if column == "group" else "right")
     groups = {row["name"]: row["summary"] for row in doc["groups"]}
+    units = {row["name"]: _display(doc, row) for row in doc["groups"]}
     n_ranked = len(rank["names"])
-    shown, elided = _visible(n_ranked)
-    for i in shown:
+    ranked, elided = _visible(n_ranked)
+    for i in ranked:
         _elision_row(table, i, n_ranked, elided, at=1)
         name, s = rank["names"][i], groups[rank["names"][i]]
+        du = units[name]
         table.add_row(
-            str(i + 1), name, num(rank["estimates"][i], unit),
-            interval(rank["ci_low"][i], rank["ci_high"][i]),
-            f"{s['n_subsessions']} x {s['subsession_size']}",
+            str(i + 1), name, shown(rank["estimates"][i], du, unit=True),
+            interval(du.scale(rank["ci_low"][i]), du.scale(rank["ci_high"][i]), du.label),
+            subsessions(s["subsession_size"], s["n_subsessions"]),
         )  # fmt: skip
     console.print(table)
     _elision_note(console, elided, n_ranked, "groups")
@@ -377,8 +421,9 @@ def render_compare(doc: Doc) -> None:
         pairs.add_row(
             f"{p['a']} vs {p['b']}",
             p["verdict"],
-            num(p["difference"], unit) + (f" ({format_percent(p['relative_difference'])})"
-                                          if p["relative_difference"] is not None else ""),
+            shown(p["difference"], units[p["a"]], unit=True)
+            + (f" ({format_percent(p['relative_difference'])})"
+               if p["relative_difference"] is not None else ""),
             pval(p["welch_p"]),
             pval(p["welch_p_holm"]),
             pval(p["tost_p"]),
@@ -431,7 +476,10 @@ def render_quantiles(doc: Doc) -> None:
     notes = list(doc["notes"])
     for item in doc["benchmarks"]:
         r = item["result"]
-        table = Table(title=_title(doc, f"Quantile regression, {item['benchmark']}: {b} minus {a}"))
+        title = _title(doc, f"Quantile regression, {item['benchmark']}: {b} minus {a}")
+        table = Table(title=title)
+        known = [v for v in r["intercept"] if v is not None]
+        du = display_unit(unit, known[len(known) // 2] if known else None)
         for column in ("quantile", f"{a}", f"{b} - {a}", f"{format_percent(r['confidence'])} CI",
                        "relative", "reading"):  # fmt: skip
             table.add_column(column, justify="left" if column == "reading" else "right")
@@ -445,7 +493,10 @@ def render_quantiles(doc: Doc) -> None:
             else:
                 reading = "no clear shift"
             rel = format_percent(eff / base) if base not in (None, 0) and eff is not None else "-"
-            table.add_row(f"{q:g}", num(base, unit), num(eff, unit), interval(lo, hi), rel, reading)
+            table.add_row(
+                f"{q:g}", shown(base, du, unit=True), shown(eff, du, unit=True),
+                interval(du.scale(lo), du.scale(hi), du.label), rel, reading,
+            )  # fmt: skip
         console.print(table)
         notes += [f"{item['benchmark']}: {n}" for n in r.get("notes", [])]
         method = r["method"]

@@ -13,7 +13,16 @@ Sub-commands: ``summary`` (docs/methods.md §1-§5), ``compare`` (§6.1, §6.4, 
 When a file says what a process is (pyperf runs, hyperfine runs, Google Benchmark
 repetitions), ``summary`` and ``compare`` take each process mean as one observation, as
 ``benchrun compare`` does (runner/importers/processes.py, docs/imported-data.md): the
-subsessions of the summary are the processes. The other sub-commands take the values.
+subsessions of the summary are the processes. benchrun's own exports (JSON or CSV) are
+analysed as the campaign analysed them: only the readings it analysed (warm-up and
+failed rounds left out by their flags), estimated by the collector over their rounds
+(runner/results/workloads.py ``estimate_rounds``), so the mean, CI, q and n_q are the
+report's. The other sub-commands take the values.
+
+Every group's values are shown in one unit chosen from its mean
+(:func:`runner.format.display_unit`); the JSON keeps the file's unit (``unit``) and names
+the shown one per group (``display_unit``). Subsessions read ``q × n_q``: n_q means of q
+readings, as in ``run``, ``show`` and the report.
 """
 
 from __future__ import annotations
@@ -99,11 +108,18 @@ def _times_for_speedup(ds: Dataset, values: np.ndarray) -> np.ndarray:
     return 1.0 / values if ds.direction == "higher_is_better" else values
 
 
+#: the warm-up of a benchrun export's groups: the campaign's, flagged in the file
+CAMPAIGN_WARMUP = "the campaign's (readings flagged warm-up are left out)"
+
+
 def _warmup_for(ds: Dataset, warmup: str | int) -> str | int:
     """``auto``: pyperf stores warm-ups apart (already excluded), so none; else MSER-5.
 
     For data with processes the rule applies to whole processes (``auto``/``mser5``: the
-    process-level MSER-5 of runner/importers/processes.py; N: the first N processes)."""
+    process-level MSER-5 of runner/importers/processes.py; N: the first N processes). A
+    benchrun export's warm-up is the campaign's (:data:`CAMPAIGN_WARMUP`)."""
+    if ds.rounds:
+        return CAMPAIGN_WARMUP
     if ds.processes:
         return "mser5 over process means" if warmup in ("auto", "mser5") else warmup
     if warmup == "auto":
@@ -115,9 +131,40 @@ def _key_dict(key: tuple[str | None, str | None, str | None]) -> dict[str, str |
     return {"system": key[0], "benchmark": key[1], "workload": key[2]}
 
 
+def _benchrun_summary(rounds: list[np.ndarray], confidence: float) -> tuple[dict, Any]:
+    """The summary of one group of a benchrun export: descriptive statistics of its
+    analysed readings (``stats.summarize`` without warm-up) with the estimate replaced by
+    the campaign's (runner/results/workloads.py ``estimate_rounds``: mean, CI, q, n_q,
+    s_q², tau and the collector's notes), the normality of its subsession means; and those
+    means (None without a trusted estimate)."""
+    from benchrun.runner.results.workloads import estimate_means, estimate_rounds
+
+    x = np.concatenate(rounds)
+    doc = as_dict(stats_function("summarize")(x, confidence=confidence, warmup="none"))
+    c = estimate_rounds(rounds, confidence)
+    if c is None:  # pragma: no cover - an export's groups have readings
+        return doc, None
+    means = estimate_means(rounds, c)
+    normality = stats_module("normality", "normality")
+    norm = normality(means) if means is not None and means.size >= 3 else None
+    described = as_dict(stats_function("describe")(x))
+    doc.update(
+        n=c.n, warmup_readings=0, subsession_size=c.q, n_subsessions=c.n_q, mean=c.mean,
+        ci_low=c.ci_low, ci_high=c.ci_high, subsession_variance=c.s2_q, ess=c.ess,
+        enough_data=c.enough, readings_needed=c.readings_needed, tau=c.tau,
+        certified=c.certified, interval_low=c.interval_low, interval_high=c.interval_high,
+        tau_bound=c.tau_bound, width_factor=c.width_factor, interval_note=c.interval_note,
+        normality_p=None if norm is None else norm.p_value,
+        notes=[*described["notes"], *c.notes],
+        estimate=f"benchrun's collector over {len(rounds)} rounds (the campaign's estimate)",
+    )  # fmt: skip
+    return doc, means
+
+
 def _summaries(ds: Dataset, args: argparse.Namespace) -> list[dict[str, Any]]:
     """``stats.summarize`` of every group; a group it refuses gets an ``error`` instead."""
     # scipy.stats costs ~0.6 s to import: only when analysing, not for `benchrun --help`
+    from benchrun.runner.format import display_unit
     from benchrun.runner.importers.processes import as_summary, summarize_processes
 
     warmup = _warmup_for(ds, args.warmup)
@@ -127,8 +174,13 @@ def _summaries(ds: Dataset, args: argparse.Namespace) -> list[dict[str, Any]]:
         name = views_name(key)
         row: dict[str, Any] = {"name": name, **_key_dict(key), "readings": int(values.size)}
         split = ds.process_values(key)
+        by_round = ds.round_values(key)
         try:
-            if split is not None:
+            if by_round is not None:
+                doc, means = _benchrun_summary(by_round, args.confidence)
+                row.update(summary=doc, error=None, _result=None, _values=values, _means=means)
+                row["rounds"] = len(by_round)
+            elif split is not None:
                 ps = summarize_processes(
                     split, args.confidence, "mser5" if warmup == "mser5 over process means"
                     else warmup, ds.process_word,
@@ -142,8 +194,12 @@ def _summaries(ds: Dataset, args: argparse.Namespace) -> list[dict[str, Any]]:
         except ValueError as exc:
             row.update(summary=None, error=str(exc))
         else:
-            row.update(summary=as_dict(result), error=None, _result=result, _values=values)
-            row["_means"] = means
+            if by_round is None:
+                row.update(summary=as_dict(result), error=None, _result=result, _values=values)
+                row["_means"] = means
+        mean = (row.get("summary") or {}).get("mean")
+        du = display_unit(ds.unit, mean)
+        row["display_unit"] = {"label": du.label, "factor": du.factor}
         rows.append(row)
     if all(row["error"] for row in rows):
         first = rows[0]
@@ -162,6 +218,11 @@ def cmd_summary(args: argparse.Namespace) -> int:
     """Per group: warm-up, subsession means, CIs, quantiles, normality (docs/methods.md §1-§5)."""
     ds = load_dataset(args)
     doc = _header(ds, "summary", args)
+    if ds.rounds and args.warmup != "auto":
+        doc["notes"].append(
+            f"--warmup {args.warmup} does not apply to a benchrun export: its warm-up is the "
+            "campaign's, flagged in the file"
+        )
     rows = _summaries(ds, args)
     doc.update(warmup=_warmup_for(ds, args.warmup), groups=_public(rows))
     return _emit(doc, args, views.render_summary)

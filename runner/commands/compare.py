@@ -30,7 +30,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchrun.runner.errors import UserError
-from benchrun.runner.format import format_value
+from benchrun.runner.format import DisplayUnit
 from benchrun.runner.ui.display import stdout_console
 
 #: exit code when --fail-on-regression found a regression
@@ -106,13 +106,15 @@ def level_conf(text: str) -> float:
     return value
 
 
-def _est(mean: float, ci: tuple[float | None, float | None], unit: str) -> str:
+def _est(mean: float, ci: tuple[float | None, float | None], du: DisplayUnit) -> str:
+    """An estimate in the workload's display unit: "37.59 ms ± 1.991 ms" (both sides of a
+    workload share the unit, chosen from the old mean)."""
     if mean != mean:  # NaN: no data on this side
         return "-"
     lo, hi = ci
     if lo is None or hi is None:
-        return format_value(mean, unit)
-    return f"{format_value(mean, unit)} ± {format_value((hi - lo) / 2, unit)}"
+        return du.text(mean)
+    return f"{du.text(mean)} ± {du.text((hi - lo) / 2)}"
 
 
 STYLE = {"faster": "green", "slower": "red", "equivalent": "cyan"}
@@ -175,8 +177,8 @@ def _print(cmp: Any, args: argparse.Namespace) -> None:
         table.add_row(
             escape(r.name),
             f"[{STYLE.get(r.verdict, 'yellow')}]{v}[/]",
-            _est(r.old_mean, r.old_ci, r.unit),
-            _est(r.new_mean, r.new_ci, r.unit),
+            _est(r.old_mean, r.old_ci, r.display),
+            _est(r.new_mean, r.new_ci, r.display),
             "-" if r.change is None else f"{100 * r.change:+.3g} %",
             "-" if r.welch_p_holm is None else f"{r.welch_p_holm:.3g}",
             "-" if r.tost_p is None else f"{r.tost_p:.3g}",

@@ -8,8 +8,10 @@ data). Campaigns and exports give the stored estimate (runner/control/collector.
 files that say what a process is (pyperf runs, hyperfine runs, Google Benchmark
 repetitions) are summarised by :func:`runner.importers.processes.summarize_processes`:
 each process mean is one observation, n_q = the number of processes
-(docs/imported-data.md); long-form CSV, which has no processes, with
-:func:`stats.summarize` (MSER-5 warm-up, subsession means).
+(docs/imported-data.md); benchrun's CSV export as the campaign estimated it (the
+collector over the analysed readings of each round, runner/results/workloads.py
+``estimate_rounds``: the report's mean and CI); other long-form CSV, which has no
+processes, with :func:`stats.summarize` (MSER-5 warm-up, subsession means).
 
 For each common workload: the ratio new/old with a delta-method CI on the log scale
 (:func:`stats.paired.ratio_of_means_ci`, the function the stopping controller uses too:
@@ -34,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from benchrun.runner.errors import UserError
+from benchrun.runner.format import DisplayUnit, display_unit
 from benchrun.runner.importers.dataset import Dataset, display_name
 from benchrun.runner.importers.processes import plural, summarize_processes
 from benchrun.stats.autocorr import subsession_means
@@ -171,6 +174,25 @@ def _from_processes(
                  why=ps.why_not())  # fmt: skip
 
 
+def _from_rounds(name: str, rounds: list[np.ndarray], unit: str, direction: str) -> Entry:
+    """A group of benchrun's own export with its rounds: the campaign's estimate
+    (:func:`runner.results.workloads.estimate_rounds`), so the mean and CI are the report's."""
+    from benchrun.runner.results.workloads import estimate_means, estimate_rounds
+
+    try:
+        s = estimate_rounds(rounds, 0.95)
+    except ValueError as exc:
+        raise UserError(f"{name}: cannot summarise ({exc})") from None
+    if s is None or s.mean is None:  # pragma: no cover - a group has readings
+        raise UserError(f"{name}: no analysed reading")
+    why = ""
+    if not s.enough:
+        need = s.readings_needed
+        why = f"{s.n} readings" + (f", about {need} needed" if need else "")
+    return Entry(name, unit, direction, float(s.mean), s.s2_q, s.n_q, s.q, s.ci_low, s.ci_high,
+                 estimate_means(rounds, s), why=why)  # fmt: skip
+
+
 def _means(x: np.ndarray | None, q: int | None) -> np.ndarray | None:
     """Subsession means of q readings (docs/methods.md §3); None without data or q."""
     if x is None or not q or x.size < 2 * q:
@@ -201,9 +223,10 @@ def load_side(path: str | Path) -> Side:
 
 
 def side_from_dataset(ds: Dataset, label: str) -> Side:
-    """One side from imported data: per group, the process means when the file says what a
-    process is (:func:`runner.importers.processes.summarize_processes`), else
-    :func:`stats.summarize` of the readings (MSER-5 warm-up, subsession means).
+    """One side from imported data: per group, the campaign's estimate for benchrun's own
+    export (its rounds), the process means when the file says what a process is
+    (:func:`runner.importers.processes.summarize_processes`), else :func:`stats.summarize`
+    of the readings (MSER-5 warm-up, subsession means).
 
     Parameters
     ----------
@@ -221,7 +244,10 @@ def side_from_dataset(ds: Dataset, label: str) -> Side:
     for key, values in ds.groups.items():
         name = display_name(key)
         split = ds.process_values(key)
-        if split is not None:
+        by_round = ds.round_values(key)
+        if by_round is not None:
+            entries[name] = _from_rounds(name, by_round, ds.unit, ds.direction)
+        elif split is not None:
             entries[name] = _from_processes(name, split, ds.unit, ds.direction, ds.process_word)
         else:
             entries[name] = _summarised(name, np.asarray(values), ds.unit, ds.direction, "mser5")
@@ -261,6 +287,17 @@ class Row:
     reason: str = ""
     #: ``1.062x [1.041, 1.083] slower (Welch, 10 vs 10 processes)``
     headline: str = ""
+    #: the unit both sides of the workload are shown in (chosen from the old mean, else the
+    #: new one): ``{"label": "ms", "factor": 0.001}``; the means stay in ``unit``
+    display_unit: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def display(self) -> DisplayUnit:
+        """:attr:`display_unit` as a :class:`runner.format.DisplayUnit`."""
+        du = self.display_unit
+        if not du:
+            return DisplayUnit(self.unit, self.unit)
+        return DisplayUnit(self.unit, du["label"], du["factor"])
 
 
 @dataclass
@@ -466,6 +503,9 @@ def compare_sides(
         )
     for row in rows:
         row.headline = headline(row, margin)
+        typical = row.old_mean if math.isfinite(row.old_mean) else row.new_mean
+        du = display_unit(row.unit, typical if math.isfinite(typical) else None)
+        row.display_unit = {"label": du.label, "factor": du.factor}
     cmp = Comparison(old, new, rows, only_old, only_new, alpha, margin, confidence, threshold)
     cmp.overall = overall_ratio(old, new, [r.name for r in rows if r.welch_p is not None],
                                 confidence)  # fmt: skip

@@ -161,6 +161,44 @@ def collect_workload(
     )
 
 
+def estimate_rounds(
+    rounds: list[np.ndarray], confidence: float, min_subsessions: int | None = None
+) -> WorkloadStats | None:
+    """The estimate of data benchrun measured and exported, from the readings its analysis
+    used, round by round (warm-up rounds, within-round warm-up and failed rounds already
+    left out: an export's analysed readings). The collector runs with no further warm-up,
+    so its series, subsession choice, mean and CI are the campaign's (the report's)
+    whenever the campaign used the same ``confidence`` and ``min_subsessions``."""
+    return collect_workload(
+        [tuple(float(v) for v in r) for r in rounds],
+        [None] * len(rounds),
+        per_work=False,
+        confidence=confidence,
+        warmup_readings=0,
+        min_subsessions=min_subsessions,
+    )
+
+
+def estimate_means(rounds: list[np.ndarray], s: WorkloadStats) -> np.ndarray | None:
+    """The independent means behind an estimate of :func:`estimate_rounds`: the ``n_q``
+    subsession means of ``q`` readings, or the round means when the collector took each
+    round as one subsession (its CI was wider); None without a trusted estimate."""
+    if not s.enough or not s.q or not s.n_q or s.mean is None:
+        return None
+    x = np.concatenate(rounds)
+    candidates = [x[: s.q * s.n_q].reshape(s.n_q, s.q).mean(axis=1)]
+    if len(rounds) == s.n_q:
+        candidates.append(np.array([float(np.mean(r)) for r in rounds]))
+    for means in candidates:
+        if (
+            means.size == s.n_q >= 2
+            and np.isclose(float(np.mean(means)), s.mean, rtol=1e-9, atol=0)
+            and np.isclose(float(np.var(means, ddof=1)), s.s2_q or 0.0, rtol=1e-6, atol=0)
+        ):
+            return means
+    return candidates[0]
+
+
 def collect_stored(
     workload: WorkloadRow, rounds: list[RoundRow], settings: dict[str, Any]
 ) -> WorkloadStats | None:
