@@ -68,7 +68,8 @@ def main(args: argparse.Namespace) -> int:
         is_paired,
         verdicts_from_dict,
     )
-    from benchrun.runner.results.workloads import final_verdicts, workload_results, workload_states
+    from benchrun.runner.results.comparisons import campaign_verdicts
+    from benchrun.runner.results.workloads import workload_results, workload_states
 
     dbs = find_databases(Path(args.dir))
     console = stdout_console()
@@ -84,7 +85,8 @@ def main(args: argparse.Namespace) -> int:
             names = {w.id: w.name for w in store.workloads(campaign.id)}
             n_campaigns = len(store.campaigns())
             events = store.events(campaign.id)
-            verdicts = final_verdicts(events)
+            # the comparisons every output prints (a fixed campaign's computed when read)
+            verdicts = campaign_verdicts(store, campaign, events)
             states = workload_states(results, campaign, events)
             workload_names = [w.name for w in store.workloads(campaign.id)]
         stored = verdicts_from_dict(verdicts) if verdicts else None
