@@ -1,0 +1,284 @@
+"""Issue 17: every output says the same thing about one campaign.
+
+One fixed campaign of two matrix workloads (``sum[n=100000]`` about 30 ms, ``sum[n=200000]``
+about 90 ms, 3x slower, both riding one machine drift) is run once with the fake executor
+(runner/execute/fake.py: real store, real controller, no processes). Then ``show`` (text
+and ``--json``), ``report`` (JSON and Markdown) and ``export`` (JSON and CSV) must print
+the same pair verdict, ratio, CI and p-values, and the same CI of each workload; every
+workload is shown in one display unit (ms) while the stored and exported unit stays the
+base unit (s); and a campaign run against a baseline leads every output with that
+verdict. The references are the stored readings themselves (plain sqlite3), numpy and
+scipy.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from benchrun.runner.campaign.run import run_campaign
+from benchrun.runner.cli import main
+from benchrun.runner.config.loader import parse_experiment
+from benchrun.runner.control.collector import interval_text
+from benchrun.runner.execute.fake import FakeExecutor, lognormal
+from benchrun.runner.format import display_unit
+from benchrun.runner.results.headline import ratio_headline
+
+A, B = "sum[n=100000]", "sum[n=200000]"
+
+
+class NullDisplay:
+    """A Display that prints nothing."""
+
+    def start(self, campaign: Any, targets: dict[str, int], done: dict[str, int]) -> None:
+        pass
+
+    def round_done(self, workload: str, outcome: Any, value: float | None, warmup: bool) -> None:
+        pass
+
+    def message(self, text: str) -> None:
+        pass
+
+    def show_decision(self, decision: Any, eta_s: float | None) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+def swing(clock: float) -> float:
+    """The machine's speed, shared by every workload: ±2 % over about a minute."""
+    return 1.0 + 0.02 * math.sin(clock / 10.0)
+
+
+def _campaign(root: Path, text: str, scripts: dict[str, Any]) -> Path:
+    exp = parse_experiment(text, base_dir=root, check_commands=False)
+    run_campaign(exp, FakeExecutor(scripts), NullDisplay())
+    return exp.campaign_dir
+
+
+FIXED = """\
+name: agree
+output: {out}
+settings: {{adaptive: false, rounds: 48, warmup_rounds: 1, pin: none, seed: 3}}
+workloads:
+  - name: sum
+    command: [work, "{{n}}"]
+matrix: {{n: [100000, 200000]}}
+"""
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("agree")
+    return _campaign(
+        root,
+        FIXED.format(out=root / "out"),
+        {
+            A: lognormal(0.030, 0.02, seed=1, drift=swing),
+            B: lognormal(0.090, 0.02, seed=2, drift=swing),
+        },
+    )
+
+
+def _out(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    capsys.readouterr()
+    assert main(list(argv)) == 0
+    return capsys.readouterr().out
+
+
+def _outputs(d: Path, tmp: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    """Every output of campaign ``d``: show (text, JSON), report (JSON, Markdown), export
+    (JSON, results CSV)."""
+    md = tmp / "r.md"
+    assert main(["report", str(d), "--format", "md", "--no-plots", "-o", str(md)]) == 0
+    ej, ec = tmp / "e.json", tmp / "e.csv"
+    assert main(["export", str(d), "-o", str(ej)]) == 0
+    assert main(["export", str(d), "--what", "results", "--format", "csv", "-o", str(ec)]) == 0
+    return {
+        "show": _out(capsys, "show", str(d)),
+        "show_json": json.loads(_out(capsys, "show", str(d), "--json")),
+        "report": json.loads(_out(capsys, "report", str(d), "--format", "json")),
+        "md": md.read_text(),
+        "export": json.loads(ej.read_text()),
+        "csv": list(csv.DictReader(io.StringIO(ec.read_text()))),
+    }
+
+
+def _round_values(db: Path, name: str) -> dict[int, float]:
+    """Pass -> the steady ok round's value of ``name``, read with plain sqlite3."""
+    conn = sqlite3.connect(db)
+    rows = conn.execute(
+        "SELECT round.pass, round.wall_ns FROM round JOIN workload w ON w.id = round.workload_id"
+        " WHERE w.name = ? AND round.warmup = 0 AND round.status = 'ok'",
+        (name,),
+    ).fetchall()
+    conn.close()
+    return {int(p): ns / 1e9 for p, ns in rows}
+
+
+def test_the_pair_and_every_ci_are_identical_in_every_output(
+    fixed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _outputs(fixed, tmp_path, capsys)
+    # -- the pair: one computation (a fixed campaign's, computed once when read) -------------
+    (pair,) = out["show_json"]["comparisons"]["comparisons"]
+    assert out["report"]["comparisons"]["comparisons"] == [pair]
+    assert out["export"]["comparisons"]["comparisons"] == [pair]
+    assert (pair["a"], pair["b"], pair["verdict"], pair["test"]) == (A, B, "separated", "paired")
+    # the ratio is exp of the mean per-pass log ratio: check it against the stored rounds
+    a, b = _round_values(fixed / "benchrun.db", A), _round_values(fixed / "benchrun.db", B)
+    d = np.log([b[p] / a[p] for p in sorted(set(a) & set(b))])
+    assert d.size == 48
+    assert pair["ratio_low"] < math.exp(float(d.mean())) < pair["ratio_high"]
+    assert pair["ratio_low"] < 3.0 < pair["ratio_high"]  # the truth: 90 ms / 30 ms
+    # its headline is the words of the stored numbers, printed by every text output
+    assert pair["headline"] == ratio_headline(
+        A, B, pair["ratio"], pair["ratio_low"], pair["ratio_high"], test="paired",
+        passes=pair["passes"], unit="s",
+    )  # fmt: skip
+    for text in (out["show"], out["md"]):
+        assert pair["headline"] in text
+    holm = f"{pair['p_holm']:.3g}"
+    assert holm in out["show"] and holm in out["md"]
+    # ... and the report leads with it (the comparisons first, then the headline line)
+    assert out["report"]["sections"][0] == "comparisons"
+    assert out["report"]["headlines"] == [f"separated: {pair['headline']}"]
+    assert f"- **separated: {pair['headline']}**" in out["md"]
+    (group,) = out["report"]["headline"]
+    (rpair,) = group["pairs"]
+    assert (rpair["ratio"], rpair["welch_p_holm"], rpair["verdict"]) == (
+        pair["ratio"], pair["p_holm"], "separated",
+    )  # fmt: skip
+    assert "computed_verdict" not in rpair
+    # -- each workload's CI: one estimate (the collector's) ------------------------------
+    shown = {w["name"]: w for w in out["show_json"]["workloads"]}
+    reported = {w["name"]: w for w in out["report"]["workloads"]}
+    exported = {w["name"]: w for w in out["export"]["workloads"]}
+    rows = {r["workload"]: r for r in out["csv"]}
+    for name in (A, B):
+        c = shown[name]["collected"]
+        ci = (c["mean"], c["ci_low"], c["ci_high"], c["q"], c["n_q"])
+        e = reported[name]["estimate"]
+        assert (e["mean"], e["ci_low"], e["ci_high"], e["q"], e["n_q"]) == ci
+        r = exported[name]["result"]
+        assert (r["mean"], r["ci_low"], r["ci_high"], r["q"], r["n_q"]) == ci
+        row = rows[name]
+        assert None not in ci
+        assert tuple(float(row[k]) for k in ("mean", "ci_low", "ci_high")) == ci[:3]
+        assert (int(row["q"]), int(row["n_q"])) == ci[3:]
+        # no second CI, subsession choice or tau beside it (the summary is descriptive)
+        for doc in (shown[name], reported[name], exported[name]):
+            assert not {"ci_low", "subsession_size", "n_subsessions", "tau"} & set(doc["summary"])
+        # the interval as text is the one every output prints (show's text table is
+        # runner/ui/display.py's; show --json holds the same numbers, checked above)
+        text = interval_text(c, display_unit("s", c["mean"]))
+        assert f"| {text} |" in out["md"]
+        assert f"{c['q']} × {c['n_q']}" in out["md"]
+        # the CI is Student t over the n_q subsession means: scipy on the stored rounds
+        x = np.array([v for _, v in sorted(_round_values(fixed / "benchrun.db", name).items())])
+        x = x[c["warmup_readings"] :]
+        means = x[: c["q"] * c["n_q"]].reshape(c["n_q"], c["q"]).mean(axis=1)
+        assert c["mean"] == pytest.approx(means.mean(), rel=1e-12)
+        assert c["s2_q"] == pytest.approx(means.var(ddof=1), rel=1e-9)
+        lo, hi = sps.t.interval(0.95, c["n_q"] - 1, loc=means.mean(), scale=sps.sem(means))
+        assert c["ci_high"] - c["ci_low"] >= (hi - lo) * (1 - 1e-9)  # the q/2q envelope
+
+
+def test_one_display_unit_per_workload_and_the_base_unit_in_data(
+    fixed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _outputs(fixed, tmp_path, capsys)
+    for w in out["report"]["workloads"] + out["export"]["workloads"]:
+        assert w["unit"] == "s"  # the base unit of every stored and exported number
+        assert w["display_unit"] == {"label": "ms", "factor": 0.001}
+    (group,) = out["report"]["headline"]
+    assert {r["display_unit"]["label"] for r in group["rows"]} == {"ms"}
+    assert {r["display_unit"] for r in out["csv"]} == {"ms"}
+    assert {r["unit"] for r in out["csv"]} == {"s"}
+    # the Markdown headline table's unit column and every value of the statistics tables
+    table = out["md"].split("| rank | workload |", 1)[1].split("\n\n", 1)[0]
+    assert re.findall(r"^\| \d \| [^|]+ \| [^|]+ \| (\w+) \|", table, re.M) == ["ms", "ms"]
+    stats = out["md"].split("### ", 1)[1]
+    values = re.findall(r"\d(?:\.\d+)? (s|ms|µs|ns)\b", stats.split("## ", 1)[0])
+    assert values and set(values) == {"ms"}
+
+
+def test_a_fixed_pair_without_enough_passes_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 4 rounds: neither the log ratios nor each workload's own series can be tested; the
+    # report says which pair and why instead of "Only one workload per metric"
+    d = _campaign(
+        tmp_path,
+        FIXED.format(out=tmp_path / "out").replace("rounds: 48", "rounds: 4"),
+        {A: lognormal(0.030, 0.02, seed=1), B: lognormal(0.090, 0.02, seed=2)},
+    )
+    out = _outputs(d, tmp_path, capsys)
+    (pair,) = out["report"]["comparisons"]["comparisons"]
+    assert (pair["a"], pair["b"], pair["verdict"]) == (A, B, "undecided")
+    assert "Only one workload" not in out["md"]
+    assert f"pair {A}~{B} undecided" in out["report"]["comparisons"]["reason"]
+    assert f"pair {A}~{B} undecided" in out["md"]
+    assert out["show_json"]["comparisons"]["comparisons"] == [pair]
+
+
+ADAPTIVE = """\
+name: regress
+output: {out}
+settings:
+  pin: none
+  seed: 5
+  warmup_rounds: 0
+  ci_rel_width: 0.02
+  max_rounds: 300
+  baseline: {baseline}
+workloads:
+  - name: w
+    command: [work]
+"""
+
+
+def test_the_baseline_verdict_leads_every_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the baseline: 100 ms with s_q² and n_q of 20 subsession means; the campaign is 10 %
+    # slower, so the controller stores "slower" and every output must say so first
+    base = tmp_path / "old.json"
+    base.write_text(json.dumps({"w": {"mean": 0.100, "variance": 0.0001**2, "n_q": 20, "q": 1}}))
+    d = _campaign(
+        tmp_path,
+        ADAPTIVE.format(out=tmp_path / "out", baseline=base),
+        {"w": lognormal(0.110, 0.01, seed=4)},
+    )
+    out = _outputs(d, tmp_path, capsys)
+    stored = sqlite3.connect(d / "benchrun.db").execute(
+        "SELECT data_json FROM event WHERE kind = 'verdicts'"
+    )
+    (event,) = [json.loads(row[0]) for row in stored]
+    (b,) = event["baselines"]
+    assert (b["name"], b["verdict"]) == ("w", "slower")
+    (c,) = out["report"]["comparisons"]["comparisons"]
+    assert (c["kind"], c["verdict"], c["ratio"], c["p_holm"]) == (
+        "baseline", "slower", b["ratio"], b["welch_p_holm"],
+    )  # fmt: skip
+    assert out["export"]["comparisons"]["comparisons"] == [c]
+    assert out["show_json"]["comparisons"]["comparisons"] == [c]
+    line = f"slower: {c['headline']}"
+    assert out["report"]["headlines"] == [line]
+    head = out["md"].split("## Headline", 1)[1].split("\n## ", 1)[0]
+    assert f"- **{line}**" in head
+    assert "vs baseline" in head and "Only one workload" not in out["md"]
+    (row,) = out["csv"]
+    assert (row["baseline_verdict"], float(row["baseline_ratio"])) == ("slower", b["ratio"])
+    assert row["baseline"] == "stored baseline"
