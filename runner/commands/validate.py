@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrun.runner.config.cpulist import available_cpus, format_cpu_list
-from benchrun.runner.config.experiment import Experiment
+from benchrun.runner.config.experiment import HOOK_KINDS, Experiment
 from benchrun.runner.config.loader import load_experiment
 from benchrun.runner.config.schema import json_schema
 from benchrun.runner.config.yamlsource import ConfigError, ConfigErrors, SourceError
@@ -103,9 +103,16 @@ def summary_lines(exp: Experiment, display: str) -> list[str]:
         compare += f"; each against {s.reference}"
     if s.adaptive:
         compare += f" ({s.comparison})"
+    hooks = [
+        f"{kind} ({n} workload{'s' if n > 1 else ''})"
+        for kind in HOOK_KINDS
+        for n in [sum(w.hook(kind) is not None for w in exp.workloads)]
+        if n
+    ]
     return [
         f"{display}: OK, experiment {exp.name!r}",
         f"  workloads ({len(names)}): {shown}",
+        *([f"  hooks:    {', '.join(hooks)}; untimed"] if hooks else []),
         f"  compare:  {compare}",
         f"  rounds:   {rounds}",
         f"  pinning:  {pin} (this machine has CPUs {format_cpu_list(available_cpus())}); "

@@ -171,3 +171,13 @@ def test_validate_json_of_a_file_that_cannot_be_read(
     (error,) = json.loads(proc.stdout)["errors"]
     assert (error["file"], error["line"], error["key"]) == (name, line, key)
     assert fragment in error["message"]
+
+
+def test_validate_summary_counts_the_hooks(tmp_path: Path) -> None:
+    (tmp_path / "h.yaml").write_text(
+        "name: h\nprepare: 'true'\nworkloads:\n  - {name: a, command: [python3], setup: 'true'}\n"
+        "  - {name: b, command: [python3]}\n"
+    )
+    proc = benchrun("validate", "h.yaml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "  hooks:    setup (1 workload), prepare (2 workloads); untimed\n" in proc.stdout
