@@ -43,6 +43,7 @@ and reports means with confidence intervals that account for autocorrelation.
   benchrun init > experiment.yaml     write a commented example experiment
   benchrun validate experiment.yaml   check it without running anything
   benchrun run experiment.yaml        measure (Ctrl-C is safe; resume with --resume)
+  benchrun run -c 'cmd1' -c 'cmd2'    measure commands without a file (like hyperfine)
   benchrun show results/NAME          what a campaign holds
   benchrun system                     this machine, and the settings that add noise
   benchrun analyze summary data.csv   the same statistics on data benchrun did not measure
