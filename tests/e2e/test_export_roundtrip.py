@@ -63,9 +63,7 @@ class NullDisplay:
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("trip")
-    exp = parse_experiment(
-        EXPERIMENT.format(out=root / "out"), base_dir=root, check_commands=False
-    )
+    exp = parse_experiment(EXPERIMENT.format(out=root / "out"), base_dir=root, check_commands=False)
     fake = FakeExecutor(
         {
             A: _readings(1.0, seed=1),
@@ -190,9 +188,8 @@ def test_one_campaign_option_everywhere(
     # --campaign selects the campaign in show, report and export; --campaign-id still works
     # (hidden); an unknown id is one line and exit 2
     assert _json(capsys, "show", str(campaign), "--campaign", "1", "--json")["campaign"] == 1
-    assert _json(capsys, "report", str(campaign), "--campaign", "1", "--format", "json")[
-        "campaign"
-    ]["id"] == 1
+    report = _json(capsys, "report", str(campaign), "--campaign", "1", "--format", "json")
+    assert report["campaign"]["id"] == 1
     out = tmp_path / "e.json"
     assert main(["export", str(campaign), "--campaign", "1", "-o", str(out)]) == 0
     assert main(["export", str(campaign), "--campaign-id", "1", "-o", str(out)]) == 0
