@@ -97,8 +97,8 @@ def workload_panels(w: WorkloadView) -> list[Panel]:
         q = w.estimate.q if w.estimate and w.estimate.q else None
         if q and n // q < 3:
             why = (
-                f"only {_plural(n // q, 'subsession mean')} of q = {q} readings "
-                "(3 needed for the Shapiro-Wilk test)"
+                f"only {_plural(n // q, 'subsession mean')} (q = {q}; 3 needed for the "
+                "Shapiro-Wilk test)"
             )
         elif n >= 3:
             why = "the subsession means are all equal"

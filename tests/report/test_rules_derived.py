@@ -98,6 +98,15 @@ def test_rules_6_and_5_without_a_ci(tmp_path: Path) -> None:
     assert rules[5] == ("missing", "no CI for short (not enough data)")
 
 
+def test_rule_6_does_not_ask_normality_of_a_deterministic_workload(tmp_path: Path) -> None:
+    # every reading 10 ms: the CI is a point, whatever the distribution's shape
+    report = _report(tmp_path, {"const": [[0.010]] * ROUNDS})
+    assert report.model.view("const").estimate.ci_low is not None
+    rule = _rules(report)[6]
+    assert rule == ("not applicable", "no CI relies on normal subsession means: the "
+                    "workloads with one are deterministic (const)")  # fmt: skip
+
+
 def test_rule_7_names_a_workload_left_out_of_the_comparisons(tmp_path: Path) -> None:
     # c ran its warm-up round only: no steady reading, no estimate to compare
     report = _report(tmp_path, {"a": _normal(0.010, 1), "b": _normal(0.012, 2),
