@@ -126,9 +126,10 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         "data",
         nargs="+",
         metavar="DATA",
-        help="CSV (columns value[, system, benchmark, workload, unit]), or a hyperfine, "
-        "pyperf or Google Benchmark JSON export; several files: each file without a "
-        "system column becomes a system named after the file",
+        help="CSV (columns value[, system, benchmark, workload, unit, analysed]), a "
+        "hyperfine, pyperf or Google Benchmark JSON export, or a benchrun export (JSON or "
+        "CSV: analysed as the campaign analysed it, warm-up rows left out); several files: "
+        "each file without a system column becomes a system named after the file",
     )
     parser.add_argument(
         "--format", choices=FORMATS, default="auto", help="input format (default: detect)"

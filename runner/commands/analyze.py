@@ -472,7 +472,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="statistics on data benchrun did not measure (CSV, hyperfine, pyperf, gbench)",
         description="Run benchrun's statistics on imported measurements. The input format "
         "is detected: long-form CSV (one reading per row, in time order), hyperfine "
-        "--export-json, pyperf JSON, Google Benchmark --benchmark_format=json.",
+        "--export-json, pyperf JSON, Google Benchmark --benchmark_format=json, or "
+        "`benchrun export` (JSON or CSV: each workload estimated as its campaign's report "
+        "estimated it). Each group's values are shown in one unit chosen from its mean; "
+        "subsessions read q × n_q (n_q means of q readings).",
     )
     sub = parser.add_subparsers(dest="analysis", metavar="ANALYSIS", parser_class=OneLineParser)
     parser.set_defaults(func=lambda args: _no_analysis(parser))
