@@ -120,9 +120,10 @@ def _elision_note(console: Console, elided: int, n: int, what: str) -> None:
 
 
 def _lines(console: Console, lines: list[str], prefix: str, what: str) -> None:
-    """Print at most :data:`MAX_LINES` of ``lines``, then how many were left out."""
+    """Print at most :data:`MAX_LINES` of ``lines``, then how many were left out; each on
+    one line of output (the terminal wraps it), so a long note does not grow the output."""
     for line in lines[:MAX_LINES]:
-        console.print(f"{prefix}{line}")
+        console.print(f"{prefix}{line}", soft_wrap=True)
     if len(lines) > MAX_LINES:
         console.print(f"{prefix}... {len(lines) - MAX_LINES} more {what} ({_ALL})")
 
