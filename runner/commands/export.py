@@ -56,7 +56,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "one workload per row. Values are in each workload's base unit (the unit column; "
         "display_unit is the unit benchrun's tables show).",
     )
-    p.add_argument("campaign", nargs="?", default="results", help="campaign directory or database")
+    p.add_argument(
+        "campaign",
+        nargs="?",
+        default="results",
+        metavar="DIR",
+        help="campaign directory or database (default: results)",
+    )
     add_campaign_option(p)
     p.add_argument("--format", default="json", help="json (default) or csv")
     p.add_argument(

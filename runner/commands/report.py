@@ -29,7 +29,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "and name the shown one (display_unit). CAMPAIGN is a campaign directory or its "
         "benchrun.db (default: the only campaign under results/).",
     )
-    p.add_argument("campaign", nargs="?", default="results", help="campaign directory or database")
+    p.add_argument(
+        "campaign",
+        nargs="?",
+        default="results",
+        metavar="DIR",
+        help="campaign directory or database (default: results)",
+    )
     add_campaign_option(p)
     p.add_argument("--format", default="html", help=f"one of {', '.join(FORMATS)} (default html)")
     p.add_argument("--out", "-o", help="output file ('-' for stdout)")
