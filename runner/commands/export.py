@@ -1,4 +1,4 @@
-"""``benchrun export [CAMPAIGN]``: raw readings with every flag, and results, as JSON or CSV.
+"""``benchrun export [DIR]``: raw readings with every flag, and results, as JSON or CSV.
 
 JSON is the documented, versioned exchange format (runner/report/exchange.py,
 docs/export-format.md) that ``benchrun analyze`` and ``benchrun compare`` read back; it

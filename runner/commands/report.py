@@ -1,4 +1,4 @@
-"""``benchrun report [CAMPAIGN]``: a document to publish (HTML, Markdown, JSON, CSV).
+"""``benchrun report [DIR]``: a document to publish (HTML, Markdown, JSON, CSV).
 
 HTML (default) is one self-contained file with the figures embedded; Markdown writes its
 figures into ``<stem>_files/`` beside it. Both default to ``report.html``/``report.md``
@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "the headline ranking with CIs and verdicts, per-workload plots, the machine, a "
         "methods paragraph and Hoefler & Belli's twelve rules. Every workload's values are "
         "shown in one unit chosen from its mean; JSON and CSV keep the base unit (unit) "
-        "and name the shown one (display_unit). CAMPAIGN is a campaign directory or its "
+        "and name the shown one (display_unit). DIR is a campaign directory or its "
         "benchrun.db (default: the only campaign under results/).",
     )
     p.add_argument(
