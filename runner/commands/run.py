@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 import os
 import shlex
 import sys
@@ -23,7 +24,7 @@ from benchrun.runner.execute.containment import containment_record
 from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.execute.pinning import pinned_runner, plan_pinning
 from benchrun.runner.store.database import Store
-from benchrun.runner.ui.display import RichDisplay, results_table, stdout_console, verdicts_table
+from benchrun.runner.ui.display import RichDisplay, stdout_console
 
 #: exit status of `benchrun run --fail-on-unmet` when a condition is unmet at the end
 EXIT_UNMET = 3
@@ -119,6 +120,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_set_option(p, "stored with the campaign")
     p.add_argument(
         "-q", "--quiet", action="store_true", help="no progress display, only the results"
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the results as JSON on stdout instead of the tables (the document of "
+        "`benchrun show --json`: per workload the mean, CI, q and n_q in the base unit, the "
+        "work amount, the comparisons and how the campaign stopped); progress stays on stderr",
     )
     g = p.add_argument_group(
         "one-line form (no experiment file; docs/oneline.md)",
@@ -375,9 +383,8 @@ def main(args: argparse.Namespace) -> int:
     # heavy imports (scipy via the statistics) only when the command runs, so that
     # `benchrun --help` and the other commands start fast
     from benchrun.runner.campaign.run import run_campaign
+    from benchrun.runner.commands.show import print_results, read_summary, summary_json
     from benchrun.runner.machine.metadata import collect_metadata, round_facts
-    from benchrun.runner.report.model import check_magnitudes
-    from benchrun.runner.results.workloads import drift_line, final_verdicts, workload_results
 
     if args.resume and args.new:
         raise UserError(
@@ -440,40 +447,14 @@ def main(args: argparse.Namespace) -> int:
             workload_cpus=plan.workload_cpus,
             resume_command=resume_command(experiment.campaign_dir, args),
         )
-    with Store.open(outcome.db_path) as store:
-        campaign = store.campaign(outcome.campaign_id)
-        check_magnitudes(outcome.db_path, store.workloads(campaign.id), store.rounds(campaign.id))
-        results = workload_results(store, campaign, experiment.settings.confidence)
-        verdicts = final_verdicts(store.events(campaign.id))
-    out = stdout_console()
-    out.print(results_table(results, experiment.settings.confidence))
-    for r in results:
-        paired = (
-            experiment.settings.comparison == "paired"
-            and experiment.comparison_group(r.name) is not None
-        )
-        line = drift_line(r.name, r.drift, paired)
-        if line is not None:
-            out.print(line, markup=False, highlight=False)
-    drifted = [r.name for r in results if r.drift and r.drift.get("drifted")]
-    if (
-        experiment.settings.adaptive
-        and experiment.settings.comparison == "independent"
-        and any(experiment.comparison_group(n) is not None for n in drifted)
-    ):
-        out.print(
-            "note: comparisons were independent (Welch on each workload's own series) and "
-            "a compared workload drifted; drift can make Welch wrong (docs/controller.md: "
-            "11 % false separations under a random walk); --set comparison=paired decides "
-            "on per-pass ratios, which cancel it",
-            markup=False,
-            highlight=False,
-        )
-    table = verdicts_table(verdicts) if verdicts else None
-    if table is not None:
-        out.print(table)
-    if experiment.settings.adaptive and campaign.stop_reason and outcome.status == "done":
-        out.print(f"stopped: {campaign.stop_reason}", markup=False, highlight=False)
+    # the results as `benchrun show` prints them, read back from the store (commands/show.py)
+    summary = read_summary(outcome.db_path, outcome.campaign_id)
+    campaign, verdicts = summary.campaign, summary.verdicts
+    if args.json:  # only the JSON on stdout: the progress and messages are on stderr
+        doc = {**summary_json(summary), "exit_code": outcome.exit_code, "message": outcome.message}
+        print(json.dumps(doc, indent=2))
+    else:
+        print_results(stdout_console(), summary, after_run=True)
     for warning in outcome.warnings:
         print(f"benchrun: warning: {warning}", file=sys.stderr)
     if outcome.exit_code:

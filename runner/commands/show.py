@@ -1,10 +1,14 @@
 """``benchrun show [DIR]``: what a campaign holds (status, rounds per workload, failures).
 
-After the per-workload counts and results: the drift line of every workload whose steady
-rounds drifted (worded as ``benchrun run`` prints it), the comparisons of an adaptive
-campaign as the stopping controller stored them (:func:`runner.ui.display.verdicts_table`:
-the ratio headline first, the verdict, the test that decided, p-values), and a plain
-sentence when the campaign ended on a budget with a condition unmet.
+After the per-workload counts and results (every value of a workload in its one display
+unit, the work amount of workloads with ``{work}`` and whether it was calibrated; the
+tables fit the width: runner/ui/tables.py): the drift line of every workload whose steady
+rounds drifted, the comparisons (:func:`runner.ui.display.verdicts_table`: the ratio
+headline first, the verdict, the test that decided, p-values), and a plain sentence when
+the campaign ended on a budget with a condition unmet.
+
+:func:`read_summary`, :func:`summary_json` and :func:`print_results` are also the end of
+``benchrun run`` (its results and ``--json``), so both print the same numbers.
 """
 
 from __future__ import annotations
@@ -12,14 +16,24 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from benchrun.runner.errors import UserError
-from benchrun.runner.store.database import Store
-from benchrun.runner.ui.display import results_table, stdout_console, verdicts_table
+from benchrun.runner.store.database import CampaignRow, RoundRow, Store
+from benchrun.runner.ui.display import (
+    WorkInfo,
+    counts_table,
+    print_prose,
+    results_table,
+    stdout_console,
+    verdicts_table,
+    workload_works,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,14 +42,29 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="show what a stored campaign holds",
         description="Show a campaign: its status, rounds per workload, failures and results. "
         "DIR is a campaign directory (<output>/<name>), its benchrun.db, or a folder of "
-        "campaigns (default: results), in which case each one is listed.",
+        "campaigns (default: results), in which case each one is listed. Every value of a "
+        "workload is shown in one unit chosen from its mean (--json: numbers in the base "
+        "unit, `unit`, with `display_unit`); a calibrated {work} is shown with the file's "
+        "value. Tables fit the terminal, or in a pipe COLUMNS (else 160 columns): columns "
+        "that do not fit are left out, and a line says which.",
     )
-    p.add_argument("dir", nargs="?", default="results", help="campaign directory or database")
-    p.add_argument("--campaign", type=int, help="campaign id inside the database (default: newest)")
+    p.add_argument(
+        "dir", nargs="?", default="results", metavar="DIR", help="campaign directory or database"
+    )
+    p.add_argument(
+        "--campaign",
+        type=int,
+        metavar="ID",
+        help="campaign id inside the database (default: newest)",
+    )
     p.add_argument(
         "--failures", action="store_true", help="print the output tail of every failed round"
     )
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="the campaign as JSON (the same document as `benchrun run --json`)",
+    )
     p.set_defaults(func=main)
 
 
@@ -58,9 +87,32 @@ def _when(t: float) -> str:
     return dt.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def main(args: argparse.Namespace) -> int:
-    # heavy imports (scipy via the statistics) only when the command runs, so that
-    # `benchrun --help` and the other commands start fast
+@dataclass
+class CampaignSummary:
+    """Everything ``show`` and the end of ``run`` print about one stored campaign, read
+    from the store once (:func:`read_summary`)."""
+
+    db: Path
+    campaign: CampaignRow
+    n_campaigns: int
+    results: list[Any]  # runner.results.workloads.WorkloadResult
+    states: dict[str, str]
+    #: the comparisons every output prints (a fixed campaign's computed when read)
+    verdicts: dict[str, Any] | None
+    stored: Any  # runner.report.verdicts.StoredVerdicts or None
+    drift: dict[str, str | None]
+    works: dict[str, WorkInfo]
+    failed_rounds: list[RoundRow]
+    names: dict[int, str]
+    #: an adaptive campaign compared workloads independently (Welch) and one of them drifted
+    independent_drift: bool = False
+
+
+def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
+    """Read campaign ``campaign_id`` (default: the newest) of the store ``db``: its
+    results, states, comparisons, drift lines and work amounts (:class:`CampaignSummary`)."""
+    # heavy imports (scipy via the statistics) only when called, so that `benchrun --help`
+    # and the other commands start fast
     from benchrun.runner.report.model import check_magnitudes
     from benchrun.runner.report.verdicts import (
         drift_line,
@@ -71,105 +123,146 @@ def main(args: argparse.Namespace) -> int:
     from benchrun.runner.results.comparisons import campaign_verdicts
     from benchrun.runner.results.workloads import workload_results, workload_states
 
+    with Store.open(db) as store:
+        campaign = store.campaign(campaign_id)
+        confidence = float(campaign.settings.get("confidence", 0.95))
+        rounds = store.rounds(campaign.id)
+        workloads = store.workloads(campaign.id)
+        check_magnitudes(db, workloads, rounds)
+        results = workload_results(store, campaign, confidence)
+        n_campaigns = len(store.campaigns())
+        events = store.events(campaign.id)
+        verdicts = campaign_verdicts(store, campaign, events)
+        states = workload_states(results, campaign, events)
+    stored = verdicts_from_dict(verdicts) if verdicts else None
+    experiment = experiment_of(campaign.config_text, [w.name for w in workloads])
+    drift = {
+        r.name: drift_line(
+            r.name, r.drift, is_paired(r.name, stored, experiment, campaign.settings)
+        )
+        for r in results
+    }
+    drifted = [r.name for r in results if r.drift and r.drift.get("drifted")]
+    independent_drift = (
+        experiment is not None
+        and bool(campaign.settings.get("adaptive"))
+        and campaign.settings.get("comparison") == "independent"
+        and any(experiment.comparison_group(n) is not None for n in drifted)
+    )
+    return CampaignSummary(
+        db=db,
+        campaign=campaign,
+        n_campaigns=n_campaigns,
+        results=results,
+        states=states,
+        verdicts=verdicts,
+        stored=stored,
+        drift=drift,
+        works=workload_works(workloads, rounds, events),
+        failed_rounds=[r for r in rounds if r.status != "ok"],
+        names={w.id: w.name for w in workloads},
+        independent_drift=independent_drift,
+    )
+
+
+def summary_json(s: CampaignSummary) -> dict[str, Any]:
+    """The JSON document of a campaign (``show --json``, ``run --json``): every number in
+    its workload's base unit (``unit``), ``display_unit`` the one the tables show."""
+    campaign = s.campaign
+    return {
+        "database": str(s.db),
+        "campaign": campaign.id,
+        "name": campaign.name,
+        "status": campaign.status,
+        "stop_reason": campaign.stop_reason,
+        "verdicts": s.verdicts,
+        "comparisons": None if s.stored is None else s.stored.to_dict(),
+        "created_at": campaign.created_at,
+        "updated_at": campaign.updated_at,
+        "workloads": [
+            {
+                "name": r.name,
+                "unit": r.unit,
+                "display_unit": {"label": r.display.label, "factor": r.display.factor},
+                "work": None if r.name not in s.works else s.works[r.name].to_dict(),
+                "rounds": r.rounds,
+                "steady": r.steady,
+                "warmup": r.warmup,
+                "failed": r.failed,
+                "status": s.states[r.name],
+                "status_reason": r.status_reason,
+                "summary": r.summary,
+                "collected": r.collected,
+                "drift": r.drift,
+                "drift_line": s.drift[r.name],
+            }
+            for r in s.results
+        ],
+    }
+
+
+#: printed under the results when an independently compared workload drifted
+INDEPENDENT_DRIFT_NOTE = (
+    "note: comparisons were independent (Welch on each workload's own series) and a "
+    "compared workload drifted; drift can make Welch wrong (docs/controller.md: 11 % false "
+    "separations under a random walk); --set comparison=paired decides on per-pass "
+    "ratios, which cancel it"
+)
+
+
+def print_results(console: Console, s: CampaignSummary, *, after_run: bool = False) -> None:
+    """The results of a campaign as ``show`` and the end of ``run`` print them: the
+    results table (runner/ui/tables.py, fitted to the console's width, with its notes),
+    the drift lines, the comparisons and how the stopping rule ended. ``after_run``: the
+    end of ``benchrun run`` (adds "stopped: REASON" for an adaptive campaign that ended)."""
+    confidence = float(s.campaign.settings.get("confidence", 0.95))
+    console.print(results_table(s.results, confidence, s.works))
+    for line in s.drift.values():
+        if line is not None:
+            print_prose(console, line)
+    if s.independent_drift:
+        print_prose(console, INDEPENDENT_DRIFT_NOTE)
+    table = verdicts_table(s.verdicts) if s.verdicts else None
+    if table is not None:
+        console.print(table)
+    elif s.stored is not None and not after_run:
+        console.print(
+            "comparisons: none (no two workloads are compared in this experiment, and "
+            "there is no baseline)"
+        )
+    if after_run:
+        if s.campaign.settings.get("adaptive") and s.campaign.stop_reason:
+            if s.campaign.status == "done":
+                print_prose(console, f"stopped: {s.campaign.stop_reason}")
+    elif s.stored is not None and s.stored.budget_stop:
+        print_prose(console, s.stored.stop_sentence() or "")
+
+
+def main(args: argparse.Namespace) -> int:
     dbs = find_databases(Path(args.dir))
     console = stdout_console()
     docs = []
     for db in dbs:
-        with Store.open(db) as store:
-            campaign = store.campaign(args.campaign)
-            confidence = float(campaign.settings.get("confidence", 0.95))
-            rounds = store.rounds(campaign.id)
-            check_magnitudes(db, store.workloads(campaign.id), rounds)
-            results = workload_results(store, campaign, confidence)
-            failed_rounds = [r for r in rounds if r.status != "ok"]
-            names = {w.id: w.name for w in store.workloads(campaign.id)}
-            n_campaigns = len(store.campaigns())
-            events = store.events(campaign.id)
-            # the comparisons every output prints (a fixed campaign's computed when read)
-            verdicts = campaign_verdicts(store, campaign, events)
-            states = workload_states(results, campaign, events)
-            workload_names = [w.name for w in store.workloads(campaign.id)]
-        stored = verdicts_from_dict(verdicts) if verdicts else None
-        experiment = experiment_of(campaign.config_text, workload_names)
-        drift = {
-            r.name: drift_line(
-                r.name, r.drift, is_paired(r.name, stored, experiment, campaign.settings)
-            )
-            for r in results
-        }
+        s = read_summary(db, args.campaign)
+        campaign = s.campaign
         if args.json:
-            docs.append(
-                {
-                    "database": str(db),
-                    "campaign": campaign.id,
-                    "name": campaign.name,
-                    "status": campaign.status,
-                    "stop_reason": campaign.stop_reason,
-                    "verdicts": verdicts,
-                    "comparisons": None if stored is None else stored.to_dict(),
-                    "created_at": campaign.created_at,
-                    "updated_at": campaign.updated_at,
-                    "workloads": [
-                        {
-                            "name": r.name,
-                            "unit": r.unit,
-                            "rounds": r.rounds,
-                            "steady": r.steady,
-                            "warmup": r.warmup,
-                            "failed": r.failed,
-                            "status": states[r.name],
-                            "status_reason": r.status_reason,
-                            "summary": r.summary,
-                            "collected": r.collected,
-                            "drift": r.drift,
-                            "drift_line": drift[r.name],
-                        }
-                        for r in results
-                    ],
-                }
-            )
+            docs.append(summary_json(s))
             continue
         console.print(
-            f"[bold]{campaign.name}[/] campaign {campaign.id} of {n_campaigns} in {db}\n"
-            f"status: [bold]{campaign.status}[/]"
-            + (f" ({campaign.stop_reason})" if campaign.stop_reason else "")
+            f"[bold]{escape(campaign.name)}[/] campaign {campaign.id} of {s.n_campaigns} in "
+            f"{escape(str(db))}\nstatus: [bold]{campaign.status}[/]"
+            + (f" ({escape(campaign.stop_reason)})" if campaign.stop_reason else "")
             + f"\nstarted {_when(campaign.created_at)}, last write {_when(campaign.updated_at)}, "
             f"benchrun {campaign.benchrun_version}"
         )
-        counts = Table(header_style="bold")
-        for col in ("workload", "rounds", "warm-up", "steady", "failed", "status", "last failure"):
-            counts.add_column(col)
-        for r in results:
-            counts.add_row(
-                escape(r.name),
-                str(r.rounds),
-                str(r.warmup),
-                str(r.steady),
-                str(r.failed),
-                states[r.name] + (f": {r.status_reason}" if r.status_reason else ""),
-                r.last_failure or "",
-            )
-        console.print(counts)
-        console.print(results_table(results, confidence))
-        for line in drift.values():
-            if line is not None:
-                console.print(line, markup=False, highlight=False, soft_wrap=True)
-        table = verdicts_table(verdicts) if verdicts else None
-        if table is not None:
-            console.print(table)
-        elif stored is not None:
-            console.print(
-                "comparisons: none (no two workloads are compared in this experiment, and "
-                "there is no baseline)"
-            )
-        if stored is not None and stored.budget_stop:
-            console.print(stored.stop_sentence(), markup=False, highlight=False, soft_wrap=True)
+        console.print(counts_table(s.results, s.states))
+        print_results(console, s)
         if campaign.status == "interrupted" and campaign.config_path:
             console.print(f"resume with: benchrun run {campaign.config_path} --resume")
         if args.failures:
-            for fr in failed_rounds:
+            for fr in s.failed_rounds:
                 console.rule(
-                    f"{names[fr.workload_id]} round {fr.round_index}: {fr.status}: {fr.reason}"
+                    f"{s.names[fr.workload_id]} round {fr.round_index}: {fr.status}: {fr.reason}"
                 )
                 console.print(f"argv: {fr.argv}", markup=False)
                 console.print("stdout (tail):\n" + (fr.stdout_tail or ""), markup=False)

@@ -1,111 +1,179 @@
-"""What the user sees while a campaign runs: a live rich progress display on stderr.
+"""What the user sees while a campaign runs: live progress on stderr.
 
-One line per workload: rounds done of the target, failures, last value, elapsed time.
-On a terminal it refreshes in place; elsewhere (CI logs, pipes) it stays quiet and only
-the messages (failures, stopped workloads) are printed, one line each.
+On a terminal, a table that refreshes in place (:class:`RichDisplay`): one row per
+workload with its rounds (``12/31`` in fixed mode; ``12/~49`` in adaptive mode, where
+the total is the controller's estimate of the rounds it still needs and may move), its
+CI half-width against the target, what it waits for and its last value, fitted to the
+terminal's width like the results (runner/ui/fit.py); under it the elapsed time, the
+estimated time left and the undecided pairs. Elsewhere (a pipe, a CI log, the daemon's
+log) a plain line every :data:`PLAIN_EVERY_S` seconds: elapsed time, rounds stored, what
+is still unmet, the time left; and the messages (failures, verdicts, stopped workloads),
+one line each.
+
+The end-of-run tables are runner/ui/tables.py's (re-exported here).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.live import Live
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.progress_bar import ProgressBar
+from rich.text import Text
 
 from benchrun.runner.execute.executor import RoundOutcome
-from benchrun.runner.format import format_duration, format_number, format_value
+from benchrun.runner.format import display_unit, format_duration
 from benchrun.runner.store.database import CampaignRow
+from benchrun.runner.ui.fit import Col, fit_table, output_width
+from benchrun.runner.ui.tables import (
+    WorkInfo,
+    counts_table,
+    print_prose,
+    results_table,
+    verdicts_table,
+    workload_works,
+)
+
+__all__ = [
+    "PLAIN_EVERY_S",
+    "RichDisplay",
+    "WorkInfo",
+    "counts_table",
+    "print_prose",
+    "results_table",
+    "stdout_console",
+    "verdicts_table",
+    "workload_works",
+]
+
+#: seconds between two plain progress lines when stderr is not a terminal
+PLAIN_EVERY_S = 5.0
+#: undecided pairs named under the live table (the others are counted)
+SHOWN_PAIRS = 3
+
+
+@dataclass
+class _Row:
+    """One workload's live state."""
+
+    name: str
+    unit: str
+    done: int = 0  # rounds stored (warm-up and calibration included)
+    total: int = 0  # the target: exact in fixed mode, the controller's estimate otherwise
+    failed: int = 0
+    last: str = ""
+    width: str = ""  # "±2.7 % / 10 % ✓"
+    waiting: int = 0  # undecided pairs it is in
+    finished: bool = False  # its conditions are met (or it was retired)
+
+    def rounds(self, estimate: bool) -> str:
+        """``12/31``; ``12/~49`` for an estimated total; ``37`` once finished (adaptive)."""
+        if estimate and self.finished:
+            return str(self.done)
+        return f"{self.done}/{'~' if estimate else ''}{max(self.total, self.done)}"
 
 
 class RichDisplay:
-    """Live per-workload progress for :func:`runner.campaign.fixed.run_fixed`."""
+    """Progress of a campaign (module docstring) for runner/campaign/fixed.py and
+    runner/campaign/adaptive.py: the :class:`runner.campaign.session.Display` protocol.
+
+    Parameters
+    ----------
+    units : dict of str to str
+        The unit of each workload's values (its last value is shown in the unit
+        :func:`runner.format.display_unit` picks for it).
+    console : rich.console.Console, optional
+        Where to write (default: stderr).
+    quiet : bool
+        Print nothing.
+    clock : callable, optional
+        Monotonic seconds (tests pass a fake one).
+    every : float
+        Seconds between two plain progress lines when the console is not a terminal.
+    """
 
     def __init__(
-        self, units: dict[str, str], console: Console | None = None, quiet: bool = False
+        self,
+        units: dict[str, str],
+        console: Console | None = None,
+        quiet: bool = False,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        every: float = PLAIN_EVERY_S,
     ) -> None:
-        self.console = console or Console(stderr=True)
+        if console is None:
+            console = Console(stderr=True)
+            if not console.is_terminal:
+                console = Console(stderr=True, width=output_width(), soft_wrap=True)
+        self.console = console
         self.units = units
         self.quiet = quiet
-        self.live = self.console.is_terminal and not quiet
-        self.progress = Progress(
-            TextColumn("[bold]{task.fields[workload]}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[failed]}"),
-            TextColumn("{task.fields[last]}"),
-            TextColumn("{task.fields[width]}"),
-            TextColumn("{task.fields[waiting]}"),
-            TimeElapsedColumn(),
-            TextColumn("{task.fields[eta]}"),
-            console=self.console,
-            disable=not self.live,
-        )
-        self.tasks: dict[str, TaskID] = {}
-        self.failed: dict[str, int] = {}
-        self.t0 = time.monotonic()
+        self.interactive = self.console.is_terminal and not quiet
+        self.clock = clock
+        self.every = every
+        self.rows: dict[str, _Row] = {}
+        self.estimate = False  # adaptive: totals are estimates
+        self.t0 = clock()
+        self.last_line = self.t0
+        self.eta_s: float | None = None
+        self.undecided: list[str] = []
+        self.unmet: str | None = None
+        self.live: Live | None = None
+        self.start_done = 0  # rounds stored before this run (a resume)
 
+    # ------------------------------------------------------------------ protocol
     def start(self, campaign: CampaignRow, targets: dict[str, int], done: dict[str, int]) -> None:
+        self.t0 = self.last_line = self.clock()
+        self.estimate = bool(campaign.settings.get("adaptive", False))
+        self.start_done = sum(done.values())
         if not self.quiet:
             resumed = sum(done.values())
             extra = f", resuming after {resumed} stored rounds" if resumed else ""
             self.console.print(
-                f"[bold]benchrun[/]: campaign {campaign.id} of [bold]{campaign.name}[/]"
+                f"[bold]benchrun[/]: campaign {campaign.id} of [bold]{escape(campaign.name)}[/]"
                 f" ({len(targets)} workloads{extra})"
             )
         for name, total in targets.items():
-            self.failed[name] = 0
-            self.tasks[name] = self.progress.add_task(
-                name,
-                total=total,
-                completed=min(done.get(name, 0), total),
-                workload=escape(name),
-                failed="",
-                last="",
-                width="",
-                waiting="",
-                eta="",
+            self.rows[name] = _Row(name, self.units.get(name, ""), done.get(name, 0), total)
+        if self.interactive:
+            self.live = Live(
+                _LiveView(self), console=self.console, refresh_per_second=4, transient=False
             )
-        self.progress.start()
+            self.live.start()
 
     def round_done(
         self, workload: str, outcome: RoundOutcome, value: float | None, warmup: bool
     ) -> None:
-        task = self.tasks[workload]
+        row = self.rows.get(workload)
+        if row is None:
+            row = self.rows[workload] = _Row(workload, self.units.get(workload, ""))
+        row.done += 1
         if outcome.status != "ok":
-            self.failed[workload] += 1
-        failed = self.failed[workload]
-        self.progress.update(
-            task,
-            advance=1,
-            failed=f"[red]{failed} failed[/]" if failed else "",
-            last=("warm-up " if warmup else "") + format_value(value, self.units.get(workload, "")),
-        )
+            row.failed += 1
+        if value is not None:
+            text = display_unit(row.unit, value).text(value)
+            row.last = ("warm-up " if warmup else "") + text
+        self._tick()
 
     def show_decision(self, decision: Any, eta_s: float | None) -> None:
-        """After each adaptive pass: per workload the CI half-width now vs its target, the
-        undecided pairs it waits for, and the estimated time to finish (runner/campaign/adaptive.py).
-        The bar's total becomes rounds done + rounds the controller still expects."""
-        eta = "" if eta_s is None else f"~{format_duration(eta_s)} left"
+        """After each adaptive pass (runner/campaign/adaptive.py): per workload the CI
+        half-width now vs its target, the undecided pairs it waits for, the controller's
+        estimate of its total rounds, and the estimated time to finish."""
+        self.estimate = True
+        self.eta_s = eta_s
         for name, w in decision.workloads.items():
-            task = self.tasks.get(name)
-            if task is None:
+            row = self.rows.get(name)
+            if row is None:
                 continue
-            done = self.progress.tasks[self.tasks[name]].completed
-            if w.done or not w.active:
-                total = done
-            else:
-                total = done + max(1, w.rounds_needed or 1)
+            row.finished = bool(w.done or not w.active)
+            row.total = row.done if row.finished else row.done + max(1, w.rounds_needed or 1)
             rel = w.rel_half_width
-            width = "" if rel is None else f"CI ±{100 * rel:.2g} %"
+            width = "" if rel is None else f"±{100 * rel:.2g} %"
             ratios = [
                 p for p in decision.pairs
                 if name in (p.a, p.b) and p.test == "paired" and p.ratio_low is not None
@@ -113,124 +181,139 @@ class RichDisplay:
             if ratios and w.target is None:
                 # a paired workload: what the stopping rule bounds is its ratios' CIs
                 widest = max((p.ratio_high - p.ratio_low) / 2 / p.ratio for p in ratios)
-                width = f"ratio CI ±{100 * widest:.2g} %"
+                width = f"ratio ±{100 * widest:.2g} %"
             if w.target is not None and rel is not None:
-                mark = "[green]✓[/]" if rel <= w.target else ""
-                width += f" / {100 * w.target:.2g} %{mark}"
-            waiting = f"[yellow]? {escape(', '.join(w.waiting_for))}[/]" if w.waiting_for else ""
-            self.progress.update(
-                task,
-                total=total,
-                width=width,
-                waiting=waiting if not w.done else "[green]done[/]",
-                eta=eta if w.active else "",
-            )
+                width += f" / {100 * w.target:.2g} %" + (" ✓" if rel <= w.target else "")
+            row.width = width
+            row.waiting = len(w.waiting_for) if not w.done else 0
+        self.undecided = [f"{p.a}~{p.b}" for p in decision.pairs if p.verdict == "undecided"]
+        reason = str(getattr(decision, "reason", "") or "")
+        self.unmet = reason.removeprefix("continue: ") if not decision.stop else None
+        self._tick()
 
     def message(self, text: str) -> None:
-        if not self.quiet:
-            self.progress.console.print(f"[yellow]{escape(text)}[/]", soft_wrap=True)
+        if self.quiet:
+            return
+        if self.live is not None:
+            self.live.console.print(f"[yellow]{escape(text)}[/]", soft_wrap=True)
+        else:
+            self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def stop(self) -> None:
-        self.progress.stop()
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+    # ------------------------------------------------------------------ plain lines
+    def _tick(self) -> None:
+        """Print the plain progress line when the console is not a terminal and
+        :attr:`every` seconds passed since the last one (or since the start)."""
+        if self.quiet or self.interactive:
+            return
+        now = self.clock()
+        if now - self.last_line < self.every:
+            return
+        self.last_line = now
+        self.console.print(self.plain_line(now), markup=False, highlight=False, soft_wrap=True)
+
+    def plain_line(self, now: float | None = None) -> str:
+        """One line of progress for logs: "progress 0:15: 124 rounds stored (2 failed);
+        unmet: ...; ~12s left" (adaptive) or "... 42 of 62 rounds stored; still to run:
+        a 10, b 10; ~7s left" (fixed)."""
+        now = self.clock() if now is None else now
+        elapsed = now - self.t0
+        rows = list(self.rows.values())
+        done = sum(r.done for r in rows)
+        failed = sum(r.failed for r in rows)
+        parts = [f"progress {_clock(elapsed)}: {done} rounds stored"]
+        eta = self.eta_s
+        if not self.estimate:
+            total = sum(max(r.total, r.done) for r in rows)
+            parts[0] = f"progress {_clock(elapsed)}: {done} of {total} rounds stored"
+            left = [r for r in rows if r.done < r.total]
+            if left:
+                shown = ", ".join(f"{r.name} {r.total - r.done}" for r in left[:4])
+                more = f" and {len(left) - 4} more workloads" if len(left) > 4 else ""
+                parts.append(f"still to run: {shown}{more}")
+            ran = done - self.start_done  # rounds of this run (not of the one resumed)
+            if ran > 0 and elapsed > 0:
+                eta = max(0, total - done) * elapsed / ran
+        elif self.unmet:
+            parts.append(f"unmet: {self.unmet}")
+        if failed:
+            parts[0] += f" ({failed} failed)"
+        if eta is not None:
+            parts.append(f"~{format_duration(eta)} left (estimate)")
+        return "; ".join(parts)
 
 
-def results_table(results: list, confidence: float):  # list[WorkloadResult] -> rich Table
-    """The end-of-run table: one row per workload (see runner/results/workloads.py).
-
-    Mean ± half-width of the t-interval at ``confidence`` over subsession means (docs/methods.md
-    §3-4; ``collected``), the subsession size q x the count n_q, and descriptive
-    statistics of the per-round values (``summary``): median, coefficient of variation,
-    min, max; counts and the unit.
-    """
-    from rich.table import Table
-
-    pct = f"{confidence * 100:g} %"
-    table = Table(title=None, header_style="bold")
-    table.add_column("workload")
-    table.add_column("steady", justify="right")
-    table.add_column(f"mean ± {pct} CI", justify="right")
-    table.add_column("q × n_q", justify="right")
-    table.add_column("median", justify="right")
-    table.add_column("CoV", justify="right")
-    table.add_column("min", justify="right")
-    table.add_column("max", justify="right")
-    table.add_column("failed", justify="right")
-    table.add_column("unit")
-    for r in results:
-        s = r.summary or {}
-        c = getattr(r, "collected", None) or {}
-        unit = r.unit
-        mean = c.get("mean", s.get("mean"))
-        subsessions = "-"
-        if mean is None:
-            ci = "-"
-        elif c.get("ci_low") is not None and c.get("ci_high") is not None:
-            half = (c["ci_high"] - c["ci_low"]) / 2
-            ci = f"{format_value(mean, unit)} ± {format_value(half, unit)}"
-            subsessions = f"{c['q']} × {c['n_q']}"
-        else:
-            need = c.get("readings_needed")
-            why = f"need ~{need} readings, have {c.get('n')}" if need else "not enough data"
-            ci = f"{format_value(mean, unit)} (no CI: {why})"
-        cov = s.get("cov")
-        table.add_row(
-            escape(r.name) + ("" if r.status == "active" else f" [red]({r.status})[/]"),
-            str(r.steady),
-            ci,
-            subsessions,
-            format_value(s.get("median"), unit),
-            "-" if cov is None else f"{cov * 100:.2f} %",
-            format_value(s.get("min"), unit),
-            format_value(s.get("max"), unit),
-            f"[red]{r.failed}[/]" if r.failed else "0",
-            unit,
-        )
-    return table
+def _clock(seconds: float) -> str:
+    """``0:15``, ``12:03``, ``1:02:03``."""
+    s = max(0, int(seconds))
+    h, rest = divmod(s, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
-def verdicts_table(doc: dict[str, Any]):  # -> rich Table, or None when there is nothing
-    """Comparisons of an adaptive campaign (the stored "verdicts" event: docs/methods.md §7,
-    §6.4; docs/paired.md; runner/campaign/adaptive.py): the ratio with its CI first, then the verdict, the
-    test that decided (paired or Welch) and its p-values."""
-    from rich.table import Table
+class _LiveView:
+    """The live table of a :class:`RichDisplay`, laid out at each refresh for the
+    terminal's width (runner/ui/fit.py): workload and rounds always, then the CI
+    width, what it waits for, a bar and the last value as the width allows."""
 
-    from benchrun.runner.results.headline import pair_headline
+    def __init__(self, display: RichDisplay) -> None:
+        self.display = display
 
-    pairs, baselines = doc.get("pairs") or [], doc.get("baselines") or []
-    if not pairs and not baselines:
-        return None
-    conf = doc.get("confidence")
-    ci = f"{100 * conf:g} % CI" if conf else "CI"
-    table = Table(header_style="bold", title="comparisons")
-    for col in (f"ratio [{ci}]", "verdict", "test", "Holm p", "TOST p", "note"):
-        table.add_column(col)
-
-    units, directions = doc.get("units") or {}, doc.get("directions") or {}
-    style = {"separated": "green", "equivalent": "cyan", "faster": "green", "slower": "red"}
-    for p in list(pairs) + list(baselines):
-        v = p["verdict"]
-        note = "; ".join(p.get("notes") or [])
-        if v == "undecided" and p.get("rounds_needed"):
-            note = f"~{p['rounds_needed']} more rounds"
-        if v == "equivalent" and doc.get("margin") is not None:
-            note = f"within {100 * doc['margin']:g} %"
-        if p.get("independent_p") is not None:
-            note = "; ".join(x for x in (note, f"Welch p {p['independent_p']:.3g}") if x)
-        table.add_row(
-            escape(pair_headline(p, units, directions)),
-            f"[{style.get(v, 'yellow')}]{v}[/]",
-            {"paired": "paired", "welch": "Welch"}.get(p.get("test") or "", "-"),
-            format_number(p.get("welch_p_holm")),
-            format_number(p.get("tost_p")),
-            note,
-        )
-    return table
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        d = self.display
+        width = options.max_width
+        cols = [
+            Col("workload", fold=True),
+            Col("rounds", "right"),
+            Col("CI half-width", drop=1),
+            Col("", drop=2),
+            Col("", drop=4),
+            Col("last", "right", drop=3),
+        ]
+        rows: list[list[RenderableType]] = []
+        for r in d.rows.values():
+            if r.finished:
+                state = "[green]done[/]"
+            elif r.waiting:
+                state = f"[yellow]waits: {r.waiting} pair{'s' if r.waiting > 1 else ''}[/]"
+            else:
+                state = ""
+            if r.failed:
+                state = f"[red]{r.failed} failed[/]" + (f" {state}" if state else "")
+            total = max(r.total, r.done, 1)
+            rows.append(
+                [
+                    escape(r.name),
+                    r.rounds(d.estimate),
+                    escape(r.width),
+                    state,
+                    ProgressBar(total=total, completed=min(r.done, total), width=12),
+                    escape(r.last),
+                ]
+            )
+        table, _ = fit_table(console, width, cols, rows)
+        yield table
+        foot = f"elapsed {_clock(d.clock() - d.t0)}"
+        if d.eta_s is not None:
+            foot += f", ~{format_duration(d.eta_s)} left (estimate)"
+        if d.estimate:
+            foot += "; rounds N/~T: T is the controller's estimate"
+        yield Text(foot, style="dim")
+        if d.undecided:
+            more = len(d.undecided) - SHOWN_PAIRS
+            shown = ", ".join(d.undecided[:SHOWN_PAIRS]) + (f" and {more} more" if more > 0 else "")
+            yield Text(f"undecided: {shown}", style="yellow")
 
 
 def stdout_console() -> Console:
-    """A console for results on stdout: the terminal's width, or 160 columns in a pipe or
-    log file (rich's 80-column default would wrap every row of a results table)."""
+    """A console for results on stdout: the terminal's width, or in a pipe or a file
+    ``COLUMNS`` when set, else the width of a terminal on stderr, else 160 columns
+    (runner/ui/fit.py :func:`~runner.ui.fit.output_width`); tables fit that width."""
     console = Console()
     if not console.is_terminal:
-        console = Console(width=160)
+        console = Console(width=output_width())
     return console
