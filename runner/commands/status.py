@@ -1,8 +1,11 @@
-"""``benchrun status [ID]``: the live state of the running (or a given) daemon campaign."""
+"""``benchrun status [ID]``: the live state of the running (or a given) daemon campaign;
+``--json``: the same as one JSON document (:func:`status_doc`)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "message (e.g. why a campaign is paused).",
     )
     p.add_argument("id", type=int, nargs="?", help="campaign id (default: the running one)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document: the queue entry and its live state (rounds, CI "
+        "half-width vs target, undecided pairs, elapsed and estimated seconds); with no "
+        'campaign running, {"entry": null, "queued": N}',
+    )
     p.set_defaults(func=main)
 
 
@@ -37,7 +47,7 @@ def describe_entry(entry: dict[str, Any]) -> list[str]:
         )
     if entry.get("message"):
         lines.append(f"  message:    {entry['message']}")
-    if entry["state"] != "queued" or entry.get("launches"):
+    if _has_live(entry):
         live = campaign_live(
             Path(entry["db_path"]), entry.get("campaign_id"), entry.get("base_campaign_id") or 0
         )
@@ -45,14 +55,41 @@ def describe_entry(entry: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _has_live(entry: dict[str, Any]) -> bool:
+    """Whether a queue entry has (or had) a campaign to read the live state of."""
+    return entry["state"] != "queued" or bool(entry.get("launches"))
+
+
+def status_doc(entry: dict[str, Any]) -> dict[str, Any]:
+    """``status --json`` of one queue entry: ``entry`` (the daemon's queue entry as it
+    sends it) and ``live`` (:class:`runner.daemon.live.CampaignLive` as a dict: the
+    campaign's status, per workload the rounds, warm-up and failed rounds, target
+    rounds, CI half-width relative to the mean and its target as fractions, done,
+    rounds still needed; undecided pairs, elapsed_s, eta_s, the controller's reason), or
+    None while the entry never launched."""
+    live = None
+    if _has_live(entry):
+        state = campaign_live(
+            Path(entry["db_path"]), entry.get("campaign_id"), entry.get("base_campaign_id") or 0
+        )
+        live = dataclasses.asdict(state)
+    return {"entry": entry, "live": live}
+
+
 def main(args: argparse.Namespace) -> int:
     if args.id is None:
         entry = request("current")["entry"]
         if entry is None:
             queued = [e for e in request("queue")["entries"] if e["state"] == "queued"]
+            if args.json:
+                print(json.dumps({"entry": None, "queued": len(queued)}, indent=2))
+                return 0
             print(f"no campaign is running; {len(queued)} queued (`benchrun queue` lists them)")
             return 0
     else:
         entry = request("get", id=args.id)["entry"]
+    if args.json:
+        print(json.dumps(status_doc(entry), indent=2, default=str))
+        return 0
     print("\n".join(describe_entry(entry)))
     return 0
