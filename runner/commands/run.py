@@ -56,7 +56,15 @@ current directory; only {NAME} of -L and {round} are placeholders, other braces 
 literal. The experiment is named after the commands plus a hash of
 them (--experiment-name NAME instead); results go to results/<name> (-o DIR). The same
 options again with --resume continue it; --print-config prints the experiment file they
-stand for (`benchrun run FILE` runs it the same way)."""
+stand for (`benchrun run FILE` runs it the same way).
+
+Output: on a terminal a live table on stderr (rounds per workload, 12/~49 where the total
+is the controller's estimate; CI half-width vs target; undecided pairs; time left), else
+a plain progress line every 5 s on stderr. At the end the results on stdout as `benchrun
+show` prints them: each workload's values in one unit, its {work} (calibrated or the
+file's), the comparisons, how it stopped; the tables fit the terminal (in a pipe:
+COLUMNS, else 160 columns) and say which columns they left out. --json prints them as
+one JSON document instead (`benchrun run x.yaml --json | jq`)."""
 
 #: the options of the one-line form only (dest, as shown in messages)
 ONE_LINE_ONLY = (
