@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from benchrun.runner import __version__
+from benchrun.runner.config.yamlsource import ConfigErrors
 from benchrun.runner.errors import UserError
 
 #: Sub-command modules, in the order ``--help`` lists them.
@@ -77,6 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         code = args.func(args)
+    except ConfigErrors as exc:  # every problem of an experiment file, as validate prints
+        print("\n".join(exc.lines(exc.errors[0].file)), file=sys.stderr)
+        return exc.exit_code
     except UserError as exc:
         print(f"benchrun: error: {one_line(exc.message)}", file=sys.stderr)
         return exc.exit_code

@@ -359,7 +359,7 @@ def load_run_experiment(args: argparse.Namespace) -> Experiment | None:
             text = Path(args.config_text).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise UserError(f"{args.config_text}: cannot read the submitted text: {exc}") from None
-    return load_experiment(args.experiment, overrides=args.overrides, text=text)
+    return load_experiment(args.experiment, overrides=args.overrides, text=text, collect=True)
 
 
 def make_campaign_dir(campaign_dir: Path, given: str) -> None:

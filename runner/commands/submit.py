@@ -65,7 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    experiment = load_experiment(args.experiment, overrides=args.overrides)
+    experiment = load_experiment(args.experiment, overrides=args.overrides, collect=True)
     output = os.path.abspath(args.output) if args.output else str(experiment.output)
     db_path = os.path.join(output, experiment.name, "benchrun.db")
     if os.path.exists(db_path):

@@ -155,18 +155,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
         return 0 if exp is not None else 2
     if exp is None:
-        for error in errors:
-            print(f"benchrun: error: {_printable(error.text())}", file=sys.stderr)
-        if len(errors) > 1:
-            print(f"benchrun: {len(errors)} problems in {args.file}", file=sys.stderr)
+        print("\n".join(ConfigErrors(errors).lines(args.file)), file=sys.stderr)
         return 2
     print("\n".join(summary_lines(exp, args.file)))
     return 0
-
-
-def _printable(text: str) -> str:
-    """``text`` with unprintable characters escaped (``\\x1b``), so each error stays a line."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

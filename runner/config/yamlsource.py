@@ -88,6 +88,19 @@ class ConfigErrors(UserError):
         tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
         super().__init__(self.errors[0].text() + tail)
 
+    def lines(self, file: str) -> list[str]:
+        """What the CLI prints: one ``benchrun: error: FILE:LINE: key: message`` line per
+        problem (unprintable characters escaped), then how many there are in ``file``."""
+        out = [f"benchrun: error: {printable(e.text())}" for e in self.errors]
+        if len(self.errors) > 1:
+            out.append(f"benchrun: {len(self.errors)} problems in {file}")
+        return out
+
+
+def printable(text: str) -> str:
+    """``text`` with unprintable characters escaped (``\\x1b``), so each error stays a line."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
 
 @dataclass
 class SourceMap:

@@ -103,8 +103,12 @@ def test_submit_validates_like_validate_and_unknown_ids_fail(xdg: Env, tmp_path:
     validate = xdg.cli("validate", str(bad))
     submit = xdg.cli("submit", str(bad))
     assert submit.returncode == validate.returncode == 2
-    assert one_error_line(submit) == one_error_line(validate)
-    assert "rouns" in submit.stderr
+    # every problem, as validate lists them: one error line each, then the count
+    assert submit.stderr == validate.stderr and "Traceback" not in submit.stderr
+    lines = submit.stderr.splitlines()
+    assert [ln.split(": ")[2] for ln in lines[:2]] == [f"{bad}:2", f"{bad}:4"]
+    assert "rouns" in lines[0] and "boolean" in lines[1]
+    assert lines[2] == f"benchrun: 2 problems in {bad}"
     missing = xdg.cli("submit", str(tmp_path / "nope.yaml"))
     assert "file not found" in one_error_line(missing)
     for args in (("status", "99"), ("logs", "99"), ("cancel", "99"), ("resume", "99")):
