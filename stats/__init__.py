@@ -3,8 +3,9 @@
 Every method is specified in docs/methods.md (section numbers are cited in each docstring).
 No I/O, no printing, no global state; ``stats`` never imports ``runner``.
 
-The public names below are importable as ``from stats import welch``; each lives in the
-module named in :data:`_EXPORTS` (one module per concept) and is loaded on first use.
+The public names below are importable as ``from benchrun.stats import welch`` (the
+package installs as ``benchrun.stats``: docs/architecture.md); each lives in the module
+named in :data:`_EXPORTS` (one module per concept) and is loaded on first use.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ __all__ = sorted(_EXPORTS)
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'stats' has no attribute {name!r}")
+        raise AttributeError(f"module 'benchrun.stats' has no attribute {name!r}")
     value = getattr(importlib.import_module(f"benchrun.stats.{module}"), name)
     globals()[name] = value
     return value
