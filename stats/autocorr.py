@@ -411,6 +411,9 @@ def subsession_size(
     arrives (the adaptive controller, docs/methods.md §10) accepts the series the first time τ̂
     happens to be low; the bound makes that acceptance wait until τ is known well
     enough. It costs data: independent readings need about 50 before 8 subsessions fit.
+    The notes name what made the subsessions longer than one reading: "readings are
+    autocorrelated (tau = 2.31)" when τ̂ itself exceeds 1, "independence not shown (tau =
+    0.94, upper bound 1.17 > 1)" when only the upper bound does.
 
     The same rule serves series of per-round values (one reading per round, §3 "Rounds").
     All values equal -> q = 1, method "deterministic". Fewer than ``min_subsessions``
@@ -504,10 +507,17 @@ def subsession_size(
             return refuse(q, lag1, min_subsessions * 2 * q, why)
         notes.append(f"lag-1 r = {lag1:.2f} of size-{q} subsession means > {limit:.2f}: doubled q")
         q *= 2
-    if q_min > 1:
+    if q_min > 1 and tau > 1.0:
         notes.append(
             f"readings are autocorrelated (tau = {tau:.2f}): CI over {h} subsession means "
             f"of {q} readings"
+        )
+    elif q_min > 1:
+        # only the upper bound of tau (tau_upper) exceeds 1: the estimate itself does not
+        # say the readings are correlated, but it cannot rule it out
+        notes.append(
+            f"independence not shown (tau = {tau:.2f}, upper bound {tau_q:.2f} > 1): CI over "
+            f"{h} subsession means of {q} readings"
         )
     elif q > 1:
         notes.append(

@@ -303,3 +303,42 @@ def test_tau_upper_bound_restores_coverage_when_the_rule_is_reapplied() -> None:
     plain, bounded = first_ci_coverage(None), first_ci_coverage(0.95)
     assert plain < 0.88  # the flaw the bound exists for (measured ~0.8)
     assert bounded > 0.92 and bounded > plain + 0.05
+
+
+def _upper_bound(x: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """(τ, its upper confidence bound) by the reference Sokal window and the closed form
+    ``max(τ, 1)·(1 + z·sqrt(2(2M + 1)/n))``."""
+    tau, m = _sokal_reference(x)
+    z = sps.norm.ppf(level)
+    return tau, max(tau, 1.0) * (1.0 + z * math.sqrt(2.0 * (2 * m + 1) / x.size))
+
+
+def test_note_says_independence_not_shown_when_only_the_upper_bound_exceeds_1() -> None:
+    # i.i.d. readings whose τ̂ is below 1: only the upper bound asks for longer subsessions,
+    # so the note must not call the readings autocorrelated
+    x = np.random.default_rng(1).normal(size=400)
+    tau, upper = _upper_bound(x)
+    assert tau < 1.0 < upper
+    got = subsession_size(x, 0.95, tau_upper=0.95)
+    assert got.enough and got.q > 1
+    (note,) = got.notes
+    assert note.startswith(
+        f"independence not shown (tau = {tau:.2f}, upper bound {upper:.2f} > 1): CI over "
+        f"{got.n_subsessions} subsession means of {got.q} readings"
+    )
+    assert "autocorrelated" not in note
+
+
+def test_note_says_autocorrelated_when_the_estimate_exceeds_1() -> None:
+    # AR(1) φ = 0.5 (τ = 3): the estimate itself is above 1
+    e = np.random.default_rng(11).normal(size=600)
+    x = signal.lfilter([1.0], [1.0, -0.5], e)[200:]
+    tau, _ = _upper_bound(x)
+    assert tau > 1.0
+    got = subsession_size(x, 0.95, tau_upper=0.95)
+    assert got.enough
+    (note,) = got.notes
+    assert note == (
+        f"readings are autocorrelated (tau = {tau:.2f}): CI over {got.n_subsessions} "
+        f"subsession means of {got.q} readings"
+    )
