@@ -65,8 +65,10 @@ def _figure(p: Plot | None) -> str:
 
 
 def _comparisons(report: Report) -> list[str]:
-    """The comparisons section: the controller's stored verdicts with their ratio
-    headlines first, then the neighbour verdicts computed here, quantile plots, suite."""
+    """The comparisons section: the campaign's comparisons with their ratio headlines
+    first, then neighbour verdicts computed here (a campaign whose experiment no longer
+    parses), or why nothing is compared (:meth:`Report.no_comparison`, the sentence the
+    Markdown and the JSON's ``no_comparison`` hold); quantile plots, suite."""
     out: list[str] = ['<section id="comparisons"><h2>Comparisons</h2>']
     v = report.model.verdicts
     if v is not None:
@@ -76,14 +78,13 @@ def _comparisons(report: Report) -> list[str]:
             out.append(f'<p class="{cls}"><strong>{escape(stop)}</strong></p>')
         if v.comparisons:
             out.append(_table(tables.stored_comparisons(v, report.model.confidence), {2: True}))
-        else:
-            out.append(f"<p>{escape(tables.NO_COMPARISON)}</p>")
     computed = [g for g in report.groups if g.pairs and g.source != "controller"]
     for g in computed:
         out.append(_table(tables.pairs(g), {2: True}))
         out.extend(f"<p>{escape(n)}</p>" for n in g.notes)
-    if v is None and not computed:
-        out.append("<p>Only one workload per metric: no pair to compare.</p>")
+    why = report.no_comparison()
+    if why is not None:
+        out.append(f'<p class="no-comparison">{escape(why)}</p>')
     for p in report.quantile_plots:
         out.append(_figure(p))
     if report.suite is not None:
@@ -125,6 +126,13 @@ def render_html(report: Report) -> str:
     parts: dict[str, list[str]] = {}
     # headline
     head = ['<section id="headline"><h2>Headline</h2>']
+    if report.headlines:
+        head.append('<ul class="headlines">')
+        head.extend(
+            f'<li class="{escape(line.split(":", 1)[0])}"><strong>{escape(line)}</strong></li>'
+            for line in report.headlines
+        )
+        head.append("</ul>")
     head.append(f"<p><strong>How the campaign stopped:</strong> {escape(report.stop_text)}</p>")
     for g in report.groups:
         head.append(_table(tables.headline(g, m.confidence), {6: True}))

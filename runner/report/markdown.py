@@ -54,14 +54,12 @@ def _comparisons(report: Report, fig: _Figures) -> list[str]:
             out += [f"**{_cell(stop)}**", ""]
         if v.comparisons:
             out += _table(tables.stored_comparisons(v, report.model.confidence))
-        else:
-            out += [_cell(tables.NO_COMPARISON), ""]
     computed = [g for g in report.groups if g.pairs and g.source != "controller"]
     for g in computed:
         out += _table(tables.pairs(g))
         out += [f"{_cell(n)}" for n in g.notes] + ([""] if g.notes else [])
     why = report.no_comparison()
-    if why is not None and not (v is not None and not v.comparisons):
+    if why is not None:
         out += [_cell(why), ""]
     for p in report.quantile_plots:
         out += fig(p)

@@ -134,13 +134,6 @@ def headline(group: Group, confidence: float) -> Table:
     )
 
 
-#: what the comparisons section says when the controller stored no comparison
-NO_COMPARISON = (
-    "No comparison: the experiment compares no two workloads (each is alone in its "
-    "metric and unit, or compare: compares it with nothing) and has no baseline."
-)
-
-
 def stored_comparisons(verdicts: StoredVerdicts, confidence: float) -> Table:
     """The campaign's comparisons, each led by its ratio headline (one row per pair and
     baseline comparison, baselines first, as :func:`runner.ui.display.verdicts_table`): the

@@ -3,7 +3,7 @@
 One fixed campaign of two matrix workloads (``sum[n=100000]`` about 30 ms, ``sum[n=200000]``
 about 90 ms, 3x slower, both riding one machine drift) is run once with the fake executor
 (runner/execute/fake.py: real store, real controller, no processes). Then ``show`` (text
-and ``--json``), ``report`` (JSON and Markdown) and ``export`` (JSON and CSV) must print
+and ``--json``), ``report`` (JSON, Markdown and HTML) and ``export`` (JSON and CSV) must print
 the same pair verdict, ratio, CI and p-values, and the same CI of each workload; every
 workload is shown in one display unit (ms) while the stored and exported unit stays the
 base unit (s); and a campaign run against a baseline leads every output with that
@@ -14,6 +14,7 @@ scipy.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import math
@@ -98,10 +99,11 @@ def _out(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 
 
 def _outputs(d: Path, tmp: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    """Every output of campaign ``d``: show (text, JSON), report (JSON, Markdown), export
-    (JSON, results CSV)."""
-    md = tmp / "r.md"
+    """Every output of campaign ``d``: show (text, JSON), report (JSON, Markdown, HTML),
+    export (JSON, results CSV)."""
+    md, page = tmp / "r.md", tmp / "r.html"
     assert main(["report", str(d), "--format", "md", "--no-plots", "-o", str(md)]) == 0
+    assert main(["report", str(d), "--no-plots", "-o", str(page)]) == 0
     ej, ec = tmp / "e.json", tmp / "e.csv"
     assert main(["export", str(d), "-o", str(ej)]) == 0
     assert main(["export", str(d), "--what", "results", "--format", "csv", "-o", str(ec)]) == 0
@@ -110,9 +112,21 @@ def _outputs(d: Path, tmp: Path, capsys: pytest.CaptureFixture[str]) -> dict[str
         "show_json": json.loads(_out(capsys, "show", str(d), "--json")),
         "report": json.loads(_out(capsys, "report", str(d), "--format", "json")),
         "md": md.read_text(),
+        "html": page.read_text(),
         "export": json.loads(ej.read_text()),
         "csv": list(csv.DictReader(io.StringIO(ec.read_text()))),
     }
+
+
+def _section(page: str, sid: str) -> str:
+    """The HTML of one section of the report (``<section id="sid">``)."""
+    return page.split(f'<section id="{sid}">', 1)[1].split("</section>", 1)[0]
+
+
+def _lines(page: str, sid: str) -> list[str]:
+    """The headline lines of one section of the HTML report (its ``<li>`` items), as text."""
+    items = re.findall(r"<li[^>]*>(.*?)</li>", _section(page, sid), re.S)
+    return [html.unescape(re.sub(r"<[^>]+>", "", item)) for item in items]
 
 
 def _round_values(db: Path, name: str) -> dict[int, float]:
@@ -147,14 +161,22 @@ def test_the_pair_and_every_ci_are_identical_in_every_output(
         A, B, pair["ratio"], pair["ratio_low"], pair["ratio_high"], test="paired",
         passes=pair["passes"], unit="s",
     )  # fmt: skip
-    for text in (out["show"], out["md"]):
+    for text in (out["show"], out["md"], html.unescape(out["html"])):
         assert pair["headline"] in text
     holm = f"{pair['p_holm']:.3g}"
     assert holm in out["show"] and holm in out["md"]
+    assert f"<td>{holm}</td>" in _section(out["html"], "comparisons")
     # ... and the report leads with it (the comparisons first, then the headline line)
     assert out["report"]["sections"][0] == "comparisons"
     assert out["report"]["headlines"] == [f"separated: {pair['headline']}"]
     assert f"- **separated: {pair['headline']}**" in out["md"]
+    # the HTML too: comparisons first, and the headline section opens with the same lines
+    assert re.findall(r'<section id="(\w+)">', out["html"]) == out["report"]["sections"]
+    assert _lines(out["html"], "headline") == out["report"]["headlines"]
+    head = _section(out["html"], "headline")
+    assert head.index("<li") < head.index("How the campaign stopped") < head.index("<table")
+    assert out["report"]["no_comparison"] is None
+    assert "no pair to compare" not in out["html"]
     (group,) = out["report"]["headline"]
     (rpair,) = group["pairs"]
     assert (rpair["ratio"], rpair["welch_p_holm"], rpair["verdict"]) == (
@@ -184,6 +206,7 @@ def test_the_pair_and_every_ci_are_identical_in_every_output(
         # runner/ui/display.py's; show --json holds the same numbers, checked above)
         text = interval_text(c, display_unit("s", c["mean"]))
         assert f"| {text} |" in out["md"]
+        assert f"<td>{html.escape(text)}</td>" in out["html"]
         assert f"{c['q']} × {c['n_q']}" in out["md"]
         # the CI is Student t over the n_q subsession means: scipy on the stored rounds
         x = np.array([v for _, v in sorted(_round_values(fixed / "benchrun.db", name).items())])
@@ -227,9 +250,12 @@ def test_a_fixed_pair_without_enough_passes_says_why(
     out = _outputs(d, tmp_path, capsys)
     (pair,) = out["report"]["comparisons"]["comparisons"]
     assert (pair["a"], pair["b"], pair["verdict"]) == (A, B, "undecided")
-    assert "Only one workload" not in out["md"]
+    assert "Only one workload" not in out["md"] and "Only one workload" not in out["html"]
     assert f"pair {A}~{B} undecided" in out["report"]["comparisons"]["reason"]
     assert f"pair {A}~{B} undecided" in out["md"]
+    assert f"pair {A}~{B} undecided" in html.unescape(_section(out["html"], "comparisons"))
+    assert _lines(out["html"], "headline") == out["report"]["headlines"]
+    assert out["report"]["headlines"] == [f"undecided: {pair['headline']}"]
     assert out["show_json"]["comparisons"]["comparisons"] == [pair]
 
 
@@ -279,6 +305,43 @@ def test_the_baseline_verdict_leads_every_output(
     head = out["md"].split("## Headline", 1)[1].split("\n## ", 1)[0]
     assert f"- **{line}**" in head
     assert "vs baseline" in head and "Only one workload" not in out["md"]
+    # the HTML leads its headline with the same line, before the tables
+    assert _lines(out["html"], "headline") == [line]
+    page = _section(out["html"], "headline")
+    assert page.index(html.escape(line)) < page.index("<table") and "vs baseline" in page
+    assert "Only one workload" not in out["html"] and "no pair to compare" not in out["html"]
     (row,) = out["csv"]
     assert (row["baseline_verdict"], float(row["baseline_ratio"])) == ("slower", b["ratio"])
     assert row["baseline"] == "stored baseline"
+
+
+ALONE = """\
+name: alone
+output: {out}
+settings: {{adaptive: false, rounds: 12, warmup_rounds: 1, pin: none, seed: 3}}
+workloads:
+  - name: solo
+    command: [work]
+"""
+
+
+def test_a_campaign_that_compares_nothing_says_why_in_every_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # one workload, no baseline: the JSON's no_comparison names it, and the HTML and the
+    # Markdown print that sentence (not a fixed "Only one workload per metric")
+    d = _campaign(
+        tmp_path, ALONE.format(out=tmp_path / "out"), {"solo": lognormal(0.03, 0.02, seed=1)}
+    )
+    out = _outputs(d, tmp_path, capsys)
+    why = out["report"]["no_comparison"]
+    assert why == (
+        "No comparison: every group of workloads compared with each other (one metric and "
+        "unit, or a compare: group) has one workload (wall_time [s]: solo), and there is no "
+        "baseline."
+    )
+    assert out["report"]["headlines"] == []
+    assert html.escape(why) in _section(out["html"], "comparisons")
+    assert why in out["md"].split("## Comparisons", 1)[1].split("\n## ", 1)[0]
+    assert "no pair to compare" not in out["html"]
+    assert _lines(out["html"], "headline") == []

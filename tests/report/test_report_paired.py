@@ -283,7 +283,14 @@ def test_campaign_without_comparisons(
     page = tmp_path / "a.html"
     assert main(["report", str(runs["alone"]), "--out", str(page)]) == 0
     section = page.read_text().split('<section id="comparisons">', 1)[1].split("</section>")[0]
-    assert "No comparison: the experiment compares no two workloads" in section
+    # the reason the JSON gives (Report.no_comparison), word for word, naming the workload
+    why = doc["no_comparison"]
+    assert why.startswith("No comparison: every group of workloads compared with each other")
+    assert ": c), and there is no baseline." in why
+    assert html.escape(why) in section
+    md = tmp_path / "a.md"
+    assert main(["report", str(runs["alone"]), "--format", "md", "--out", str(md)]) == 0
+    assert why in md.read_text().split("## Comparisons", 1)[1].split("\n## ", 1)[0]
     assert "pass by pass" not in doc["methods"] and "Welch" not in doc["methods"]
 
 
