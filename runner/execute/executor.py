@@ -69,6 +69,7 @@ class RoundOutcome:
     stdout_tail: str = ""
     stderr_tail: str = ""
     extra: Mapping[str, object] = field(default_factory=dict)
+    node: str | None = None  # compute node that ran the round (remote executors); None: here
 
 
 class Executor(Protocol):
