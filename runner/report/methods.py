@@ -41,16 +41,33 @@ def _range(values: list[int]) -> str:
     return str(lo) if lo == hi else f"{lo} to {hi}"
 
 
+def _stopping_rule(model: CampaignModel) -> StoredVerdicts | None:
+    """The comparisons the adaptive stopping rule decided (stored by the controller), whose
+    paired ratio CIs it bounded instead of a workload's own CI; None otherwise (a fixed
+    campaign's comparisons, computed when read, bound nothing)."""
+    v = model.verdicts
+    return v if model.adaptive and v is not None and v.computed is None else None
+
+
 def _stored_tests(verdicts: StoredVerdicts, s: dict[str, Any], c: float) -> list[str]:
-    """Sentences on how the stopping controller compared workloads: the paired tests on
-    per-pass log ratios (docs/methods.md §13, docs/paired.md) and Welch's test (§7), with the
-    looks, alpha and Holm (§10); from the stored verdicts (what was really used)."""
+    """Sentences on how the campaign's comparisons were made, from the comparisons
+    themselves (what was really used; runner/results/comparisons.py): the paired tests on
+    per-pass log ratios (docs/methods.md §13, docs/paired.md) and Welch's test (§7), with
+    alpha and Holm, spent over the stopping controller's looks (§10) or, for a fixed
+    campaign's comparisons computed when read, at one look."""
     alpha = float(verdicts.alpha if verdicts.alpha is not None else s.get("alpha", 0.01))
     margin = float(verdicts.margin if verdicts.margin is not None else s.get("margin", 0.01))
     total = len(verdicts.comparisons)
     paired = [x for x in verdicts.comparisons if x.test == "paired"]
     welch = [x for x in verdicts.comparisons if x.test != "paired"]
+    fixed = verdicts.computed is not None
     out: list[str] = []
+    if fixed:
+        out.append(
+            "As a fixed campaign has no stopping rule, its comparisons were computed after "
+            "the last round by the stopping controller's tests, at a single look over every "
+            "stored round."
+        )
     many = total > 1
     if paired:
         passes = [x.passes for x in paired if x.passes]
@@ -71,7 +88,7 @@ def _stored_tests(verdicts: StoredVerdicts, s: dict[str, Any], c: float) -> list
             + (
                 f"; the stopping rule's target for the half-width of that CI was "
                 f"{format_percent(float(s['ci_rel_width']), digits=2)} of the ratio (ci_rel_width)."
-                if s.get("ci_rel_width") is not None
+                if s.get("ci_rel_width") is not None and not fixed
                 else "."
             )
         )
@@ -86,12 +103,18 @@ def _stored_tests(verdicts: StoredVerdicts, s: dict[str, Any], c: float) -> list
             f"the two workloads' own subsession means, and with TOST within ±{100 * margin:g} % "
             "of the better mean."
         )
-    out.append(
-        f"Tests were made only at a geometric schedule of looks with alpha = {alpha:g} spent "
-        "over them, so stopping when the data suffice does not inflate the error rate"
-        + ", and Holm-corrected over the pairs of a group (and over the baselines) tested at "
-        "the same look [HOLM]."
-    )
+    holm = "Holm-corrected over the pairs of a group (and over the baselines) tested at the same look [HOLM]."
+    if fixed:
+        out.append(
+            f"Each test spent the whole alpha = {alpha:g} at that one look (a fixed number of "
+            f"rounds has no sequential stopping to pay for), {holm}"
+        )
+    else:
+        out.append(
+            f"Tests were made only at a geometric schedule of looks with alpha = {alpha:g} spent "
+            "over them, so stopping when the data suffice does not inflate the error rate, "
+            f"and {holm}"
+        )
     return out
 
 
@@ -171,8 +194,9 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
             f"with its {100 * c:g} % Student-t confidence interval over subsession means, "
             "widened where needed to contain the interval over subsessions twice as long."
         )
-    verdicts = model.verdicts if model.adaptive else None
-    paired_names = {w.name for w in views if verdicts is not None and verdicts.all_paired(w.name)}
+    verdicts = model.verdicts
+    by_rule = _stopping_rule(model)
+    paired_names = {w.name for w in views if by_rule is not None and by_rule.all_paired(w.name)}
     if rel:
         target = s.get("ci_rel_width")
         reached = f"The relative CI half-widths reached {format_percent(min(rel), digits=2)} to {format_percent(max(rel), digits=2)}"
@@ -417,7 +441,7 @@ def _rule_cis(model: CampaignModel) -> tuple[str, str]:
     deterministic ones (CoV below 0.1 %) named."""
     views = model.workloads
     no_ci = [w.name for w in views if not (w.estimate and w.estimate.ci_low is not None)]
-    verdicts = model.verdicts if model.adaptive else None
+    verdicts = _stopping_rule(model)
     paired_no_ci = [n for n in no_ci if verdicts is not None and verdicts.all_paired(n)]
     no_ci = [n for n in no_ci if n not in paired_no_ci]
     det = [w.name for w in views if (w.summary or {}).get("deterministic")]
@@ -488,18 +512,29 @@ def _rule_compare(model: CampaignModel, groups: list[Group]) -> tuple[str, str]:
         )
     left = [f"{n} ({why})" for g in compared for n, why in g.excluded]
     tested = sum(len(g.pairs) for g in compared)
-    verdicts = model.verdicts if model.adaptive else None
+    verdicts = model.verdicts
     if verdicts is not None:
         tested = max(tested, len(verdicts.comparisons))
     if left:
         return MISSING, f"left out of the comparisons: {_names(left)}"
     if tested == 0:
         return MISSING, "no pair of the comparison groups was tested"
-    if verdicts is not None and verdicts.paired:
+    if verdicts is not None and verdicts.comparisons:
+        # the campaign's comparisons (runner/results/comparisons.py): name the tests they used
+        looks = (
+            "alpha spent over looks" if verdicts.computed is None else "one look at the whole alpha"
+        )
+        if verdicts.paired:
+            welch = any(x.test != "paired" for x in verdicts.comparisons)
+            how = (
+                "workloads measured in the same passes compared on per-pass log ratios "
+                "(one-sample t, TOST)" + (", others with Welch's t-test" if welch else "")
+            )
+        else:
+            how = "Welch's t-test on each workload's own subsession means, TOST"
         return MET, (
-            f"{_count(tested, 'comparison')}: workloads measured in the same passes compared on per-pass "
-            "log ratios (one-sample t, TOST), others with Welch's t-test; Holm, alpha spent "
-            "over looks; every comparison with its ratio and CI"
+            f"{_count(tested, 'comparison')}: {how}; Holm, {looks}; every comparison with its "
+            "ratio and CI"
         )
     return MET, (
         f"{_count(tested, 'neighbour pair')} compared with Welch's t-test (Holm), TOST equivalence and "

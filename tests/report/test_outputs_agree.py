@@ -345,3 +345,47 @@ def test_a_campaign_that_compares_nothing_says_why_in_every_format(
     assert why in out["md"].split("## Comparisons", 1)[1].split("\n## ", 1)[0]
     assert "no pair to compare" not in out["html"]
     assert _lines(out["html"], "headline") == []
+
+
+def _methods(out: dict[str, Any]) -> list[str]:
+    """The methods paragraph of the JSON, Markdown and HTML reports."""
+    md = out["md"].split("## Methods", 1)[1].split("\n## ", 1)[0]
+    page = html.unescape(_section(out["html"], "methods"))
+    return [out["report"]["methods"], md, page]
+
+
+def test_a_fixed_campaigns_methods_name_the_test_its_comparisons_used(
+    fixed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the fixed campaign's one comparison is paired (the stored rounds' per-pass log
+    # ratios, computed when read at one look): the methods must say so, not "Welch"
+    out = _outputs(fixed, tmp_path, capsys)
+    (pair,) = out["report"]["comparisons"]["comparisons"]
+    assert pair["test"] == "paired" and pair["passes"] == 48
+    for text in _methods(out):
+        assert "compared pass by pass on the log ratio of the two rounds of each pass" in text
+        assert "over 48 passes" in text
+        assert "at a single look over every stored round" in text
+        assert "Each test spent the whole alpha = 0.01 at that one look" in text
+        assert "Welch's t-test" not in text and "geometric schedule of looks" not in text
+    (rule,) = [r for r in out["report"]["rules"] if r["rule"] == 7]
+    assert rule["detail"].startswith("1 comparison: workloads measured in the same passes")
+    assert "one look at the whole alpha" in rule["detail"]
+
+
+def test_a_fixed_campaign_compared_independently_names_welch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = FIXED.format(out=tmp_path / "out").replace(
+        "seed: 3}", "seed: 3, comparison: independent}"
+    )
+    d = _campaign(
+        tmp_path, text, {A: lognormal(0.030, 0.02, seed=1), B: lognormal(0.090, 0.02, seed=2)}
+    )
+    out = _outputs(d, tmp_path, capsys)
+    (pair,) = out["report"]["comparisons"]["comparisons"]
+    assert pair["test"] == "welch"
+    for text in _methods(out):
+        assert "The comparison was made with Welch's t-test [WELCH]" in text
+        assert "pass by pass" not in text
+        assert "Each test spent the whole alpha = 0.01 at that one look" in text
