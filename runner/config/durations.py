@@ -78,6 +78,60 @@ def _parse_duration_text(text: str) -> float:
     return total
 
 
+#: Slurm's time forms: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S (sbatch --time)
+_SLURM_TIME = re.compile(r"^\s*(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?\s*$")
+#: JSON-Schema ``pattern`` of a Slurm time with a colon or a day count
+SLURM_TIME_PATTERN = r"^\s*(?:\d+-\d+(?::\d+){0,2}|\d+(?::\d+){1,2})\s*$"
+
+JOB_TIME_HINT = (
+    "write Slurm's form with a colon (1:00:00 is one hour, 30:00 thirty minutes, "
+    "2-00:00:00 two days) or a duration with a unit (90m, 2h)"
+)
+
+
+def parse_job_time(value: object, written: str | None = None) -> float:
+    """A Slurm job time limit in seconds (float > 0).
+
+    ``written`` is the value's text in the file when YAML read it as a number (YAML 1.1
+    reads ``1:00:00`` as 3600). Slurm's forms (``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``,
+    ``D-H:M:S``) are read as Slurm reads them; a string with a unit as a benchrun duration
+    (``90m``). A bare number is refused: Slurm reads it as minutes, benchrun's durations
+    as seconds, and guessing would be off by 60 times.
+    """
+    text = written if written is not None else value
+    if isinstance(text, bool) or text is None:
+        raise ValueError(f"expected a time limit, got {text!r}; {JOB_TIME_HINT}")
+    if isinstance(text, (int, float)) or (isinstance(text, str) and _bare_number(text)):
+        raise ValueError(
+            f"{text!r} is ambiguous (Slurm reads a bare number as minutes, benchrun as "
+            f"seconds); {JOB_TIME_HINT}"
+        )
+    if not isinstance(text, str):
+        raise ValueError(f"expected a time limit, got {type(text).__name__}; {JOB_TIME_HINT}")
+    match = _SLURM_TIME.match(text)
+    if match is not None and (":" in text or "-" in text):
+        days, first, second, third = (int(g) if g else None for g in match.groups())
+        if days is not None:  # D-H, D-H:M, D-H:M:S
+            seconds = days * 86400 + (first or 0) * 3600 + (second or 0) * 60 + (third or 0)
+        elif third is not None:  # H:M:S
+            seconds = (first or 0) * 3600 + (second or 0) * 60 + third
+        else:  # M:S
+            seconds = (first or 0) * 60 + (second or 0)
+        return float(seconds)
+    try:
+        return parse_duration(text)
+    except ValueError:
+        raise ValueError(f"bad time limit {text!r}; {JOB_TIME_HINT}") from None
+
+
+def _bare_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 #: bytes per size unit: decimal (kB, MB, GB) and binary (KiB, MiB, GiB); matched
 #: case-insensitively
 SIZE_UNITS: dict[str, int] = {

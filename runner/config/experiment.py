@@ -178,6 +178,58 @@ class Settings:
     hook_timeout: float | None = None
 
 
+#: what ``executor:`` may name: this machine, or a Slurm cluster
+EXECUTOR_KINDS: tuple[str, ...] = ("local", "slurm")
+
+
+@dataclass(frozen=True)
+class SlurmSpec:
+    """``executor: {kind: slurm, ...}``: rounds run on the nodes of a Slurm cluster
+    (docs/slurm.md), one batch job holding benchrun's agent at a time.
+
+    ``partition``, ``constraint``, ``account``: sbatch's ``--partition``,
+    ``--constraint``, ``--account`` (None: the cluster's default). ``nodes``: a count
+    (``--nodes``) or node names / hostlist expressions (``--nodelist``). ``time``: the
+    job's time limit in seconds, a whole number of minutes >= 60 (None: the partition's
+    default). ``sbatch_args``: further sbatch options, passed as given. ``exclusive``:
+    ask for whole nodes (``--exclusive``), so that no other job shares the measured node.
+    ``listen``: the submit host's address the agents connect to, ``HOST`` or
+    ``HOST:PORT`` (None: this host's name as it resolves, any free port). ``python``: the
+    Python interpreter on the nodes that has benchrun installed (None: the submitting
+    interpreter's path, which must exist on the nodes too). ``pending_limit``: seconds a
+    job may take from submission until its agent connects before benchrun gives up with
+    the job's state and reason. ``max_resubmits``: jobs submitted after the first one
+    (when a job ended under a round) before the campaign stops.
+    """
+
+    partition: str | None = None
+    constraint: str | None = None
+    nodes: int | tuple[str, ...] = 1
+    account: str | None = None
+    time: float | None = None
+    sbatch_args: tuple[str, ...] = ()
+    exclusive: bool = True
+    listen: str | None = None
+    python: str | None = None
+    pending_limit: float = 600.0
+    max_resubmits: int = 3
+
+    @property
+    def node_count(self) -> int | None:
+        """Nodes asked for by count; None when ``nodes`` names them."""
+        return self.nodes if isinstance(self.nodes, int) else None
+
+    def time_text(self) -> str | None:
+        """``time`` in Slurm's ``D-HH:MM:SS`` form, rounded up to whole minutes (Slurm
+        keeps job time limits in minutes); None without a limit."""
+        if self.time is None:
+            return None
+        minutes = max(1, int(-(-self.time // 60)))
+        days, rest = divmod(minutes, 1440)
+        hours, mins = divmod(rest, 60)
+        return f"{days}-{hours:02d}:{mins:02d}:00"
+
+
 @dataclass(frozen=True)
 class Experiment:
     """A whole experiment file: metadata, settings and the expanded list of workloads."""
@@ -199,6 +251,8 @@ class Experiment:
     setup: Hook | None = None
     prepare: Hook | None = None
     cleanup: Hook | None = None
+    #: where rounds run: None = this machine (``executor: local``), else a Slurm cluster
+    executor: SlurmSpec | None = None
 
     def comparison_group(self, name: str) -> str | None:
         """Label of the group ``name`` is compared within: its metric and unit, and with
@@ -263,6 +317,16 @@ class Experiment:
                     for h in (w.hook(k),)
                 }
                 for w in self.workloads
+            }
+        if self.executor is not None:
+            # only for Slurm, so local campaigns keep their fingerprint; where the rounds
+            # run (partition, features, nodes) changes what is measured, limits do not
+            e = self.executor
+            doc["executor"] = {
+                "kind": "slurm",
+                "partition": e.partition,
+                "constraint": e.constraint,
+                "nodes": e.nodes if isinstance(e.nodes, int) else list(e.nodes),
             }
         blob = json.dumps(doc, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()

@@ -31,6 +31,7 @@ import regex
 import yaml
 
 from benchrun.runner.config.cpulist import available_cpus, parse_cpu_list
+from benchrun.runner.config.durations import parse_job_time
 from benchrun.runner.config.experiment import (
     DEFAULT_OUTPUT,
     HOOK_KINDS,
@@ -38,10 +39,14 @@ from benchrun.runner.config.experiment import (
     Hook,
     ReadingsSpec,
     Settings,
+    SlurmSpec,
     Workload,
 )
 from benchrun.runner.config.placeholders import LAUNCH_TIME, placeholder_names, substitute
 from benchrun.runner.config.schema import (
+    EXECUTOR_KEYS,
+    MAX_JOB_TIME,
+    MAX_NODES,
     READINGS_KEYS,
     SETTINGS_KEYS,
     SIMPLE_KINDS,
@@ -130,6 +135,10 @@ def build_experiment(
             with smap.recover():
                 top_hooks[kind] = _parse_hook(data[kind], kind, (kind,), smap)  # its shape, once
                 defaults[kind] = (data[kind], (kind,))
+    executor: SlurmSpec | None = None
+    if "executor" in data:
+        with smap.recover():
+            executor = _parse_executor(data["executor"], ("executor",), smap, check_commands)
     workloads, complete = _parse_workloads(
         data.get("workloads"), matrix, settings, base_dir, smap, check_commands, defaults
     )
@@ -178,6 +187,7 @@ def build_experiment(
         setup=top_hooks.get("setup"),
         prepare=top_hooks.get("prepare"),
         cleanup=top_hooks.get("cleanup"),
+        executor=executor,
     )
 
 
@@ -835,6 +845,170 @@ def _check_executable(
             path,
             f"executable {program!r} not found on PATH; install it, fix the name, "
             "or give its path (e.g. ./prog)",
+        )
+
+
+# ------------------------------------------------------------------------------ executor
+
+#: sbatch options that other keys of ``executor:`` set (option -> the key to use)
+_SBATCH_KEYS = {
+    "-p": "partition",
+    "--partition": "partition",
+    "-C": "constraint",
+    "--constraint": "constraint",
+    "-N": "nodes",
+    "--nodes": "nodes",
+    "-w": "nodes",
+    "--nodelist": "nodes",
+    "-A": "account",
+    "--account": "account",
+    "-t": "time",
+    "--time": "time",
+    "--exclusive": "exclusive",
+}
+#: sbatch options benchrun sets itself: the job must run its agent and nothing else
+_SBATCH_OWN = ("--wrap", "--parsable", "-o", "--output", "-e", "--error", "-a", "--array")
+#: characters refused in partition, constraint and account names (they end up in argv,
+#: never in a shell, but a newline or NUL there is always a mistake)
+_SLURM_NAME_BAD = re.compile(r"[\s\x00-\x1f\x7f]")
+
+
+def _parse_executor(raw: Any, path: PathT, smap: SourceMap, check: bool) -> SlurmSpec | None:
+    """``executor:``: ``local`` (None), ``slurm`` (a :class:`SlurmSpec` of defaults) or a
+    mapping with ``kind:`` and the keys of :data:`EXECUTOR_KEYS`. With ``check``, sbatch
+    must be on PATH for ``slurm``."""
+    if raw is None or raw == "local":
+        return None
+    if isinstance(raw, str):
+        if raw != "slurm":
+            smap.error(path, f"got {describe(raw)}; valid: local | slurm, or a mapping with kind:")
+        spec = SlurmSpec()
+    elif isinstance(raw, dict):
+        missing = _check_keys(raw, EXECUTOR_KEYS, path, smap)
+        if missing:
+            return None
+        kind = _simple(raw, EXECUTOR_KEYS, "kind", path, smap, None)
+        if kind == "local":
+            extra = sorted(str(k) for k in raw if k != "kind")
+            if extra:
+                smap.error(
+                    path + (extra[0],), f"{extra[0]} is a key of kind: slurm; kind local has none"
+                )
+            return None
+        values: dict[str, Any] = {}
+        for key in EXECUTOR_KEYS:
+            if key.name == "kind" or key.name not in raw:
+                continue
+            where = path + (key.name,)
+            with smap.recover():
+                value = raw[key.name]
+                if key.kind == "nodes":
+                    values["nodes"] = _parse_nodes(value, where, smap)
+                elif key.kind == "slurm_time":
+                    values["time"] = _parse_job_time(value, key, where, smap)
+                else:
+                    values[key.name] = _simple(raw, EXECUTOR_KEYS, key.name, path, smap, None)
+                if key.name in ("partition", "constraint", "account", "python"):
+                    _slurm_name(values[key.name], key.name, where, smap)
+                elif key.name == "sbatch_args":
+                    _check_sbatch_args(values["sbatch_args"], where, smap)
+                elif key.name == "listen":
+                    _check_listen(values["listen"], where, smap)
+        spec = SlurmSpec(**{k: v for k, v in values.items() if v is not None or k == "time"})
+    else:
+        smap.error(path, f"got {describe(raw)}; valid: local | slurm, or a mapping with kind:")
+    if check and shutil.which("sbatch") is None:
+        smap.error(
+            path,
+            "executor slurm needs the Slurm commands (sbatch, squeue, scancel, sinfo), and "
+            "sbatch is not on PATH; run benchrun on a submit host of the cluster",
+        )
+    return spec
+
+
+def _parse_nodes(value: Any, path: PathT, smap: SourceMap) -> int | tuple[str, ...]:
+    if isinstance(value, bool) or value is None:
+        smap.error(path, f"expected a node count or a list of node names, got {describe(value)}")
+    if isinstance(value, int):
+        if not 1 <= value <= MAX_NODES:
+            smap.error(path, f"{value} is out of range; a node count is 1 to {MAX_NODES}")
+        return value
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        smap.error(path, f"expected a node count or a list of node names, got {describe(value)}")
+    names: list[str] = []
+    for i, item in enumerate(value):
+        if not isinstance(item, str) or not item or _SLURM_NAME_BAD.search(item) or "," in item:
+            smap.error(
+                path + (i,),
+                f"expected a node name or a hostlist expression like node[01-04], got "
+                f"{describe(item)}",
+            )
+        if item in names:
+            smap.error(path + (i,), f"node {item!r} is listed twice")
+        names.append(item)
+    return tuple(names)
+
+
+def _parse_job_time(value: Any, key: Key, path: PathT, smap: SourceMap) -> float | None:
+    if value is None:
+        return None
+    try:
+        seconds = parse_job_time(value, smap.plain_scalars.get(path))
+    except ValueError as exc:
+        smap.error(path, str(exc))
+    if not 60 <= seconds <= MAX_JOB_TIME:
+        smap.error(
+            path,
+            f"{seconds:g} s is out of range; Slurm keeps time limits in whole minutes, so "
+            f"give 1 minute to {MAX_JOB_TIME / 86400:g} days (or null: the partition's default)",
+        )
+    return seconds
+
+
+def _slurm_name(value: str | None, name: str, path: PathT, smap: SourceMap) -> None:
+    if value is not None and (not value or _SLURM_NAME_BAD.search(value)):
+        smap.error(path, f"bad {name} {value!r}: empty, or holds spaces or control characters")
+
+
+def _check_sbatch_args(args: tuple[str, ...], path: PathT, smap: SourceMap) -> None:
+    for i, arg in enumerate(args):
+        option = arg.split("=", 1)[0]
+        if not arg.startswith("-") or "\x00" in arg or "\n" in arg:
+            smap.error(
+                path + (i,),
+                f"{arg!r} is not an sbatch option; give each option as one string "
+                "starting with -, e.g. --qos=short",
+            )
+        if option in _SBATCH_KEYS:
+            smap.error(
+                path + (i,),
+                f"{option} is set by executor key {_SBATCH_KEYS[option]}:; give it there",
+            )
+        short = option[:2] if not option.startswith("--") else option
+        if option in _SBATCH_OWN or short in _SBATCH_OWN:
+            smap.error(
+                path + (i,),
+                f"benchrun sets {option} itself (the job runs benchrun's agent); remove it",
+            )
+        if not option.startswith("--") and short in _SBATCH_KEYS:
+            smap.error(
+                path + (i,),
+                f"{short} is set by executor key {_SBATCH_KEYS[short]}:; give it there",
+            )
+
+
+def _check_listen(value: str | None, path: PathT, smap: SourceMap) -> None:
+    if value is None:
+        return
+    host, sep, port = value.rpartition(":") if value.count(":") == 1 else (value, "", "")
+    if not sep:
+        host = value
+    bad_port = sep and (not port.isdigit() or not 0 <= int(port) <= 65535)
+    if not host or _SLURM_NAME_BAD.search(host) or bad_port:
+        smap.error(
+            path, f"bad address {value!r}; give HOST or HOST:PORT, e.g. login1 or 10.0.0.5:7700"
         )
 
 

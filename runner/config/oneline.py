@@ -18,7 +18,8 @@ it). Rules (docs/oneline.md):
 - the experiment's name is ``--experiment-name``, else made from the commands and a hash
   of everything that defines the measurement (:func:`derived_name`), so the same
   options name the same campaign directory and ``--resume`` finds it;
-- ``--set``, ``-o`` and ``--baseline`` land in ``settings:`` and ``output:``.
+- ``--set``, ``-o`` and ``--baseline`` land in ``settings:`` and ``output:``;
+- ``executor`` (``slurm`` or a mapping, docs/slurm.md) lands in ``executor:``.
 """
 
 from __future__ import annotations
@@ -68,6 +69,9 @@ class OneLine:
     overrides: tuple[str, ...] = ()
     baseline: str | None = None
     description: str = ""
+    #: ``executor:`` of the experiment: None (local), ``"slurm"``, or the mapping
+    #: ``{"kind": "slurm", "partition": ...}`` (docs/slurm.md)
+    executor: str | dict[str, Any] | None = None
 
     def hooks(self, kind: str) -> tuple[str, ...]:
         """The ``--setup``/``--prepare``/``--cleanup`` commands given."""
@@ -215,6 +219,8 @@ def oneline_document(spec: OneLine, cwd: Path) -> dict[str, Any]:
     doc["workloads"] = workloads
     if matrix:
         doc["matrix"] = matrix
+    if spec.executor is not None:
+        doc["executor"] = spec.executor
     return doc
 
 
@@ -261,6 +267,8 @@ def _option_error(spec: OneLine, exc: SourceError) -> str:
         option = f"-o {spec.output}"
     elif path[:1] == ("settings",) and len(path) > 1:
         option = "--baseline" if path[1] == "baseline" else f"--set {path[1]}"
+    elif path[:1] == ("executor",):
+        option = "--executor"
     elif path[:1] == ("matrix",) and len(path) > 1:
         option = f"-L {path[1]}"
     elif path[:1] == ("workloads",) and len(path) > 1 and isinstance(path[1], int):

@@ -17,10 +17,18 @@ from benchrun.runner.config.cpulist import CPU_LIST_PATTERN
 from benchrun.runner.config.durations import (
     DURATION_PATTERN,
     SIZE_PATTERN,
+    SLURM_TIME_PATTERN,
     parse_duration,
     parse_size,
 )
-from benchrun.runner.config.experiment import DEFAULT_OUTPUT, ReadingsSpec, Settings, Workload
+from benchrun.runner.config.experiment import (
+    DEFAULT_OUTPUT,
+    EXECUTOR_KINDS,
+    ReadingsSpec,
+    Settings,
+    SlurmSpec,
+    Workload,
+)
 from benchrun.runner.format import format_duration
 
 #: caps that refuse absurd values at validation (they would overflow SQLite's 64-bit
@@ -89,6 +97,13 @@ TOP_KEYS: tuple[Key, ...] = (
         "hook",
         "default cleanup of every workload that gives none: run after its last round, untimed",
         nullable=True,
+    ),
+    Key(
+        "executor",
+        "executor",
+        "where rounds run: local (this machine, the default), slurm (a Slurm cluster with "
+        "its defaults), or a mapping {kind: slurm, partition, constraint, nodes, account, "
+        "time, sbatch_args, ...} (docs/slurm.md)",
     ),
 )
 
@@ -305,6 +320,69 @@ WORKLOAD_KEYS: tuple[Key, ...] = (
         "run after the workload's last round (of each benchrun run), untimed; a failure is "
         "reported, nothing is lost; {param} allowed; null: none",
         nullable=True,
+    ),
+)
+
+#: longest Slurm job time limit accepted, seconds
+MAX_JOB_TIME = 366 * 86400.0
+#: longest wait for a Slurm job to start, seconds
+MAX_PENDING_LIMIT = 30 * 86400.0
+#: most jobs resubmitted after the first one
+MAX_RESUBMITS = 1000
+#: most nodes one job may ask for
+MAX_NODES = 100_000
+
+EXECUTOR_KEYS: tuple[Key, ...] = (
+    Key("kind", "enum", "local or slurm", required=True, choices=EXECUTOR_KINDS),
+    Key(
+        "partition", "str", "Slurm partition (sbatch --partition); null: the default", nullable=True
+    ),
+    Key(
+        "constraint",
+        "str",
+        "node features the job needs (sbatch --constraint), e.g. 'skylake&ib'",
+        nullable=True,
+    ),
+    Key("nodes", "nodes", "how many nodes (--nodes), or a list of node names (--nodelist)"),
+    Key("account", "str", "account charged for the jobs (sbatch --account)", nullable=True),
+    Key(
+        "time",
+        "slurm_time",
+        "time limit of each job: Slurm's form (30, 1:00:00, 2-00:00:00 read as "
+        "H:M:S) or a duration (90m, 2h); whole minutes, at least 1 minute; null: the "
+        "partition's default",
+        nullable=True,
+    ),
+    Key("sbatch_args", "str_list", "further sbatch options, e.g. [--qos=short, --mem=8G]"),
+    Key("exclusive", "bool", "whole nodes for the job (sbatch --exclusive); default true"),
+    Key(
+        "listen",
+        "str",
+        "address of this host that the nodes connect to, HOST or HOST:PORT; null: this "
+        "host's name as it resolves, any free port",
+        nullable=True,
+    ),
+    Key(
+        "python",
+        "str",
+        "Python with benchrun installed, as the nodes see it; null: this interpreter's path",
+        nullable=True,
+    ),
+    Key(
+        "pending_limit",
+        "duration",
+        "longest wait from submitting a job until it runs; past it benchrun stops with "
+        "the job's state and reason",
+        exclusive_minimum=0,
+        maximum=MAX_PENDING_LIMIT,
+    ),
+    Key(
+        "max_resubmits",
+        "int",
+        "jobs submitted again after a job ended under a round (cancelled, time limit, node "
+        "failure) before the campaign stops",
+        minimum=0,
+        maximum=MAX_RESUBMITS,
     ),
 )
 
@@ -578,6 +656,22 @@ def _fragment(key: Key) -> dict[str, Any]:
             ]
         }
         frag = {"type": "array", "minItems": 1, "items": group}
+    elif kind == "executor":
+        frag = {"anyOf": [{"enum": list(EXECUTOR_KINDS)}, _section(EXECUTOR_KEYS)]}
+    elif kind == "nodes":
+        frag = {
+            "anyOf": [
+                {"type": "integer", "minimum": 1, "maximum": MAX_NODES},
+                {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+            ]
+        }
+    elif kind == "slurm_time":
+        frag = {
+            "anyOf": [
+                {"type": "number", "minimum": 60},
+                {"type": "string", "pattern": f"{SLURM_TIME_PATTERN}|{DURATION_PATTERN}"},
+            ]
+        }
     elif kind == "readings":
         frag = _section(READINGS_KEYS)
         frag["anyOf"] = [{"required": ["pattern"]}, {"required": ["field"]}]
@@ -618,8 +712,10 @@ def json_schema() -> dict[str, Any]:
     props["output"]["default"] = DEFAULT_OUTPUT
     workload_props = props["workloads"]["items"]["properties"]
     readings_props = workload_props["readings"]["properties"]
+    executor_props = props["executor"]["anyOf"][1]["properties"]
     for cls, section in (
         (Settings, props["settings"]["properties"]),
+        (SlurmSpec, executor_props),
         (Workload, workload_props),
         (ReadingsSpec, readings_props),
     ):

@@ -116,6 +116,10 @@ class SourceMap:
     value_lines: dict[PathT, int] = field(default_factory=dict)
     collect: bool = False
     errors: list[ConfigError] = field(default_factory=list)
+    #: the text of each plain (unquoted) scalar value as written, by path: YAML 1.1 reads
+    #: ``1:00:00`` as the integer 3600, and a key such as Slurm's ``time`` needs to know
+    #: it was written with colons
+    plain_scalars: dict[PathT, str] = field(default_factory=dict)
 
     def line(self, path: Sequence[str | int], at: str = "key") -> int:
         """Line of the key (``at="key"``, where there is one: list items have none) or of
@@ -335,3 +339,5 @@ def _record(node: yaml.Node, path: PathT, smap: SourceMap, depth: int = 0) -> No
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             _record(item, path + (index,), smap, depth + 1)
+    elif isinstance(node, yaml.ScalarNode) and node.style is None and ":" in node.value:
+        smap.plain_scalars.setdefault(path, node.value)
