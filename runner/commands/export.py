@@ -2,7 +2,8 @@
 
 JSON is the documented, versioned exchange format (runner/report/exchange.py,
 docs/export-format.md) that ``benchrun analyze`` and ``benchrun compare`` read back; it
-holds ``comparisons``: the campaign's comparisons as ``show`` and the report print them
+holds ``hooks`` (every run of a setup/prepare/cleanup hook, as ``show --json`` lists
+them; not with ``--what results``) and ``comparisons``: the campaign's comparisons as ``show`` and the report print them
 (the stopping controller's stored verdicts, or a fixed campaign's computed when read:
 runner/results/comparisons.py), each with its ratio headline, ratio and CI, test (paired
 or Welch) and p-values. CSV: ``--what readings`` is one reading per row (long form, with
@@ -21,6 +22,7 @@ import io
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from benchrun.runner.errors import UserError
 
@@ -155,6 +157,17 @@ def results_csv(doc: dict) -> str:
     return _csv(rows, _with_params(RESULT_COLUMNS, params))
 
 
+def hooks_of(db: Path, campaign_id: int) -> list[dict[str, Any]]:
+    """The JSON export's ``hooks``: every stored run of the campaign's setup, prepare and
+    cleanup hooks, in the order they ran (runner/commands/show.py :func:`hook_dict`)."""
+    from benchrun.runner.commands.show import hook_dict
+    from benchrun.runner.store.database import Store
+
+    with Store.open(db) as store:
+        names = {w.id: w.name for w in store.workloads(campaign_id)}
+        return [hook_dict(h, names) for h in store.hooks(campaign_id)]
+
+
 def main(args: argparse.Namespace) -> int:
     fmt, what = str(args.format).lower(), str(args.what).lower()
     if fmt not in FORMATS:
@@ -169,6 +182,8 @@ def main(args: argparse.Namespace) -> int:
     model = load_campaign(args.campaign, args.campaign_id, diagnostics=False)
     doc = export_document(model, with_rounds=what != "results")
     if fmt == "json":
+        if what != "results":
+            doc["hooks"] = hooks_of(model.database, model.campaign.id)
         if what == "readings":
             doc["workloads"] = [
                 {k: v for k, v in w.items() if k not in ("collected", "summary", "result")}

@@ -4,8 +4,13 @@ After the per-workload counts and results (every value of a workload in its one 
 unit, the work amount of workloads with ``{work}`` and whether it was calibrated; the
 tables fit the width: runner/ui/tables.py): the drift line of every workload whose steady
 rounds drifted, the comparisons (:func:`runner.ui.display.verdicts_table`: the ratio
-headline first, the verdict, the test that decided, p-values), and a plain sentence when
-the campaign ended on a budget with a condition unmet.
+headline first, the verdict, the test that decided, p-values), a plain sentence when
+the campaign ended on a budget with a condition unmet, and what the workloads'
+setup/prepare/cleanup hooks did (:func:`hook_lines`: per workload and hook, its command,
+exit status and the first line of its output; ``--json``: every run in ``hooks``). An
+interrupted campaign ends with the command that continues it, ``benchrun run DIR
+--resume`` (:func:`resume_command`, as ``benchrun run`` prints it on Ctrl-C), which needs
+neither the experiment file nor the options that started it.
 
 :func:`read_summary`, :func:`summary_json` and :func:`print_results` are also the end of
 ``benchrun run`` (its results and ``--json``), so both print the same numbers.
@@ -16,7 +21,10 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-from dataclasses import dataclass
+import shlex
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +32,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from benchrun.runner.errors import UserError
-from benchrun.runner.store.database import CampaignRow, RoundRow, Store
+from benchrun.runner.store.database import CampaignRow, HookRow, RoundRow, Store
 from benchrun.runner.ui.display import (
     WorkInfo,
     counts_table,
@@ -34,6 +42,7 @@ from benchrun.runner.ui.display import (
     verdicts_table,
     workload_works,
 )
+from benchrun.runner.ui.fit import KEEP, wrap_lines
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -106,6 +115,10 @@ class CampaignSummary:
     names: dict[int, str]
     #: an adaptive campaign compared workloads independently (Welch) and one of them drifted
     independent_drift: bool = False
+    #: every stored run of a setup/prepare/cleanup hook, in the order they ran
+    hooks: list[HookRow] = field(default_factory=list)
+    #: the newest campaign of its store (the one ``benchrun run DIR --resume`` continues)
+    latest: bool = True
 
 
 def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
@@ -130,7 +143,10 @@ def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
         workloads = store.workloads(campaign.id)
         check_magnitudes(db, workloads, rounds)
         results = workload_results(store, campaign, confidence)
-        n_campaigns = len(store.campaigns())
+        campaigns = store.campaigns()
+        n_campaigns = len(campaigns)
+        latest = not campaigns or campaigns[-1].id == campaign.id
+        hooks = store.hooks(campaign.id)
         events = store.events(campaign.id)
         verdicts = campaign_verdicts(store, campaign, events)
         states = workload_states(results, campaign, events)
@@ -162,7 +178,108 @@ def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
         failed_rounds=[r for r in rounds if r.status != "ok"],
         names={w.id: w.name for w in workloads},
         independent_drift=independent_drift,
+        hooks=hooks,
+        latest=latest,
     )
+
+
+def resume_command(campaign_dir: Path) -> str:
+    """``benchrun run DIR --resume`` for the campaign directory ``campaign_dir`` (shown
+    relative to the current directory when inside it; shell-quoted). The same command as
+    runner/commands/run.py ``resume_command`` (not imported: ``run`` imports this module)."""
+    where = campaign_dir.absolute()
+    try:
+        shown = str(where.relative_to(Path.cwd()))
+    except ValueError:
+        shown = str(where)
+    return shlex.join(["benchrun", "run", shown, "--resume"])
+
+
+#: characters of a hook's output line that ``show`` prints (``--json`` has the stored tail)
+OUTPUT_CHARS = 72
+
+
+def hook_command(argv: Sequence[str]) -> str:
+    """A hook's command as written: a one-string argv is a shell command (run by
+    ``/bin/sh -c``), a longer one an argument vector (shell-quoted)."""
+    return argv[0] if len(argv) == 1 else shlex.join(argv)
+
+
+def first_output_line(hook: HookRow) -> str | None:
+    """The first non-blank line of a hook's stored output (stdout, else stderr), cut to
+    :data:`OUTPUT_CHARS`; None when it printed nothing."""
+    for tail in (hook.stdout_tail, hook.stderr_tail):
+        for line in (tail or "").splitlines():
+            if line.strip():
+                line = line.strip()
+                return line if len(line) <= OUTPUT_CHARS else line[: OUTPUT_CHARS - 3] + "..."
+    return None
+
+
+def _hook_status(hook: HookRow) -> str:
+    if hook.status == "ok":
+        return "ok" if hook.exit_code in (None, 0) else f"ok (exit {hook.exit_code})"
+    return f"{hook.status} ({hook.reason})" if hook.reason else hook.status
+
+
+def hook_lines(hooks: Sequence[HookRow], names: dict[int, str]) -> list[str]:
+    """One line per workload, hook kind and command, in the order they first ran: the
+    command, its exit status (a prepare's: how many runs ended how) and duration, and the
+    first line of its output (a prepare's: of its first failed run, else its first run)."""
+    groups: dict[tuple[int, str, str], list[HookRow]] = {}
+    for h in hooks:
+        groups.setdefault((h.workload_id, h.kind, hook_command(h.argv)), []).append(h)
+    lines = []
+    for (workload_id, kind, command), runs in groups.items():
+        ms = statistics.median(h.wall_ns for h in runs) / 1e6
+        if len(runs) == 1:
+            shown = runs[0]
+            status = f"{_hook_status(shown)}, {ms:.3g}{KEEP}ms"
+        else:
+            counts: dict[str, int] = {}
+            for h in runs:
+                counts[h.status] = counts.get(h.status, 0) + 1
+            failed = [h for h in runs if h.status != "ok"]
+            shown = failed[0] if failed else runs[0]
+            status = f"{len(runs)} runs: " + ", ".join(f"{n} {k}" for k, n in counts.items())
+            status += f", median {ms:.3g}{KEEP}ms"
+            if failed:
+                where = "" if shown.round_index is None else f" before round {shown.round_index}"
+                status += f"; first failure{where}: {_hook_status(shown)}"
+        output = first_output_line(shown)
+        said = f'; printed "{output}"' if output is not None else "; no output"
+        lines.append(f"{names.get(workload_id, '?')}: {kind} `{command}`: {status}{said}")
+    return lines
+
+
+def _print_indented(console: Console, text: str) -> None:
+    """``text`` indented by 2 (on a terminal wrapped with continuation lines indented by 4;
+    elsewhere one line, for grep)."""
+    if console.is_terminal:
+        for line in wrap_lines(text, console.width - 2, indent=2):
+            console.print("  " + line, markup=False, highlight=False, no_wrap=True, crop=False)
+    else:
+        console.print("  " + text.replace(KEEP, " "), markup=False, highlight=False, soft_wrap=True)
+
+
+def hook_dict(h: HookRow, names: dict[int, str]) -> dict[str, Any]:
+    """One stored hook run as JSON (``show --json`` and ``benchrun export``'s ``hooks``):
+    its workload's name, kind, round (a prepare's; null for setup and cleanup), argv,
+    status, reason, exit code, start (Unix seconds), duration (``wall_ns``, ns) and the
+    stored tails of its output."""
+    return {
+        "workload": names.get(h.workload_id),
+        "kind": h.kind,
+        "round_index": h.round_index,
+        "argv": h.argv,
+        "status": h.status,
+        "reason": h.reason,
+        "exit_code": h.exit_code,
+        "started_at": h.started_at,
+        "wall_ns": h.wall_ns,
+        "stdout_tail": h.stdout_tail,
+        "stderr_tail": h.stderr_tail,
+    }
 
 
 def summary_json(s: CampaignSummary) -> dict[str, Any]:
@@ -198,6 +315,7 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
             }
             for r in s.results
         ],
+        "hooks": [hook_dict(h, s.names) for h in s.hooks],
     }
 
 
@@ -257,8 +375,24 @@ def main(args: argparse.Namespace) -> int:
         )
         console.print(counts_table(s.results, s.states))
         print_results(console, s)
-        if campaign.status == "interrupted" and campaign.config_path:
-            console.print(f"resume with: benchrun run {campaign.config_path} --resume")
+        lines = hook_lines(s.hooks, s.names)
+        if lines:
+            console.print(
+                "hooks (untimed; --json has every run and its output):",
+                markup=False,
+                highlight=False,
+            )
+            for line in lines:
+                _print_indented(console, line)
+        if campaign.status == "interrupted":
+            if s.latest:
+                print_prose(console, f"resume with: {resume_command(db.parent)}")
+            else:
+                print_prose(
+                    console,
+                    "interrupted, and a newer campaign follows it in this store: only the "
+                    "newest campaign can be resumed",
+                )
         if args.failures:
             for fr in s.failed_rounds:
                 console.rule(
