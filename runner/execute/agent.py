@@ -1,0 +1,494 @@
+"""benchrun's agent on a compute node, and the messages it exchanges with the submit host.
+
+``python -m benchrun.runner.execute.agent --connect HOST:PORT`` is what a Slurm job of
+:class:`runner.execute.slurm.SlurmExecutor` runs (docs/slurm.md). It connects back to the
+submitting benchrun, proves who it is with the token in ``$BENCHRUN_AGENT_TOKEN``, reports
+its node, benchrun version and CPUs, checks what the experiment needs on the node, and
+then runs each round it is sent with the same :class:`runner.execute.local.LocalExecutor`
+as a local campaign (pinning inside the job's allocation, ``wait4``, timeout, process
+group), sending back what the round did. Nothing is stored on the node.
+
+The protocol: one JSON object per line (UTF-8, ``\\n``-terminated) over one TCP
+connection, each with a ``"type"``:
+
+===========  ==========  ===========================================================
+type         direction   fields
+===========  ==========  ===========================================================
+hello        agent ->    protocol, token, version, node, job_id, pid, cpus, python
+setup        -> agent    pin ("auto", "none" or CPU list), checks (list of
+                         {workload, cwd, program, path})
+ready        agent ->    problems (list of str), pin (the plan on the node)
+round        -> agent    id, spec (a RoundSpec, :func:`spec_to_dict`)
+outcome      agent ->    id, outcome (a RoundOutcome, :func:`outcome_to_dict`)
+interrupt    -> agent    id: kill that round's process group if it is in flight
+refused      agent ->    id, message: the spec could not be launched (a UserError)
+terminated   agent ->    signal, id (the round it killed, or null): Slurm signalled
+                         the job (scancel, time limit); the agent exits after this
+bye          -> agent    the campaign is done with this job: the agent exits
+===========  ==========  ===========================================================
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import queue
+import select
+import shutil
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from benchrun.runner import __version__
+from benchrun.runner.config.experiment import ReadingsSpec
+from benchrun.runner.errors import UserError
+from benchrun.runner.execute.executor import RoundOutcome, RoundSpec
+from benchrun.runner.execute.local import LocalExecutor
+from benchrun.runner.execute.pinning import PinPlan, pinned_runner, plan_pinning
+
+#: version of the message protocol; the submit host refuses an agent speaking another
+PROTOCOL = 1
+#: environment variable holding the token the agent sends in its hello
+TOKEN_ENV = "BENCHRUN_AGENT_TOKEN"
+#: longest line accepted before the peer has proven who it is (bytes)
+UNAUTHENTICATED_LINE = 1 << 16
+#: longest line accepted from an authenticated peer (bytes): a round's output tails
+#: (``output_limit``, at most 1 GiB each) escaped as JSON stay below this
+MAX_LINE = 8 << 30
+#: how long the agent tries to reach the submit host, seconds
+CONNECT_TIMEOUT = 60.0
+#: after a failed round, how long the agent waits to see whether Slurm's SIGTERM killed
+#: it (the job is ending: the round is then reported as ``terminated``), seconds
+TERM_SETTLE = 0.3
+
+
+class ChannelClosed(Exception):
+    """The peer closed the connection (or it broke)."""
+
+
+class ProtocolError(Exception):
+    """A line that is not a JSON object with a ``type``, or too long."""
+
+
+# ---------------------------------------------------------------------------- messages
+
+
+def encode(message: Mapping[str, Any]) -> bytes:
+    """One message as its line: compact JSON (``Infinity``/``NaN`` allowed, as Python's
+    json reads them back) and ``\\n``."""
+    return json.dumps(message, separators=(",", ":"), default=_jsonable).encode() + b"\n"
+
+
+def decode(line: bytes) -> dict[str, Any]:
+    """The message of one line (without its ``\\n``); :class:`ProtocolError` if it is not a
+    JSON object with a string ``type``."""
+    try:
+        message = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"not JSON: {exc}") from None
+    if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+        raise ProtocolError("not a message (a JSON object with a string 'type')")
+    return message
+
+
+def _jsonable(value: object) -> object:
+    if isinstance(value, (tuple, set, frozenset)):
+        return list(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    return str(value)
+
+
+def spec_to_dict(spec: RoundSpec) -> dict[str, Any]:
+    """A :class:`RoundSpec` as JSON-ready data (its readings spec as a mapping)."""
+    out = dataclasses.asdict(spec)
+    out["argv"] = list(spec.argv)
+    out["env"] = dict(spec.env)
+    out["cpus"] = None if spec.cpus is None else list(spec.cpus)
+    out["timeout"] = float(spec.timeout)
+    return out
+
+
+def spec_from_dict(data: Mapping[str, Any]) -> RoundSpec:
+    """The :class:`RoundSpec` of :func:`spec_to_dict`'s data; :class:`ProtocolError` if a
+    field is missing or has the wrong type."""
+    try:
+        readings = data.get("readings")
+        cpus = data.get("cpus")
+        return RoundSpec(
+            workload=str(data["workload"]),
+            argv=tuple(str(a) for a in data["argv"]),
+            env={str(k): str(v) for k, v in dict(data["env"]).items()},
+            timeout=float(data["timeout"]),
+            shell=bool(data.get("shell", False)),
+            cwd=None if data.get("cwd") is None else str(data["cwd"]),
+            cpus=None if cpus is None else tuple(int(c) for c in cpus),
+            readings=None if readings is None else ReadingsSpec(**readings),
+            output_limit=int(data.get("output_limit", 65536)),
+            memory_limit=None if data.get("memory_limit") is None else int(data["memory_limit"]),
+            hook=None if data.get("hook") is None else str(data["hook"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ProtocolError(f"bad round spec: {exc!r}") from None
+
+
+def outcome_to_dict(outcome: RoundOutcome) -> dict[str, Any]:
+    """A :class:`RoundOutcome` as JSON-ready data."""
+    out = dataclasses.asdict(outcome)
+    out["cpus"] = None if outcome.cpus is None else list(outcome.cpus)
+    out["readings"] = list(outcome.readings)
+    out["extra"] = dict(outcome.extra)
+    return out
+
+
+def outcome_from_dict(data: Mapping[str, Any]) -> RoundOutcome:
+    """The :class:`RoundOutcome` of :func:`outcome_to_dict`'s data; :class:`ProtocolError`
+    if a field is missing or has the wrong type."""
+    try:
+        status = str(data["status"])
+        if status not in ("ok", "failed", "timeout", "interrupted"):
+            raise ValueError(f"status {status!r}")
+        cpus = data.get("cpus")
+        exit_code = data.get("exit_code")
+        return RoundOutcome(
+            status=status,  # type: ignore[arg-type]
+            wall_ns=int(data["wall_ns"]),
+            user_s=float(data["user_s"]),
+            sys_s=float(data["sys_s"]),
+            max_rss_kib=int(data["max_rss_kib"]),
+            exit_code=None if exit_code is None else int(exit_code),
+            started_at=float(data["started_at"]),
+            cpus=None if cpus is None else tuple(int(c) for c in cpus),
+            readings=tuple(float(r) for r in data.get("readings", ())),
+            reason=None if data.get("reason") is None else str(data["reason"]),
+            stdout_tail=str(data.get("stdout_tail", "")),
+            stderr_tail=str(data.get("stderr_tail", "")),
+            extra=dict(data.get("extra") or {}),
+            node=None if data.get("node") is None else str(data["node"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ProtocolError(f"bad round outcome: {exc!r}") from None
+
+
+class Channel:
+    """A connected socket carrying messages, one JSON line each.
+
+    The socket stays blocking; :meth:`feed` is called when ``poll`` says it is readable
+    (so one ``recv`` returns what is there), :meth:`next` takes the next complete
+    message. ``max_line`` bytes at most per line (:class:`ProtocolError` beyond).
+    """
+
+    def __init__(self, sock: socket.socket, max_line: int = MAX_LINE) -> None:
+        self.sock = sock
+        self.max_line = max_line
+        self._buffer = bytearray()
+        self._send_lock = threading.Lock()
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        """Send one message; :class:`ChannelClosed` if the connection is gone."""
+        data = encode(message)
+        try:
+            with self._send_lock:
+                self.sock.sendall(data)
+        except OSError as exc:
+            raise ChannelClosed(str(exc)) from None
+
+    def feed(self) -> None:
+        """Read what has arrived (one ``recv``); :class:`ChannelClosed` at the end."""
+        try:
+            data = self.sock.recv(1 << 20)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            raise ChannelClosed(str(exc)) from None
+        if not data:
+            raise ChannelClosed("connection closed by the peer")
+        self._buffer += data
+
+    def next(self) -> dict[str, Any] | None:
+        """The next complete message, or None until more has arrived."""
+        end = self._buffer.find(b"\n")
+        if end < 0:
+            if len(self._buffer) > self.max_line:
+                raise ProtocolError(f"a line longer than {self.max_line} bytes")
+            return None
+        line = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
+        return decode(line)
+
+    def receive(self, timeout: float | None) -> dict[str, Any] | None:
+        """The next message, waiting at most ``timeout`` seconds (None: for ever); None
+        when the time ran out."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            message = self.next()
+            if message is not None:
+                return message
+            wait_ms = -1
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                wait_ms = math.ceil(left * 1000)
+            poller = select.poll()
+            poller.register(self.sock.fileno(), select.POLLIN)
+            if poller.poll(wait_ms):
+                self.feed()
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+# ------------------------------------------------------------------------- node checks
+
+
+def node_name() -> str:
+    """This node's name as Slurm knows it (``$SLURMD_NODENAME``), else the host name."""
+    return os.environ.get("SLURMD_NODENAME") or socket.gethostname()
+
+
+def check_shared(checks: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What is missing on this node of what the workloads need: each check's ``cwd``
+    (a directory) and ``program`` (a path relative to ``cwd`` when it holds a ``/``,
+    else a name looked up on ``path``, default this process's ``$PATH``). One sentence
+    per problem, naming the workload."""
+    problems: list[str] = []
+    node = node_name()
+    for check in checks:
+        name = check.get("workload", "?")
+        cwd = check.get("cwd")
+        if cwd is not None and not Path(cwd).is_dir():
+            problems.append(f"{name}: directory {cwd} does not exist on node {node}")
+            continue
+        program = check.get("program")
+        if not program:
+            continue
+        if "/" in program:
+            where = Path(cwd or ".") / program
+            if not where.is_file() or not os.access(where, os.X_OK):
+                problems.append(f"{name}: {where} is not an executable file on node {node}")
+        elif shutil.which(program, path=check.get("path") or os.environ.get("PATH")) is None:
+            problems.append(f"{name}: {program!r} is not on PATH on node {node}")
+    return problems
+
+
+# ------------------------------------------------------------------------------ agent
+
+
+class Agent:
+    """The agent's side of one connection: answer the setup, then run rounds until
+    ``bye``, the end of the connection, or Slurm's SIGTERM.
+
+    Rounds run in the main thread (the one that installed the signal handlers); a reader
+    thread takes the messages, queues rounds and turns ``interrupt`` into SIGUSR1 for the
+    main thread, whose handler interrupts the :class:`LocalExecutor` exactly as Ctrl-C
+    does in a local campaign.
+    """
+
+    def __init__(self, channel: Channel, executor: LocalExecutor | None = None) -> None:
+        self.channel = channel
+        self.executor = executor if executor is not None else LocalExecutor()
+        self.plan = PinPlan(None, None, "pin: not planned yet")
+        self.terminated: int | None = None
+        self._term = threading.Event()
+        self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._current: int | None = None
+        self._term_sent = False
+        self._main = threading.get_ident()
+
+    # -- setup
+    def hello(self, token: str) -> None:
+        """Send the hello: who and where this agent is."""
+        self.channel.send(
+            {
+                "type": "hello",
+                "protocol": PROTOCOL,
+                "token": token,
+                "version": __version__,
+                "node": node_name(),
+                "job_id": os.environ.get("SLURM_JOB_ID"),
+                "pid": os.getpid(),
+                "cpus": sorted(os.sched_getaffinity(0)),
+                "python": sys.executable,
+            }
+        )
+
+    def setup(self, message: Mapping[str, Any]) -> list[str]:
+        """Plan the pinning inside this job's CPUs and check the shared files; send
+        ``ready`` with the problems found (none: rounds may come)."""
+        problems = check_shared(message.get("checks") or ())
+        pin = message.get("pin", "auto")
+        try:
+            self.plan = plan_pinning(tuple(pin) if isinstance(pin, list) else str(pin))
+        except UserError as exc:
+            problems.append(f"on node {node_name()}: {exc}")
+        self.channel.send({"type": "ready", "problems": problems, "pin": self.plan.to_dict()})
+        return problems
+
+    # -- signals
+    def _on_usr1(self, signum: int, frame: FrameType | None) -> None:
+        self.executor.interrupt()
+
+    def _on_term(self, signum: int, frame: FrameType | None) -> None:
+        self.terminated = signum
+        self._term.set()
+        self.executor.interrupt()
+        self._queue.put(None)
+
+    # -- reading
+    def _read(self) -> None:
+        try:
+            while True:
+                message = self.channel.receive(None)
+                assert message is not None
+                kind = message["type"]
+                if kind == "round":
+                    self._queue.put(message)
+                elif kind == "interrupt":
+                    if message.get("id") == self._current and self._current is not None:
+                        signal.pthread_kill(self._main, signal.SIGUSR1)
+                elif kind == "bye":
+                    break
+        except (ChannelClosed, ProtocolError, OSError):
+            # the submit host is gone: nothing may keep running for nobody
+            if self._current is not None:
+                signal.pthread_kill(self._main, signal.SIGUSR1)
+        self._queue.put(None)
+
+    # -- serving
+    def serve(self) -> int:
+        """Run rounds until the end; the process exit status (0: asked to end)."""
+        old = {
+            signal.SIGUSR1: signal.signal(signal.SIGUSR1, self._on_usr1),
+            signal.SIGTERM: signal.signal(signal.SIGTERM, self._on_term),
+            signal.SIGINT: signal.signal(signal.SIGINT, self._on_term),
+        }
+        reader = threading.Thread(target=self._read, name="benchrun-agent-reader", daemon=True)
+        reader.start()
+        try:
+            with pinned_runner(self.plan):
+                while self.terminated is None:
+                    message = self._queue.get()
+                    if message is None:
+                        break
+                    self._run(message)
+            if self.terminated is not None:
+                self._send_terminated(None)
+                return 128 + self.terminated
+            return 0
+        finally:
+            for signum, handler in old.items():
+                signal.signal(signum, handler)
+            self.executor.close()
+
+    def _send_terminated(self, round_id: int | None) -> None:
+        if self._term_sent:
+            return
+        self._term_sent = True
+        try:
+            self.channel.send({"type": "terminated", "signal": self.terminated, "id": round_id})
+        except ChannelClosed:
+            pass
+
+    def _run(self, message: Mapping[str, Any]) -> None:
+        round_id = message.get("id")
+        try:
+            spec = spec_from_dict(message.get("spec") or {})
+        except ProtocolError as exc:
+            self.channel.send({"type": "refused", "id": round_id, "message": str(exc)})
+            return
+        # the CPUs of this node's plan: the submit host's CPUs mean nothing here
+        spec = dataclasses.replace(spec, cpus=self.plan.workload_cpus)
+        if message.get("env_base") == "node":
+            # only the experiment's own variables came: on top of the job's environment
+            spec = dataclasses.replace(spec, env={**os.environ, **spec.env})
+        self.executor.clear_interrupt()  # an interrupt meant for a round that had ended
+        self._current = round_id if isinstance(round_id, int) else None
+        try:
+            outcome = self.executor.launch(spec)
+        except UserError as exc:
+            self.channel.send({"type": "refused", "id": round_id, "message": str(exc)})
+            return
+        finally:
+            self._current = None
+        if outcome.status != "ok" and self.terminated is None:
+            self._term.wait(TERM_SETTLE)  # was it Slurm ending the job?
+        if self.terminated is not None:
+            self._send_terminated(round_id)
+            return
+        outcome = dataclasses.replace(outcome, node=node_name())
+        self.channel.send({"type": "outcome", "id": round_id, "outcome": outcome_to_dict(outcome)})
+
+
+def connect(address: str, timeout: float = CONNECT_TIMEOUT) -> socket.socket:
+    """A TCP connection to ``HOST:PORT``, retried until ``timeout`` seconds have passed."""
+    host, _, port = address.rpartition(":")
+    deadline = time.monotonic() + timeout
+    delay = 0.1
+    while True:
+        try:
+            sock = socket.create_connection((host.strip("[]"), int(port)), timeout=10)
+            sock.settimeout(None)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+            return sock
+        except OSError:
+            if time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(2.0, delay * 2)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The agent's entry point (see the module docstring); the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchrun.runner.execute.agent",
+        description="benchrun's agent on a compute node: runs the rounds a benchrun on the "
+        "submit host sends it (docs/slurm.md). The token is read from $" + TOKEN_ENV + ".",
+    )
+    parser.add_argument("--connect", required=True, metavar="HOST:PORT")
+    parser.add_argument("--connect-timeout", type=float, default=CONNECT_TIMEOUT)
+    args = parser.parse_args(argv)
+    token = os.environ.pop(TOKEN_ENV, "")  # the workloads do not inherit it
+    try:
+        sock = connect(args.connect, args.connect_timeout)
+    except OSError as exc:
+        print(
+            f"benchrun agent on {node_name()}: cannot reach {args.connect}: {exc}", file=sys.stderr
+        )
+        return 2
+    channel = Channel(sock)
+    agent = Agent(channel)
+    try:
+        agent.hello(token)
+        setup = channel.receive(CONNECT_TIMEOUT)
+        if setup is None or setup.get("type") != "setup":
+            return 2
+        if agent.setup(setup):
+            channel.receive(CONNECT_TIMEOUT)  # the submit host ends it; wait for its bye
+            return 1
+        return agent.serve()
+    except (ChannelClosed, ProtocolError) as exc:
+        print(f"benchrun agent on {node_name()}: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        channel.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
