@@ -10,7 +10,8 @@ or Welch) and p-values. CSV: ``--what readings`` is one reading per row (long fo
 one column per matrix parameter, its round's facts, CPU times and max RSS, its flag and
 whether it was analysed); ``--what results`` one row per workload (the estimate and the
 comparison with its baseline). Every value is in the workload's base unit (``unit``);
-``display_unit`` is the unit benchrun's tables show it in. Output goes to stdout unless
+``display_unit`` is the unit benchrun's tables show it in, ``display_factor`` one
+``display_unit`` in the base unit (shown value = value / display_factor), in both. Output goes to stdout unless
 ``--out`` is given.
 """
 
@@ -33,9 +34,9 @@ FORMATS = ("json", "csv")
 PARAM_PREFIX = "param_"
 #: columns of ``--what readings``; the parameter columns follow ``workload``
 READING_COLUMNS = (
-    "workload", "unit", "direction", "per_work", "seq", "pass", "round_index", "round_status",
-    "round_warmup", "round_flags", "cpus", "work", "started_at", "wall_ns", "user_s", "sys_s",
-    "max_rss_kib", "reading_index", "value", "flag", "analysed",
+    "workload", "unit", "display_unit", "display_factor", "direction", "per_work", "seq", "pass",
+    "round_index", "round_status", "round_warmup", "round_flags", "cpus", "work", "started_at",
+    "wall_ns", "user_s", "sys_s", "max_rss_kib", "reading_index", "value", "flag", "analysed",
 )  # fmt: skip
 #: columns of ``--what results``; the parameter columns follow ``workload``
 RESULT_COLUMNS = (
@@ -53,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Export a stored campaign. JSON (default) is benchrun's versioned "
         "exchange format, read back by `benchrun analyze` and `benchrun compare`, with the "
         "campaign's comparisons; CSV is one reading per row (one column per matrix "
-        "parameter, CPU times, max RSS, the reading's flag and whether it was analysed: "
+        "parameter, the display unit, CPU times, max RSS, the reading's flag and whether it was analysed: "
         "`benchrun analyze` leaves out the rows that were not) or, with --what results, "
         "one workload per row. Values are in each workload's base unit (the unit column; "
         "display_unit is the unit benchrun's tables show).",
@@ -113,19 +114,22 @@ def _with_params(columns: tuple[str, ...], params: list[str]) -> tuple[str, ...]
 
 def readings_csv(doc: dict, steady_only: bool) -> str:
     """One row per reading of an export document (values in the ``unit`` column, the base
-    unit; ``analysed`` 1 for the readings the estimate used)."""
+    unit; ``display_unit`` the workload's unit in benchrun's tables, ``display_factor`` one
+    of it in the base unit; ``analysed`` 1 for the readings the estimate used)."""
     from benchrun.runner.importers.benchrun_export import ANALYSED
 
     params = param_names(doc)
     rows = []
     for w in doc["workloads"]:
         pv = [(w.get("params") or {}).get(p) for p in params]
+        du = w.get("display_unit") or {}
         for r in w.get("rounds") or []:
             for i, (v, f) in enumerate(zip(r["readings"], r["reading_flags"], strict=True)):
                 analysed = f.split(",")[0] in ANALYSED
                 if steady_only and not analysed:
                     continue
-                rows.append((w["name"], *pv, w["unit"], w["direction"], int(bool(w["per_work"])),
+                rows.append((w["name"], *pv, w["unit"], du.get("label"), du.get("factor"),
+                             w["direction"], int(bool(w["per_work"])),
                              r["seq"], r["pass"], r["round_index"], r["status"], int(r["warmup"]),
                              r["flags"], r["cpus"], r["work"], r["started_at"], r["wall_ns"],
                              r["user_s"], r["sys_s"], r["max_rss_kib"], i, v, f,
