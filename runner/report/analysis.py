@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,7 +58,14 @@ class Row:
     ``note`` says why a CI is missing when that is by design (paired comparisons).
     Values are in the base unit ``unit``; ``text`` is the estimate as every output prints
     it (runner/control/collector.py ``interval_text``, in the workload's display unit
-    ``display``, :attr:`runner.report.model.WorkloadView.display`)."""
+    ``display``, :attr:`runner.report.model.WorkloadView.display`).
+
+    ``ci_low``/``ci_high`` and ``ratio_low``/``ratio_high`` are certified CIs (None
+    otherwise). ``interval_low``/``interval_high`` are the interval shown: the CI when
+    ``certified``, else the uncertified interval (docs/methods.md §4.1) that assumes tau <=
+    ``tau_bound`` at ``width_factor`` times the i.i.d. width. ``ratio_interval_low``/
+    ``ratio_interval_high`` likewise for the ratio to the best: its CI when
+    ``ratio_certified``, else :func:`uncertified_ratio` of the two intervals."""
 
     rank: int
     name: str
@@ -73,6 +81,15 @@ class Row:
     note: str | None = None
     text: str = ""
     display: str = ""
+    certified: bool = False
+    interval_low: float | None = None
+    interval_high: float | None = None
+    interval_rel_half_width: float | None = None
+    tau_bound: float | None = None
+    width_factor: float | None = None
+    ratio_certified: bool = False
+    ratio_interval_low: float | None = None
+    ratio_interval_high: float | None = None
 
 
 @dataclass
@@ -199,13 +216,44 @@ def _ratio_to_best(
     return (ew.mean / eb.mean if eb.mean else None), None, None
 
 
-def _row(rank: int, w: WorkloadView, ratio: tuple, verdict: str | None, note: str | None) -> Row:
+def uncertified_ratio(
+    best: WorkloadView, w: WorkloadView, ratio: float | None
+) -> tuple[float, float] | None:
+    """An interval of ``ratio`` = w / best when it has no CI and at least one of the two
+    workloads has only an uncertified interval (docs/methods.md §4.1): the delta method
+    on the log scale over the two intervals, ``ratio · exp(±sqrt(h_w² + h_best²))`` with
+    h the relative half-width of each interval shown. Not certified, as the intervals it
+    is made of; None when a workload has no interval or a mean <= 0."""
+    eb, ew = best.estimate, w.estimate
+    if ratio is None or ratio <= 0 or eb is None or ew is None:
+        return None
+    if not (eb.has_interval and ew.has_interval) or (eb.certified and ew.certified):
+        return None
+    if eb.mean <= 0 or ew.mean <= 0:
+        return None
+    hb, hw = eb.interval_rel_half_width, ew.interval_rel_half_width
+    assert hb is not None and hw is not None
+    h = math.sqrt(hb * hb + hw * hw)
+    return ratio * math.exp(-h), ratio * math.exp(h)
+
+
+def _row(rank: int, w: WorkloadView, ratio: tuple, verdict: str | None, note: str | None,
+         best: WorkloadView | None = None) -> Row:  # fmt: skip
     e = w.estimate
     assert e is not None
     r, lo, hi = ratio
     du = w.display
-    return Row(rank, w.name, w.unit, e.mean, e.ci_low, e.ci_high, e.rel_half_width, r, lo, hi,
-               verdict, note, interval_text(w.collected or {}, du), du.label)  # fmt: skip
+    row = Row(rank, w.name, w.unit, e.mean, e.ci_low, e.ci_high, e.rel_half_width, r, lo, hi,
+              verdict, note, interval_text(w.collected or {}, du), du.label, e.certified,
+              e.interval_low, e.interval_high, e.interval_rel_half_width, e.tau_bound,
+              e.width_factor)  # fmt: skip
+    if lo is not None and hi is not None:
+        row.ratio_certified, row.ratio_interval_low, row.ratio_interval_high = True, lo, hi
+    elif best is not None and best is not w:
+        u = uncertified_ratio(best, w, r)
+        if u is not None:
+            row.ratio_interval_low, row.ratio_interval_high = u
+    return row
 
 
 def rank_groups(model: CampaignModel, quantreg: bool = True) -> list[Group]:
@@ -318,7 +366,7 @@ def rank_groups(model: CampaignModel, quantreg: bool = True) -> list[Group]:
             note = None
             if name in paired_only and e is not None and not _certified(e, model):
                 note = "not required: compared paired"
-            group.rows.append(_row(i + 1, w, ratio, nxt, note))
+            group.rows.append(_row(i + 1, w, ratio, nxt, note, by[order[0]]))
         if quantreg:
             for pair in group.pairs[:QUANTREG_PAIRS]:
                 xa, xb = by[pair["a"]].steady, by[pair["b"]].steady

@@ -72,6 +72,19 @@ class Entry:
     means: np.ndarray | None = None
     word: str = SUBSESSION
     why: str = ""
+    #: the interval shown when there is no certified CI: the uncertified one
+    #: (docs/methods.md §4.1) with its mark ("independence not certified: assumes tau <=
+    #: 2.4, 1.6x the i.i.d. width"); None with a CI, or without any interval
+    interval_low: float | None = None
+    interval_high: float | None = None
+    interval_note: str | None = None
+
+    @property
+    def interval(self) -> tuple[float | None, float | None]:
+        """The interval shown: the CI, else the uncertified interval, else (None, None)."""
+        if self.ci_low is not None and self.ci_high is not None:
+            return self.ci_low, self.ci_high
+        return self.interval_low, self.interval_high
 
     @property
     def usable(self) -> bool:
@@ -96,6 +109,23 @@ class Side:
     empty: list[str] = field(default_factory=list)
 
 
+def _uncertified(source: Any) -> dict[str, Any]:
+    """The :class:`Entry` fields of an uncertified interval (docs/methods.md §4.1) from a
+    result dict or object with ``certified``/``interval_*`` (the collector's, an export's,
+    :func:`stats.summarize`'s); empty when it is certified or has none."""
+    get = source.get if isinstance(source, dict) else lambda k: getattr(source, k, None)
+    lo, hi, note = get("interval_low"), get("interval_high"), get("interval_note")
+    if get("certified") or lo is None or hi is None or not note:
+        return {}
+    return {"interval_low": lo, "interval_high": hi, "interval_note": note}
+
+
+def _not_certified(why: str, fields: dict[str, Any]) -> str:
+    """``why`` a side has no certified CI, with the uncertified interval it has instead."""
+    note = fields.get("interval_note")
+    return f"{why}; its interval: {note}" if note else why
+
+
 def _is_sqlite(p: Path) -> bool:
     try:
         with p.open("rb") as fh:
@@ -115,9 +145,11 @@ def _from_campaign(path: Path) -> Side:
         if e is None:
             empty.append(w.name)
             continue
+        marked = _uncertified(w.collected or {})
         entries[w.name] = Entry(w.name, w.unit, w.direction, e.mean, e.variance, e.n_q, e.q,
                                 e.ci_low, e.ci_high, _means(w.steady, e.q),
-                                why="" if e.usable else "no trusted CI yet")  # fmt: skip
+                                why="" if e.usable else _not_certified(_short(e.n, e.readings_needed), marked),
+                                **marked)  # fmt: skip
     label = f"{model.campaign.name} (campaign {model.campaign.id})"
     return Side(label, "campaign", entries, empty=empty)
 
@@ -132,10 +164,13 @@ def _from_export(doc: dict[str, Any], source: str) -> Side:
         r = w.get("result")
         if r and r.get("mean") is not None:
             raw = analysed_readings(w) if w.get("rounds") else None
+            marked = _uncertified(r)
             entries[w["name"]] = Entry(w["name"], w.get("unit", ""), w.get("direction",
                 "lower_is_better"), float(r["mean"]), r.get("variance"), r.get("n_q"),
                 r.get("q"), r.get("ci_low"), r.get("ci_high"), _means(raw, r.get("q")),
-                why="" if r.get("enough") else "no trusted CI yet")  # fmt: skip
+                why="" if r.get("enough") else _not_certified(
+                    _short(r.get("n"), r.get("readings_needed")), marked),
+                **marked)  # fmt: skip
         elif w.get("rounds"):
             x = analysed_readings(w)
             if x.size:
@@ -153,11 +188,11 @@ def _summarised(name: str, x: np.ndarray, unit: str, direction: str, warmup: str
         raise UserError(f"{name}: cannot summarise ({exc})") from None
     means = _means(x[s.warmup_readings :], s.subsession_size) if s.enough_data else None
     why = ""
+    marked = _uncertified(s)
     if not s.enough_data:
-        need = s.readings_needed
-        why = f"{s.n} readings" + (f", about {need} needed" if need else "")
+        why = _not_certified(_short(s.n, s.readings_needed), marked)
     return Entry(name, unit, direction, float(s.mean), s.subsession_variance, s.n_subsessions,
-                 s.subsession_size, s.ci_low, s.ci_high, means, why=why)  # fmt: skip
+                 s.subsession_size, s.ci_low, s.ci_high, means, why=why, **marked)  # fmt: skip
 
 
 def _from_processes(
@@ -186,11 +221,16 @@ def _from_rounds(name: str, rounds: list[np.ndarray], unit: str, direction: str)
     if s is None or s.mean is None:  # pragma: no cover - a group has readings
         raise UserError(f"{name}: no analysed reading")
     why = ""
+    marked = _uncertified(s)
     if not s.enough:
-        need = s.readings_needed
-        why = f"{s.n} readings" + (f", about {need} needed" if need else "")
+        why = _not_certified(_short(s.n, s.readings_needed), marked)
     return Entry(name, unit, direction, float(s.mean), s.s2_q, s.n_q, s.q, s.ci_low, s.ci_high,
-                 estimate_means(rounds, s), why=why)  # fmt: skip
+                 estimate_means(rounds, s), why=why, **marked)  # fmt: skip
+
+
+def _short(n: Any, need: Any) -> str:
+    """``30 readings, about 32 needed``: why a side has no certified CI."""
+    return f"{n} readings" + (f", about {need} needed" if need else "")
 
 
 def _means(x: np.ndarray | None, q: int | None) -> np.ndarray | None:
@@ -290,6 +330,26 @@ class Row:
     #: the unit both sides of the workload are shown in (chosen from the old mean, else the
     #: new one): ``{"label": "ms", "factor": 0.001}``; the means stay in ``unit``
     display_unit: dict[str, Any] = field(default_factory=dict)
+    #: the interval each side shows: ``old_ci``/``new_ci`` when certified, else its
+    #: uncertified interval (docs/methods.md §4.1), whose mark is ``*_interval_note``
+    old_interval: tuple[float | None, float | None] = (None, None)
+    new_interval: tuple[float | None, float | None] = (None, None)
+    old_interval_note: str | None = None
+    new_interval_note: str | None = None
+
+    def estimate_text(self, side: str) -> str:
+        """One side's estimate as every output prints it, in :attr:`display`: "37.59 ms ±
+        1.991 ms", the uncertified interval with its mark, or the mean alone."""
+        mean = self.old_mean if side == "old" else self.new_mean
+        lo, hi = self.old_interval if side == "old" else self.new_interval
+        note = self.old_interval_note if side == "old" else self.new_interval_note
+        if mean != mean:  # NaN: no data on this side
+            return "-"
+        du = self.display
+        if lo is None or hi is None:
+            return du.text(mean)
+        text = f"{du.text(mean)} ± {du.text((hi - lo) / 2)}"
+        return f"{text} ({note})" if note else text
 
     @property
     def display(self) -> DisplayUnit:
@@ -351,7 +411,8 @@ def _side_reason(a: Entry, b: Entry) -> str:
         if e.word != SUBSESSION:
             parts.append(f"only {e.count()} on the {side} side, at least 2 are needed")
         else:
-            parts.append(f"not enough data on the {side} side ({e.why or 'no CI'})")
+            what = "no certified CI" if e.interval_note else "not enough data"
+            parts.append(f"{what} on the {side} side ({e.why or 'no CI'})")
     return "; ".join(parts)
 
 
@@ -502,6 +563,11 @@ def compare_sides(
             threshold is not None and row.verdict == "slower" and (row.change or 0.0) > threshold
         )
     for row in rows:
+        for side, entries in (("old", old.entries), ("new", new.entries)):
+            found = entries.get(row.name)
+            if found is not None:
+                setattr(row, f"{side}_interval", found.interval)
+                setattr(row, f"{side}_interval_note", found.interval_note)
         row.headline = headline(row, margin)
         typical = row.old_mean if math.isfinite(row.old_mean) else row.new_mean
         du = display_unit(row.unit, typical if math.isfinite(typical) else None)

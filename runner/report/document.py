@@ -117,7 +117,9 @@ def workload_notes(model: CampaignModel, view: WorkloadView) -> list[str]:
         if not certified(view, model):
             e = view.estimate
             target = model.settings.get("ci_rel_width")
-            if e is None or e.ci_low is None or e.rel_half_width is None:
+            if e is not None and e.uncertified and e.interval_note:
+                why = f"its own interval is not certified ({e.interval_note})"
+            elif e is None or e.ci_low is None or e.rel_half_width is None:
                 why = "it has no CI of its own (not enough data for one)"
             else:
                 why = f"its own CI (±{100 * e.rel_half_width:.3g} %) is wider than the target"

@@ -9,7 +9,9 @@
      "workloads": [{name, metric, unit, display_unit: {label, factor}, direction, status,
                     status_reason, params, per_work,
                     "result": {mean, variance, n_q, q, ci_low, ci_high, rel_half_width,
-                               confidence, n, warmup_readings, enough},
+                               confidence, n, warmup_readings, enough, certified,
+                               interval_low, interval_high, tau_bound, width_factor,
+                               interval_note},
                     "collected": {...}, "summary": {...},
                     "rounds": [{seq, pass, round_index, status, reason, exit_code,
                                 started_at, wall_ns, user_s, sys_s, max_rss_kib, cpus,
@@ -24,7 +26,9 @@ benchrun output shows them in (``label``, and ``factor`` = one label in the base
 shown value = stored value / factor; runner/results/workloads.py ``display_of``).
 ``started_at`` Unix seconds, ``wall_ns`` nanoseconds, ``user_s``/``sys_s`` CPU seconds,
 ``max_rss_kib`` KiB. ``result`` holds (mean, s_q², n_q, q) and the CI (docs/methods.md
-§3-4): what ``compare`` and a baseline need without the raw data; ``summary`` only
+§3-4): what ``compare`` and a baseline need without the raw data, and the interval every
+output prints (``interval_*``: the CI when ``certified``, else the uncertified interval
+that assumes tau <= ``tau_bound``, docs/methods.md §4.1); ``summary`` only
 descriptive statistics of the per-round values (no second CI). ``comparisons``: the
 campaign's comparisons as every output prints them (:meth:`runner.report.verdicts.
 StoredVerdicts.to_dict`; runner/results/comparisons.py), null when there are none. A reading's flag is ``""`` (analysed), ``warmup-round``,
@@ -63,6 +67,14 @@ def _result(e: Estimate | None, confidence: float) -> dict[str, Any] | None:
         "n": e.n,
         "warmup_readings": e.warmup_readings,
         "enough": e.enough,
+        # the interval every output prints: the CI when certified, else the uncertified
+        # one with what it assumes (docs/methods.md §4.1)
+        "certified": e.certified,
+        "interval_low": e.interval_low,
+        "interval_high": e.interval_high,
+        "tau_bound": e.tau_bound,
+        "width_factor": e.width_factor,
+        "interval_note": e.interval_note,
     }
 
 

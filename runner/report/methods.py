@@ -118,6 +118,47 @@ def _stored_tests(verdicts: StoredVerdicts, s: dict[str, Any], c: float) -> list
     return out
 
 
+def _uncertified(w: WorkloadView) -> bool:
+    """Is ``w``'s interval the uncertified one (docs/methods.md §4.1)?"""
+    return w.estimate is not None and w.estimate.uncertified
+
+
+def _assumes(w: WorkloadView) -> str:
+    """``a (tau <= 1.2, 1.1x the i.i.d. width)``: what ``w``'s uncertified interval assumes
+    and what that costs, as its mark prints them."""
+    e = w.estimate
+    assert e is not None
+    parts = []
+    if e.tau_bound is not None:
+        parts.append(f"tau <= {e.tau_bound:.1f}")
+    if e.width_factor is not None:
+        parts.append(f"{e.width_factor:.1f}x the i.i.d. width")
+    return f"{w.name} ({', '.join(parts)})" if parts else w.name
+
+
+def _uncertified_sentence(views: list[WorkloadView], c: float, paired: set[str]) -> str:
+    """The methods sentence on the workloads whose interval is not certified."""
+    one = len(views) == 1
+    text = (
+        f"For {_names([_assumes(w) for w in views])} the readings were too few to certify "
+        "that the subsession means are independent (docs/methods.md §3), so "
+        + ("its" if one else "each")
+        + f" interval is the best one the data support under a stated assumption, marked as "
+        f"not certified: the {100 * c:g} % Student-t interval of the mean with the standard "
+        "error of a series whose integrated autocorrelation time is at most T readings "
+        "(T from Geyer's initial positive sequence estimate, at least 1): the variance of the "
+        "mean taken as T/n times that of the n readings, on n/T - 1 degrees of freedom (with several readings per round, the t "
+        "interval over the round means where that is wider); the factor says how much wider "
+        "that is than the interval for independent readings (docs/methods.md §4.1)."
+    )
+    if any(w.name in paired for w in views):
+        text += (
+            " No certified CI of their own was required where the comparisons were all paired: "
+            "the stopping rule bounds the ratio CIs of paired comparisons."
+        )
+    return text
+
+
 def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | None) -> str:
     """One paragraph describing what was really done (module docstring)."""
     s = model.settings
@@ -212,8 +253,11 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
             reached += " of the mean."
         out.append(reached)
     missing = [w.name for w in views if not (w.estimate and w.estimate.usable)]
-    unpaired_missing = [n for n in missing if n not in paired_names]
-    paired_missing = [n for n in missing if n in paired_names]
+    marked = {w.name: w for w in views if w.name in missing and _uncertified(w)}
+    unpaired_missing = [n for n in missing if n not in paired_names and n not in marked]
+    paired_missing = [n for n in missing if n in paired_names and n not in marked]
+    if marked:
+        out.append(_uncertified_sentence(list(marked.values()), c, paired_names))
     if unpaired_missing:
         out.append(f"No CI could be given for {', '.join(unpaired_missing)} (not enough data).")
     if paired_missing:
@@ -340,19 +384,34 @@ def _rule_base_case(
     if not ranked and suite is None:
         return NA, "no speedup or ratio is reported"
     no_ci: list[str] = []
+    marked: list[str] = []
     paired: list[str] = []
     bases: list[str] = []
     for g in ranked:
         best = g.rows[0]
-        du = display_of(model.view(best.name))
+        view = model.view(best.name)
+        du = display_of(view)
         bases.append(f"{best.name} ({du.text(best.mean)})")
         if best.ci_low is None or best.ci_high is None:
-            (paired if best.note else no_ci).append(best.name)
-    if no_ci:
-        return MISSING, (
-            f"the base of the ratios has no CI of its own: {_names(no_ci)} (not enough data); "
-            "its absolute estimate is shown without one"
-        )
+            if best.note:
+                paired.append(best.name)
+            elif _uncertified(view):
+                marked.append(_assumes(view))
+            else:
+                no_ci.append(best.name)
+    if no_ci or marked:
+        parts = []
+        if marked:
+            parts.append(
+                f"the interval of the base of the ratios is not certified: {_names(marked)}; "
+                "its absolute estimate is shown with that interval, marked (docs/methods.md §4.1)"
+            )
+        if no_ci:
+            parts.append(
+                f"the base of the ratios has no CI of its own: {_names(no_ci)} (not enough "
+                "data); its absolute estimate is shown without one"
+            )
+        return MISSING, "; ".join(parts)
     parts = []
     if bases:
         parts.append(
@@ -444,9 +503,20 @@ def _rule_cis(model: CampaignModel) -> tuple[str, str]:
     verdicts = _stopping_rule(model)
     paired_no_ci = [n for n in no_ci if verdicts is not None and verdicts.all_paired(n)]
     no_ci = [n for n in no_ci if n not in paired_no_ci]
+    marked = [_assumes(model.view(n)) for n in no_ci if _uncertified(model.view(n))]
+    no_ci = [n for n in no_ci if not _uncertified(model.view(n))]
     det = [w.name for w in views if (w.summary or {}).get("deterministic")]
-    if no_ci:
-        return MISSING, f"no CI for {_names(no_ci)} (not enough data)"
+    if no_ci or marked:
+        parts = []
+        if marked:
+            parts.append(
+                f"intervals not certified for {_names(marked)}: too few readings to certify "
+                "independence, each shown with the bound on tau it assumes and the width that "
+                "costs (docs/methods.md §4.1)"
+            )
+        if no_ci:
+            parts.append(f"no CI for {_names(no_ci)} (not enough data)")
+        return MISSING, "; ".join(parts)
     detail = "CIs over subsession means for every workload"
     if paired_no_ci:
         detail = (
@@ -469,6 +539,12 @@ def _rule_normality(views: list[WorkloadView]) -> tuple[str, str]:
     det = [w.name for w in with_ci if (w.summary or {}).get("deterministic")]
     with_ci = [w for w in with_ci if w.name not in det]
     if not with_ci:
+        marked = [w.name for w in views if _uncertified(w)]
+        if marked and not det:
+            return NA, (
+                "no certified CI relies on normal subsession means: the intervals of "
+                f"{_names(marked)} are not certified (docs/methods.md §4.1)"
+            )
         return NA, "no CI relies on normal subsession means: " + (
             f"the workloads with one are deterministic ({_names(det)})"
             if det

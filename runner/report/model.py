@@ -63,6 +63,12 @@ class Estimate:
     ``variance`` is s_q² of the ``n_q`` subsession means of ``q`` readings (unit²);
     ``rel_half_width`` = half width / |mean|. ``ci_low``/``ci_high`` are None without
     enough data (then ``readings_needed`` may say how much is missing).
+
+    ``interval_low``/``interval_high`` are the interval every output prints: the CI when
+    ``certified``, else the collector's uncertified interval (docs/methods.md §4.1, from 3
+    readings on), which assumes tau <= ``tau_bound`` and is ``width_factor`` times the
+    i.i.d. t interval's width; ``interval_note`` is its mark ("independence not certified:
+    assumes tau <= 2.4, 1.6x the i.i.d. width"). Both None only without any interval.
     """
 
     mean: float
@@ -79,6 +85,30 @@ class Estimate:
     readings_needed: int | None = None
     tau: float | None = None
     ess: float | None = None
+    certified: bool = False
+    interval_low: float | None = None
+    interval_high: float | None = None
+    tau_bound: float | None = None
+    width_factor: float | None = None
+    interval_note: str | None = None
+
+    @property
+    def has_interval(self) -> bool:
+        """An interval to show (certified or not)."""
+        return self.interval_low is not None and self.interval_high is not None
+
+    @property
+    def uncertified(self) -> bool:
+        """The interval shown is the uncertified one (docs/methods.md §4.1)."""
+        return self.has_interval and not self.certified
+
+    @property
+    def interval_rel_half_width(self) -> float | None:
+        """Half width / |mean| of the interval shown (certified or not)."""
+        if not self.has_interval or self.mean == 0:
+            return self.rel_half_width
+        assert self.interval_low is not None and self.interval_high is not None
+        return (self.interval_high - self.interval_low) / 2.0 / abs(self.mean)
 
     @property
     def usable(self) -> bool:
@@ -110,6 +140,13 @@ def estimate_of(result: WorkloadResult) -> Estimate | None:
         readings_needed=c.get("readings_needed"),
         tau=c.get("tau"),
         ess=c.get("ess"),
+        # dicts stored before the interval fields existed: the CI is the interval
+        certified=bool(c.get("certified", c.get("enough") and c.get("ci_low") is not None)),
+        interval_low=c.get("interval_low", c.get("ci_low")),
+        interval_high=c.get("interval_high", c.get("ci_high")),
+        tau_bound=c.get("tau_bound"),
+        width_factor=c.get("width_factor"),
+        interval_note=c.get("interval_note"),
     )
 
 

@@ -24,7 +24,7 @@ import io
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Final, ParamSpec, TypeVar
 
 import matplotlib
 import numpy as np
@@ -180,6 +180,34 @@ def _bins(x: np.ndarray, lo: float, hi: float, most: int = 60) -> int:
     return int(min(most, max(5, math.ceil((hi - lo) / width))))
 
 
+#: how an uncertified interval (docs/methods.md §4.1) is drawn: hatched between dashed
+#: lines, or a dashed whisker, where a CI is a plain shaded band or a solid whisker
+UNCERTIFIED_LS: Final = "--"
+UNCERTIFIED_HATCH = "///"
+
+
+def _uncertified_band(span: Any, line: Any, lo: float, hi: float, colour: str) -> None:
+    """An uncertified interval as a band: hatched, edged by dashed lines (``span`` and
+    ``line`` are ``ax.axhspan``/``ax.axhline`` or their vertical twins)."""
+    span(lo, hi, facecolor="none", edgecolor=colour, alpha=0.45, hatch=UNCERTIFIED_HATCH, lw=0)
+    for v in (lo, hi):
+        line(v, color=colour, ls=UNCERTIFIED_LS, lw=1, alpha=0.8)
+
+
+def _interval_words(e: Any, pct: str, band: str) -> str:
+    """What the band of an estimate ``e`` shows, for a caption: its CI, or its interval
+    marked as not certified, with what that assumes."""
+    if e is not None and e.uncertified:
+        what = f" ({e.interval_note})" if e.interval_note else ""
+        return (
+            f"the hatched band between dashed lines its {pct} interval, not certified{what}: "
+            "too few readings to certify independence (docs/methods.md §4.1)"
+        )
+    if e is not None and e.certified and e.ci_low is not None:
+        return f"the {band} band its {pct} CI over subsession means"
+    return "no band: no CI (not enough data)"
+
+
 def _readings_panel(ax: Any, w: WorkloadView, du: DisplayUnit) -> None:
     idx = np.arange(w.all_values.size)
     values = w.all_values / du.factor
@@ -194,8 +222,12 @@ def _readings_panel(ax: Any, w: WorkloadView, du: DisplayUnit) -> None:
     e = w.estimate
     if e is not None:
         ax.axhline(e.mean / du.factor, color="k", lw=1)
-        if e.ci_low is not None and e.ci_high is not None:
+        if e.certified and e.ci_low is not None and e.ci_high is not None:
             ax.axhspan(e.ci_low / du.factor, e.ci_high / du.factor, color="k", alpha=0.15, lw=0)
+        elif e.uncertified:
+            assert e.interval_low is not None and e.interval_high is not None
+            _uncertified_band(ax.axhspan, ax.axhline, e.interval_low / du.factor,
+                              e.interval_high / du.factor, "k")  # fmt: skip
     ax.set_xlabel("reading number (launch order)")
     ax.set_ylabel(du.axis(w.metric))
     if w.all_values.size:
@@ -283,7 +315,7 @@ def _caption(
         "readings": "Every reading in launch order: steady readings blue, warm-up rounds "
         "orange, readings MSER-5 flagged as within-round warm-up light orange, Tukey outliers "
         "(outside Q1 - 1.5 IQR, Q3 + 1.5 IQR) red, failed rounds grey; the black line is the "
-        f"mean and the grey band its {pct} CI over subsession means.",
+        f"mean and {_interval_words(w.estimate, pct, 'grey')}.",
         "distribution": "Histogram of the steady readings with a Gaussian kernel density "
         "estimate; above it a box plot: box = quartiles, line = median, whiskers = the most "
         "extreme readings within 1.5 IQR of the box, dots beyond.",
@@ -421,9 +453,14 @@ def distributions_figure(views: list[WorkloadView], label: str, confidence: floa
         else:
             ax.plot([], [], color=colour, lw=2,
                     label=f"{w.name}: mean {du.text(mean * du.factor)}, n = {x.size}")  # fmt: skip
-        if e is not None and e.ci_low is not None and e.ci_high is not None:
+        if e is not None and e.certified and e.ci_low is not None and e.ci_high is not None:
             ax.axvspan(e.ci_low / du.factor, e.ci_high / du.factor, color=colour, alpha=0.2,
                        lw=0)  # fmt: skip
+        elif e is not None and e.uncertified:
+            assert e.interval_low is not None and e.interval_high is not None
+            ax.axvspan(e.interval_low / du.factor, e.interval_high / du.factor,
+                       facecolor="none", edgecolor=colour, alpha=0.6,
+                       hatch=UNCERTIFIED_HATCH, lw=0)  # fmt: skip
         ax.axvline(mean, color=colour, ls="--", lw=1.5)
     ax.set_xlim(lo, hi)
     ax.set_ylim(bottom=0)
@@ -432,12 +469,25 @@ def distributions_figure(views: list[WorkloadView], label: str, confidence: floa
     names = [w.name for w in views]
     ax.set_title(f"{label}: " + " vs ".join(names))
     ax.legend(loc="best", framealpha=0.85)
+    marked = [w for w in views if w.estimate is not None and w.estimate.uncertified]
     caption = (
         f"The steady readings of {', '.join(names[:-1])} and {names[-1]} on one axis"
         + (f", in {du.label}" if du.label else "")
         + ": histograms on shared bins (area = share of the workload's readings) with "
         f"Gaussian kernel densities (solid); dashed: the means, shaded: their {pct} CI over "
         "subsession means."
+        + (
+            f" Hatched instead: the {pct} interval of "
+            + ", ".join(
+                f"{w.name} ({w.estimate.interval_note})"
+                if w.estimate and w.estimate.interval_note
+                else w.name
+                for w in marked
+            )
+            + ", not certified: too few readings to certify independence (docs/methods.md §4.1)."
+            if marked
+            else ""
+        )
         + (
             f" {beyond} readings beyond the 0.5th-99.5th percentiles are off the axis."
             if clipped and beyond
@@ -458,7 +508,22 @@ def headline_figure(group: Group, confidence: float) -> Plot:
     ratio = np.array([r.ratio for r in rows], float)
     lo = np.array([r.ratio_low if r.ratio_low is not None else r.ratio for r in rows], float)
     hi = np.array([r.ratio_high if r.ratio_high is not None else r.ratio for r in rows], float)
-    ax.errorbar(ratio, y, xerr=[ratio - lo, hi - ratio], fmt="o", capsize=4)
+    bars = ax.errorbar(ratio, y, xerr=[ratio - lo, hi - ratio], fmt="o", capsize=4)
+    marked = [
+        (i, r) for i, r in enumerate(rows)
+        if not r.ratio_certified and r.ratio_interval_low is not None
+        and r.ratio_interval_high is not None
+    ]  # fmt: skip
+    for i, r in marked:
+        # an uncertified interval (analysis.uncertified_ratio): a dashed whisker
+        assert r.ratio is not None and r.ratio_interval_low is not None
+        assert r.ratio_interval_high is not None
+        colour = bars.lines[0].get_color()
+        err = ax.errorbar([r.ratio], [y[i]], xerr=[[r.ratio - r.ratio_interval_low],
+                          [r.ratio_interval_high - r.ratio]], fmt="none", capsize=4,
+                          ecolor=colour)  # fmt: skip
+        for part in err.lines[2]:
+            part.set_linestyle(UNCERTIFIED_LS)
     ax.axvline(1.0, color="grey", lw=0.8, ls="--")
     ax.set_yticks(y, [f"{r.rank}. {r.name}" for r in rows])
     ax.set_ylim(-0.6, len(rows) - 0.4)
@@ -474,6 +539,16 @@ def headline_figure(group: Group, confidence: float) -> Plot:
             "degrees of freedom; no whisker: no CI)."
             if group.source == "controller"
             else " (delta method on the log scale, Welch degrees of freedom)."
+        )
+        + (
+            " Dashed whiskers: an interval that is not certified, for "
+            + ", ".join(r.name for _, r in marked)
+            + ": a workload's interval rests on too few readings to certify independence "
+            "(docs/methods.md §4.1), so the ratio has no CI; the dashed whisker is the delta "
+            "method on the log scale over the two intervals shown, exp(±sqrt(h_a² + h_b²)) "
+            "with h each interval's half-width over its mean."
+            if marked
+            else ""
         )
     )
     return Plot(f"ranking-{_slug(group.key)}", f"ranking of {group_title(group)}", _png(fig),

@@ -18,7 +18,7 @@ from benchrun.runner.control.collector import interval_text
 from benchrun.runner.format import display_unit, format_number, format_percent
 from benchrun.runner.report.analysis import Group, Row, Suite
 from benchrun.runner.report.document import Report
-from benchrun.runner.report.model import CampaignModel, WorkloadView
+from benchrun.runner.report.model import CampaignModel, Estimate, WorkloadView
 from benchrun.runner.report.verdicts import StoredComparison, StoredVerdicts
 
 #: the row of the subsession choice, in every table that shows one (``run``, ``show``,
@@ -46,12 +46,35 @@ def ratio_text(r: float | None, lo: float | None, hi: float | None) -> str:
     return f"{r:.4g} [{lo:.4g}, {hi:.4g}]"
 
 
+#: after a relative width or a ratio interval that is not certified (docs/methods.md §4.1)
+NOT_CERTIFIED = "not certified"
+
+
 def _estimate_cell(r: Row) -> str:
+    """The estimate as every output prints it (``Row.text``: the CI, the uncertified
+    interval with its mark, or "no CI" only without any interval), and the note of a
+    workload whose CI was not required (compared paired)."""
     if r.note is None:
         return r.text
-    if r.ci_low is None or r.ci_high is None:
+    if r.interval_low is None or r.interval_high is None:
         return f"{display_unit(r.unit, r.mean).text(r.mean)} (no CI: {r.note})"
     return f"{r.text} ({r.note})"
+
+
+def _width_cell(r: Row) -> str:
+    """The relative half-width of the interval shown, marked when it is not certified."""
+    if r.certified or r.interval_rel_half_width is None:
+        return format_percent(r.rel_half_width)
+    return f"{format_percent(r.interval_rel_half_width)} ({NOT_CERTIFIED})"
+
+
+def _ratio_cell(r: Row) -> str:
+    """The ratio to the best with its CI, or with the uncertified interval of
+    :func:`runner.report.analysis.uncertified_ratio`, marked."""
+    if r.ratio_certified or r.ratio_interval_low is None or r.ratio_interval_high is None:
+        return ratio_text(r.ratio, r.ratio_low, r.ratio_high)
+    text = ratio_text(r.ratio, r.ratio_interval_low, r.ratio_interval_high)
+    return f"{text} ({NOT_CERTIFIED})"
 
 
 def baseline_cell(c: StoredComparison | None) -> str:
@@ -69,8 +92,8 @@ def headline(group: Group, confidence: float) -> Table:
             r.name,
             _estimate_cell(r),
             r.display or "-",
-            format_percent(r.rel_half_width),
-            ratio_text(r.ratio, r.ratio_low, r.ratio_high) if group.compared else "-",
+            _width_cell(r),
+            _ratio_cell(r) if group.compared else "-",
             r.verdict_next or "",
             *((baseline_cell(group.baselines.get(r.name)),) if base else ()),
         )
@@ -111,6 +134,15 @@ def headline(group: Group, confidence: float) -> Table:
                 ' "not required: compared paired": every comparison of the workload is '
                 "paired, so the stopping rule bounded their ratio CIs instead of its own CI."
             )
+    if any(not r.certified and r.interval_low is not None for r in group.rows):
+        caption += (
+            ' "independence not certified: assumes tau <= T, Fx the i.i.d. width" after an '
+            "estimate: too few readings to certify that the subsession means are independent, so the interval "
+            "is the t interval that assumes the integrated autocorrelation time is at most T "
+            "readings, F times as wide as if the readings were independent (docs/methods.md "
+            "§4.1); its relative width and the ratio intervals built on it are marked "
+            f'"{NOT_CERTIFIED}".'
+        )
     caption += " Unit: the one each workload is shown in, chosen from its mean."
     if base:
         caption += (
@@ -230,6 +262,15 @@ def pairs(group: Group) -> Table:
     )
 
 
+def _rel_width(e: Estimate | None) -> str:
+    """The relative half-width of the interval shown, marked when it is not certified."""
+    if e is None:
+        return "-"
+    if e.uncertified:
+        return f"{format_percent(e.interval_rel_half_width)} ({NOT_CERTIFIED})"
+    return format_percent(e.rel_half_width)
+
+
 def workload_stats(w: WorkloadView) -> Table:
     s = w.summary or {}
     e = w.estimate
@@ -245,7 +286,7 @@ def workload_stats(w: WorkloadView) -> Table:
         ("warm-up readings discarded", str(e.warmup_readings if e else 0)),
         ("mean ± CI", interval_text(w.collected or {}, du) if e else "-"),
         (SUBSESSIONS, f"{e.q} × {e.n_q}" if e and e.q else "-"),
-        ("relative CI half-width", format_percent(e.rel_half_width) if e else "-"),
+        ("relative CI half-width", _rel_width(e)),
         ("integrated autocorrelation time", format_number(e.tau) if e else "-"),
         ("median [CI] (per-round values)", f"{val(s.get('median'))} [{val(s.get('median_ci_low'))}, "
                         f"{val(s.get('median_ci_high'))}]"),

@@ -21,7 +21,8 @@ CSV_COLUMNS = (
     "verdict_with_next", "q", "n_q", "s2_q", "n", "warmup_readings", "steady_rounds",
     "failed_rounds", "median", "cov", "outliers", "normality_p", "baseline",
     "baseline_verdict", "baseline_ratio", "baseline_ratio_low", "baseline_ratio_high",
-    "baseline_test", "baseline_p_holm", "baseline_headline",
+    "baseline_test", "baseline_p_holm", "baseline_headline", "certified", "interval_low",
+    "interval_high", "tau_bound", "width_factor",
 )  # fmt: skip
 
 
@@ -30,7 +31,9 @@ def render_csv(report: Report) -> str:
     ``display_unit`` is the unit the report's tables show, ``display_factor`` one of it in
     the base unit) and its comparison with its baseline, if any; ``group`` is the group it
     is compared within (metric:unit, ``#i`` for a ``compare:`` group), rank empty when it
-    is compared with nothing."""
+    is compared with nothing. ``ci_low``/``ci_high`` are the certified CI; ``interval_low``/
+    ``interval_high`` the interval shown (the CI when ``certified``, else the uncertified
+    one that assumes tau <= ``tau_bound``, docs/methods.md §4.1)."""
     verdicts = report.model.verdicts
     base = {c.b: c for c in verdicts.baselines} if verdicts is not None else {}
     buf = io.StringIO()
@@ -60,6 +63,9 @@ def render_csv(report: Report) -> str:
                 *(("", "", "", "", "", "", "", "") if b is None else (
                     b.a, b.verdict, b.ratio, b.ratio_low, b.ratio_high, b.test, b.p_holm,
                     b.headline)),
+                e.certified if e else "", e.interval_low if e else "",
+                e.interval_high if e else "", e.tau_bound if e else "",
+                e.width_factor if e else "",
             ]  # fmt: skip
             writer.writerow(["" if v is None else v for v in row])
     return buf.getvalue()

@@ -91,11 +91,35 @@ def test_rule_6_is_missing_where_shapiro_wilk_rejects_normal_means(tmp_path: Pat
 
 
 def test_rules_6_and_5_without_a_ci(tmp_path: Path) -> None:
-    # 4 rounds: a mean, no CI; nothing relies on normality, and rule 5 names the workload
-    report = _report(tmp_path, {"short": _normal(0.010, 1, n=4)})
+    # 3 rounds (2 steady readings): a mean, no interval at all; nothing relies on
+    # normality, and rule 5 names the workload
+    report = _report(tmp_path, {"short": _normal(0.010, 1, n=3)})
+    assert report.model.view("short").estimate.interval_low is None
     rules = _rules(report)
     assert rules[6][0] == "not applicable"
     assert rules[5] == ("missing", "no CI for short (not enough data)")
+
+
+def test_rule_5_with_an_uncertified_interval(tmp_path: Path) -> None:
+    # 4 rounds (3 steady readings): too few to certify independence, so the interval is
+    # the uncertified one (docs/methods.md §4.1): rule 5 says it is not certified, with
+    # what it assumes (T = 1 when Geyer's tau of 3 readings is below 1: the i.i.d. width)
+    rounds = _normal(0.010, 1, n=4)
+    report = _report(tmp_path, {"short": rounds})
+    e = report.model.view("short").estimate
+    x = np.array([r[0] for r in rounds[1:]])
+    d = x - x.mean()
+    r1 = float(d[:-1] @ d[1:]) / float(d @ d)
+    tau = max(1.0, -1.0 + 2.0 * (1.0 + r1)) if 1.0 + r1 > 0 else 1.0
+    assert not e.certified and e.tau_bound == pytest.approx(tau, rel=1e-9)
+    rules = _rules(report)
+    assert rules[6][0] == "not applicable" and "not certified" in rules[6][1]
+    assert rules[5] == (
+        "missing",
+        f"intervals not certified for short (tau <= {tau:.1f}, {e.width_factor:.1f}x the i.i.d. "
+        "width): too few readings to certify independence, each shown with the bound on tau "
+        "it assumes and the width that costs (docs/methods.md §4.1)",
+    )
 
 
 def test_rule_6_does_not_ask_normality_of_a_deterministic_workload(tmp_path: Path) -> None:
