@@ -30,7 +30,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchrun.runner.errors import UserError
-from benchrun.runner.format import DisplayUnit
 from benchrun.runner.ui.display import stdout_console
 
 #: exit code when --fail-on-regression found a regression
@@ -106,15 +105,24 @@ def level_conf(text: str) -> float:
     return value
 
 
-def _est(mean: float, ci: tuple[float | None, float | None], du: DisplayUnit) -> str:
-    """An estimate in the workload's display unit: "37.59 ms ± 1.991 ms" (both sides of a
-    workload share the unit, chosen from the old mean)."""
-    if mean != mean:  # NaN: no data on this side
-        return "-"
-    lo, hi = ci
-    if lo is None or hi is None:
-        return du.text(mean)
-    return f"{du.text(mean)} ± {du.text((hi - lo) / 2)}"
+def _est(r: Any, side: str) -> str:
+    """One side's estimate in the workload's display unit: "37.59 ms ± 1.991 ms" (both
+    sides of a workload share the unit, chosen from the old mean); an interval whose
+    independence is not certified (docs/methods.md §4.1) ends in "(uncertified)" and its
+    note is printed under the table (:func:`_interval_notes`)."""
+    text = r.estimate_text(side)
+    note = r.old_interval_note if side == "old" else r.new_interval_note
+    return text.replace(f" ({note})", " (uncertified)") if note else text
+
+
+def _interval_notes(rows: list[Any]) -> list[str]:
+    """One line per uncertified interval in the table: workload, side and what it assumes."""
+    return [
+        f"{r.name} ({side}): {note}"
+        for r in rows
+        for side, note in (("old", r.old_interval_note), ("new", r.new_interval_note))
+        if note
+    ]
 
 
 STYLE = {"faster": "green", "slower": "red", "equivalent": "cyan"}
@@ -177,14 +185,16 @@ def _print(cmp: Any, args: argparse.Namespace) -> None:
         table.add_row(
             escape(r.name),
             f"[{STYLE.get(r.verdict, 'yellow')}]{v}[/]",
-            _est(r.old_mean, r.old_ci, r.display),
-            _est(r.new_mean, r.new_ci, r.display),
+            _est(r, "old"),
+            _est(r, "new"),
             "-" if r.change is None else f"{100 * r.change:+.3g} %",
             "-" if r.welch_p_holm is None else f"{r.welch_p_holm:.3g}",
             "-" if r.tost_p is None else f"{r.tost_p:.3g}",
             escape(_note(r)),
         )
     console.print(table)
+    for line in _interval_notes(cmp.rows):
+        console.print(escape(line), soft_wrap=True)
     console.print(
         "new/old: ratio of the means with its CI (delta method on the log scale); change: "
         "relative change of the mean in the worse direction (+ = worse). Welch on the "

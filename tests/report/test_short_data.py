@@ -202,6 +202,25 @@ def test_compare_says_the_interval_is_not_certified(
         _no_ci_free(w["reason"])
 
 
+def test_compare_terminal_marks_the_uncertified_interval(
+    short: Path,
+    reference: dict[str, dict[str, float]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    capsys.readouterr()
+    main(["compare", str(short), str(short)])
+    out = capsys.readouterr().out
+    for name in (A, B):
+        ref = reference[name]
+        # the cell: mean ± half-width in ms (the display unit), marked; the note below
+        half_ms = (ref["high"] - ref["low"]) / 2 * 1e3
+        assert f"{ref['mean'] * 1e3:.4g} ms ± {half_ms:.4g} ms (uncertified)" in out
+        assert f"{name} (old): {_mark(ref)}" in out
+        assert f"{name} (new): {_mark(ref)}" in out
+
+
 def test_no_ci_remains_only_without_any_interval(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
