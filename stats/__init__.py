@@ -11,6 +11,8 @@ named in :data:`_EXPORTS` (one module per concept) and is loaded on first use.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any
 
 #: public name -> submodule that defines it
@@ -112,3 +114,29 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return __all__
+
+
+class _Package(types.ModuleType):
+    """This package, whose public names stay functions when a submodule of the same name
+    is imported (``hpt``, ``normality``).
+
+    Importing ``benchrun.stats.hpt`` makes the import system set the package's attribute
+    ``hpt`` to that submodule, which would then shadow the function :func:`__getattr__`
+    resolves: ``stats.hpt(...)`` raised "'module' object is not callable" once anything
+    had imported the submodule first (``benchrun analyze hpt`` in a process that had).
+    Such an assignment binds the function of that name instead; ``importlib.
+    import_module("benchrun.stats.hpt")`` and ``sys.modules`` still give the module.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if (
+            isinstance(value, types.ModuleType)
+            and _EXPORTS.get(name) == name
+            and value.__name__ == f"{__name__}.{name}"
+            and hasattr(value, name)
+        ):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -343,8 +343,8 @@ def hpt(
     HptResult with the per-benchmark table (medians, p, significant, winner, d, rank),
     R_A, R_B, the confidence 1 - p that A outperforms B, the same for B, and a verdict.
 
-    Example
-    -------
+    Examples
+    --------
     >>> a = [[11, 12, 13], [21, 22, 23], [31, 32, 33], [41, 42, 43], [51, 52, 53]]
     >>> b = [[1, 2, 3], [2, 3, 4], [3, 4, 5], [4, 5, 6], [5, 6, 7]]
     >>> round(hpt(a, b).confidence, 5)  # all 5 benchmarks won by A: 1 - 2**-5

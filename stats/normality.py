@@ -78,6 +78,15 @@ def normality(
     quantiles at Filliben's plotting positions vs the sorted values); with more than
     ``max_points`` values, evenly spaced ranks are kept (first and last included).
     All values equal: no test (p None) and a note.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> x = np.random.default_rng(1).normal(10.0, 0.5, 40)
+    >>> r = normality(x)
+    >>> bool(r.p_value == stats.shapiro(x).pvalue), r.normal, r.n
+    (True, True, 40)
     """
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha!r}")

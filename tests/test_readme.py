@@ -177,3 +177,22 @@ def test_the_python_api_section_runs_and_its_numbers_are_right(
     ma = a[: a.size // q * q].reshape(-1, q).mean(axis=1)
     mb = b[: b.size // q * q].reshape(-1, q).mean(axis=1)
     assert w_q.p_value == pytest.approx(sps.ttest_ind(ma, mb, equal_var=False).pvalue, rel=1e-9)
+
+
+def test_public_names_stay_functions_after_their_submodule_is_imported() -> None:
+    """``from benchrun.stats import hpt`` (the Python API the README documents) is the
+    function even when ``benchrun.stats.hpt``, the module of the same name, was imported
+    first: the import system's assignment of the submodule used to shadow it ("'module'
+    object is not callable" in ``benchrun analyze hpt`` run in such a process). A fresh
+    interpreter, so that nothing imported before decides the outcome."""
+    code = (
+        "import types, benchrun.stats.hpt, benchrun.stats.normality\n"
+        "from benchrun import stats\n"
+        "from benchrun.stats import hpt, normality\n"
+        "for f in (stats.hpt, stats.normality, hpt, normality):\n"
+        "    assert isinstance(f, types.FunctionType), f\n"
+        "import importlib\n"
+        "assert isinstance(importlib.import_module('benchrun.stats.hpt'), types.ModuleType)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
