@@ -95,6 +95,7 @@ def launch(
     log_path: Path,
     entry_id: int,
     extra_env: dict[str, str] | None = None,
+    queue_path: Path | None = None,
 ) -> subprocess.Popen[bytes]:
     """Start the child: own session, dies with the daemon, output appended to the log.
 
@@ -107,10 +108,13 @@ def launch(
     log_path : Path
         The campaign log; stdout and stderr are appended to it.
     entry_id : int
-        The queue entry, exported as ``BENCHRUN_DAEMON_ENTRY`` to the child and its
-        workloads.
+        The queue entry; with ``queue_path`` it makes the mark exported as
+        ``BENCHRUN_DAEMON_ENTRY`` to the child and its workloads (:func:`entry_mark`).
     extra_env : dict, optional
         More environment variables (the daemon's quiet-machine default).
+    queue_path : Path, optional
+        The daemon's queue database, so that two daemons of one user (separate
+        ``XDG_*`` directories) never take each other's workloads for their own.
 
     Returns
     -------
@@ -124,7 +128,7 @@ def launch(
     """
     env = dict(os.environ)
     env.update(extra_env or {})
-    env[ENTRY_ENV] = str(entry_id)
+    env[ENTRY_ENV] = entry_mark(entry_id, queue_path)
     env["PYTHONUNBUFFERED"] = "1"
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
     try:
@@ -305,7 +309,13 @@ def wait_campaign_lock(campaign_dir: Path, timeout: float) -> bool:
         os.close(fd)
 
 
-def kill_leftovers(entry_ids: set[int]) -> list[int]:
+def entry_mark(entry_id: int, queue_path: Path | None) -> str:
+    """The value of ``BENCHRUN_DAEMON_ENTRY`` for a queue entry: ``ID:QUEUE`` with the
+    queue database's absolute path (just ``ID`` without one)."""
+    return f"{entry_id}:{queue_path.resolve()}" if queue_path is not None else str(entry_id)
+
+
+def kill_leftovers(entry_ids: set[int], queue_path: Path | None = None) -> list[int]:
     """SIGKILL the workloads a dead child left, with their process groups.
 
     Parameters
@@ -313,6 +323,9 @@ def kill_leftovers(entry_ids: set[int]) -> list[int]:
     entry_ids : set of int
         Queue entries whose marked processes (``BENCHRUN_DAEMON_ENTRY``) are killed;
         only this user's processes are looked at.
+    queue_path : Path, optional
+        The queue the entries belong to: only processes marked with it are killed
+        (:func:`entry_mark`), never another daemon's.
 
     Returns
     -------
@@ -321,7 +334,7 @@ def kill_leftovers(entry_ids: set[int]) -> list[int]:
     """
     if not entry_ids:
         return []
-    wanted = {str(i) for i in entry_ids}
+    wanted = {entry_mark(i, queue_path) for i in entry_ids}
     me = os.getpid()
     my_group = os.getpgid(0)
     uid = os.getuid()

@@ -161,7 +161,7 @@ class Supervisor:
                 why = f"campaign {e.id} was stopped by `benchrun daemon stop`; continuing it"
                 self.queue.update(e.id, state="queued", resume=True, auto_resume=False, message=why)
                 self.queue.log(e.id, "requeued", why)
-        killed = child_process.kill_leftovers(crashed)
+        killed = child_process.kill_leftovers(crashed, self.queue.path)
         if killed:
             log(f"killed leftover workload processes {killed}")
 
@@ -290,7 +290,12 @@ class Supervisor:
         )
         try:
             child = child_process.launch(
-                argv, cwd=entry.cwd, log_path=log_path, entry_id=entry.id, extra_env=extra
+                argv,
+                cwd=entry.cwd,
+                log_path=log_path,
+                entry_id=entry.id,
+                extra_env=extra,
+                queue_path=self.queue.path,
             )
         except OSError as exc:
             msg = f"cannot start benchrun run: {exc.strerror or exc}"

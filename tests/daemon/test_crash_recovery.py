@@ -125,10 +125,8 @@ def _marked_sleepers(entry_id: int) -> set[int]:
             environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if (
-            cmdline[:2] == [b"sleep", b"31.5"]
-            and f"BENCHRUN_DAEMON_ENTRY={entry_id}".encode() in environ
-        ):
+        mark = f"BENCHRUN_DAEMON_ENTRY={entry_id}:".encode()  # ID:QUEUE (child.entry_mark)
+        if cmdline[:2] == [b"sleep", b"31.5"] and any(e.startswith(mark) for e in environ):
             found.add(pid)
     return found
 
