@@ -78,6 +78,8 @@ class WorkInfo:
         if self.calibrated:
             aim = f" for rounds of >= {self.target_s:.3g} s" if self.target_s else ""
             short = ", target not reached" if self.reached is False else ""
+            if self.work == self.file and not varied and not short:
+                return None  # calibration kept the file's amount: nothing to say
             return f"{used} (calibrated{aim}{short}; {file}{varied})"
         if varied or self.work != self.file:
             return f"{used} ({file}{varied})"
@@ -244,7 +246,7 @@ class ResultsTable:
                 info = self.works.get(r.name)
                 row.append("-" if info is None else group_digits(info.work))
             row += [
-                f"{q} × {n_q}" if q is not None and n_q is not None and cell != "-" else "-",
+                f"{q} × {n_q}" if q is not None and n_q and cell != "-" else "-",
                 str(r.steady),
             ]
             if any_failed:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -219,6 +220,36 @@ def test_compare_terminal_marks_the_uncertified_interval(
         assert f"{ref['mean'] * 1e3:.4g} ms ± {half_ms:.4g} ms (uncertified)" in out
         assert f"{name} (old): {_mark(ref)}" in out
         assert f"{name} (new): {_mark(ref)}" in out
+
+
+def test_show_gives_no_subsession_count_for_an_uncertified_interval(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a machine whose speed swings ±30 % within the campaign: the collector asks for
+    # subsessions longer than half the 30 rounds, so there is no complete pair of them and
+    # the uncertified interval uses every reading; the q × n_q column says "-" rather than
+    # a subsession size with zero subsessions ("16 × 0")
+    def big(clock: float) -> float:
+        return 1.0 + 0.3 * math.sin(clock / 2.0)
+
+    d = _campaign(
+        tmp_path,
+        FIXED.format(out=tmp_path / "out").replace("rounds: 48", "rounds: 30"),
+        {
+            A: lognormal(0.030, 0.01, seed=1, drift=big),
+            B: lognormal(0.090, 0.01, seed=2, drift=big),
+        },
+    )
+    monkeypatch.setenv("COLUMNS", "200")
+    capsys.readouterr()
+    main(["show", str(d), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert [w["collected"]["n_q"] for w in doc["workloads"]] == [0, 0]  # the case at hand
+    main(["show", str(d)])
+    out = capsys.readouterr().out
+    rows = [ln.split("│") for ln in out.splitlines() if ln.startswith("│ sum[") and "±" in ln]
+    assert [r[3].strip() for r in rows] == ["-", "-"], out  # the q × n_q column
+    assert [r[2].strip().endswith("*") for r in rows] == [True, True]  # marked interval
 
 
 def test_no_ci_remains_only_without_any_interval(

@@ -276,3 +276,17 @@ def test_the_live_total_is_marked_as_the_controllers_estimate() -> None:
         assert row_of(_live_text(fixed, 80), "a")[1] == "9/31"
     finally:
         fixed.stop()
+
+
+def test_a_calibration_that_kept_the_files_work_adds_no_line() -> None:
+    from benchrun.runner.ui.tables import WorkInfo
+
+    kept = WorkInfo(1000, 1000, True, target_s=0.1, reached=True, low=1000, high=1000)
+    assert kept.note("w") is None  # the table's work column already says 1 000
+    short = WorkInfo(1000, 1000, True, target_s=0.1, reached=False, low=1000, high=1000)
+    assert (
+        short.note("w")
+        == "w: work 1 000 (calibrated for rounds of >= 0.1 s, target not reached; file said 1 000)"
+    )
+    grown = WorkInfo(5000, 1000, True, target_s=0.1, reached=True, low=5000, high=5000)
+    assert grown.note("w") == "w: work 5 000 (calibrated for rounds of >= 0.1 s; file said 1 000)"
