@@ -286,7 +286,10 @@ def test_a_calibration_that_kept_the_files_work_adds_no_line() -> None:
     short = WorkInfo(1000, 1000, True, target_s=0.1, reached=False, low=1000, high=1000)
     assert (
         short.note("w")
-        == "w: work 1 000 (calibrated for rounds of >= 0.1 s, target not reached; file said 1 000)"
+        == "w: work 1\xa0000 (calibrated for rounds of >= 0.1 s, target not reached; file said 1\xa0000)"
     )
     grown = WorkInfo(5000, 1000, True, target_s=0.1, reached=True, low=5000, high=5000)
-    assert grown.note("w") == "w: work 5 000 (calibrated for rounds of >= 0.1 s; file said 1 000)"
+    assert (
+        grown.note("w")
+        == "w: work 5\xa0000 (calibrated for rounds of >= 0.1 s; file said 1\xa0000)"
+    )
