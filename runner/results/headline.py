@@ -8,6 +8,7 @@ b is the smaller, so the factor printed is always >= 1.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -76,8 +77,19 @@ def pair_headline(
     b = pair.get("b", pair.get("name"))
     units = units or {}
     directions = directions or {}
+    ratio, low, high = pair.get("ratio"), pair.get("ratio_low"), pair.get("ratio_high")
+    mean, base = pair.get("mean"), pair.get("baseline_mean")
+    if (
+        ratio is None
+        and isinstance(mean, float | int)
+        and isinstance(base, float | int)
+        and (math.isfinite(mean) and math.isfinite(base) and base > 0)
+    ):
+        # a baseline decided without a ratio CI (the workload has no CI of its own): the
+        # ratio of the two means, without an interval
+        ratio, low, high = mean / base, None, None
     return ratio_headline(
-        str(a), str(b), pair.get("ratio"), pair.get("ratio_low"), pair.get("ratio_high"),
+        str(a), str(b), ratio, low, high,
         test=pair.get("test"), passes=pair.get("passes"), unit=units.get(str(b)),
         direction=directions.get(str(b), "lower_is_better"),
     )  # fmt: skip

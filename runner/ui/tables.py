@@ -362,7 +362,8 @@ class VerdictsTable:
         self.doc = doc
         units, directions = doc.get("units") or {}, doc.get("directions") or {}
         self.items: list[_Comparison] = []
-        for p in list(doc.get("pairs") or []) + list(doc.get("baselines") or []):
+        # baselines first, as in every output (the report's headline, the exports)
+        for p in list(doc.get("baselines") or []) + list(doc.get("pairs") or []):
             v = p["verdict"]
             note = "; ".join(p.get("notes") or [])
             if v == "undecided" and p.get("rounds_needed"):
