@@ -34,7 +34,7 @@ def run_demo(tree: Path, config: str, keep: Path | None = None) -> dict[str, obj
     With *keep*, the campaign directory is written under it (kept) instead of a temporary one.
     """
     env = dict(os.environ, PYTHONPATH=str(tree))
-    entry = "import sys; from runner.cli import main; sys.exit(main())"
+    entry = "import sys; from benchrun.runner.cli import main; sys.exit(main())"
     with contextlib.ExitStack() as stack:
         if keep is None:
             out = stack.enter_context(tempfile.TemporaryDirectory())
