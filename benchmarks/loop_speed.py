@@ -9,26 +9,39 @@ drift hits every method alike:
   benchrun adaptive   ``benchrun run`` adaptive, 2 and 10 workloads of ``true`` that never
                       satisfy the stopping rule (``ci_rel_width`` 1e-6), ``max_rounds`` N/k
 
-Wall per round of a benchrun campaign is taken from the store: (start of the last round -
-start of the first round) / (rounds - 1), so it holds the whole loop (launch, store,
-collector, controller, display) and not the start-up, which is reported on its own
-(process start to the first round's start). For the adaptive runs the per-round cost is
-also given for the first and the last fifth of the rounds: a loop whose analysis grows with
-the stored rounds shows it there.
+Each benchrun campaign runs in a fresh directory. Wall per round of a benchrun campaign is
+taken from the store: (start of the last round - start of the first round) / (rounds - 1),
+so it holds the whole loop (launch, store, collector, controller, display) and not the
+start-up, which is reported on its own (process start to the first round's start). For
+every campaign the per-round cost is also given for the first and the last fifth of the
+rounds: a loop whose analysis grows with the stored rounds shows it there.
 
-Then one adaptive campaign (2 workloads) runs in this process under cProfile, and the
-loop's time is split by phase from the cumulative times of the functions that make each
-phase (launch: ``LocalExecutor.launch``; store: ``Store.add_round``; collect:
-``collector.collect``; decide: ``Controller.decide``; display: every function of
-runner/ui/display.py). cProfile slows Python code more than the child's run, so read the
-phase shares, not their absolute values.
+``--before DIR`` runs every benchrun method a second time with ``PYTHONPATH=DIR``, where
+``DIR/benchrun/runner`` and ``DIR/benchrun/stats`` hold another version of the code (e.g.
+the commit before a change, from ``git archive``), interleaved with the current code, so
+one invocation gives the before/after table.
 
-Usage: python benchmarks/loop_speed.py [--rounds 2000] [--repeats 3] [--json out.json]
+Then one fixed campaign (N rounds) and one adaptive campaign (2 workloads, N/2 rounds each)
+run in a child process under cProfile, and the loop's time is split by phase from the
+cumulative times of disjoint functions (launch: ``LocalExecutor.launch``; store:
+``Store.add_round``; collect: the adaptive loop's ``stats`` and ``pass_series``; decide:
+``Controller.decide``; status: ``write_status``; display: every function of
+runner/ui/display.py, own time). cProfile slows Python code more than the child's run, so
+read the phase shares, not their absolute values.
+
+``--readings N`` (0 to skip) checks that the change does not shift what a round measures:
+fixed campaigns of N rounds of ``true`` and of ``python3 -c pass`` (current code, and the
+``--before`` code when given, interleaved), and per campaign the median, the interquartile
+range and the 10th-90th percentile range of the stored wall times; medians over repeats.
+
+Usage: python benchmarks/loop_speed.py [--rounds 2000] [--repeats 3] [--before DIR]
+       [--readings 300] [--json out.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import io
 import json
@@ -42,6 +55,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 FIXED = """name: {name}
 output: {out}
@@ -65,8 +79,8 @@ workloads:
 """
 
 
-def _workloads(k: int) -> str:
-    return "\n".join(f'  - {{name: t{i}, command: ["true"]}}' for i in range(k))
+def _workloads(k: int, command: str = '["true"]') -> str:
+    return "\n".join(f"  - {{name: t{i}, command: {command}}}" for i in range(k))
 
 
 def bare_loop(n: int) -> float:
@@ -88,28 +102,44 @@ def hyperfine(n: int) -> float:
     return (time.perf_counter() - t) / n
 
 
-def _starts(db: Path) -> list[float]:
-    with sqlite3.connect(db) as conn:
-        return [r[0] for r in conn.execute("SELECT started_at FROM round ORDER BY seq")]
+def _rounds(db: Path) -> list[tuple[float, int]]:
+    """(started_at, wall_ns) of the newest campaign's rounds, in launch order."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        (cid,) = conn.execute("SELECT max(id) FROM campaign").fetchone()
+        return conn.execute(
+            "SELECT started_at, wall_ns FROM round WHERE campaign_id = ? ORDER BY seq", (cid,)
+        ).fetchall()
 
 
-def benchrun(text: str, name: str, tmp: Path) -> dict[str, float]:
-    """Run ``benchrun run`` on ``text`` (quiet) and read its per-round cost from the store.
+def _env(src: str | None) -> dict[str, str]:
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = src
+    return env
 
-    Returns seconds: ``per_round`` over the whole campaign, ``first``/``last`` over its
-    first and last fifth of rounds, ``startup`` from process start to the first round's
-    start, ``wall`` the whole command.
-    """
+
+def run_benchrun(text: str, name: str, tmp: Path, src: str | None) -> list[tuple[float, int]]:
+    """Run ``benchrun run`` on ``text`` (quiet, fresh directory) with the code in ``src``
+    (None: the current code); returns the rounds and, first, (process start, 0)."""
     exp = tmp / f"{name}.yaml"
     exp.write_text(text)
+    shutil.rmtree(tmp / "out" / name, ignore_errors=True)
     t0 = time.time()
     subprocess.run(
         [sys.executable, "-m", "benchrun.runner.cli", "run", str(exp), "-q", "--new"],
         check=True,
         capture_output=True,
+        env=_env(src),
+        cwd=tmp,
     )
-    wall = time.time() - t0
-    s = _starts(tmp / "out" / name / "benchrun.db")
+    return [(t0, 0), *_rounds(tmp / "out" / name / "benchrun.db")]
+
+
+def loop_figures(rows: list[tuple[float, int]]) -> dict[str, float]:
+    """Seconds: ``per_round`` over the whole campaign, ``first``/``last`` over its first and
+    last fifth of rounds, ``startup`` from process start to the first round's start."""
+    t0 = rows[0][0]
+    s = [r[0] for r in rows[1:]]
     n = len(s)
     fifth = max(2, n // 5)
     return {
@@ -118,7 +148,17 @@ def benchrun(text: str, name: str, tmp: Path) -> dict[str, float]:
         "first": (s[fifth - 1] - s[0]) / (fifth - 1),
         "last": (s[-1] - s[-fifth]) / (fifth - 1),
         "startup": s[0] - t0,
-        "wall": wall,
+    }
+
+
+def reading_figures(rows: list[tuple[float, int]]) -> dict[str, float]:
+    """Milliseconds: median, interquartile range, 10-90 % range of the stored wall times."""
+    walls = sorted(r[1] / 1e6 for r in rows[1:])
+    q = statistics.quantiles(walls, n=20)  # 5 %, 10 %, ..., 95 %
+    return {
+        "median": statistics.median(walls),
+        "iqr": q[14] - q[4],
+        "p10_p90": q[17] - q[1],
     }
 
 
@@ -126,91 +166,164 @@ def benchrun(text: str, name: str, tmp: Path) -> dict[str, float]:
 PHASES: dict[str, tuple[str, str | None]] = {
     "launch": ("execute/local.py", "launch"),
     "store": ("store/database.py", "add_round"),
-    "collect": ("control/collector.py", "collect"),
+    "collect": ("campaign/adaptive.py", "stats|pass_series"),
     "decide": ("control/controller.py", "decide"),
+    "status": ("campaign/adaptive.py", "write_status"),
     "display": ("ui/display.py", None),
 }
 
 
-def phases(text: str, tmp: Path) -> dict[str, float]:
-    """Seconds per round of each phase of an in-process adaptive campaign under cProfile."""
+def profile_one(exp: str) -> dict[str, float]:
+    """Seconds per round of each phase of the campaign ``exp`` run in this process."""
     from benchrun.runner.cli import main
 
-    exp = tmp / "profiled.yaml"
-    exp.write_text(text)
     prof = cProfile.Profile()
-    prof.enable()
-    main(["run", str(exp), "-q", "--new"])
-    prof.disable()
-    rounds = len(_starts(tmp / "out" / "profiled" / "benchrun.db"))
+    with contextlib.redirect_stdout(io.StringIO()):
+        prof.enable()
+        main(["run", exp, "-q", "--new"])
+        prof.disable()
+    text = Path(exp).read_text()
+    name = text.split("name: ", 1)[1].split("\n", 1)[0]
+    out_dir = text.split("output: ", 1)[1].split("\n", 1)[0]
+    rounds = len(_rounds(Path(out_dir) / name / "benchrun.db"))
     st = pstats.Stats(prof, stream=io.StringIO())
-    out: dict[str, float] = {}
+    out = dict.fromkeys(PHASES, 0.0)
     total = 0.0
-    for (file, _line, func), (_cc, _nc, _tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
-        if func in ("run_campaign",) and file.endswith("campaign/run.py"):
+    for (file, _line, func), (_cc, _nc, tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
+        if func == "run_campaign" and file.endswith("campaign/run.py"):
             total = max(total, ct)
-        for phase, (suffix, name) in PHASES.items():
-            if file.endswith(suffix) and (name is None or func == name):
-                if name is None:  # a whole module: own time only, nested calls not doubled
-                    out[phase] = out.get(phase, 0.0) + _tt
-                else:
-                    out[phase] = out.get(phase, 0.0) + ct
+        for phase, (suffix, names) in PHASES.items():
+            if not file.endswith(suffix):
+                continue
+            if names is None:  # a whole module: own time only, nested calls not doubled
+                out[phase] += tt
+            elif func in names.split("|"):
+                out[phase] += ct
     result = {k: v / rounds for k, v in out.items()}
     result["loop total"] = total / rounds
     result["other"] = result["loop total"] - sum(out.values()) / rounds
     return result
 
 
+def phases(text: str, name: str, tmp: Path, src: str | None) -> dict[str, float]:
+    """:func:`profile_one` in a child process running the code in ``src``."""
+    exp = tmp / f"{name}.yaml"
+    exp.write_text(text)
+    shutil.rmtree(tmp / "out" / name, ignore_errors=True)
+    done = subprocess.run(
+        [sys.executable, __file__, "--profile-one", str(exp)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=_env(src),
+        cwd=tmp,
+    )
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _median_rows(rows: list[dict[str, float]]) -> dict[str, float]:
+    return {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=2000, help="rounds of `true` per method")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--before", metavar="DIR", help="PYTHONPATH of the code to compare with")
+    ap.add_argument(
+        "--readings", type=int, default=300, help="rounds per readings-shift campaign (0: skip)"
+    )
+    ap.add_argument("--no-profile", action="store_true", help="skip the cProfile phase split")
     ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--profile-one", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.profile_one:
+        print(json.dumps(profile_one(args.profile_one)))
+        return 0
     n = args.rounds
     has_hf = shutil.which("hyperfine") is not None
+    versions: list[tuple[str, str | None]] = [("", None)]
+    if args.before:
+        versions.insert(0, (" (before)", str(Path(args.before).resolve())))
     per: dict[str, list[dict[str, float]]] = {}
+    shift: dict[str, list[dict[str, float]]] = {}
+    prof: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         out = tmp / "out"
         fixed = FIXED.format(name="fixed", out=out, rounds=n, workloads=_workloads(1))
         ad2 = ADAPTIVE.format(name="adaptive2", out=out, rounds=n // 2, workloads=_workloads(2))
         ad10 = ADAPTIVE.format(name="adaptive10", out=out, rounds=n // 10, workloads=_workloads(10))
+        rd_true = FIXED.format(
+            name="rd_true", out=out, rounds=args.readings, workloads=_workloads(1)
+        )
+        rd_py = FIXED.format(
+            name="rd_py",
+            out=out,
+            rounds=args.readings,
+            workloads=_workloads(1, '["python3", "-c", "pass"]'),
+        )
         for _ in range(args.repeats):
             per.setdefault("bare loop", []).append({"per_round": bare_loop(n)})
             if has_hf:
                 per.setdefault("hyperfine -N", []).append({"per_round": hyperfine(n)})
-            per.setdefault("benchrun fixed", []).append(benchrun(fixed, "fixed", tmp))
-            per.setdefault("benchrun adaptive x2", []).append(benchrun(ad2, "adaptive2", tmp))
-            per.setdefault("benchrun adaptive x10", []).append(benchrun(ad10, "adaptive10", tmp))
-        prof = phases(
-            ADAPTIVE.format(name="profiled", out=out, rounds=n // 4, workloads=_workloads(2)),
-            tmp,
-        )
+            for label, text, name in (
+                ("fixed", fixed, "fixed"),
+                ("adaptive x2", ad2, "adaptive2"),
+                ("adaptive x10", ad10, "adaptive10"),
+            ):
+                for tag, src in versions:
+                    rows = run_benchrun(text, name, tmp, src)
+                    per.setdefault(f"benchrun {label}{tag}", []).append(loop_figures(rows))
+            if args.readings:
+                for label, text, name in (
+                    ("true", rd_true, "rd_true"),
+                    ("python3 -c pass", rd_py, "rd_py"),
+                ):
+                    for tag, src in versions:
+                        rows = run_benchrun(text, name, tmp, src)
+                        shift.setdefault(f"{label}{tag}", []).append(reading_figures(rows))
+        if not args.no_profile:
+            pfixed = FIXED.format(name="pfixed", out=out, rounds=n, workloads=_workloads(1))
+            pad2 = ADAPTIVE.format(name="pad2", out=out, rounds=n // 2, workloads=_workloads(2))
+            for tag, src in versions:
+                prof[f"fixed{tag}"] = phases(pfixed, "pfixed", tmp, src)
+                prof[f"adaptive x2{tag}"] = phases(pad2, "pad2", tmp, src)
     ref_name = "hyperfine -N" if has_hf else "bare loop"
-    med = {
-        m: {k: statistics.median(r[k] for r in rows) for k in rows[0]} for m, rows in per.items()
-    }
+    med = {m: _median_rows(rows) for m, rows in per.items()}
     ref = med[ref_name]["per_round"]
     print(
         f"python {sys.version.split()[0]}, CPUs {sorted(os.sched_getaffinity(0))}, {n} rounds of "
-        f"`true` per method, medians over {args.repeats} repeats; ratio to {ref_name}"
+        f"`true` per method, medians over {args.repeats} repeats; ratio to {ref_name}; "
+        f"load average {os.getloadavg()[0]:.1f}"
     )
     print(
-        f"{'method':<22} {'ms/round':>9} {'ratio':>6} {'first 1/5':>10} {'last 1/5':>9} {'startup s':>10}"
+        f"{'method':<32} {'ms/round':>9} {'ratio':>6} {'first 1/5':>10} {'last 1/5':>9} "
+        f"{'startup s':>10}"
     )
     for m, row in med.items():
         first = f"{row['first'] * 1e3:10.3f}" if "first" in row else f"{'-':>10}"
         last = f"{row['last'] * 1e3:9.3f}" if "last" in row else f"{'-':>9}"
         start = f"{row['startup']:10.3f}" if "startup" in row else f"{'-':>10}"
         print(
-            f"{m:<22} {row['per_round'] * 1e3:9.3f} {row['per_round'] / ref:6.2f} {first} {last} {start}"
+            f"{m:<32} {row['per_round'] * 1e3:9.3f} {row['per_round'] / ref:6.2f} {first} "
+            f"{last} {start}"
         )
-    print("\nadaptive x2 under cProfile, ms per round by phase:")
-    for k, v in prof.items():
-        print(f"  {k:<11} {v * 1e3:8.3f}")
+    shift_med = {m: _median_rows(rows) for m, rows in shift.items()}
+    if shift_med:
+        print(f"\nstored wall times, {args.readings} rounds per campaign (fixed, pin: auto), ms:")
+        print(f"{'workload':<26} {'median':>9} {'IQR':>8} {'p10-p90':>8}")
+        for m, row in shift_med.items():
+            print(f"{m:<26} {row['median']:9.4f} {row['iqr']:8.4f} {row['p10_p90']:8.4f}")
+    if prof:
+        names = list(prof)
+        print("\nunder cProfile, ms per round by phase (shares matter, not absolute values):")
+        print(f"{'phase':<11}" + "".join(f" {k:>22}" for k in names))
+        for phase in next(iter(prof.values())):
+            print(f"{phase:<11}" + "".join(f" {prof[k][phase] * 1e3:22.3f}" for k in names))
     if args.json:
-        Path(args.json).write_text(json.dumps({"medians": med, "phases": prof}, indent=2))
+        doc: dict[str, Any] = {"medians": med, "readings": shift_med, "phases": prof}
+        Path(args.json).write_text(json.dumps(doc, indent=2))
     return 0
 
 

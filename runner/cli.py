@@ -55,8 +55,15 @@ and reports means with confidence intervals that account for autocorrelation.
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the top-level parser with every registered sub-command."""
+#: commands whose module registers only that command, under the module's own name: for
+#: them only that module is imported (``benchrun run`` need not import every other command
+#: and what they import, e.g. scipy, before its first round)
+SINGLE_COMMANDS: frozenset[str] = frozenset({"run"})
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Build the top-level parser with every registered sub-command, or with the one
+    sub-command ``only`` (a name of :data:`SINGLE_COMMANDS`)."""
     parser = argparse.ArgumentParser(
         prog="benchrun",
         description=DESCRIPTION,
@@ -64,15 +71,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"benchrun {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    names = COMMAND_MODULES if only is None else (f"benchrun.runner.commands.{only}",)
+    for name in names:
         importlib.import_module(name).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``benchrun`` console script; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words[0] if words and words[0] in SINGLE_COMMANDS else None)
+    args = parser.parse_args(words)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -1,6 +1,9 @@
 """Adaptive mode of ``benchrun run``: calibrate, run passes, ask the controller, stop.
 
-The loop and how a resume rebuilds it from the store: docs/controller.md "The loop".
+The loop and how a resume rebuilds it from the store: docs/controller.md "The loop". When
+the controller is asked (after a pass whose rounds measured enough time to pay for the
+analysis, or when something forces a decision: a look, a budget, a stopped workload) and
+why the statistics are not imported before the first round: docs/loop.md.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import shutil
 import statistics
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchrun.runner.campaign.budget import Budget
 from benchrun.runner.campaign.calibrate import calibrate, target_round_time
@@ -26,20 +29,34 @@ from benchrun.runner.campaign.session import (
     last_pass,
 )
 from benchrun.runner.config.experiment import Experiment
-from benchrun.runner.control.collector import WorkloadStats
-from benchrun.runner.control.controller import Controller, ControllerParams, Decision
-from benchrun.runner.control.pairing import PassSeries, round_values_by_pass
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.executor import Executor
 from benchrun.runner.files import atomic_write_text
 from benchrun.runner.importers.dataset import MAX_MAGNITUDE
 from benchrun.runner.results.baseline import load_baseline
-from benchrun.runner.results.workloads import VERDICTS_EVENT, collect_workload
 from benchrun.runner.store.database import CampaignRow, EventRow
+
+if TYPE_CHECKING:  # the statistics (scipy) are imported at the first decision, not here
+    from benchrun.runner.control.collector import WorkloadStats
+    from benchrun.runner.control.controller import Controller, Decision
+    from benchrun.runner.control.pairing import PassSeries
 
 #: trivial rounds launched to measure the launch overhead
 OVERHEAD_ROUNDS = 5
 STATUS_FILE = "status.json"
+#: status.json is rewritten at most this often (s), and when the campaign stops
+STATUS_EVERY_S = 1.0
+#: the controller is asked after a pass once the rounds since it was last asked measured
+#: ANALYSIS_RATIO times the modelled cost of asking (collect + decide: ANALYSIS_WORKLOAD_S
+#: per workload and ANALYSIS_READING_S per steady reading, measured on a loaded 2-core
+#: machine), so the analysis takes about 1/ANALYSIS_RATIO of the measuring time or less,
+#: and its total over a campaign grows linearly with the readings (docs/loop.md "When the
+#: controller is asked"); a look, a budget or a stopped workload asks it at once. Passes
+#: whose rounds measure more than that cost (about 20 ms a workload at the start) ask it
+#: after every pass, as before.
+ANALYSIS_RATIO = 20.0
+ANALYSIS_WORKLOAD_S = 1e-3
+ANALYSIS_READING_S = 1e-6
 
 
 def uses_work(experiment: Experiment, name: str) -> bool:
@@ -58,6 +75,8 @@ def controller_for(
     (:meth:`runner.config.experiment.Experiment.comparison_group`); ``baseline`` maps names to stored
     summaries.
     """
+    from benchrun.runner.control.controller import Controller, ControllerParams
+
     state = None
     for e in reversed(events):
         if e.data and isinstance(e.data.get("state"), dict):
@@ -173,7 +192,9 @@ class _Adaptive:
         self.display = display
         self.executor = executor
         events = store.events(campaign.id)
-        self.controller = controller_for(experiment, events, baseline)
+        self._events = events
+        self._baseline = baseline
+        self._controller: Controller | None = None  # made at the first decision
         self.works: dict[str, int] = {
             n: int(d["work"]) for n, d in _stored(events, "calibrated").items() if "work" in d
         }
@@ -182,12 +203,37 @@ class _Adaptive:
         # time already spent measuring before a resume (sum of stored round wall times)
         self.budget = Budget(self.settings.max_time, sum(st.seconds for st in states.values()))
         self.status_path = experiment.campaign_dir / STATUS_FILE
-        self.pairs = PassSeries(
-            {}, confidence=self.settings.confidence, min_subsessions=self.settings.min_subsessions
-        )
+        self._status_at = -STATUS_EVERY_S  # monotonic time of the last status.json write
+        self._pairs: PassSeries | None = None
         self._paired_counts: dict[str, tuple[int, int]] = {}
         self._checked: dict[str, int] = {}  # steady rounds checked for huge readings
         self._huge: dict[str, float] = {}
+        # what the last decision saw (when to ask the controller again: _due)
+        self.decision: Decision | None = None
+        self._seen_seconds = 0.0
+        self._seen_stopped: frozenset[str] = frozenset()
+        self._readings = 0  # steady readings so far, counted as rounds arrive
+        self._counted: dict[str, int] = {}  # steady rounds counted into _readings
+
+    @property
+    def controller(self) -> Controller:
+        """The stopping controller (runner/control/controller.py), made when first asked."""
+        if self._controller is None:
+            self._controller = controller_for(self.experiment, self._events, self._baseline)
+        return self._controller
+
+    @property
+    def pairs(self) -> PassSeries:
+        """The per-pass values of every workload (runner/control/pairing.py)."""
+        if self._pairs is None:
+            from benchrun.runner.control.pairing import PassSeries
+
+            self._pairs = PassSeries(
+                {},
+                confidence=self.settings.confidence,
+                min_subsessions=self.settings.min_subsessions,
+            )
+        return self._pairs
 
     @property
     def elapsed_s(self) -> float:
@@ -281,6 +327,8 @@ class _Adaptive:
 
     # ---------------------------------------------------------------- decisions
     def stats(self) -> dict[str, WorkloadStats | None]:
+        from benchrun.runner.results.workloads import collect_workload
+
         s = self.settings
         out: dict[str, WorkloadStats | None] = {}
         for name, st in self.states.items():
@@ -319,21 +367,42 @@ class _Adaptive:
 
     def pass_series(self, stats: dict[str, WorkloadStats | None]) -> PassSeries:
         """The per-pass values of every workload (runner/control/pairing.py), refreshed for the
-        workloads that got rounds (or a new within-round warm-up cut) since the last call."""
+        workloads that got rounds (or a new within-round warm-up cut) since the last call:
+        only the new rounds' values are computed while the cut stays the same."""
+        from benchrun.runner.control.pairing import round_values_by_pass
+
+        pairs = self.pairs
         for name, st in self.states.items():
             s = stats.get(name)
             skip = s.warmup_readings // s.rounds if s is not None and s.rounds else 0
-            key = (len(st.steady_passes), skip)
-            if self._paired_counts.get(name) != key:
-                self._paired_counts[name] = key
-                self.pairs.update(
+            count = len(st.steady_passes)
+            before = self._paired_counts.get(name)
+            if before == (count, skip):
+                continue
+            self._paired_counts[name] = (count, skip)
+            per_work = st.workload.per_work
+            if (
+                before is not None
+                and before[1] == skip
+                and before[0] <= count
+                and (not per_work or all(w for w in st.steady_work))
+            ):
+                start = before[0]
+                pairs.add(
                     name,
                     round_values_by_pass(
-                        st.steady_readings, st.steady_work, st.steady_passes,
-                        st.workload.per_work, skip,
+                        st.steady_readings[start:], st.steady_work[start:],
+                        st.steady_passes[start:], per_work, skip,
                     ),
                 )  # fmt: skip
-        return self.pairs
+                continue
+            pairs.update(
+                name,
+                round_values_by_pass(
+                    st.steady_readings, st.steady_work, st.steady_passes, per_work, skip
+                ),
+            )
+        return pairs
 
     def decide(self) -> Decision:
         """Collect, decide, store the events, tell the user, rewrite status.json."""
@@ -352,11 +421,42 @@ class _Adaptive:
                 self.display.message(e.message)
         eta = None if decision.stop else eta_seconds(decision, self.states)
         self.display.show_decision(decision, eta)
-        write_status(
-            self.status_path,
-            status_doc(self.campaign, decision, self.states, self.elapsed_s, eta),
-        )
+        now = time.monotonic()
+        if decision.stop or now - self._status_at >= STATUS_EVERY_S:
+            self._status_at = now
+            write_status(
+                self.status_path,
+                status_doc(self.campaign, decision, self.states, self.elapsed_s, eta),
+            )
+        self.decision = decision
+        self._seen_seconds = sum(st.seconds for st in self.states.values())
+        self._seen_stopped = self._stopped()
         return decision
+
+    def _stopped(self) -> frozenset[str]:
+        return frozenset(n for n, st in self.states.items() if st.stopped)
+
+    def _due(self, active: tuple[str, ...]) -> bool:
+        """Whether to ask the controller after this pass (module constants): always when
+        nothing was decided yet, the budget is spent, a workload was stopped, an active
+        workload reached ``max_rounds`` or the controller's next look is due; otherwise once
+        the rounds since the last decision measured ANALYSIS_RATIO times its modelled cost."""
+        d = self.decision
+        if d is None or self.budget.exhausted or self._stopped() != self._seen_stopped:
+            return True
+        steady = {n: st.steady_ok for n, st in self.states.items()}
+        if d.next_look_at is not None and max(steady.values(), default=0) >= d.next_look_at:
+            return True
+        if any(steady[n] >= self.settings.max_rounds for n in active if n in steady):
+            return True
+        for name, st in self.states.items():
+            counted = self._counted.get(name, 0)
+            if counted < len(st.steady_readings):
+                self._readings += sum(len(r) for r in st.steady_readings[counted:])
+                self._counted[name] = len(st.steady_readings)
+        measured = sum(st.seconds for st in self.states.values()) - self._seen_seconds
+        cost = ANALYSIS_WORKLOAD_S * len(self.states) + ANALYSIS_READING_S * self._readings
+        return measured >= ANALYSIS_RATIO * cost
 
     def run(self) -> str:
         """Calibrate, then passes until the controller stops; returns the stop reason."""
@@ -364,9 +464,19 @@ class _Adaptive:
             return "interrupted during calibration"
         pass_index = last_pass(self.states) + 1
         names = [w.name for w in self.experiment.workloads]
+        # without a steady round yet, the first decision can only say "every workload": the
+        # first pass runs before it (the controller and scipy are imported after that pass)
+        active: tuple[str, ...] | None = None
+        if all(st.steady_ok == 0 for st in self.states.values()):
+            active = tuple(names)
         while not (self.launcher.interrupted or self.launcher.failure_stop):
-            decision = self.decide()
-            if decision.stop:
+            decided = active is None or self._due(active)
+            if decided:
+                decision = self.decide()
+                active = decision.active
+            if decided and decision.stop:
+                from benchrun.runner.results.workloads import VERDICTS_EVENT
+
                 d = decision.to_dict()
                 self.store.add_event(
                     self.campaign.id,
@@ -385,13 +495,17 @@ class _Adaptive:
                     },
                 )
                 return decision.reason
+            assert active is not None
             order = [
                 n
                 for n in pass_order(names, pass_index, self.settings.order, self.settings.seed)
-                if n in decision.active and not self.states[n].stopped
+                if n in active and not self.states[n].stopped
             ]
-            if not order:  # cannot happen: the controller never lists retired workloads
-                return decision.reason
+            if not order:
+                if decided:  # cannot happen: the controller never lists retired workloads
+                    return decision.reason
+                active = None  # every workload of the last decision stopped: ask again
+                continue
             self.launcher.before_pass(pass_index)
             for name in order:
                 if self.launcher.interrupted or self.budget.exhausted:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchrun.runner.campaign.adaptive import run_adaptive
 from benchrun.runner.campaign.fixed import run_fixed
 from benchrun.runner.campaign.session import CampaignOutcome, Display
 from benchrun.runner.config.experiment import Experiment
@@ -18,5 +17,8 @@ def run_campaign(
     runner/campaign/adaptive.py) or fixed (``settings.adaptive: false``). Keyword arguments as
     :func:`run_fixed`."""
     if experiment.settings.adaptive:
+        # the controller and the statistics (scipy) only where they are used
+        from benchrun.runner.campaign.adaptive import run_adaptive
+
         return run_adaptive(experiment, executor, display, **kw)
     return run_fixed(experiment, executor, display, **kw)

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from benchrun.runner import __version__
 from benchrun.runner.config.experiment import Experiment, Workload
 from benchrun.runner.errors import UserError
-from benchrun.runner.execute.containment import INFLIGHT_FILE, end_leftovers
+from benchrun.runner.execute.containment import INFLIGHT_FILE, discard_spare, end_leftovers
 from benchrun.runner.execute.executor import Executor, RoundOutcome, RoundSpec
 from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.machine.quiet import quiet_settings, wait_for_quiet
@@ -786,6 +786,7 @@ def campaign_session(
                 yield launcher
             finally:
                 launcher.cleanup_all(record=False)  # only what finish_campaign did not run
+                discard_spare(inflight)
 
 
 def last_pass(states: dict[str, WorkloadState]) -> int:

@@ -391,7 +391,6 @@ def main(args: argparse.Namespace) -> int:
     # heavy imports (scipy via the statistics) only when the command runs, so that
     # `benchrun --help` and the other commands start fast
     from benchrun.runner.campaign.run import run_campaign
-    from benchrun.runner.commands.show import print_results, read_summary, summary_json
     from benchrun.runner.machine.metadata import collect_metadata, round_facts
 
     if args.resume and args.new:
@@ -434,7 +433,7 @@ def main(args: argparse.Namespace) -> int:
     err = Console(stderr=True)
     if not args.quiet and plan.reason:
         err.print(f"pinning: {plan.reason}")
-    executor = LocalExecutor()
+    executor = LocalExecutor(stay_in_cgroup=True)
     with pinned_runner(plan), contextlib.closing(executor):
         outcome = run_campaign(
             experiment,
@@ -455,7 +454,10 @@ def main(args: argparse.Namespace) -> int:
             workload_cpus=plan.workload_cpus,
             resume_command=resume_command(experiment.campaign_dir, args),
         )
-    # the results as `benchrun show` prints them, read back from the store (commands/show.py)
+    # the results as `benchrun show` prints them, read back from the store (commands/show.py;
+    # imported here, after the campaign: it needs the statistics, the loop may not)
+    from benchrun.runner.commands.show import print_results, read_summary, summary_json
+
     summary = read_summary(outcome.db_path, outcome.campaign_id)
     campaign, verdicts = summary.campaign, summary.verdicts
     if args.json:  # only the JSON on stdout: the progress and messages are on stderr

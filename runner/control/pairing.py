@@ -51,7 +51,8 @@ def round_values_by_pass(
         if len(r) > skip:
             r = r[skip:]
         if len(r):
-            v = float(np.mean(r))
+            # the mean of one reading is that reading (numpy's call costs ~10 us a round)
+            v = float(r[0]) if len(r) == 1 else float(np.mean(r))
             out[int(p)] = v / float(w) if divide and w else v
     return out
 
@@ -105,13 +106,30 @@ class PassSeries:
         self.confidence = confidence
         self.min_subsessions = min_subsessions
         self._cache: dict[tuple[str, str], WorkloadStats | None] = {}
+        self._own: dict[str, dict[int, float]] = {}  # values this object may change in place
         for name, v in values.items():
             self.update(name, v)
 
     def update(self, name: str, values: Mapping[int, float]) -> None:
         """Replace one workload's per-pass values (drops the cached pairs it is in)."""
         self.values[name] = values
+        self._own.pop(name, None)
         self._positive[name] = all(v > 0 for v in values.values())
+        self._cache = {k: v for k, v in self._cache.items() if name not in k}
+
+    def add(self, name: str, values: Mapping[int, float]) -> None:
+        """Add the values of passes that ``name`` did not have yet (its new rounds), in
+        place of :meth:`update` with all of them (drops the cached pairs it is in)."""
+        if not values:
+            return
+        mine = self._own.get(name)
+        if mine is None:  # the first add after update(): copy the caller's mapping once
+            mine = self._own[name] = dict(self.values.get(name, {}))
+            self.values[name] = mine
+        mine.update(values)
+        self._positive[name] = self._positive.get(name, True) and all(
+            v > 0 for v in values.values()
+        )
         self._cache = {k: v for k, v in self._cache.items() if name not in k}
 
     def possible(self, a: str, b: str) -> bool:

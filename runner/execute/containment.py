@@ -3,22 +3,32 @@
 Two kinds, chosen once per executor (``benchrun system`` says which this machine gets):
 
 - ``cgroup``: where a cgroup v2 hierarchy is mounted and writable (root, or a delegated
-  subtree), the runner makes ``benchrun-<pid>-<start>/rounds`` below its own cgroup. Right
-  before each spawn the runner moves itself into it, so the child starts there (spawned
+  subtree), the runner makes ``benchrun-<pid>-<start>/rounds`` below its own cgroup. Before
+  the first spawn the runner moves itself into it, so its children start there (spawned
   with ``vfork``, no code runs between fork and exec); the runner moves back once the
   round has been timed, and ``cgroup.kill`` ends whatever is left, including children that
-  called ``setsid`` and left the process group.
+  called ``setsid`` and left the process group. A campaign's executor
+  (``LocalExecutor(stay_in_cgroup=True)``) stays inside while rounds follow each other:
+  once a round has been timed, one read of the cgroup's process list (and of its count of
+  cgroups below) says whether anything of the round is left, and only then does the runner
+  move out to kill it. Moving a process between cgroups makes the next fork wait (the
+  kernel's cgroup_threadgroup_rwsem), which showed up in the measured wall time of short
+  rounds (docs/loop.md "Containment").
 - ``process group``: elsewhere; the round's process group is killed at the end of the
   round (a ``setsid`` child escapes it).
 
 What is launched is also written to an *in-flight record* (``inflight.json`` in the
 campaign directory) before the spawn and removed after the round, so that a run killed
 with SIGKILL leaves enough behind for the next run (``--resume``, the daemon) to end the old
-round's processes. docs/machine.md "Containment".
+round's processes. docs/machine.md "Containment". The record before the spawn is the same
+for every round of a runner, so it is written once and then moved aside after a round
+(``inflight.json.next``) and back before the next one: two renames a round instead of a
+file write.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -98,7 +108,8 @@ class Containment:
     ``Containment.create()`` tries a cgroup and falls back to the process group;
     :attr:`kind` says which. Around each spawn the executor calls :meth:`enter` (the
     runner moves into the rounds' cgroup, so its child starts there) and, once the round is
-    timed, :meth:`end_round`, which moves the runner back and kills what the round left.
+    timed, :meth:`end_round`, which moves the runner back (unless told to stay and nothing
+    is left) and kills what the round left.
     """
 
     def __init__(
@@ -117,6 +128,8 @@ class Containment:
         self.why = why
         self._inside = False
         self._affinity: set[int] | None = None
+        #: open descriptors of the rounds' cgroup.procs and cgroup.stat (read each round)
+        self._fds: tuple[int, int] | None = None
 
     @classmethod
     def create(cls, use_cgroup: bool = True) -> Containment:
@@ -178,10 +191,17 @@ class Containment:
         if self._affinity is not None and os.sched_getaffinity(0) != self._affinity:
             os.sched_setaffinity(0, self._affinity)
 
-    def end_round(self, pgid: int) -> bool:
+    def end_round(self, pgid: int, stay: bool = False) -> bool:
         """Move this process back out of the rounds' cgroup, then kill everything the round
         left (its process group, and with a cgroup everything in it) and wait until it is
-        gone. True when something was left."""
+        gone. True when something was left.
+
+        ``stay``: remain inside the cgroup when nothing is left (one read of
+        ``cgroup.procs`` and ``cgroup.stat`` says so), so the next round needs no move;
+        when something is left the runner moves out first all the same, so that
+        ``cgroup.kill`` can end the rest."""
+        if stay and self._inside and self._only_runner_inside():
+            return kill_group(pgid)  # the group's probe; empty unless a member left the cgroup
         try:
             self.leave()
         except OSError:
@@ -191,8 +211,35 @@ class Containment:
             left = kill_cgroup(self.cgroup) or left
         return left
 
+    def _only_runner_inside(self) -> bool:
+        """Whether the rounds' cgroup holds this process alone and no cgroup below it."""
+        if self.cgroup is None:
+            return False
+        try:
+            if self._fds is None:
+                procs = os.open(self.cgroup / "cgroup.procs", os.O_RDONLY | os.O_CLOEXEC)
+                try:
+                    stat = os.open(self.cgroup / "cgroup.stat", os.O_RDONLY | os.O_CLOEXEC)
+                except OSError:
+                    os.close(procs)
+                    raise
+                self._fds = (procs, stat)
+            pids = os.pread(self._fds[0], 65536, 0).split()
+            if pids != [str(os.getpid()).encode()]:
+                return False
+            for line in os.pread(self._fds[1], 4096, 0).splitlines():
+                if line.startswith(b"nr_descendants "):
+                    return int(line.split()[1]) == 0
+        except (OSError, ValueError):
+            pass
+        return False
+
     def close(self) -> None:
         """Remove the cgroup directories (after killing anything still in them)."""
+        if self._fds is not None:
+            for fd in self._fds:
+                os.close(fd)
+            self._fds = None
         if self.cgroup is not None:
             self.leave()
             kill_cgroup(self.cgroup)
@@ -350,6 +397,7 @@ def kill_cgroup(cgroup: Path) -> bool:
     return True
 
 
+@functools.cache
 def _boot_id() -> str:
     try:
         return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
@@ -373,16 +421,65 @@ def record_inflight(
         "campaign_id": campaign_id,
         "runner_pid": os.getpid(),
     }
+    text = json.dumps(doc) + "\n"
+    spare = _spare(path)
+    if _SPARES.get(spare) == text:  # the same record as after the last round: put it back
+        del _SPARES[spare]
+        try:
+            os.rename(spare, path)
+        except OSError:
+            pass
+        else:
+            _WRITTEN[path] = text
+            return
+    _WRITTEN.pop(path, None)
     try:
-        atomic_write_text(path, json.dumps(doc) + "\n")
+        atomic_write_text(path, text)
     except OSError:
         clear_inflight(path)
+    else:
+        if pid is None:
+            _WRITTEN[path] = text
+
+
+#: text of the record without a pid this process wrote last, by path (while it is there)
+_WRITTEN: dict[Path, str] = {}
+#: text of the records moved aside by :func:`clear_inflight`, by the path they wait at
+_SPARES: dict[Path, str] = {}
+
+
+def _spare(path: Path) -> Path:
+    return path.with_name(path.name + ".next")
 
 
 def clear_inflight(path: Path) -> None:
-    """Remove the in-flight record (the round has ended and nothing of it is left)."""
+    """Remove the in-flight record (the round has ended and nothing of it is left).
+
+    A record without a pid (written before a spawn) is moved aside to ``<path>.next``
+    rather than deleted, so that the next round's identical record is one rename
+    (:func:`record_inflight`); :func:`discard_spare` removes it."""
+    text = _WRITTEN.pop(path, None)
+    if text is not None:
+        spare = _spare(path)
+        try:
+            os.rename(path, spare)
+        except OSError:
+            pass
+        else:
+            _SPARES[spare] = text
+            return
     try:
         path.unlink()
+    except OSError:
+        pass
+
+
+def discard_spare(path: Path) -> None:
+    """Remove the record :func:`clear_inflight` moved aside for ``path`` (the campaign ends)."""
+    spare = _spare(path)
+    _SPARES.pop(spare, None)
+    try:
+        spare.unlink()
     except OSError:
         pass
 
@@ -420,9 +517,11 @@ def end_leftovers(path: Path) -> str | None:
         pid = None if doc["pid"] is None else int(doc["pid"])
         ticks = None if doc.get("start_ticks") is None else int(doc["start_ticks"])
     except FileNotFoundError:
+        discard_spare(path)
         return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         clear_inflight(path)
+        discard_spare(path)
         return f"ignored an unreadable in-flight record {path}"
     same_boot = doc.get("boot_id") == _boot_id()
     killed = False
@@ -435,6 +534,7 @@ def end_leftovers(path: Path) -> str | None:
             killed = kill_cgroup(rounds) or killed
             _remove(rounds, rounds.parent)
     clear_inflight(path)
+    discard_spare(path)
     if killed:
         campaign = doc.get("campaign_id")
         of = f" of campaign {campaign}" if isinstance(campaign, int) else ""

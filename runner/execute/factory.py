@@ -22,7 +22,7 @@ def make_executor(
     """
     spec = experiment.executor
     if spec is None:
-        return LocalExecutor()
+        return LocalExecutor(stay_in_cgroup=True)
     return SlurmExecutor(
         spec,
         job_name=f"benchrun-{experiment.name}"[:128],

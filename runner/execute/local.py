@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Literal
 
 from benchrun.runner.errors import UserError
-from benchrun.runner.execute.containment import Containment, clear_inflight, record_inflight
+from benchrun.runner.execute.containment import (
+    Containment,
+    clear_inflight,
+    discard_spare,
+    record_inflight,
+)
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec, RoundStatus
 from benchrun.runner.execute.readings import ReadingsError, check_readings_spec, parse_readings
 
@@ -197,6 +202,10 @@ class LocalExecutor:
     with readings configured, stdout is kept whole up to this many bytes (64 MiB) for
     parsing; a round printing more fails with a reason instead of being parsed partially.
     ``use_pidfd=False`` forces the thread-based exit notification (tests, old kernels).
+    ``stay_in_cgroup``: with cgroup containment, the runner stays in the rounds' cgroup
+    between rounds while nothing of a round is left (a campaign's executor: saves two
+    cgroup moves a round, and the wait they impose on the next fork; see
+    runner/execute/containment.py); :meth:`close` moves it out.
     One executor runs one round at a time.
 
     Max RSS caveat (Linux): at ``execve`` the kernel keeps the high-water RSS of the
@@ -216,6 +225,7 @@ class LocalExecutor:
         readings_stdout_limit: int = DEFAULT_READINGS_STDOUT_LIMIT,
         use_pidfd: bool = True,
         use_cgroup: bool = True,
+        stay_in_cgroup: bool = False,
     ) -> None:
         self.kill_grace = kill_grace
         self.drain_grace = drain_grace
@@ -226,6 +236,7 @@ class LocalExecutor:
         self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self._devnull = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
         self._use_cgroup = use_cgroup
+        self.stay_in_cgroup = stay_in_cgroup
         self._parsing = False
         self._containment: Containment | None = None
         #: where the in-flight record of each round is written (the campaign sets it)
@@ -250,6 +261,9 @@ class LocalExecutor:
         containment = getattr(self, "_containment", None)
         if containment is not None:
             containment.close()
+        inflight = getattr(self, "inflight_path", None)
+        if inflight is not None:
+            discard_spare(inflight)
 
     def __del__(self) -> None:
         self.close()
@@ -353,7 +367,7 @@ class LocalExecutor:
             finally:
                 proc.returncode = -1  # reaped by us: Popen must never wait on this pid
                 # after the round is timed: nothing it started outlives it
-                if containment.end_round(proc.pid):
+                if containment.end_round(proc.pid, stay=self.stay_in_cgroup):
                     watched.extra["leftovers_killed"] = True
                 if self.inflight_path is not None:
                     clear_inflight(self.inflight_path)

@@ -251,8 +251,20 @@ def round_facts(cpus: Sequence[int] | None) -> dict[str, Any]:
     base = str(probes.SYS_CPU)
     for cpu in cpus or ():
         try:
-            with open(f"{base}/cpu{int(cpu)}/cpufreq/scaling_cur_freq", "rb") as handle:
+            path = f"{base}/cpu{int(cpu)}/cpufreq/scaling_cur_freq"
+        except (ValueError, TypeError):
+            continue
+        if path in _NO_FREQ:
+            continue  # not exposed here (a virtual machine): not asked again every round
+        try:
+            with open(path, "rb") as handle:
                 mhz[str(int(cpu))] = int(handle.read()) / 1000.0
-        except (OSError, ValueError, TypeError):
+        except FileNotFoundError:
+            _NO_FREQ.add(path)
+        except (OSError, ValueError):
             continue
     return {"load_1min": load, "cpu_mhz": mhz or None}
+
+
+#: scaling_cur_freq files found missing by :func:`round_facts` (cpufreq is absent)
+_NO_FREQ: set[str] = set()

@@ -5,10 +5,12 @@ workload with its rounds (``12/31`` in fixed mode; ``12/~49`` in adaptive mode, 
 the total is the controller's estimate of the rounds it still needs and may move), its
 CI half-width against the target, what it waits for and its last value, fitted to the
 terminal's width like the results (runner/ui/fit.py); under it the elapsed time, the
-estimated time left and the undecided pairs. Elsewhere (a pipe, a CI log, the daemon's
-log) a plain line every :data:`PLAIN_EVERY_S` seconds: elapsed time, rounds stored, what
-is still unmet, the time left; and the messages (failures, verdicts, stopped workloads),
-one line each.
+estimated time left and the undecided pairs. It is redrawn by the runner between rounds,
+at most every :data:`REFRESH_EVERY_S` (never by a thread of its own while a round runs,
+whose rendering would hold the interpreter when the round ends and delay its measured
+end). Elsewhere (a pipe, a CI log, the daemon's log) a plain line every
+:data:`PLAIN_EVERY_S` seconds: elapsed time, rounds stored, what is still unmet, the time
+left; and the messages (failures, verdicts, stopped workloads), one line each.
 
 The end-of-run tables are runner/ui/tables.py's (re-exported here).
 """
@@ -18,7 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.live import Live
@@ -28,16 +30,38 @@ from rich.text import Text
 
 from benchrun.runner.execute.executor import RoundOutcome
 from benchrun.runner.format import display_unit, format_duration
-from benchrun.runner.store.database import CampaignRow
 from benchrun.runner.ui.fit import Col, fit_table, output_width
-from benchrun.runner.ui.tables import (
-    WorkInfo,
-    counts_table,
-    print_prose,
-    results_table,
-    verdicts_table,
-    workload_works,
+
+if TYPE_CHECKING:
+    from benchrun.runner.store.database import CampaignRow
+    from benchrun.runner.ui.tables import (
+        WorkInfo,
+        counts_table,
+        print_prose,
+        results_table,
+        verdicts_table,
+        workload_works,
+    )
+
+#: names re-exported from runner/ui/tables.py, imported when first asked for: the tables
+#: need the statistics (scipy), which `benchrun run` must not import before its first round
+_TABLES = (
+    "WorkInfo",
+    "counts_table",
+    "print_prose",
+    "results_table",
+    "verdicts_table",
+    "workload_works",
 )
+
+
+def __getattr__(name: str) -> Any:
+    if name in _TABLES:
+        from benchrun.runner.ui import tables
+
+        return getattr(tables, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "PLAIN_EVERY_S",
@@ -53,6 +77,8 @@ __all__ = [
 
 #: seconds between two plain progress lines when stderr is not a terminal
 PLAIN_EVERY_S = 5.0
+#: seconds between two redraws of the live table (4 a second), done between rounds
+REFRESH_EVERY_S = 0.25
 #: undecided pairs named under the live table (the others are counted)
 SHOWN_PAIRS = 3
 
@@ -66,10 +92,19 @@ class _Row:
     done: int = 0  # rounds stored (warm-up and calibration included)
     total: int = 0  # the target: exact in fixed mode, the controller's estimate otherwise
     failed: int = 0
-    last: str = ""
+    last_value: float | None = None  # formatted when shown (not at every round)
+    last_warmup: bool = False
     width: str = ""  # "±2.7 % / 10 % ✓"
     waiting: int = 0  # undecided pairs it is in
     finished: bool = False  # its conditions are met (or it was retired)
+
+    @property
+    def last(self) -> str:
+        """The last value in its display unit ("warm-up 1.2 ms" for a warm-up round)."""
+        if self.last_value is None:
+            return ""
+        text = display_unit(self.unit, self.last_value).text(self.last_value)
+        return ("warm-up " if self.last_warmup else "") + text
 
     def rounds(self, estimate: bool) -> str:
         """``12/31``; ``12/~49`` for an estimated total; ``37`` once finished (adaptive)."""
@@ -124,6 +159,7 @@ class RichDisplay:
         self.undecided: list[str] = []
         self.unmet: str | None = None
         self.live: Live | None = None
+        self.last_refresh = self.t0
         self.start_done = 0  # rounds stored before this run (a resume)
 
     # ------------------------------------------------------------------ protocol
@@ -141,10 +177,14 @@ class RichDisplay:
         for name, total in targets.items():
             self.rows[name] = _Row(name, self.units.get(name, ""), done.get(name, 0), total)
         if self.interactive:
+            # refreshed by this thread between rounds (_refresh), never by rich's own thread
+            # while a round runs: a render holding the GIL would delay the runner's wake-up
+            # at the child's exit, and so the round's measured end
             self.live = Live(
-                _LiveView(self), console=self.console, refresh_per_second=4, transient=False
+                _LiveView(self), console=self.console, auto_refresh=False, transient=False
             )
-            self.live.start()
+            self.live.start(refresh=True)
+            self.last_refresh = self.clock()
 
     def round_done(
         self, workload: str, outcome: RoundOutcome, value: float | None, warmup: bool
@@ -156,9 +196,11 @@ class RichDisplay:
         if outcome.status != "ok":
             row.failed += 1
         if value is not None:
-            text = display_unit(row.unit, value).text(value)
-            row.last = ("warm-up " if warmup else "") + text
-        self._tick()
+            row.last_value, row.last_warmup = value, warmup
+        if self.live is not None:
+            self._refresh()
+        elif not self.quiet:
+            self._tick()
 
     def show_decision(self, decision: Any, eta_s: float | None) -> None:
         """After each adaptive pass (runner/campaign/adaptive.py): per workload the CI
@@ -189,7 +231,10 @@ class RichDisplay:
         self.undecided = [f"{p.a}~{p.b}" for p in decision.pairs if p.verdict == "undecided"]
         reason = str(getattr(decision, "reason", "") or "")
         self.unmet = reason.removeprefix("continue: ") if not decision.stop else None
-        self._tick()
+        if self.live is not None:
+            self._refresh()
+        else:
+            self._tick()
 
     def message(self, text: str) -> None:
         if self.quiet:
@@ -201,8 +246,16 @@ class RichDisplay:
 
     def stop(self) -> None:
         if self.live is not None:
+            self.live.refresh()
             self.live.stop()
             self.live = None
+
+    def _refresh(self, force: bool = False) -> None:
+        """Redraw the live table, at most :data:`REFRESH_EVERY_S` after the last redraw."""
+        now = self.clock()
+        if self.live is not None and (force or now - self.last_refresh >= REFRESH_EVERY_S):
+            self.last_refresh = now
+            self.live.refresh()
 
     # ------------------------------------------------------------------ plain lines
     def _tick(self) -> None:
