@@ -10,12 +10,13 @@ readings), as in ``run``, ``show`` and the report.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from rich.console import Console
 from rich.table import Table
 
 from benchrun.runner.format import DisplayUnit, display_unit, format_percent
+from benchrun.runner.ui.fit import Col, dropped_note, fit_table, output_width
 
 Doc = dict[str, Any]
 
@@ -23,8 +24,8 @@ Doc = dict[str, Any]
 def _console() -> Console:
     # no markup: group names such as "sum[n=100]" are names, not rich tags
     console = Console(highlight=False, markup=False)
-    if not console.is_terminal:  # a file or a pipe: no need to squeeze tables into 80 columns
-        console = Console(highlight=False, markup=False, width=160)
+    if not console.is_terminal:  # a file or a pipe: COLUMNS, else a terminal's, else 160
+        console = Console(highlight=False, markup=False, width=output_width())
     return console
 
 
@@ -300,20 +301,32 @@ def render_resample(doc: Doc) -> None:
     _notes(console, notes)
 
 
+def _overflow(column: str) -> Literal["fold", "ellipsis"]:
+    """How a cell too wide for the terminal is shown: group and pair names fold onto more
+    lines (cut with an ellipsis, ``sum[n=1000000]`` and ``sum[n=1000001]`` would look
+    alike); other cells keep rich's ellipsis."""
+    return "fold" if column in ("group", "pair") else "ellipsis"
+
+
 # ------------------------------------------------------------------------- summary
 def render_summary(doc: Doc) -> None:
     """Location with CIs, spread and diagnostics per group (docs/methods.md §1-§5)."""
     console = _console()
     conf = format_percent(doc["confidence"])
-    table = Table(title=_title(doc, "Summary"))
-    for column in ("group", "n", "warm-up", "mean", f"{conf} CI of mean", "median",
-                   f"{conf} CI of median", "std", "CoV", "min", "q1", "q3", "max", "p90",
-                   "p99", "unit"):  # fmt: skip
-        table.add_column(column, justify="left" if column in ("group", "unit") else "right")
-    diag = Table(title="Diagnostics")
-    for column in ("group", "q × n_q", "lag-1 r", "ESS", "Shapiro-Wilk p",
-                   "Tukey outliers", "deterministic", "verdict"):  # fmt: skip
-        diag.add_column(column, justify="left" if column in ("group", "verdict") else "right")
+    # columns by priority: at a narrow width the least needed are left out (and named)
+    # rather than cut with an ellipsis (runner/ui/fit.py); group names fold
+    cols = [Col("group", "left", fold=True), Col("n", "right"), Col("warm-up", "right", 9),
+            Col("mean", "right"), Col(f"{conf} CI of mean", "right"), Col("median", "right", 4),
+            Col(f"{conf} CI of median", "right", 10), Col("std", "right", 5),
+            Col("CoV", "right", 3), Col("min", "right", 8), Col("q1", "right", 11),
+            Col("q3", "right", 11), Col("max", "right", 8), Col("p90", "right", 11),
+            Col("p99", "right", 12), Col("unit", "left")]  # fmt: skip
+    dcols = [Col("group", "left", fold=True), Col("q × n_q", "right"),
+             Col("lag-1 r", "right", 4), Col("ESS", "right", 3),
+             Col("Shapiro-Wilk p", "right", 5), Col("Tukey outliers", "right", 6),
+             Col("deterministic", "right", 7), Col("verdict", "left")]  # fmt: skip
+    cells: list[list[str]] = []
+    dcells: list[list[str]] = []
     notes: list[str] = []
     marked = False
     rows = doc["groups"]
@@ -327,11 +340,13 @@ def render_summary(doc: Doc) -> None:
             notes.extend(f"{row['name']}: {note}" for note in s["notes"])
         if i not in visible:
             continue
-        _elision_row(table, i, len(rows), elided)
-        _elision_row(diag, i, len(rows), elided)
+        if elided and i == len(rows) - (len(rows) - elided) // 2:
+            cells.append([f"... {elided} more"] + ["..."] * (len(cols) - 1))
+            dcells.append([f"... {elided} more"] + ["..."] * (len(dcols) - 1))
         name = row["name"]
         if s is None:
-            table.add_row(name, str(row["readings"]), *["-"] * 14)
+            cells.append([name, str(row["readings"]), *["-"] * 14])
+            dcells.append([name, *["-"] * 7])
             continue
         du = _display(doc, row)
 
@@ -343,24 +358,32 @@ def render_summary(doc: Doc) -> None:
             # the interval every output prints without a certified CI (docs/methods.md §4.1)
             ci = interval(du.scale(s["interval_low"]), du.scale(s.get("interval_high"))) + " *"
             marked = True
-        table.add_row(
+        cells.append([
             name, str(s["n"]), str(s["warmup_readings"]), v("mean"), ci, v("median"),
             interval(du.scale(s["median_ci_low"]), du.scale(s["median_ci_high"])), v("std"),
             format_percent(s["cov"]), v("min"), v("q1"), v("q3"), v("max"), v("p90"), v("p99"),
             du.label or "-",
-        )  # fmt: skip
-        diag.add_row(
-            name,
-            subsessions(s["subsession_size"], s["n_subsessions"]),
-            num(s["autocorrelation_lag1"]),
-            num(s["ess"]),
-            pval(s["normality_p"]),
-            num(s["outliers"]),
-            num(s["deterministic"]),
-            "CI valid" if s["enough_data"] else "not enough data for a CI",
+        ])  # fmt: skip
+        dcells.append(
+            [
+                name,
+                subsessions(s["subsession_size"], s["n_subsessions"]),
+                num(s["autocorrelation_lag1"]),
+                num(s["ess"]),
+                pval(s["normality_p"]),
+                num(s["outliers"]),
+                num(s["deterministic"]),
+                "CI valid" if s["enough_data"] else "not enough data for a CI",
+            ]
         )
+    width = console.width
+    table, dropped = fit_table(console, width, cols, cells, title=_title(doc, "Summary"))
+    diag, ddropped = fit_table(console, width, dcols, dcells, title="Diagnostics")
     console.print(table)
     console.print(diag)
+    for note in (dropped_note(dropped + ddropped, width, "--json shows them"),):
+        if note:
+            console.print(note, soft_wrap=True)
     _elision_note(console, elided, len(rows), "groups")
     console.print(
         f"Warm-up: {doc['warmup']}. CIs of the mean are Student t over subsession means "
@@ -391,7 +414,9 @@ def render_compare(doc: Doc) -> None:
     conf = format_percent(doc["confidence"])
     table = Table(title=_title(doc, "Ranking, best first"))
     for column in ("#", "group", "mean", f"{conf} CI", "q × n_q"):
-        table.add_column(column, justify="left" if column == "group" else "right")
+        table.add_column(
+            column, justify="left" if column == "group" else "right", overflow=_overflow(column)
+        )
     groups = {row["name"]: row["summary"] for row in doc["groups"]}
     units = {row["name"]: _display(doc, row) for row in doc["groups"]}
     n_ranked = len(rank["names"])
@@ -410,7 +435,10 @@ def render_compare(doc: Doc) -> None:
     pairs = Table(title="Adjacent pairs")
     for column in ("pair", "verdict", "difference", "Welch p", "Holm p", "TOST p",
                    "CIs overlap", "effect size d [CI]", "n needed"):  # fmt: skip
-        pairs.add_column(column, justify="left" if column in ("pair", "verdict") else "right")
+        pairs.add_column(
+            column, justify="left" if column in ("pair", "verdict") else "right",
+            overflow=_overflow(column),
+        )  # fmt: skip
     worse = "slower/costlier" if doc["direction"] == "lower_is_better" else "lower"
     sentences: list[str] = []
     n_pairs = len(rank["pairs"])
