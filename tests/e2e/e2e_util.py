@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -34,6 +37,47 @@ def run_benchrun(
         env=full_env,
         stdin=subprocess.DEVNULL,
     )
+
+
+def cli(
+    *args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
+    """``benchrun ARGS`` in this process: ``benchrun.runner.cli.main``, the function the
+    console script calls, without the interpreter's start-up (0.4-1 s a call). For tests
+    that check what a command prints, stores or returns; ``run_benchrun`` for those that
+    need a separate process (signals, the console script itself, a child's exit status).
+    stdout and stderr are captured as text; ``env`` is set for the call only; a call
+    longer than ``timeout`` seconds fails the test (SIGALRM), as the subprocess would."""
+    from benchrun.runner.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = {k: os.environ.get(k) for k in env or {}}
+    old_cwd = os.getcwd()
+    os.environ.update(env or {})
+
+    def expired(signum: int, frame: object) -> None:
+        raise TimeoutError(f"benchrun {' '.join(args)}: still running after {timeout} s")
+
+    old_alarm = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # argparse: --help, usage errors
+                code = exc.code if isinstance(exc.code, int) else 2
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old_alarm)
+        os.chdir(old_cwd)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return subprocess.CompletedProcess(["benchrun", *args], code, out.getvalue(), err.getvalue())
 
 
 def start_benchrun(*args: str, cwd: Path | None = None) -> subprocess.Popen:

@@ -23,6 +23,10 @@ from pathlib import Path
 
 from e2e_util import start_benchrun
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from shared_build import build_once  # noqa: E402
+
 WORKLOAD = """\
 import math, random, sys
 r, mean, drift, sd, salt = (int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]),
@@ -69,9 +73,16 @@ EXPERIMENTS = {
 
 
 def run_campaigns(root: Path, names: tuple[str, ...] = tuple(EXPERIMENTS)) -> dict[str, Path]:
-    """Run the named campaigns side by side under ``root``; their campaign directories.
-    What ``benchrun run`` printed goes to ``root/NAME.stdout``; it exits 0 on a budget
-    stop (without ``--fail-on-unmet``)."""
+    """The named campaigns, run side by side once per test run (tests/shared_build.py: the
+    show, report and export tests of every xdist worker read the same campaigns); their
+    campaign directories. What ``benchrun run`` printed is in ``DIR/NAME.stdout`` beside
+    ``DIR/out``; it exits 0 on a budget stop (without ``--fail-on-unmet``). ``root``: a
+    directory of this run's ``tmp_path_factory``."""
+    built = build_once(root, "paired-" + "-".join(names), lambda d: _run(d, names))
+    return {name: built / "out" / name for name in names}
+
+
+def _run(root: Path, names: tuple[str, ...]) -> None:
     (root / "workload.py").write_text(WORKLOAD)
     procs = {}
     for name in names:
@@ -82,4 +93,3 @@ def run_campaigns(root: Path, names: tuple[str, ...] = tuple(EXPERIMENTS)) -> di
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, f"{name}: {err}{out}"
         (root / f"{name}.stdout").write_text(out)
-    return {name: root / "out" / name for name in names}

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from e2e_util import query, run_benchrun, start_benchrun
+from e2e_util import cli, query, start_benchrun
 
 #: prints READINGS values of seeded iid normal noise, sd SD % of MEAN, seeded by round+salt
 NOISE = """\
@@ -74,7 +74,7 @@ def test_two_identical_workloads_end_equivalent_not_at_max_rounds(tmp_path: Path
         SETTINGS + "  max_rounds: 200\n",
         _noise_workloads(py, [("a", 100.0, 2.0, 1), ("b", 100.0, 2.0, 2)]),
     )
-    proc = run_benchrun("run", str(exp), "-q")
+    proc = cli("run", str(exp), "-q")
     assert proc.returncode == 0, proc.stderr
     db = tmp_path / "out" / "same" / "benchrun.db"
     (reason,) = query(db, "SELECT stop_reason FROM campaign")[0]
@@ -93,7 +93,7 @@ def test_ten_percent_apart_is_separated_in_the_right_order(tmp_path: Path, py: s
         SETTINGS,
         _noise_workloads(py, [("slow", 110.0, 3.0, 1), ("fast", 100.0, 3.0, 2)]),
     )
-    proc = run_benchrun("run", str(exp), "-q")
+    proc = cli("run", str(exp), "-q")
     assert proc.returncode == 0, proc.stderr
     (verdicts,) = _events(tmp_path / "out" / "apart" / "benchrun.db", "verdicts")
     (pair,) = verdicts["pairs"]
@@ -106,9 +106,9 @@ def test_ar1_readings_ci_covers_the_known_mean_with_subsessions(tmp_path: Path, 
     readings: {{pattern: 'v=([0-9.]+)', unit: ms}}
 """
     exp = _experiment(tmp_path, "ar1", SETTINGS + "  ci_rel_width: 0.002\n", workloads)
-    proc = run_benchrun("run", str(exp), "-q")
+    proc = cli("run", str(exp), "-q")
     assert proc.returncode == 0, proc.stderr
-    show = run_benchrun("show", str(tmp_path / "out" / "ar1"), "--json")
+    show = cli("show", str(tmp_path / "out" / "ar1"), "--json")
     assert show.returncode == 0, show.stderr
     (w,) = json.loads(show.stdout)["workloads"]
     assert w["status"] == "done"  # the controller's workload-done, not the store's "active"
@@ -142,7 +142,7 @@ def test_regression_check_against_a_baseline_campaign(tmp_path: Path, py: str) -
         SETTINGS + "  ci_rel_width: 0.002\n",
         _noise_workloads(py, [("parse", 100.0, 2.0, 1), ("render", 50.0, 2.0, 2)]),
     )
-    assert run_benchrun("run", str(old), "-q").returncode == 0
+    assert cli("run", str(old), "-q").returncode == 0
     # the new version: parse got 10 % slower, render stayed the same
     new = _experiment(
         tmp_path,
@@ -150,7 +150,7 @@ def test_regression_check_against_a_baseline_campaign(tmp_path: Path, py: str) -
         SETTINGS + f"  baseline: {tmp_path / 'out' / 'old'}\n",
         _noise_workloads(py, [("parse", 110.0, 2.0, 3), ("render", 50.0, 2.0, 4)]),
     )
-    proc = run_benchrun("run", str(new), "-q")
+    proc = cli("run", str(new), "-q")
     assert proc.returncode == 0, proc.stderr
     (verdicts,) = _events(tmp_path / "out" / "new" / "benchrun.db", "verdicts")
     by_name = {b["name"]: b for b in verdicts["baselines"]}
@@ -171,14 +171,14 @@ def test_a_baseline_too_imprecise_to_decide_stops_early_and_says_so(
         SETTINGS + "  max_rounds: 5\n  min_rounds: 5\n",
         _noise_workloads(py, [("w", 100.0, 5.0, 1)]),
     )
-    assert run_benchrun("run", str(old), "-q").returncode == 0
+    assert cli("run", str(old), "-q").returncode == 0
     new = _experiment(
         tmp_path,
         "check",
         SETTINGS + f"  baseline: {tmp_path / 'out' / 'vague'}\n  max_rounds: 400\n",
         _noise_workloads(py, [("w", 100.2, 5.0, 2)]),
     )
-    proc = run_benchrun("run", str(new), "-q")
+    proc = cli("run", str(new), "-q")
     assert proc.returncode == 0, proc.stderr
     db = tmp_path / "out" / "check" / "benchrun.db"
     (reason,) = query(db, "SELECT stop_reason FROM campaign")[0]
@@ -194,7 +194,7 @@ def test_missing_baseline_is_a_clear_error(tmp_path: Path, py: str) -> None:
         SETTINGS + "  baseline: no/such/dir\n",
         _noise_workloads(py, [("a", 1.0, 1.0, 1)]),
     )
-    proc = run_benchrun("run", str(exp), "-q")
+    proc = cli("run", str(exp), "-q")
     assert proc.returncode == 2
     assert "settings.baseline" in proc.stderr and "not found" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -208,7 +208,7 @@ def test_budget_stop_names_the_unmet_condition(tmp_path: Path, py: str) -> None:
         SETTINGS + "  max_rounds: 8\n",
         _noise_workloads(py, [("a", 100.0, 5.0, 1), ("b", 100.3, 5.0, 2)]),
     )
-    proc = run_benchrun("run", str(exp), "-q")
+    proc = cli("run", str(exp), "-q")
     assert proc.returncode == 0, proc.stderr
     db = tmp_path / "out" / "budget" / "benchrun.db"
     (reason,) = query(db, "SELECT stop_reason FROM campaign")[0]
@@ -225,7 +225,7 @@ def test_calibration_grows_work_and_per_work_normalises(tmp_path: Path, py: str)
 """
     settings = "  pin: none\n  warmup_rounds: 1\n  min_round_time: 150ms\n  max_rounds: 60\n"
     exp = _experiment(tmp_path, "cal", settings, workloads)
-    proc = run_benchrun("run", str(exp), "-q")
+    proc = cli("run", str(exp), "-q")
     assert proc.returncode == 0, proc.stderr
     db = tmp_path / "out" / "cal" / "benchrun.db"
     (cal,) = _events(db, "calibrated")
@@ -240,7 +240,7 @@ def test_calibration_grows_work_and_per_work_normalises(tmp_path: Path, py: str)
     assert all(r[1] == 1 for r in calib)  # stored, flagged warm-up, never analysed
     assert steady and {w for _, _, w, _ in steady} == {cal["work"]}
     # per_work: the estimate is wall time per unit of work, i.e. about 1 ms per unit
-    show = json.loads(run_benchrun("show", str(tmp_path / "out" / "cal"), "--json").stdout)
+    show = json.loads(cli("show", str(tmp_path / "out" / "cal"), "--json").stdout)
     (w,) = show["workloads"]
     per_unit = np.array([wall / 1e9 / work for _, _, work, wall in steady])
     c = w["collected"]
@@ -276,7 +276,7 @@ def test_interrupt_then_resume_finishes_without_repeating(tmp_path: Path, py: st
     assert proc.returncode == 128 + signal.SIGINT, err
     assert "--resume" in err
     before = query(db, "SELECT count(*) FROM round")[0][0]
-    again = run_benchrun("run", str(exp), "--resume", "-q")
+    again = cli("run", str(exp), "--resume", "-q")
     assert again.returncode == 0, again.stderr
     rows = query(db, "SELECT workload_id, round_index FROM round")
     assert len(rows) == len(set(rows)) and len(rows) > before
@@ -299,7 +299,7 @@ def test_a_workload_that_always_crashes_stops_and_the_rest_finishes(
         f'  - name: crash\n    command: ["{py}", "-c", "raise SystemExit(3)"]\n'
     )
     exp = _experiment(tmp_path, "crash", SETTINGS, workloads)
-    proc = run_benchrun("run", str(exp), "-q")
+    proc = cli("run", str(exp), "-q")
     assert proc.returncode == 1
     assert "crash" in proc.stderr and "Traceback" not in proc.stderr
     db = tmp_path / "out" / "crash" / "benchrun.db"
@@ -346,7 +346,7 @@ def test_paired_comparisons_decide_on_a_drifting_machine(tmp_path: Path, py: str
     exp = _experiment(
         tmp_path, "drift", SETTINGS + "  max_rounds: 300\n  margin: 0.01\n", workloads
     )
-    proc = run_benchrun("run", str(exp), "-q", "--fail-on-unmet")
+    proc = cli("run", str(exp), "-q", "--fail-on-unmet")
     assert proc.returncode == 0, proc.stderr + proc.stdout
     db = tmp_path / "out" / "drift" / "benchrun.db"
     (verdicts,) = _events(db, "verdicts")
@@ -370,12 +370,12 @@ def test_fail_on_unmet_exits_3_and_stores_conditions_unmet(tmp_path: Path, py: s
         SETTINGS + "  max_rounds: 8\n",
         _noise_workloads(py, [("a", 100.0, 5.0, 1), ("b", 100.3, 5.0, 2)]),
     )
-    proc = run_benchrun("run", str(exp), "-q", "--fail-on-unmet")
+    proc = cli("run", str(exp), "-q", "--fail-on-unmet")
     assert proc.returncode == 3, proc.stderr
     assert proc.stderr.count("\n") == 1 and "unmet at the end" in proc.stderr
     (verdicts,) = _events(tmp_path / "out" / "unmet" / "benchrun.db", "verdicts")
     assert verdicts["conditions_met"] is False
-    fixed = run_benchrun("run", str(exp), "-q", "--fail-on-unmet", "--set", "rounds=2", "--new")
+    fixed = cli("run", str(exp), "-q", "--fail-on-unmet", "--set", "rounds=2", "--new")
     assert fixed.returncode == 2 and "needs adaptive mode" in fixed.stderr
 
 
@@ -384,7 +384,7 @@ def test_independent_comparisons_on_a_drifting_machine_are_flagged(tmp_path: Pat
     warns that Welch on drifting series can be wrong; the verdicts say Welch decided."""
     workloads = _drift_workloads(tmp_path, py, [("a", 100.0, 1), ("b", 102.0, 2)])
     exp = _experiment(tmp_path, "indep", SETTINGS + "  max_rounds: 60\n", workloads)
-    proc = run_benchrun("run", str(exp), "-q", "--set", "comparison=independent")
+    proc = cli("run", str(exp), "-q", "--set", "comparison=independent")
     assert proc.returncode == 0, proc.stderr
     assert "drift: a: the level moved" in proc.stdout
     assert "comparisons were independent" in proc.stdout

@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from e2e_util import REPO
+from e2e_util import REPO, cli
 
 from benchrun.runner.config.loader import load_experiment
 
@@ -26,6 +26,12 @@ workloads:
 
 
 def benchrun(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``benchrun ARGS`` in process (e2e_util.cli: the console script's function without
+    its start-up); ``benchrun_script`` runs the installed script."""
+    return cli(*args, cwd=cwd)
+
+
+def benchrun_script(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     exe = shutil.which("benchrun")
     assert exe is not None, "the benchrun console script is not installed (pip install -e .)"
     return subprocess.run(
@@ -125,7 +131,7 @@ def test_validate_malformed(tmp_path: Path, case: str, text: str, line: int, fra
 
 
 def test_validate_missing_file(tmp_path: Path) -> None:
-    proc = benchrun("validate", "absent.yaml", cwd=tmp_path)
+    proc = benchrun_script("validate", "absent.yaml", cwd=tmp_path)  # the console script
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
         "benchrun: error: absent.yaml: file not found; check the path (benchrun init FILE writes an example)"

@@ -7,7 +7,7 @@ import signal
 import time
 from pathlib import Path
 
-from e2e_util import query, run_benchrun, start_benchrun, write_experiment
+from e2e_util import cli, query, start_benchrun, write_experiment
 
 
 def _experiment(tmp_path: Path, py: str, readings: str, code: str, rounds: int = 2) -> Path:
@@ -33,7 +33,7 @@ def test_a_backtracking_pattern_fails_the_round_and_the_campaign_ends(
         tmp_path, py, "{pattern: '(a|aa)+b', match_timeout: 300ms}", "print('a' * 40)"
     )
     t0 = time.monotonic()
-    proc = run_benchrun("run", str(exp), "-q")
+    proc = cli("run", str(exp), "-q")
     assert time.monotonic() - t0 < 30  # with Python's re: hours per round
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     rows = query(tmp_path / "hostile" / "benchrun.db", "SELECT status, reason FROM round")
@@ -49,7 +49,7 @@ def test_a_flood_of_readings_fails_the_round_past_max_readings(tmp_path: Path, p
         "print(chr(10).join(['t=1'] * 200000))",
         rounds=1,
     )
-    proc = run_benchrun("run", str(exp), "-q")
+    proc = cli("run", str(exp), "-q")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     db = tmp_path / "hostile" / "benchrun.db"
     rows = query(db, "SELECT status, reason FROM round")
@@ -90,7 +90,7 @@ def test_an_adaptive_run_with_readings_beyond_the_statistics_range_ends_in_one_l
             readings: {{pattern: 't=([0-9.e+]+)', unit: ms}}
         """,
     )
-    proc = run_benchrun("run", str(exp), "-q")
+    proc = cli("run", str(exp), "-q")
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1 and "beyond ±1e+50" in proc.stderr
     stopped = query(tmp_path / "huge" / "benchrun.db", "SELECT status_reason FROM workload")

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from e2e_util import run_benchrun, write_experiment
+from e2e_util import cli, run_benchrun, write_experiment
 
 from benchrun.runner.campaign.run import run_campaign
 from benchrun.runner.cli import main
@@ -38,11 +38,11 @@ def test_run_json_is_the_only_stdout_and_matches_show(tmp_path: Path) -> None:
         matrix: {{t: [0.01, 0.03]}}
         """,
     )
-    proc = run_benchrun("run", str(exp), "--json")
+    proc = run_benchrun("run", str(exp), "--json")  # a real process: nothing else on fd 1
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)  # the whole of stdout is one document
     assert "stored in" in proc.stderr and "benchrun: campaign" in proc.stderr
-    show = json.loads(run_benchrun("show", str(tmp_path / "js"), "--json").stdout)
+    show = json.loads(cli("show", str(tmp_path / "js"), "--json").stdout)
     assert {k: v for k, v in doc.items() if k not in ("exit_code", "message")} == show
     assert (doc["exit_code"], doc["status"]) == (0, "done")
     assert doc["stop_reason"] == "8 rounds of every workload"

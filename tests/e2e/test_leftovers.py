@@ -11,7 +11,7 @@ import time
 import uuid
 from pathlib import Path
 
-from e2e_util import query, run_benchrun, start_benchrun, write_experiment
+from e2e_util import cli, query, start_benchrun, write_experiment
 
 from benchrun.runner.execute.containment import probe_containment
 from benchrun.runner.store.database import Store
@@ -88,7 +88,7 @@ def test_sigkill_at_random_moments_leaves_no_process_and_no_duplicate(tmp_path: 
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
         stranded.update(_ours(prefix))  # what the dead run left running
-    done = run_benchrun("run", str(exp), "-q", "--resume")
+    done = cli("run", str(exp), "-q", "--resume")
     with Store.open(db) as store:  # read only: the rounds as benchrun stores them
         (campaign,) = store.campaigns()
         rounds = store.rounds(campaign.id)
@@ -114,7 +114,7 @@ def test_sigkill_at_random_moments_leaves_no_process_and_no_duplicate(tmp_path: 
     # the campaign records which containment it had; the report's methods say it
     kind = (campaign.metadata or {})["containment"]["kind"]
     assert kind == probe_containment().kind
-    report = run_benchrun("report", str(tmp_path / "forks"), "--format", "md", "-o", "-")
+    report = cli("report", str(tmp_path / "forks"), "--format", "md", "-o", "-")
     expected = "its own cgroup" if kind == "cgroup" else "process group"
     assert expected in report.stdout, report.stderr
 
@@ -128,5 +128,5 @@ def test_system_says_which_containment_rounds_get_and_leaves_no_cgroup() -> None
     assert record["kind"] == probe.kind and record["detail"] == probe.describe()
     if probe.home is not None:  # its probe made a cgroup and removed it
         assert not list(probe.home.glob(f"benchrun-{proc.pid}-*"))
-    human = run_benchrun("system")
+    human = cli("system")
     assert "Containment of rounds" in human.stdout and probe.kind in human.stdout

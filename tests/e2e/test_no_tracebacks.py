@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_util import query, run_benchrun, write_experiment
+from e2e_util import cli, query, write_experiment
 
 from benchrun.runner.importers.dataset import MAX_MAGNITUDE
 
@@ -66,7 +66,7 @@ def test_run_refuses_an_output_it_cannot_create(
 ) -> None:
     (tmp_path / "afile").write_text("not a directory\n")
     exp = _tiny(tmp_path, tmp_path / "results")
-    proc = run_benchrun("run", str(exp), "-q", "-o", output.format(tmp=tmp_path))
+    proc = cli("run", str(exp), "-q", "-o", output.format(tmp=tmp_path))
     assert proc.returncode == 2
     _one_line(proc.stderr, *words)
     assert (tmp_path / "afile").read_text() == "not a directory\n"
@@ -76,14 +76,14 @@ def test_run_refuses_an_output_it_cannot_create(
 def test_run_refuses_an_output_key_naming_a_file(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("")
     exp = _tiny(tmp_path, tmp_path / "afile")
-    proc = run_benchrun("run", str(exp), "-q")
+    proc = cli("run", str(exp), "-q")
     assert proc.returncode == 2
     _one_line(proc.stderr, "output: ", "afile is a file")
 
 
 def test_resume_and_new_together_are_refused(tmp_path: Path) -> None:
     exp = _tiny(tmp_path, tmp_path / "results")
-    proc = run_benchrun("run", str(exp), "-q", "--resume", "--new")
+    proc = cli("run", str(exp), "-q", "--resume", "--new")
     assert proc.returncode == 2
     _one_line(proc.stderr, "--resume and --new contradict")
     assert not (tmp_path / "results").exists()  # refused before anything is created
@@ -109,10 +109,10 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
             command: ["true"]
         """,
     )
-    proc = run_benchrun("run", str(exp), "-q")
+    proc = cli("run", str(exp), "-q")
     assert proc.returncode == 0, proc.stderr
     out = root / "src.json"
-    proc = run_benchrun("export", str(root / "src"), "-o", str(out))
+    proc = cli("export", str(root / "src"), "-o", str(out))
     assert proc.returncode == 0, proc.stderr
     return out
 
@@ -167,7 +167,7 @@ def test_a_damaged_export_is_refused_naming_file_and_field(
         if command == "analyze"
         else ("compare", str(export), str(bad))
     )
-    proc = run_benchrun(*argv)
+    proc = cli(*argv)
     assert proc.returncode == 2
     _one_line(proc.stderr, str(bad), *words)
     assert proc.stdout == ""
@@ -175,8 +175,8 @@ def test_a_damaged_export_is_refused_naming_file_and_field(
 
 def test_the_undamaged_export_is_read(export: Path) -> None:
     """The control of the cases above: the same file, untouched, is analysed and compared."""
-    assert run_benchrun("analyze", "summary", str(export)).returncode == 0
-    proc = run_benchrun("compare", str(export), str(export))
+    assert cli("analyze", "summary", str(export)).returncode == 0
+    proc = cli("compare", str(export), str(export))
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
 
 
@@ -191,7 +191,7 @@ def test_json_nested_100000_deep_is_refused(tmp_path: Path, export: Path, comman
         if command == "analyze"
         else ("compare", str(deep), str(export))
     )
-    proc = run_benchrun(*argv)
+    proc = cli(*argv)
     assert proc.returncode == 2
     _one_line(proc.stderr, str(deep), "nested too deeply")
 
@@ -211,7 +211,7 @@ def test_json_nested_100000_deep_is_refused(tmp_path: Path, export: Path, comman
 def test_hostile_csv_is_refused(tmp_path: Path, text: str, words: tuple[str, ...]) -> None:
     data = tmp_path / "data.csv"
     data.write_text(text)
-    proc = run_benchrun("analyze", "summary", str(data))
+    proc = cli("analyze", "summary", str(data))
     assert proc.returncode == 2
     _one_line(proc.stderr, str(data), *words)
 
@@ -229,7 +229,7 @@ def test_hyperfine_times_too_large_for_welch_are_refused(tmp_path: Path, command
         if command == "analyze"
         else ("compare", str(data), str(DATA / "hyperfine_two.json"))
     )
-    proc = run_benchrun(*argv)
+    proc = cli(*argv)
     assert proc.returncode == 2
     _one_line(proc.stderr, str(data), "results[0] (true) times[0]: value 1e+80 is out of range")
 
@@ -237,7 +237,7 @@ def test_hyperfine_times_too_large_for_welch_are_refused(tmp_path: Path, command
 def test_an_error_quoting_a_name_with_line_breaks_stays_one_line(tmp_path: Path) -> None:
     data = tmp_path / "hf.json"
     data.write_text(json.dumps({"results": [{"command": "a\nb\x1b[31m", "times": None}]}))
-    proc = run_benchrun("analyze", "summary", str(data))
+    proc = cli("analyze", "summary", str(data))
     assert proc.returncode == 2
     _one_line(proc.stderr, "(a\\nb\\x1b[31m): no 'times' array")
 
@@ -245,7 +245,7 @@ def test_an_error_quoting_a_name_with_line_breaks_stays_one_line(tmp_path: Path)
 def test_hyperfine_with_a_non_text_command_is_refused(tmp_path: Path) -> None:
     data = tmp_path / "hf.json"
     data.write_text(json.dumps({"results": [{"command": ["x"] * 3, "times": [1.0, 2.0]}]}))
-    proc = run_benchrun("analyze", "summary", str(data))
+    proc = cli("analyze", "summary", str(data))
     assert proc.returncode == 2
     _one_line(proc.stderr, str(data), "results[0].command: expected the command (text)")
 
@@ -275,7 +275,7 @@ def huge(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Any]
             """,
             name=f"{name}.yaml",
         )
-        out[magnitude] = (root / name, run_benchrun("run", str(exp), "-q"))
+        out[magnitude] = (root / name, cli("run", str(exp), "-q"))
     return out
 
 
@@ -307,7 +307,7 @@ def test_read_commands_say_huge_readings_are_out_of_range(
     huge: dict[str, tuple[Path, Any]], tmp_path: Path, magnitude: str, argv: tuple[str, ...]
 ) -> None:
     campaign, _ = huge[magnitude]
-    proc = run_benchrun(*(a.format(dir=campaign, tmp=tmp_path) for a in argv))
+    proc = cli(*(a.format(dir=campaign, tmp=tmp_path) for a in argv))
     assert proc.returncode == 2
     line = _one_line(
         proc.stderr, str(campaign / "benchrun.db"), "workload 'a'", f"beyond ±{MAX_MAGNITUDE:g}"
@@ -327,7 +327,7 @@ def test_large_readings_within_the_range_are_reported(
         ("report", str(campaign), "-o", str(tmp_path / "r.html")),
         ("compare", str(campaign), str(campaign)),
     ):
-        proc = run_benchrun(*argv)
+        proc = cli(*argv)
         assert proc.returncode == 0, proc.stderr
         assert all(line.startswith("benchrun: wrote") for line in proc.stderr.splitlines())
     assert (tmp_path / "r.html").stat().st_size > 10_000

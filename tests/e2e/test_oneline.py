@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from e2e_util import benchrun_argv, query, run_benchrun, start_benchrun, write_experiment
+from e2e_util import benchrun_argv, cli, query, run_benchrun, start_benchrun, write_experiment
 
 FAST = ("--set", "rounds=3", "--set", "pin=none")
 
@@ -28,7 +28,7 @@ def campaign_dirs(root: Path) -> list[Path]:
 def test_oneline_runs_an_ordinary_campaign_that_show_report_and_compare_read(
     tmp_path: Path,
 ) -> None:
-    proc = run_benchrun(
+    proc = run_benchrun(  # the console script; the rest of the file calls it in process
         "run", "-c", "sleep 0.01", "-c", "sleep 0.03", "-n", "short", "-o", str(tmp_path),
         "-q", *FAST, cwd=tmp_path,
     )  # fmt: skip
@@ -53,34 +53,34 @@ def test_oneline_runs_an_ordinary_campaign_that_show_report_and_compare_read(
     assert 0.010 <= means["short"] < means["sleep 0.03"] and means["sleep 0.03"] >= 0.030, means
     # the stored text is an experiment file: the one --print-config prints
     (text,) = query(db, "SELECT config_text FROM campaign")[0]
-    printed = run_benchrun(
+    printed = cli(
         "run", "-c", "sleep 0.01", "-c", "sleep 0.03", "-n", "short", "-o", str(tmp_path),
         *FAST, "--print-config", cwd=tmp_path,
     )  # fmt: skip
     assert printed.returncode == 0 and printed.stdout == text
-    show = run_benchrun("show", str(directory), "--json", cwd=tmp_path)
+    show = cli("show", str(directory), "--json", cwd=tmp_path)
     assert show.returncode == 0, show.stderr
     assert json.loads(show.stdout)["status"] == "done"
-    report = run_benchrun(
+    report = cli(
         "report", str(directory), "--format", "md", "-o", str(tmp_path / "r.md"), cwd=tmp_path
     )
     assert report.returncode == 0, report.stderr
     assert "sleep 0.03" in (tmp_path / "r.md").read_text()
-    compare = run_benchrun("compare", str(directory), str(directory), cwd=tmp_path)
+    compare = cli("compare", str(directory), str(directory), cwd=tmp_path)
     assert compare.returncode == 0, compare.stderr
 
 
 def test_print_config_is_a_file_that_runs_the_same_experiment(tmp_path: Path) -> None:
     args = ("-c", "echo {n} >/dev/null", "-L", "n", "1,2", "--prepare", "true", *FAST)
-    printed = run_benchrun("run", *args, "--print-config", cwd=tmp_path)
+    printed = cli("run", *args, "--print-config", cwd=tmp_path)
     assert printed.returncode == 0, printed.stderr
     assert not (tmp_path / "results").exists()  # nothing ran
     (tmp_path / "x.yaml").write_text(printed.stdout)
-    valid = run_benchrun("validate", "x.yaml", cwd=tmp_path)
+    valid = cli("validate", "x.yaml", cwd=tmp_path)
     assert valid.returncode == 0, valid.stderr
-    one = run_benchrun("run", *args, "-o", "one", "-q", cwd=tmp_path)
+    one = cli("run", *args, "-o", "one", "-q", cwd=tmp_path)
     assert one.returncode == 0, one.stderr
-    two = run_benchrun("run", "x.yaml", "-o", "two", "-q", cwd=tmp_path)
+    two = cli("run", "x.yaml", "-o", "two", "-q", cwd=tmp_path)
     assert two.returncode == 0, two.stderr
     (db_one,) = [d / "benchrun.db" for d in campaign_dirs(tmp_path / "one")]
     (db_two,) = [d / "benchrun.db" for d in campaign_dirs(tmp_path / "two")]
@@ -227,7 +227,7 @@ def test_hooks_in_a_file_run_in_real_shells_and_their_output_is_stored(tmp_path:
             cleanup: rm state.txt
         """,
     )
-    proc = run_benchrun("run", "exp.yaml", "-q", cwd=tmp_path)
+    proc = cli("run", "exp.yaml", "-q", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert not (tmp_path / "state.txt").exists()  # the cleanup ran
     assert (tmp_path / "log.txt").read_text() == "round 0\nround 1\n"
@@ -245,7 +245,7 @@ def test_hooks_in_a_file_run_in_real_shells_and_their_output_is_stored(tmp_path:
 
 
 def test_a_failing_prepare_fails_its_rounds_with_the_reason(tmp_path: Path) -> None:
-    proc = run_benchrun(
+    proc = cli(
         "run", "-c", "true", "--prepare", "echo no space left >&2; exit 3", "-q", *FAST,
         cwd=tmp_path,
     )  # fmt: skip
@@ -271,9 +271,7 @@ def test_a_failing_prepare_fails_its_rounds_with_the_reason(tmp_path: Path) -> N
 
 
 def test_a_failing_cleanup_warns_and_exits_0(tmp_path: Path) -> None:
-    proc = run_benchrun(
-        "run", "-c", "true", "--cleanup", "echo busy; exit 1", "-q", *FAST, cwd=tmp_path
-    )
+    proc = cli("run", "-c", "true", "--cleanup", "echo busy; exit 1", "-q", *FAST, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "benchrun: warning: true: cleanup failed: exit code 1 (busy); every round is stored" in (
         proc.stderr
@@ -302,7 +300,7 @@ def test_bad_one_line_input_is_one_line_and_exit_2(
     tmp_path: Path, args: tuple[str, ...], message: str
 ) -> None:
     (tmp_path / "x.yaml").write_text("name: x\nworkloads:\n  - {name: a, command: [python3]}\n")
-    proc = run_benchrun("run", *args, cwd=tmp_path)
+    proc = cli("run", *args, cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"benchrun: error: {message}"), proc.stderr
@@ -310,19 +308,19 @@ def test_bad_one_line_input_is_one_line_and_exit_2(
 
 
 def test_a_malformed_parameter_list_is_refused_by_the_parser(tmp_path: Path) -> None:
-    proc = run_benchrun("run", "-c", "true", "-L", "n", cwd=tmp_path)
+    proc = cli("run", "-c", "true", "-L", "n", cwd=tmp_path)
     assert proc.returncode == 2
     assert "-L/--parameter-list: expected 2 arguments" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
 def test_a_campaign_directory_is_not_a_place_for_o(tmp_path: Path) -> None:
-    done = run_benchrun("run", "-c", "true", "-q", *FAST, cwd=tmp_path)
+    done = cli("run", "-c", "true", "-q", *FAST, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     (directory,) = campaign_dirs(tmp_path / "results")
-    proc = run_benchrun("run", str(directory), "-o", "other", "--resume", cwd=tmp_path)
+    proc = cli("run", str(directory), "-o", "other", "--resume", cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.strip().endswith("is a campaign directory and stays where it is; drop -o")
-    nothing = run_benchrun("run", str(directory), "--resume", cwd=tmp_path)
+    nothing = cli("run", str(directory), "--resume", cwd=tmp_path)
     assert nothing.returncode == 2 and "nothing to resume" in nothing.stderr
     assert os.listdir(tmp_path / "results") == [directory.name]

@@ -1,4 +1,7 @@
-"""End to end: ``benchrun run`` with real processes, the database read back with sqlite3."""
+"""End to end: ``benchrun run`` with real processes, the database read back with sqlite3.
+
+The runs that touch the OS (pinning, timeouts, crashes, memory limits, signals) go through
+the console script; commands after a kill, and ``show``, run in process (e2e_util.cli)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from e2e_util import REPO, query, run_benchrun, start_benchrun, write_experiment
+from e2e_util import REPO, cli, query, run_benchrun, start_benchrun, write_experiment
 
 
 def test_demo_stops_by_itself_with_every_pair_decided(tmp_path: Path) -> None:
@@ -198,7 +201,7 @@ def _sequence(db: Path) -> list[tuple]:
 def test_sigkill_then_resume_stores_every_round_exactly_once(tmp_path: Path, py: str) -> None:
     # The truth: an uninterrupted campaign of the same experiment.
     ref_exp = _slow_experiment(tmp_path, tmp_path / "ref", py)
-    assert run_benchrun("run", str(ref_exp), "-q").returncode == 0
+    assert cli("run", str(ref_exp), "-q").returncode == 0
     reference = _sequence(tmp_path / "ref" / "slow" / "benchrun.db")
     assert len(reference) == 3 * 7
 
@@ -212,7 +215,7 @@ def test_sigkill_then_resume_stores_every_round_exactly_once(tmp_path: Path, py:
             time.sleep(0.02)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-    proc = run_benchrun("run", str(exp), "-q", "--resume")
+    proc = cli("run", str(exp), "-q", "--resume")
     assert proc.returncode == 0, proc.stderr
     assert _sequence(db) == reference  # same rounds, same order, nothing twice
     readings = query(
@@ -243,9 +246,9 @@ def test_sigint_marks_interrupted_and_prints_the_resume_command(tmp_path: Path, 
     n_before = _rounds_in_db(db)
     assert n_before >= 4
     # running again without --resume refuses to abandon it
-    again = run_benchrun("run", str(exp), "-q")
+    again = cli("run", str(exp), "-q")
     assert again.returncode == 2 and "--resume" in again.stderr
-    done = run_benchrun("run", str(exp), "-q", "--resume")
+    done = cli("run", str(exp), "-q", "--resume")
     assert done.returncode == 0, done.stderr
     assert _rounds_in_db(db) == 21
 
@@ -259,11 +262,11 @@ def test_resume_refuses_a_changed_experiment(tmp_path: Path, py: str) -> None:
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     exp.write_text(exp.read_text().replace('sleep", "0.04', 'sleep", "0.05'))
-    refused = run_benchrun("run", str(exp), "-q", "--resume")
+    refused = cli("run", str(exp), "-q", "--resume")
     assert refused.returncode == 2
     assert "changed" in refused.stderr and "--new" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
-    fresh = run_benchrun("run", str(exp), "-q", "--new")
+    fresh = cli("run", str(exp), "-q", "--new")
     assert fresh.returncode == 0, fresh.stderr
     assert query(db, "SELECT id, status FROM campaign ORDER BY id") == [(1, "running"), (2, "done")]
 
@@ -282,11 +285,11 @@ def test_show_reports_status_and_failures(tmp_path: Path, py: str) -> None:
             command: ["{py}", "-c", "import sys; sys.stderr.write('boom\\\\n'); sys.exit(1)"]
         """,
     )
-    run_benchrun("run", str(exp), "-q")
-    shown = run_benchrun("show", str(tmp_path / "mixed"), "--failures")
+    cli("run", str(exp), "-q")
+    shown = cli("show", str(tmp_path / "mixed"), "--failures")
     assert shown.returncode == 0, shown.stderr
     assert "done" in shown.stdout and "boom" in shown.stdout and "bad" in shown.stdout
-    missing = run_benchrun("show", str(tmp_path / "nothing-here"))
+    missing = cli("show", str(tmp_path / "nothing-here"))
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
 
 
@@ -306,7 +309,7 @@ def test_quiet_guard_waits_before_each_pass_and_records_it(tmp_path: Path, py: s
             """,
             name=f"{name}.yaml",
         )
-        proc = run_benchrun("run", str(exp), "-q")
+        proc = cli("run", str(exp), "-q")
         assert proc.returncode == 0, proc.stderr
         events = query(
             tmp_path / name / "benchrun.db",

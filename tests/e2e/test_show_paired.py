@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from e2e_util import query, run_benchrun
+from e2e_util import cli, query
 from paired_campaigns import TRUE_RATIO, run_campaigns
 from scipy import stats as sps
 
@@ -51,7 +51,7 @@ def _words(text: str) -> str:
 def test_show_leads_comparisons_with_the_ratio_and_says_the_drift(runs: dict[str, Path]) -> None:
     campaign = runs["paired"]
     (pair,) = _verdicts(campaign)["pairs"]
-    proc = run_benchrun("show", str(campaign))
+    proc = cli("show", str(campaign))
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     headline = (
@@ -85,7 +85,7 @@ def test_show_leads_comparisons_with_the_ratio_and_says_the_drift(runs: dict[str
 def test_show_json_has_the_comparisons_and_the_drift(runs: dict[str, Path]) -> None:
     campaign = runs["paired"]
     (pair,) = _verdicts(campaign)["pairs"]
-    proc = run_benchrun("show", str(campaign), "--json")
+    proc = cli("show", str(campaign), "--json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     (c,) = doc["comparisons"]["comparisons"]
@@ -105,7 +105,7 @@ def test_show_says_a_budget_stop_plainly(runs: dict[str, Path]) -> None:
     stored = _verdicts(campaign)
     assert stored["conditions_met"] is False
     (pair,) = stored["pairs"]
-    proc = run_benchrun("show", str(campaign))
+    proc = cli("show", str(campaign))
     assert proc.returncode == 0, proc.stderr
     last = proc.stdout.strip().splitlines()[-1]
     assert last.startswith(
@@ -115,15 +115,15 @@ def test_show_says_a_budget_stop_plainly(runs: dict[str, Path]) -> None:
     assert reason in last and "max_rounds 40 reached" in reason
     row = next(line for line in proc.stdout.splitlines() if "(Welch)" in line)
     assert "undecided" in row and "Welch │" in row  # the verdict and the test column
-    doc = json.loads(run_benchrun("show", str(campaign), "--json").stdout)
+    doc = json.loads(cli("show", str(campaign), "--json").stdout)
     assert doc["comparisons"]["budget_stop"] is True
     assert doc["comparisons"]["comparisons"][0]["p_holm"] == pair["welch_p_holm"]
 
 
 def test_show_of_a_campaign_without_comparisons(runs: dict[str, Path]) -> None:
-    proc = run_benchrun("show", str(runs["alone"]))
+    proc = cli("show", str(runs["alone"]))
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
     assert "comparisons: none" in proc.stdout and "ratio [" not in proc.stdout
     assert "drift:" not in proc.stdout
-    doc = json.loads(run_benchrun("show", str(runs["alone"]), "--json").stdout)
+    doc = json.loads(cli("show", str(runs["alone"]), "--json").stdout)
     assert doc["comparisons"]["comparisons"] == []

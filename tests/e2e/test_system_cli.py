@@ -1,4 +1,5 @@
-"""End-to-end tests of ``benchrun system`` (a real process, real machine).
+"""End-to-end tests of ``benchrun system`` (in process, and once as a real process; the
+real machine).
 
 Expected values come from the test process itself (os, psutil, platform, files read
 directly), never from runner.machine.metadata.
@@ -14,12 +15,19 @@ import sys
 from pathlib import Path
 
 import psutil
+from e2e_util import cli
 
 ASLR_FILE = Path("/proc/sys/kernel/randomize_va_space")
 ASLR_FIX = "echo 0 | sudo tee /proc/sys/kernel/randomize_va_space"
 
 
 def _benchrun(*args: str) -> subprocess.CompletedProcess[str]:
+    """``benchrun ARGS`` in process (e2e_util.cli), 100 columns wide."""
+    return cli(*args, env={"COLUMNS": "100"})
+
+
+def _benchrun_module(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m benchrun.runner.cli ARGS``: a separate process."""
     return subprocess.run(
         [sys.executable, "-m", "benchrun.runner.cli", *args],
         capture_output=True,
@@ -68,7 +76,7 @@ def test_system_prints_sections_and_noise_warnings() -> None:
 
 
 def test_bad_cpu_list_is_a_one_line_error() -> None:
-    done = _benchrun("system", "--cpus", "one")
+    done = _benchrun_module("system", "--cpus", "one")  # the exit status of a real process
     assert done.returncode == 2
     assert done.stderr.strip().startswith("benchrun: error: --cpus")
     assert "Traceback" not in done.stderr

@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from e2e_util import start_benchrun, write_experiment  # noqa: E402
+from shared_build import build_once  # noqa: E402
 
 READINGS = 30  # per round
 ROUNDS = 8
@@ -55,8 +57,13 @@ workloads:{body}
 @pytest.fixture(scope="session")
 def campaigns(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Two campaigns: ``old`` and ``new`` where only ``b`` became 10 % slower (run side by
-    side: they only need to be correct, not precise, and it halves the wait)."""
-    root = tmp_path_factory.mktemp("campaigns")
+    side: they only need to be correct, not precise, and it halves the wait); built once
+    per test run, whichever xdist worker asks first (tests/shared_build.py)."""
+    root = build_once(tmp_path_factory.mktemp("campaigns"), "report-campaigns", _run_both)
+    return {name: root / name for name in ("old", "new")}
+
+
+def _run_both(root: Path) -> None:
     procs = {
         "old": start_campaign(root, "old", {"a": 100.0, "b": 200.0, "c": 50.0}, 1000),
         "new": start_campaign(root, "new", {"a": 100.0, "b": 220.0, "c": 50.0}, 2000),
@@ -64,4 +71,3 @@ def campaigns(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for proc in procs.values():
         _, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
-    return {name: root / name for name in procs}

@@ -8,12 +8,17 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from benchrun.runner.config.loader import load_experiment
 from benchrun.runner.config.yamlsource import ConfigErrors, SourceError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+
+from e2e_util import cli  # noqa: E402
 
 BROKEN = """\
 name: broken
@@ -52,6 +57,12 @@ def line_of(text: str, marker: str) -> int:
 
 
 def benchrun(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``benchrun ARGS`` in process (e2e_util.cli: the console script's function without
+    its start-up); ``benchrun_script`` runs the installed script."""
+    return cli(*args, cwd=cwd)
+
+
+def benchrun_script(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     exe = shutil.which("benchrun")
     assert exe is not None, "the benchrun console script is not installed (pip install -e .)"
     return subprocess.run(
@@ -113,7 +124,7 @@ def test_every_duplicate_key_is_reported(tmp_path: Path) -> None:
 
 def test_validate_prints_one_line_per_problem_and_exits_2(tmp_path: Path) -> None:
     (tmp_path / "broken.yaml").write_text(BROKEN)
-    proc = benchrun("validate", "broken.yaml", cwd=tmp_path)
+    proc = benchrun_script("validate", "broken.yaml", cwd=tmp_path)  # the console script
     assert proc.returncode == 2
     assert proc.stdout == "" and "Traceback" not in proc.stderr
     lines = proc.stderr.splitlines()

@@ -28,7 +28,7 @@ from benchrun.runner.store.database import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 
-from e2e_util import run_benchrun, write_experiment  # noqa: E402
+from e2e_util import cli, write_experiment  # noqa: E402
 
 ROUNDS = 30
 
@@ -51,7 +51,7 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
         """,
     )
     for extra in ((), ("--new",)):
-        proc = run_benchrun("run", str(exp), "-q", *extra)
+        proc = cli("run", str(exp), "-q", *extra)
         assert proc.returncode == 0, proc.stderr
     return root
 
@@ -139,7 +139,7 @@ def test_read_commands_refuse_a_damaged_store(
 ) -> None:
     fields = {"dir": damaged / "x", "tmp": tmp_path, "pristine": pristine / "x"}
     before = _digest(damaged / "x")
-    proc = run_benchrun(*(a.format(**fields) for a in argv))
+    proc = cli(*(a.format(**fields) for a in argv))
     assert proc.returncode == EXIT_STORE_DAMAGED, proc.stderr
     line = _one_clear_line(proc.stderr, str(damaged / "x" / "benchrun.db"))
     assert "will not read results from it" in line
@@ -166,7 +166,7 @@ def test_damage_the_newest_campaign_does_not_touch_is_refused_too(
     else:
         pytest.fail("no 8 KiB window leaves the newest campaign readable")
     out = () if command == "show" else ("-o", str(tmp_path / "out"))
-    proc = run_benchrun(command, str(campaign_dir), *out)
+    proc = cli(command, str(campaign_dir), *out)
     assert proc.returncode == EXIT_STORE_DAMAGED, proc.stderr
     _one_clear_line(proc.stderr, str(db))
     assert not (tmp_path / "out").exists()
@@ -187,7 +187,7 @@ def test_run_never_writes_into_a_damaged_store(damaged: Path, extra: tuple[str, 
         """,
     )
     before = _digest(campaign_dir)
-    proc = run_benchrun("run", str(exp), "-q", *extra)
+    proc = cli("run", str(exp), "-q", *extra)
     assert proc.returncode == EXIT_STORE_DAMAGED, proc.stderr
     line = _one_clear_line(proc.stderr, str(campaign_dir / "benchrun.db"))
     assert "will not write into it" in line

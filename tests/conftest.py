@@ -1,0 +1,92 @@
+"""The suite on both CPUs (pytest-xdist, ``-n auto --dist loadgroup`` in pyproject.toml).
+
+- A module whose tests share a module-scoped fixture (a real campaign, an export) runs on
+  one worker: its tests get ``xdist_group`` (the module's path), so the fixture is built
+  once instead of once per worker. Session fixtures that run campaigns are shared across
+  workers by tests/shared_build.py instead.
+- Under xdist the longest tests are sent first (longest-processing-time-first
+  scheduling), so that the run does not end with one worker busy on a 30 s test that was
+  collected last while the other waits. ``HEAVY`` holds the measured seconds of the
+  longest tests (2-core VM, docs/testing.md); the order of everything else is unchanged.
+- An xdist worker starts with ``COLUMNS=80`` and ``LINES=24`` in its environment, which
+  a serial run does not have; benchrun (and every ``benchrun`` child) would then fit its
+  tables to 80 columns instead of the 160 of a pipe. Workers get the controller's values.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+_TERMINAL = ("COLUMNS", "LINES")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:  # type: ignore[no-untyped-def]  # xdist's hook
+    """(controller) what the workers' environment should hold of ``_TERMINAL``."""
+    node.workerinput["benchrun_terminal"] = {k: os.environ.get(k) for k in _TERMINAL}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    wanted = getattr(config, "workerinput", {}).get("benchrun_terminal")
+    for key, value in (wanted or {}).items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+#: seconds of the longest tests or module groups, measured serially (nodeid prefixes)
+HEAVY: dict[str, float] = {
+    "tests/e2e/test_adaptive.py::test_calibration_grows_work_and_per_work_normalises": 36,
+    "tests/e2e/test_run.py::test_demo_stops_by_itself_with_every_pair_decided": 33,
+    "tests/test_typing.py": 25,
+    "tests/fuzz/test_fuzz_experiments.py": 35,
+    "tests/fuzz/test_fuzz_imports.py": 22,
+    "tests/e2e/test_show_paired.py": 40,
+    "tests/report/test_report_paired.py": 34,
+    "tests/e2e/test_no_tracebacks.py": 55,
+    "tests/store/test_corruption.py": 48,
+    "tests/daemon/test_crash_recovery.py": 20,
+    "tests/runner/test_paired_controller.py": 45,
+    "tests/runner/test_controller.py": 15,
+    "tests/e2e/test_leftovers.py": 15,
+    "tests/e2e/test_run.py::test_sigkill_then_resume_stores_every_round_exactly_once": 13,
+    "tests/e2e/test_adaptive.py::test_interrupt_then_resume_finishes_without_repeating": 12,
+    "tests/report/test_report_chromium.py": 12,
+    "tests/stats/test_hpt.py::test_r_speedup_non_increasing_in_r": 13,
+    "tests/stats/test_speedup.py::test_no_speedup_is_rarely_called_a_speedup": 10,
+}
+
+
+def _weight(nodeid: str) -> float:
+    return max((s for prefix, s in HEAVY.items() if nodeid.startswith(prefix)), default=0.0)
+
+
+def _module_fixture(item: pytest.Item) -> bool:
+    """The test uses a module-scoped fixture of the suite (not one of pytest's)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(
+        defs and defs[-1].scope == "module" and defs[-1].baseid
+        for defs in info.name2fixturedefs.values()
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    groups: dict[str, float] = {}
+    for item in items:
+        if _module_fixture(item):
+            group = item.nodeid.split("::")[0]
+            item.add_marker(pytest.mark.xdist_group(group))
+            groups[group] = max(groups.get(group, 0.0), _weight(item.nodeid))
+    if not hasattr(config, "workerinput"):  # serial: collection order
+        return
+
+    def key(item: pytest.Item) -> float:
+        group = item.nodeid.split("::")[0]
+        return -(groups[group] if group in groups else _weight(item.nodeid))
+
+    items.sort(key=key)  # stable: the rest keeps its order
