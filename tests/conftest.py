@@ -2,7 +2,8 @@
 
 - A module whose tests share a module-scoped fixture (a real campaign, an export) runs on
   one worker: its tests get ``xdist_group`` (the module's path), so the fixture is built
-  once instead of once per worker. Session fixtures that run campaigns are shared across
+  once instead of once per worker; so do the fuzz modules, whose last test checks the
+  peak memory of the process that ran the others (``SAME_PROCESS``). Session fixtures that run campaigns are shared across
   workers by tests/shared_build.py instead.
 - Under xdist the longest tests are sent first (longest-processing-time-first
   scheduling), so that the run does not end with one worker busy on a 30 s test that was
@@ -39,6 +40,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 #: seconds of the longest tests or module groups, measured serially (nodeid prefixes)
 HEAVY: dict[str, float] = {
+    "tests/slurm/test_slurm_cluster.py::test_a_job_that_hits_its_time_limit": 80,
+    "tests/slurm/test_slurm_cluster.py::test_a_job_cancelled_mid_campaign_then_resumed": 11,
     "tests/e2e/test_adaptive.py::test_calibration_grows_work_and_per_work_normalises": 36,
     "tests/e2e/test_run.py::test_demo_stops_by_itself_with_every_pair_decided": 33,
     "tests/test_typing.py": 25,
@@ -56,8 +59,14 @@ HEAVY: dict[str, float] = {
     "tests/e2e/test_adaptive.py::test_interrupt_then_resume_finishes_without_repeating": 12,
     "tests/report/test_report_chromium.py": 12,
     "tests/stats/test_hpt.py::test_r_speedup_non_increasing_in_r": 13,
+    "tests/runner/test_analyze_scaling.py": 12,
+    "tests/e2e/test_show_hooks.py": 30,
     "tests/stats/test_speedup.py::test_no_speedup_is_rarely_called_a_speedup": 10,
 }
+
+
+#: modules whose last test checks what the others did to the process (its peak memory)
+SAME_PROCESS = ("tests/fuzz/test_fuzz_experiments.py", "tests/fuzz/test_fuzz_imports.py")
 
 
 def _weight(nodeid: str) -> float:
@@ -78,8 +87,8 @@ def _module_fixture(item: pytest.Item) -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     groups: dict[str, float] = {}
     for item in items:
-        if _module_fixture(item):
-            group = item.nodeid.split("::")[0]
+        group = item.nodeid.split("::")[0]
+        if _module_fixture(item) or group in SAME_PROCESS:
             item.add_marker(pytest.mark.xdist_group(group))
             groups[group] = max(groups.get(group, 0.0), _weight(item.nodeid))
     if not hasattr(config, "workerinput"):  # serial: collection order

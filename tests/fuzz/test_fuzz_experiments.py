@@ -8,6 +8,7 @@ random mutations of the example experiments in configs/, and arbitrary text.
 
 from __future__ import annotations
 
+import copy
 import resource
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,7 @@ SLOTS = (
 
 def _perturbed(changes: list[tuple[int, Any]]) -> dict[str, Any]:
     """BASE with each ``(slot index, value)`` written in (deep copy; bad parents skipped)."""
-    doc: Any = yaml.safe_load(yaml.safe_dump(BASE))
+    doc: Any = copy.deepcopy(BASE)  # plain dicts, lists, str and int: as a YAML round trip
     for slot, value in changes:
         where, key = SLOTS[slot % len(SLOTS)]
         node = doc
