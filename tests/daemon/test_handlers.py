@@ -322,7 +322,9 @@ def test_stop_terms_the_child_kills_it_at_the_deadline_and_marks_it_for_auto_res
 def test_recover_requeues_what_a_dead_daemon_left(
     daemon: DaemonState, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("benchrun.runner.daemon.child.kill_leftovers", lambda ids: [])
+    monkeypatch.setattr(
+        "benchrun.runner.daemon.child.kill_leftovers", lambda ids, queue_path=None: []
+    )
     crashed, stopped, paused = (submit(daemon, tmp_path) for _ in range(3))
     daemon.queue.update(crashed, state="running", pid=999999, daemon_pid=1)
     daemon.queue.update(stopped, state="interrupted", auto_resume=True)
