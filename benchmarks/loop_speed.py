@@ -6,6 +6,8 @@ drift hits every method alike:
   bare loop           ``subprocess.run(["true"])`` N times in Python (the floor)
   hyperfine -N        ``hyperfine -N --runs N true`` (when hyperfine is installed)
   benchrun fixed      ``benchrun run`` of a file with ``rounds: N`` and one workload ``true``
+                      (``pin: auto``, as every benchrun method here; and once with
+                      ``pin: none``, which like hyperfine and the bare loop pins nothing)
   benchrun adaptive   ``benchrun run`` adaptive, 2 and 10 workloads of ``true`` that never
                       satisfy the stopping rule (``ci_rel_width`` 1e-6), ``max_rounds`` N/k
 
@@ -252,6 +254,9 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(d)
         out = tmp / "out"
         fixed = FIXED.format(name="fixed", out=out, rounds=n, workloads=_workloads(1))
+        unpinned = FIXED.format(
+            name="unpinned", out=out, rounds=n, workloads=_workloads(1)
+        ).replace("pin: auto", "pin: none")
         ad2 = ADAPTIVE.format(name="adaptive2", out=out, rounds=n // 2, workloads=_workloads(2))
         ad10 = ADAPTIVE.format(name="adaptive10", out=out, rounds=n // 10, workloads=_workloads(10))
         rd_true = FIXED.format(
@@ -269,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
                 per.setdefault("hyperfine -N", []).append({"per_round": hyperfine(n)})
             for label, text, name in (
                 ("fixed", fixed, "fixed"),
+                ("fixed pin: none", unpinned, "unpinned"),
                 ("adaptive x2", ad2, "adaptive2"),
                 ("adaptive x10", ad10, "adaptive10"),
             ):

@@ -26,6 +26,8 @@ def pass_order(names: Sequence[str], pass_index: int, order: str, seed: int) -> 
         return list(names)
     if order != "interleaved":
         raise ValueError(f"unknown order {order!r}; use 'interleaved' or 'sequential'")
+    if len(names) < 2:  # the only permutation (the generator costs ~50 us a pass)
+        return list(names)
     rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, int(pass_index)])
     return [names[i] for i in rng.permutation(len(names))]
 

@@ -342,6 +342,7 @@ class RoundLauncher:
         self.workload_cpus = workload_cpus
         self.base_env = dict(os.environ)
         self.base_env.update(experiment.settings.env)
+        self._envs: dict[str, dict[str, str]] = {}  # the environment of each workload's rounds
         self.seq = store.next_seq(campaign.id)
         self.failure_stop: str | None = None
         self._guarded_pass: int | None = None
@@ -389,8 +390,9 @@ class RoundLauncher:
         """What the executor needs to launch ``argv`` as a round of workload ``name``."""
         settings = self.experiment.settings
         w = self.states[name].workload
-        env = dict(self.base_env)
-        env.update(w.env)
+        env = self._envs.get(name)
+        if env is None:  # one mapping per workload, the same object every round
+            env = self._envs[name] = {**self.base_env, **w.env}
         return RoundSpec(
             workload=name,
             argv=argv,

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.containment import (
@@ -101,6 +101,8 @@ def _killpg(pgid: int, signum: int) -> None:
         pass  # the group is gone
 
 
+_T = TypeVar("_T")
+
 #: a started child, the monotonic ns just before its spawn, the CPUs it was pinned to
 _Spawned = tuple[subprocess.Popen[bytes], int, tuple[int, ...] | None]
 
@@ -181,14 +183,98 @@ def _not_run(
     )
 
 
+def _pin_reason(spec: RoundSpec, exc: BaseException) -> str:
+    why = getattr(exc, "strerror", None) or str(exc)
+    return (
+        f"cannot pin to CPUs {list(spec.cpus or ())}: {why}; "
+        f"this process may use {sorted(os.sched_getaffinity(0))}"
+    )
+
+
+class _Spawner:
+    """A thread pinned to ``cpus`` for its whole life that starts children on request, so
+    they inherit its CPU mask (docs/loop.md "Pinning"). :attr:`error` is set when it could
+    not be pinned (it then ends at once); :attr:`applied` is the mask it got."""
+
+    def __init__(self, cpus: tuple[int, ...]) -> None:
+        self.cpus = cpus
+        self.error: BaseException | None = None
+        self.applied: tuple[int, ...] | None = None
+        self._go = threading.Lock()
+        self._done = threading.Lock()
+        self._go.acquire()
+        self._done.acquire()
+        self._job: Callable[[], object] | None = None
+        self._result: tuple[bool, object] = (True, None)
+        self._thread = threading.Thread(target=self._run, name="benchrun-spawner", daemon=True)
+        self._thread.start()
+        self._done.acquire()  # pinned (or failed to)
+
+    def _run(self) -> None:
+        try:
+            os.sched_setaffinity(0, self.cpus)
+            self.applied = tuple(sorted(os.sched_getaffinity(0)))
+        except (OSError, ValueError, TypeError) as exc:
+            self.error = exc
+            self._done.release()
+            return
+        self._done.release()
+        while True:
+            self._go.acquire()
+            job = self._job
+            if job is None:
+                return
+            try:
+                self._result = (True, job())
+            except BaseException as exc:  # handed to the caller
+                self._result = (False, exc)
+            self._done.release()
+
+    def call(self, job: Callable[[], _T]) -> _T:
+        """Run ``job`` in the pinned thread and return what it returned (or raise what it
+        raised). Interrupted while waiting (KeyboardInterrupt), it still waits for the job,
+        kills the child it started, and re-raises."""
+        self._job = job
+        self._go.release()
+        try:
+            self._done.acquire()
+        except BaseException:
+            while True:
+                try:
+                    self._done.acquire()
+                    break
+                except BaseException:
+                    continue
+            ok, value = self._result
+            if ok and isinstance(value, tuple) and isinstance(value[0], subprocess.Popen):
+                _killpg(value[0].pid, signal.SIGKILL)
+                os.wait4(value[0].pid, 0)
+                value[0].returncode = -1
+            raise
+        ok, value = self._result
+        self._result = (True, None)
+        if not ok:
+            assert isinstance(value, BaseException)
+            raise value
+        return value  # type: ignore[return-value]
+
+    def close(self) -> None:
+        if self.error is None and self._thread.is_alive():
+            self._job = None
+            self._go.release()
+            self._thread.join(timeout=1.0)
+
+
 class LocalExecutor:
     """Run each round as a child process on this machine (see :class:`Executor`).
 
     The child gets ``spec.argv`` without a shell (``/bin/sh -c`` only with ``spec.shell``),
     exactly ``spec.env`` as its environment, ``spec.cwd``, stdin from ``/dev/null``, its own
     session and process group, and the affinity ``spec.cpus``, which it inherits from the
-    launching thread: that thread is pinned to ``spec.cpus`` right before the spawn and
-    restored right after it, so no ``preexec_fn`` is needed and CPython can spawn with
+    thread that starts it: the executor's spawner thread, pinned to ``spec.cpus`` for its
+    whole life (``pin_by_thread``, the default), or with ``pin_by_thread=False`` the
+    launching thread, pinned to ``spec.cpus`` right before the spawn and restored right
+    after it; either way no ``preexec_fn`` is needed and CPython can spawn with
     ``vfork``. Wall time is ``time.monotonic_ns()`` from just before the spawn to just after
     ``os.wait4`` reaps the child; user/sys CPU seconds and max RSS come from that wait4.
     stdout/stderr are read in the launching thread with ``poll`` (no thread start-up per
@@ -226,6 +312,7 @@ class LocalExecutor:
         use_pidfd: bool = True,
         use_cgroup: bool = True,
         stay_in_cgroup: bool = False,
+        pin_by_thread: bool = True,
     ) -> None:
         self.kill_grace = kill_grace
         self.drain_grace = drain_grace
@@ -237,6 +324,8 @@ class LocalExecutor:
         self._devnull = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
         self._use_cgroup = use_cgroup
         self.stay_in_cgroup = stay_in_cgroup
+        self.pin_by_thread = pin_by_thread
+        self._spawner: _Spawner | None = None
         self._parsing = False
         self._containment: Containment | None = None
         #: where the in-flight record of each round is written (the campaign sets it)
@@ -261,6 +350,10 @@ class LocalExecutor:
         containment = getattr(self, "_containment", None)
         if containment is not None:
             containment.close()
+        spawner = getattr(self, "_spawner", None)
+        if spawner is not None:
+            spawner.close()
+            self._spawner = None
         inflight = getattr(self, "inflight_path", None)
         if inflight is not None:
             discard_spare(inflight)
@@ -381,23 +474,15 @@ class LocalExecutor:
     def _spawn(
         self, spec: RoundSpec, argv: tuple[str, ...], out_w: int, err_w: int, started_at: float
     ) -> _Spawned | RoundOutcome:
-        """Start the child pinned to ``spec.cpus``; an outcome instead if it cannot start."""
-        saved_mask: set[int] | None = None
-        applied: tuple[int, ...] | None = None
-        try:
-            if spec.cpus is not None:
-                saved_mask = os.sched_getaffinity(0)
-                try:
-                    os.sched_setaffinity(0, spec.cpus)
-                except (OSError, ValueError, TypeError) as exc:
-                    saved_mask = None
-                    why = getattr(exc, "strerror", None) or str(exc)
-                    reason = (
-                        f"cannot pin to CPUs {list(spec.cpus)}: {why}; "
-                        f"this process may use {sorted(os.sched_getaffinity(0))}"
-                    )
-                    return _not_run(spec, started_at, "failed", reason, None)
-                applied = tuple(sorted(os.sched_getaffinity(0)))
+        """Start the child pinned to ``spec.cpus``; an outcome instead if it cannot start.
+
+        Pinned, the child is started by the executor's spawner thread, which is pinned to
+        ``spec.cpus`` for good, so the child inherits that mask and this thread stays on
+        the runner's CPUs (handing the spawn over costs two thread wake-ups where moving
+        this thread there and back cost two migrations; ``pin_by_thread=False`` moves it).
+        """
+
+        def start(applied: tuple[int, ...] | None) -> _Spawned | RoundOutcome:
             t0 = time.monotonic_ns()
             try:
                 proc = subprocess.Popen(
@@ -416,10 +501,30 @@ class LocalExecutor:
                 return _not_run(spec, started_at, "failed", reason, applied, wall)
             except ValueError as exc:  # NUL byte in argv/env, '=' in a variable name
                 return _not_run(spec, started_at, "failed", f"cannot start: {exc}", applied)
+            return proc, t0, applied
+
+        if spec.cpus is None:
+            return start(None)
+        if self.pin_by_thread:
+            spawner = self._spawner
+            if spawner is None or spawner.cpus != tuple(spec.cpus):
+                if spawner is not None:
+                    spawner.close()
+                spawner = self._spawner = _Spawner(tuple(spec.cpus))
+            if spawner.error is not None:
+                self._spawner = None
+                return _not_run(spec, started_at, "failed", _pin_reason(spec, spawner.error), None)
+            applied = spawner.applied
+            return spawner.call(lambda: start(applied))
+        saved_mask = os.sched_getaffinity(0)
+        try:
+            os.sched_setaffinity(0, spec.cpus)
+        except (OSError, ValueError, TypeError) as exc:
+            return _not_run(spec, started_at, "failed", _pin_reason(spec, exc), None)
+        try:
+            return start(tuple(sorted(os.sched_getaffinity(0))))
         finally:
-            if saved_mask is not None:
-                os.sched_setaffinity(0, saved_mask)
-        return proc, t0, applied
+            os.sched_setaffinity(0, saved_mask)
 
     def _exit_fd(self, pid: int) -> tuple[int, list[int]]:
         """A file descriptor that becomes readable when the child has exited (not reaped).

@@ -238,18 +238,22 @@ class NewRound:
         """Column -> value of the ``round`` table row (readings go to ``reading``, hooks
         to ``hook``)."""
         out: dict[str, Any] = {}
-        for f in fields(self):
-            if f.name in ("readings", "hooks"):
-                continue
-            value = getattr(self, f.name)
-            if f.name == "argv":
-                value = json.dumps(list(value))
-            elif f.name == "facts":
+        for name in _ROUND_FIELDS:
+            value = getattr(self, name)
+            if name == "argv":
+                value = _argv_json(tuple(value))
+            elif name == "facts":
                 value = _dumps(value) if value is not None else None
-            elif f.name == "warmup":
+            elif name == "warmup":
                 value = int(value)
-            out[_COLUMN.get(f.name, f.name)] = value
+            out[_COLUMN.get(name, name)] = value
         return out
+
+
+@functools.lru_cache(maxsize=256)
+def _argv_json(argv: tuple[str, ...]) -> str:
+    """``argv`` as stored (a JSON list); the same argv recurs in every round of a workload."""
+    return json.dumps(list(argv))
 
 
 @dataclass(frozen=True)
@@ -331,6 +335,11 @@ class HookRow:
 
 #: NewRound/RoundRow field -> round table column, where the names differ
 _COLUMN = {"pass_": "pass", "argv": "argv_json", "facts": "facts_json"}
+#: the fields of NewRound that are columns of ``round``, in order
+_ROUND_FIELDS = tuple(f.name for f in fields(NewRound) if f.name not in ("readings", "hooks"))
+#: INSERT statements of ``round``, by column names (add_round)
+_INSERT_ROUND: dict[tuple[str, ...], str] = {}
+_INSERT_READING = "INSERT INTO reading (round_id, idx, value) VALUES (?, ?, ?)"
 #: the round table's columns that RoundRow reads, derived from the record
 ROUND_COLUMNS = tuple(_COLUMN.get(f.name, f.name) for f in fields(RoundRow) if f.name != "readings")
 
@@ -387,6 +396,8 @@ class Store:
         #: monotonic time of the last fsync of the WAL (see :meth:`sync`)
         self._synced_at = time.monotonic()
         self._unsynced = False
+        #: when add_round last set each campaign's updated_at (Unix s)
+        self._updated_at: dict[int, float] = {}
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -720,20 +731,27 @@ class Store:
         """
         rec = new if new is not None else NewRound(**fields)
         row = rec.columns()
-        names = ", ".join(row)
-        marks = ", ".join("?" * len(row))
+        sql = _INSERT_ROUND.get(tuple(row))
+        if sql is None:
+            names = ", ".join(row)
+            marks = ", ".join("?" * len(row))
+            sql = _INSERT_ROUND[tuple(row)] = f"INSERT INTO round ({names}) VALUES ({marks})"
+        now = time.time()
         with self.transaction() as c:
-            cur = c.execute(f"INSERT INTO round ({names}) VALUES ({marks})", tuple(row.values()))
+            cur = c.execute(sql, tuple(row.values()))
             round_id = int(cur.lastrowid or 0)
-            c.executemany(
-                "INSERT INTO reading (round_id, idx, value) VALUES (?, ?, ?)",
-                [(round_id, i, float(v)) for i, v in enumerate(rec.readings)],
-            )
+            if len(rec.readings) == 1:
+                c.execute(_INSERT_READING, (round_id, 0, float(rec.readings[0])))
+            elif rec.readings:
+                c.executemany(
+                    _INSERT_READING, [(round_id, i, float(v)) for i, v in enumerate(rec.readings)]
+                )
             if rec.hooks:
                 c.executemany(_INSERT_HOOK, [h.row() for h in rec.hooks])
-            c.execute(
-                "UPDATE campaign SET updated_at = ? WHERE id = ?", (time.time(), rec.campaign_id)
-            )
+            # the campaign's updated_at: to the second (a row write fewer in most rounds)
+            if now - self._updated_at.get(rec.campaign_id, 0.0) >= 1.0:
+                self._updated_at[rec.campaign_id] = now
+                c.execute("UPDATE campaign SET updated_at = ? WHERE id = ?", (now, rec.campaign_id))
         return round_id
 
     @_guarded
