@@ -467,10 +467,12 @@ class _Adaptive:
         # without a steady round yet, the first decision can only say "every workload": the
         # first pass runs before it (the controller and scipy are imported after that pass)
         active: tuple[str, ...] | None = None
-        if all(st.steady_ok == 0 for st in self.states.values()):
+        undecided_pass = all(st.steady_ok == 0 for st in self.states.values())
+        if undecided_pass:
             active = tuple(names)
         while not (self.launcher.interrupted or self.launcher.failure_stop):
-            decided = active is None or self._due(active)
+            decided = not undecided_pass and (active is None or self._due(active))
+            undecided_pass = False
             if decided:
                 decision = self.decide()
                 active = decision.active
