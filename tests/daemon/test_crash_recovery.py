@@ -62,7 +62,7 @@ def test_sigkill_at_20_random_moments_loses_and_duplicates_nothing(
     exp = det_experiment(tmp_path, tmp_path / "out", ROUNDS, workloads=WORKLOADS, sleep=0.05)
     db = tmp_path / "out" / "det" / "benchrun.db"
     daemon = xdg.start_daemon(fast=True)
-    sub = xdg.run("submit", str(exp))
+    sub = xdg.cli("submit", str(exp))  # in process: the daemon is the real process here
     assert sub.returncode == 0, sub.stderr
     entry_id = int(sub.stdout)
 
@@ -111,7 +111,7 @@ def test_sigkill_at_20_random_moments_loses_and_duplicates_nothing(
     assert len(crash_logs) == running_at_kill
 
     # the same experiment, uninterrupted, gives the same rounds and readings
-    ref = xdg.run("run", str(exp), "-o", str(tmp_path / "ref"), "-q")
+    ref = xdg.cli("run", str(exp), "-o", str(tmp_path / "ref"), "-q")
     assert ref.returncode == 0, ref.stderr
     assert rounds_of(tmp_path / "ref" / "det" / "benchrun.db") == got
 
