@@ -11,6 +11,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -21,6 +22,7 @@ from benchrun.runner.config.oneline import OneLine, oneline_experiment
 from benchrun.runner.config.stored import stored_experiment_text
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.containment import containment_record
+from benchrun.runner.execute.factory import make_executor
 from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.execute.pinning import pinned_runner, plan_pinning
 from benchrun.runner.store.database import Store
@@ -433,7 +435,23 @@ def main(args: argparse.Namespace) -> int:
     err = Console(stderr=True)
     if not args.quiet and plan.reason:
         err.print(f"pinning: {plan.reason}")
-    executor = LocalExecutor(stay_in_cgroup=True)
+    executor = make_executor(experiment, on_message=display.message)
+    local = isinstance(executor, LocalExecutor)
+
+    def metadata() -> dict[str, Any]:
+        meta = collect_metadata(
+            env_names=env_names,
+            # the one-line form: the directory its commands run in
+            experiment_path=experiment.source_path or Path.cwd(),
+            workload_cpus=plan.workload_cpus,
+        )
+        if isinstance(executor, LocalExecutor):
+            meta["containment"] = containment_record(executor.containment)
+        else:  # the rounds run on compute nodes: this host's facts describe the submit host
+            spec = experiment.executor
+            meta["executor"] = {"kind": "slurm", **(dataclasses.asdict(spec) if spec else {})}
+        return meta
+
     with pinned_runner(plan), contextlib.closing(executor):
         outcome = run_campaign(
             experiment,
@@ -441,16 +459,9 @@ def main(args: argparse.Namespace) -> int:
             display,
             resume=args.resume,
             new=args.new,
-            metadata_fn=lambda: {
-                **collect_metadata(
-                    env_names=env_names,
-                    # the one-line form: the directory its commands run in
-                    experiment_path=experiment.source_path or Path.cwd(),
-                    workload_cpus=plan.workload_cpus,
-                ),
-                "containment": containment_record(executor.containment),
-            },
-            round_facts_fn=round_facts,
+            metadata_fn=metadata,
+            # per-round facts of this machine (load, frequency) mean nothing for a node's round
+            round_facts_fn=round_facts if local else None,
             workload_cpus=plan.workload_cpus,
             resume_command=resume_command(experiment.campaign_dir, args),
         )

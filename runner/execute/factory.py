@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from benchrun.runner.config.experiment import Experiment
 from benchrun.runner.config.placeholders import LAUNCH_TIME
-from benchrun.runner.execute.executor import Executor
 from benchrun.runner.execute.local import LocalExecutor
-from benchrun.runner.execute.slurm import SharedCheck, SlurmExecutor
+
+if TYPE_CHECKING:
+    from benchrun.runner.execute.slurm import SharedCheck, SlurmExecutor
 
 
 def make_executor(
     experiment: Experiment, *, on_message: Callable[[str], None] | None = None
-) -> Executor:
+) -> LocalExecutor | SlurmExecutor:
     """A :class:`LocalExecutor` for ``executor: local`` (the default), else a
     :class:`SlurmExecutor` for the experiment's ``executor:`` mapping.
 
@@ -23,7 +25,9 @@ def make_executor(
     spec = experiment.executor
     if spec is None:
         return LocalExecutor(stay_in_cgroup=True)
-    return SlurmExecutor(
+    from benchrun.runner.execute.slurm import SlurmExecutor as Slurm  # Slurm campaigns only
+
+    return Slurm(
         spec,
         job_name=f"benchrun-{experiment.name}"[:128],
         pin=experiment.settings.pin,
@@ -38,6 +42,8 @@ def shared_checks(experiment: Experiment) -> tuple[SharedCheck, ...]:
     """What each workload needs on a node: its directory, and its program when the
     command is not run by a shell and its program is not filled in at launch time."""
     base = str(experiment.source_path.parent) if experiment.source_path else None
+    from benchrun.runner.execute.slurm import SharedCheck
+
     checks = []
     for w in experiment.workloads:
         program = None

@@ -3,8 +3,8 @@
 ``slurm_cluster`` (session): the one-node cluster of ``tests/slurm/cluster.sh`` on this
 machine, started once if it does not answer yet and left running. Tests that use it are
 skipped, with the reason, when the tests do not run as root (the script installs Debian
-packages and starts the daemons as root) or when the cluster does not come up. The other
-tests of this folder need no Slurm.
+packages and starts the daemons as root), and nowhere else: as root, a cluster that does
+not come up fails them. The other tests of this folder need no Slurm.
 """
 
 from __future__ import annotations
@@ -54,8 +54,9 @@ def slurm_cluster() -> Iterator[Path]:
                 ["bash", str(SCRIPT), "start"], capture_output=True, text=True, timeout=600
             )
             if done.returncode != 0 or not _answers():
+                # as root the cluster must come up (.ci/run starts it): a failure, not a skip
                 said = " ".join((done.stderr or done.stdout).split())[-300:]
-                pytest.skip(f"tests/slurm/cluster.sh start failed (exit {done.returncode}): {said}")
+                pytest.fail(f"tests/slurm/cluster.sh start failed (exit {done.returncode}): {said}")
     old = os.environ.get("SLURM_CONF")
     os.environ["SLURM_CONF"] = str(CONF)
     yield CONF

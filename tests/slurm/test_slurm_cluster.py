@@ -221,3 +221,29 @@ def test_a_job_that_hits_its_time_limit(tmp_path: Path) -> None:
     assert stored.status == "failed"
     assert re.fullmatch(rf"slurm job {job} TIMEOUT \(exit \d+:\d+\)", stored.reason)
     assert queued("benchrun-slurm-timeout") == []
+
+
+def test_benchrun_run_takes_the_executor_from_the_file(tmp_path: Path) -> None:
+    """The command line a user types: `benchrun run exp.yaml` with `executor: slurm`
+    runs its rounds in a job (the console script, a real process), stores them at home
+    and records the executor instead of this host's containment."""
+    path = write(
+        tmp_path,
+        "{kind: slurm, partition: beta, time: '10:00'}",
+        "{rounds: 3, warmup_rounds: 0, pin: none}",
+        '  - {name: t, command: "true"}\n',
+        "slurm-cli",
+    )
+    done = subprocess.run(
+        ["benchrun", "run", str(path)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert "slurm: submitted job" in done.stderr and "runs on node" in done.stderr
+    db = tmp_path / "results" / "slurm-cli" / "benchrun.db"
+    rounds = stored_rounds(db)
+    assert [r.status for r in rounds] == ["ok"] * 3
+    with Store.create_or_open(db) as store:
+        meta = store.campaign().metadata
+    assert meta["executor"]["kind"] == "slurm" and meta["executor"]["partition"] == "beta"
+    assert "containment" not in meta
+    assert queued("benchrun-slurm-cli") == []
