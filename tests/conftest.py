@@ -1,10 +1,11 @@
-"""The suite on both CPUs (pytest-xdist, ``-n auto --dist loadgroup`` in pyproject.toml).
+"""The suite on both CPUs (pytest-xdist: ``-n auto --dist loadgroup --no-loadscope-reorder``
+in pyproject.toml; docs/testing.md).
 
 - A module whose tests share a module-scoped fixture (a real campaign, an export) runs on
   one worker: its tests get ``xdist_group`` (the module's path), so the fixture is built
   once instead of once per worker; so do the fuzz modules, whose last test checks the
-  peak memory of the process that ran the others (``SAME_PROCESS``). Session fixtures that run campaigns are shared across
-  workers by tests/shared_build.py instead.
+  peak memory of the process that ran the others (``SAME_PROCESS``). Session fixtures
+  that run campaigns are shared across workers by tests/shared_build.py instead.
 - Under xdist the longest tests are sent first (longest-processing-time-first
   scheduling), so that the run does not end with one worker busy on a 30 s test that was
   collected last while the other waits. ``HEAVY`` holds the measured seconds of the
