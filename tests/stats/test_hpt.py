@@ -310,7 +310,9 @@ def test_swap_with_normal_branch_confidences_sum_to_one() -> None:
     assert res.confidence + res.confidence_b == pytest.approx(1.0, abs=1e-12)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(
+    max_examples=25, deadline=None, derandomize=True
+)  # the same 25 suites each run (3.6-44 s when random)
 @given(suites(lo_a=15, hi_a=40), st.floats(0.55, 0.99), st.floats(0.55, 0.99))
 def test_r_speedup_non_increasing_in_r(ab: tuple, r1: float, r2: float) -> None:
     a, b = ab
