@@ -578,6 +578,10 @@ class RoundLauncher:
         st = self.states[name]
         w = st.workload
         facts = self.round_facts_fn(self.workload_cpus) if self.round_facts_fn else None
+        if outcome.node is not None:  # a round measured elsewhere: where (docs/slurm.md)
+            facts = {**(facts or {}), "node": outcome.node}
+            if "slurm_job" in outcome.extra:
+                facts["slurm_job"] = outcome.extra["slurm_job"]
         readings = round_readings(w, outcome)
         self.store.add_round(
             NewRound(

@@ -37,6 +37,7 @@ READING_COLUMNS = (
     "workload", "unit", "display_unit", "display_factor", "direction", "per_work", "seq", "pass",
     "round_index", "round_status", "round_warmup", "round_flags", "cpus", "work", "started_at",
     "wall_ns", "user_s", "sys_s", "max_rss_kib", "reading_index", "value", "flag", "analysed",
+    "node",
 )  # fmt: skip
 #: columns of ``--what results``; the parameter columns follow ``workload``
 RESULT_COLUMNS = (
@@ -133,7 +134,7 @@ def readings_csv(doc: dict, steady_only: bool) -> str:
                              r["seq"], r["pass"], r["round_index"], r["status"], int(r["warmup"]),
                              r["flags"], r["cpus"], r["work"], r["started_at"], r["wall_ns"],
                              r["user_s"], r["sys_s"], r["max_rss_kib"], i, v, f,
-                             int(analysed)))  # fmt: skip
+                             int(analysed), (r.get("facts") or {}).get("node")))  # fmt: skip
     return _csv(rows, _with_params(READING_COLUMNS, params))
 
 

@@ -10,6 +10,7 @@ will once it is wired to the factory.
 from __future__ import annotations
 
 import contextlib
+import csv
 import os
 import re
 import signal
@@ -247,3 +248,15 @@ def test_benchrun_run_takes_the_executor_from_the_file(tmp_path: Path) -> None:
     assert meta["executor"]["kind"] == "slurm" and meta["executor"]["partition"] == "beta"
     assert "containment" not in meta
     assert queued("benchrun-slurm-cli") == []
+    # every round records its node (and job), in the store and in the CSV export
+    node = os.uname().nodename.split(".")[0]
+    assert {r.facts["node"] for r in rounds} == {node}
+    assert len({r.facts["slurm_job"] for r in rounds}) == 1
+    csv_path = tmp_path / "readings.csv"
+    exported = subprocess.run(
+        ["benchrun", "export", str(db.parent), "--format", "csv", "-o", str(csv_path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+    with csv_path.open() as f:
+        assert {row["node"] for row in csv.DictReader(f)} == {node}
