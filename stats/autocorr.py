@@ -483,9 +483,11 @@ def subsession_size(
 
     if not converged:
         return refuse(
-            q_min, None, max(min_subsessions * q_min, 2 * n),
+            q_min,
+            None,
+            max(min_subsessions * q_min, 2 * n),
             f"correlation time not measurable in {n} readings (tau >= {tau:.1f})",
-        )  # fmt: skip
+        )
     h_max = max(max_subsessions, int(math.floor(n ** (1.0 / 3.0) + 1e-9)))
     q = max(q_min, -(-n // h_max))
     if n // q < min_subsessions:
@@ -599,6 +601,14 @@ def pilot_subsession_size(
             return SubsessionChoice(q, h, n, r1, None, None, True, None, "pilot")
     q = max(1, n // min_subsessions)
     return SubsessionChoice(
-        q, n // q, n, None, None, None, False, None, "pilot",
+        q,
+        n // q,
+        n,
+        None,
+        None,
+        None,
+        False,
+        None,
+        "pilot",
         (f"no subsession size with |lag-1 r| <= {limit} leaves {min_subsessions} subsessions",),
-    )  # fmt: skip
+    )

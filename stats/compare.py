@@ -249,9 +249,17 @@ def welch_from_summary(
             "no t-test was computed, p is 0 or 1"
         )
         return WelchResult(
-            **base, se=0.0, statistic=None, df=None, df_pilot=None, p_value=p,
-            ci_low=diff, ci_high=diff, deterministic=True, notes=tuple(notes),
-        )  # fmt: skip
+            **base,
+            se=0.0,
+            statistic=None,
+            df=None,
+            df_pilot=None,
+            p_value=p,
+            ci_low=diff,
+            ci_high=diff,
+            deterministic=True,
+            notes=tuple(notes),
+        )
     t = diff / se
     if alternative == "two-sided":
         p = 2.0 * stats.t.sf(abs(t), nu)
@@ -270,10 +278,17 @@ def welch_from_summary(
     if va == 0.0 or vb == 0.0:
         notes.append("one sample has zero variance: ν is the other sample's n - 1")
     return WelchResult(
-        **base, se=se, statistic=float(t), df=float(nu), df_pilot=math.floor(nu),
-        p_value=float(min(1.0, p)), ci_low=None if lo is None else float(lo),
-        ci_high=None if hi is None else float(hi), deterministic=False, notes=tuple(notes),
-    )  # fmt: skip
+        **base,
+        se=se,
+        statistic=float(t),
+        df=float(nu),
+        df_pilot=math.floor(nu),
+        p_value=float(min(1.0, p)),
+        ci_low=None if lo is None else float(lo),
+        ci_high=None if hi is None else float(hi),
+        deterministic=False,
+        notes=tuple(notes),
+    )
 
 
 def welch(
@@ -323,9 +338,15 @@ def welch(
     """
     xa, xb = _sample(a, "a"), _sample(b, "b")
     return welch_from_summary(
-        xa.mean(), xa.var(ddof=1), xa.size, xb.mean(), xb.var(ddof=1), xb.size,
-        alternative=alternative, confidence=confidence,
-    )  # fmt: skip
+        xa.mean(),
+        xa.var(ddof=1),
+        xa.size,
+        xb.mean(),
+        xb.var(ddof=1),
+        xb.size,
+        alternative=alternative,
+        confidence=confidence,
+    )
 
 
 # ----------------------------------------------------------------------------- sample size
@@ -569,18 +590,34 @@ def tost_from_summary(
         p_hi = 0.0 if d < delta else 1.0
         notes.append("both samples have zero variance (deterministic): the difference is exact")
         return TostResult(
-            **base, p_lower=p_lo, p_upper=p_hi, p_value=max(p_lo, p_hi), equivalent=inside,
-            ci_low=d, ci_high=d, df=None, deterministic=True, notes=tuple(notes),
-        )  # fmt: skip
+            **base,
+            p_lower=p_lo,
+            p_upper=p_hi,
+            p_value=max(p_lo, p_hi),
+            equivalent=inside,
+            ci_low=d,
+            ci_high=d,
+            df=None,
+            deterministic=True,
+            notes=tuple(notes),
+        )
     se = math.sqrt(va / na + vb / nb)
     p_lo = float(stats.t.sf((d + delta) / se, nu))
     p_hi = float(stats.t.cdf((d - delta) / se, nu))
     half = float(stats.t.ppf(1 - alpha, nu)) * se
     p = max(p_lo, p_hi)
     return TostResult(
-        **base, p_lower=p_lo, p_upper=p_hi, p_value=p, equivalent=p < alpha,
-        ci_low=d - half, ci_high=d + half, df=float(nu), deterministic=False, notes=tuple(notes),
-    )  # fmt: skip
+        **base,
+        p_lower=p_lo,
+        p_upper=p_hi,
+        p_value=p,
+        equivalent=p < alpha,
+        ci_low=d - half,
+        ci_high=d + half,
+        df=float(nu),
+        deterministic=False,
+        notes=tuple(notes),
+    )
 
 
 def tost(
@@ -637,16 +674,27 @@ def tost(
     """
     xa, xb = _sample(a, "a"), _sample(b, "b")
     return tost_from_summary(
-        xa.mean(), xa.var(ddof=1), xa.size, xb.mean(), xb.var(ddof=1), xb.size,
-        margin=margin, relative=relative, alpha=alpha,
-    )  # fmt: skip
+        xa.mean(),
+        xa.var(ddof=1),
+        xa.size,
+        xb.mean(),
+        xb.var(ddof=1),
+        xb.size,
+        margin=margin,
+        relative=relative,
+        alpha=alpha,
+    )
 
 
 # ----------------------------------------------------------------------------- many pairs
 def _summaries(
-    mean_a: ArrayLike, var_a: ArrayLike, n_a: ArrayLike,
-    mean_b: ArrayLike, var_b: ArrayLike, n_b: ArrayLike,
-) -> list[tuple[float, float, int, float, float, int]]:  # fmt: skip
+    mean_a: ArrayLike,
+    var_a: ArrayLike,
+    n_a: ArrayLike,
+    mean_b: ArrayLike,
+    var_b: ArrayLike,
+    n_b: ArrayLike,
+) -> list[tuple[float, float, int, float, float, int]]:
     cols = [np.atleast_1d(np.asarray(c)).tolist() for c in (mean_a, var_a, n_a, mean_b, var_b, n_b)]
     if len({len(c) for c in cols}) != 1:
         raise ValueError("the six summary sequences must have the same length")
@@ -869,10 +917,14 @@ def mann_whitney(x: ArrayLike, y: ArrayLike, alternative: str = "two-sided") -> 
     res = stats.mannwhitneyu(xs, ys, alternative=alternative, method="auto")
     u = float(res.statistic)
     return MannWhitneyResult(
-        statistic=u, p_value=float(res.pvalue), alternative=alternative, n_x=xs.size,
-        n_y=ys.size, prob_superiority=u / (xs.size * ys.size),
+        statistic=u,
+        p_value=float(res.pvalue),
+        alternative=alternative,
+        n_x=xs.size,
+        n_y=ys.size,
+        prob_superiority=u / (xs.size * ys.size),
         method="scipy.stats.mannwhitneyu(method='auto')",
-    )  # fmt: skip
+    )
 
 
 # ----------------------------------------------------------------------------- effect size
@@ -1000,9 +1052,18 @@ def effect_size_from_summary(
         method = "normal approximation, var(d) = (n_a+n_b)/(n_a n_b) + d²/(2(n_a+n_b))"
         notes.append("noncentral t inversion failed; used Hedges & Olkin's normal approximation")
     return EffectSize(
-        cohens_d=d, hedges_g=j * d, d_ci_low=lo, d_ci_high=hi, g_ci_low=j * lo, g_ci_high=j * hi,
-        confidence=confidence, n_a=na, n_b=nb, method=method, notes=tuple(notes),
-    )  # fmt: skip
+        cohens_d=d,
+        hedges_g=j * d,
+        d_ci_low=lo,
+        d_ci_high=hi,
+        g_ci_low=j * lo,
+        g_ci_high=j * hi,
+        confidence=confidence,
+        n_a=na,
+        n_b=nb,
+        method=method,
+        notes=tuple(notes),
+    )
 
 
 def effect_size(a: ArrayLike, b: ArrayLike, confidence: float = 0.95) -> EffectSize:

@@ -518,9 +518,13 @@ def rank_results(
     # the k-1 adjacent pairs at once: the same numbers as one welch/tost_from_summary each
     a_side, b_side = rows[:-1], rows[1:]
     cols = (
-        [r.mean for r in a_side], [r.var for r in a_side], [r.n for r in a_side],
-        [r.mean for r in b_side], [r.var for r in b_side], [r.n for r in b_side],
-    )  # fmt: skip
+        [r.mean for r in a_side],
+        [r.var for r in a_side],
+        [r.n for r in a_side],
+        [r.mean for r in b_side],
+        [r.var for r in b_side],
+        [r.n for r in b_side],
+    )
     welch_ps = [float(p) for p in welch_pvalues(*cols)] if k > 1 else []
     tost_p, tost_eq = (
         tost_pvalues(*cols, margin=margin, relative=[r.mean != 0 for r in a_side], alpha=alpha)

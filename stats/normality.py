@@ -117,6 +117,12 @@ def normality(
         )
     w_f, p_f = opt_float(w), opt_float(p)
     return NormalityResult(
-        w_f, p_f, n, alpha, None if p_f is None else bool(p_f >= alpha), qq_t, qq_s,
+        w_f,
+        p_f,
+        n,
+        alpha,
+        None if p_f is None else bool(p_f >= alpha),
+        qq_t,
+        qq_s,
         notes=tuple(notes),
-    )  # fmt: skip
+    )

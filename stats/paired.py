@@ -228,10 +228,19 @@ def paired_test(
         half = float(stats.t.ppf(0.5 + confidence / 2.0, df)) * se
         lo, hi = m - half, m + half
     return PairedTest(
-        mean=m, se=se, n=n, ratio=math.exp(m), ratio_low=math.exp(lo), ratio_high=math.exp(hi),
-        p_value=min(1.0, p), tost_p=min(1.0, p_tost), equivalent=p_tost < alpha,
-        margin=float(margin), alpha=float(alpha), confidence=float(confidence),
-    )  # fmt: skip
+        mean=m,
+        se=se,
+        n=n,
+        ratio=math.exp(m),
+        ratio_low=math.exp(lo),
+        ratio_high=math.exp(hi),
+        p_value=min(1.0, p),
+        tost_p=min(1.0, p_tost),
+        equivalent=p_tost < alpha,
+        margin=float(margin),
+        alpha=float(alpha),
+        confidence=float(confidence),
+    )
 
 
 def paired_growth_needed(
@@ -277,9 +286,14 @@ def confirm_paired(summaries: Sequence[tuple[float, float, int]], alpha: float) 
 
 
 def ratio_of_means_ci(
-    mean_a: float, var_a: float, n_a: int, mean_b: float, var_b: float, n_b: int,
+    mean_a: float,
+    var_a: float,
+    n_a: int,
+    mean_b: float,
+    var_b: float,
+    n_b: int,
     confidence: float = 0.95,
-) -> tuple[float, float | None, float | None]:  # fmt: skip
+) -> tuple[float, float | None, float | None]:
     """Ratio ``mean_b/mean_a`` of two independent means and its CI (delta method on logs).
 
     Parameters

@@ -277,9 +277,16 @@ def baseline_tests(
     for cur, base in items:
         w = welch_from_summary(cur.mean, cur.var, cur.n, base.mean, base.var, base.n)
         t = tost_from_summary(
-            base.mean, base.var, base.n, cur.mean, cur.var, cur.n,
-            margin=margin, relative=base.mean != 0, alpha=alpha,
-        )  # fmt: skip
+            base.mean,
+            base.var,
+            base.n,
+            cur.mean,
+            cur.var,
+            cur.n,
+            margin=margin,
+            relative=base.mean != 0,
+            alpha=alpha,
+        )
         raw.append((w.p_value, t, w.notes))
     adjusted = holm([p for p, _, _ in raw]) if raw else ()
     out = []

@@ -244,9 +244,21 @@ def describe(
     mean = _mean(x)
     if n == 1:
         return Description(
-            1, mean, None, None, None, None, None, None, None, None, None, None, None,
+            1,
+            mean,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
             ("one reading: no spread, quantiles or intervals",),
-        )  # fmt: skip
+        )
     notes: list[str] = []
     d = x - mean
     std = math.sqrt(float(np.dot(d, d)) / (n - 1))
@@ -270,9 +282,21 @@ def describe(
         lo, hi = got["q1"] - outlier_k * iqr, got["q3"] + outlier_k * iqr
         outliers = int(np.searchsorted(xs, lo, "left") + (n - np.searchsorted(xs, hi, "right")))
     return Description(
-        n, mean, std, cov, float(xs[0]), got["q1"], got["median"], got["q3"], float(xs[-1]),
-        got["p90"], got["p99"], bool(deterministic), outliers, tuple(notes),
-    )  # fmt: skip
+        n,
+        mean,
+        std,
+        cov,
+        float(xs[0]),
+        got["q1"],
+        got["median"],
+        got["q3"],
+        float(xs[-1]),
+        got["p90"],
+        got["p99"],
+        bool(deterministic),
+        outliers,
+        tuple(notes),
+    )
 
 
 # ----------------------------------------------------------------------------- aggregate
@@ -377,12 +401,40 @@ def aggregate(
 
 # ----------------------------------------------------------------------------- summarize
 _KEYS = (
-    "n", "warmup_readings", "subsession_size", "n_subsessions", "mean", "ci_low", "ci_high",
-    "median", "median_ci_low", "median_ci_high", "std", "cov", "min", "q1", "q3", "max", "p90",
-    "p99", "autocorrelation_lag1", "normality_p", "outliers", "deterministic", "notes",
-    "subsession_variance", "confidence", "ess", "enough_data", "certified", "interval_low",
-    "interval_high", "tau_bound", "width_factor", "interval_note",
-)  # fmt: skip
+    "n",
+    "warmup_readings",
+    "subsession_size",
+    "n_subsessions",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "median",
+    "median_ci_low",
+    "median_ci_high",
+    "std",
+    "cov",
+    "min",
+    "q1",
+    "q3",
+    "max",
+    "p90",
+    "p99",
+    "autocorrelation_lag1",
+    "normality_p",
+    "outliers",
+    "deterministic",
+    "notes",
+    "subsession_variance",
+    "confidence",
+    "ess",
+    "enough_data",
+    "certified",
+    "interval_low",
+    "interval_high",
+    "tau_bound",
+    "width_factor",
+    "interval_note",
+)
 
 
 @dataclass(frozen=True)
@@ -590,27 +642,60 @@ def summarize(
     notes.extend(d.notes)
     n = d.n
     base: dict[str, Any] = dict(
-        n=n, warmup_readings=w, mean=d.mean, median=d.median, std=d.std, cov=d.cov, min=d.min,
-        q1=d.q1, q3=d.q3, max=d.max, p90=d.p90, p99=d.p99, outliers=d.outliers,
-        deterministic=d.deterministic, confidence=c,
-    )  # fmt: skip
+        n=n,
+        warmup_readings=w,
+        mean=d.mean,
+        median=d.median,
+        std=d.std,
+        cov=d.cov,
+        min=d.min,
+        q1=d.q1,
+        q3=d.q3,
+        max=d.max,
+        p90=d.p90,
+        p99=d.p99,
+        outliers=d.outliers,
+        deterministic=d.deterministic,
+        confidence=c,
+    )
     if n == 1:
         return Summary(
-            **base, subsession_size=None, n_subsessions=None, ci_low=None, ci_high=None,
-            median_ci_low=None, median_ci_high=None, autocorrelation_lag1=None,
-            normality_p=None, notes=tuple(notes), subsession_variance=None, ess=None,
-            enough_data=False, readings_needed=None,
-        )  # fmt: skip
+            **base,
+            subsession_size=None,
+            n_subsessions=None,
+            ci_low=None,
+            ci_high=None,
+            median_ci_low=None,
+            median_ci_high=None,
+            autocorrelation_lag1=None,
+            normality_p=None,
+            notes=tuple(notes),
+            subsession_variance=None,
+            ess=None,
+            enough_data=False,
+            readings_needed=None,
+        )
     if d.std == 0.0:
         notes.append("all readings equal: deterministic, the CI has zero width")
         med = quantile_ci(y, 0.5, c)
         return Summary(
-            **base, subsession_size=1, n_subsessions=n, ci_low=d.mean, ci_high=d.mean,
-            median_ci_low=med.low, median_ci_high=med.high, autocorrelation_lag1=None,
-            normality_p=None, notes=tuple(notes + list(med.notes)), subsession_variance=0.0,
-            ess=float(n), enough_data=True, certified=True, interval_low=d.mean,
+            **base,
+            subsession_size=1,
+            n_subsessions=n,
+            ci_low=d.mean,
+            ci_high=d.mean,
+            median_ci_low=med.low,
+            median_ci_high=med.high,
+            autocorrelation_lag1=None,
+            normality_p=None,
+            notes=tuple(notes + list(med.notes)),
+            subsession_variance=0.0,
+            ess=float(n),
+            enough_data=True,
+            certified=True,
+            interval_low=d.mean,
             interval_high=d.mean,
-        )  # fmt: skip
+        )
     lag1 = autocorrelation(y, 1)
     choice = subsession_size(y, c, min_subsessions=min_subsessions, max_subsessions=max_subsessions)
     notes.extend(choice.notes)
@@ -626,9 +711,11 @@ def summarize(
         naive = mean_ci(y, c).half_width
         half = ci.half_width
         shown = dict(
-            certified=True, interval_low=ci_low, interval_high=ci_high,
+            certified=True,
+            interval_low=ci_low,
+            interval_high=ci_high,
             width_factor=half / naive if naive and half is not None else None,
-        )  # fmt: skip
+        )
         if choice.n_used < n:
             notes.append(
                 f"{n - choice.n_used} trailing readings not in a complete subsession: "
@@ -648,19 +735,34 @@ def summarize(
             "(Geyer's initial positive sequence estimate, docs/methods.md §4.1)"
         )
         shown = dict(
-            interval_low=unc.ci_low, interval_high=unc.ci_high, tau_bound=unc.tau_bound,
-            width_factor=unc.width_factor, interval_note=unc.note,
-        )  # fmt: skip
+            interval_low=unc.ci_low,
+            interval_high=unc.ci_high,
+            tau_bound=unc.tau_bound,
+            width_factor=unc.width_factor,
+            interval_note=unc.note,
+        )
     else:
         notes.append("no mean or median CI until there is enough data")
     return Summary(
-        **base, subsession_size=choice.q, n_subsessions=choice.n_subsessions, ci_low=ci_low,
-        ci_high=ci_high, median_ci_low=med_low, median_ci_high=med_high,
-        autocorrelation_lag1=lag1, normality_p=norm_p, notes=tuple(notes),
-        subsession_variance=s2, ess=choice.ess, enough_data=choice.enough,
-        readings_needed=choice.readings_needed, tau=choice.tau, subsessions=choice,
-        uncertified=unc, **shown,
-    )  # fmt: skip
+        **base,
+        subsession_size=choice.q,
+        n_subsessions=choice.n_subsessions,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        median_ci_low=med_low,
+        median_ci_high=med_high,
+        autocorrelation_lag1=lag1,
+        normality_p=norm_p,
+        notes=tuple(notes),
+        subsession_variance=s2,
+        ess=choice.ess,
+        enough_data=choice.enough,
+        readings_needed=choice.readings_needed,
+        tau=choice.tau,
+        subsessions=choice,
+        uncertified=unc,
+        **shown,
+    )
 
 
 def _indicator_ess(y: np.ndarray, median: float | None) -> float | None:

@@ -278,6 +278,16 @@ def uncertified_mean_ci(
         return UncertifiedInterval(m, m, m, c, n, 0.0, None, 1.0, n - 1.0, 0.0, 0.0, None)
     mean, half, tau, bound, df, naive = (float(v[0]) for v in _intervals(x[None, :], c))
     return UncertifiedInterval(
-        mean, mean - half, mean + half, c, n, float(np.sqrt(np.dot(d, d) / (n - 1))),
-        tau, bound, df, half, naive, half / naive,
-    )  # fmt: skip
+        mean,
+        mean - half,
+        mean + half,
+        c,
+        n,
+        float(np.sqrt(np.dot(d, d) / (n - 1))),
+        tau,
+        bound,
+        df,
+        half,
+        naive,
+        half / naive,
+    )

@@ -22,8 +22,11 @@ class OneLineParser(argparse.ArgumentParser):
     """Argument errors as one line (no usage block), exit code 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"benchrun: error: {self.prog.removeprefix('benchrun ')}: {message} "
-                     f"(see {self.prog} --help)\n")  # fmt: skip
+        self.exit(
+            2,
+            f"benchrun: error: {self.prog.removeprefix('benchrun ')}: {message} "
+            f"(see {self.prog} --help)\n",
+        )
 
 
 def stats_function(name: str) -> Callable[..., Any]:

@@ -141,9 +141,17 @@ def render_speedup(doc: Doc) -> None:
     unit = doc["unit"]
     base, cand = doc["baseline"], doc["candidate"]
     table = Table(title=_title(doc, f"Speedup-Test: {cand} vs baseline {base}"))
-    for column in ("benchmark", "n", f"mean {base}", f"mean {cand}", "speedup (mean)",
-                   "mean verdict", "speedup (median)", "median verdict",
-                   "speedup (min, observed)"):  # fmt: skip
+    for column in (
+        "benchmark",
+        "n",
+        f"mean {base}",
+        f"mean {cand}",
+        "speedup (mean)",
+        "mean verdict",
+        "speedup (median)",
+        "median verdict",
+        "speedup (min, observed)",
+    ):
         table.add_column(column, justify="left" if "verdict" in column else "right")
     for name, r in res["benchmarks"].items():
         du = display_unit(unit, r["mean_x"])
@@ -199,8 +207,16 @@ def render_hpt(doc: Doc) -> None:
     a, b = doc["a"], doc["b"]
     names = {"A": a, "B": b, "tie": "tie"}
     table = Table(title=_title(doc, f"HPT: does {a} outperform {b}?"))
-    for column in ("benchmark", "runs", f"median {a}", f"median {b}", "rank-sum p",
-                   "winner", "d (score)", "rank"):  # fmt: skip
+    for column in (
+        "benchmark",
+        "runs",
+        f"median {a}",
+        f"median {b}",
+        "rank-sum p",
+        "winner",
+        "d (score)",
+        "rank",
+    ):
         table.add_column(column, justify="left" if column == "winner" else "right")
     for row in res["benchmarks"]:
         du = display_unit(unit, row["median_a"])
@@ -315,16 +331,34 @@ def render_summary(doc: Doc) -> None:
     conf = format_percent(doc["confidence"])
     # columns by priority: at a narrow width the least needed are left out (and named)
     # rather than cut with an ellipsis (runner/ui/fit.py); group names fold
-    cols = [Col("group", "left", fold=True), Col("n", "right"), Col("warm-up", "right", 9),
-            Col("mean", "right"), Col(f"{conf} CI of mean", "right"), Col("median", "right", 4),
-            Col(f"{conf} CI of median", "right", 10), Col("std", "right", 5),
-            Col("CoV", "right", 3), Col("min", "right", 8), Col("q1", "right", 11),
-            Col("q3", "right", 11), Col("max", "right", 8), Col("p90", "right", 11),
-            Col("p99", "right", 12), Col("unit", "left")]  # fmt: skip
-    dcols = [Col("group", "left", fold=True), Col("q × n_q", "right"),
-             Col("lag-1 r", "right", 4), Col("ESS", "right", 3),
-             Col("Shapiro-Wilk p", "right", 5), Col("Tukey outliers", "right", 6),
-             Col("deterministic", "right", 7), Col("verdict", "left")]  # fmt: skip
+    cols = [
+        Col("group", "left", fold=True),
+        Col("n", "right"),
+        Col("warm-up", "right", 9),
+        Col("mean", "right"),
+        Col(f"{conf} CI of mean", "right"),
+        Col("median", "right", 4),
+        Col(f"{conf} CI of median", "right", 10),
+        Col("std", "right", 5),
+        Col("CoV", "right", 3),
+        Col("min", "right", 8),
+        Col("q1", "right", 11),
+        Col("q3", "right", 11),
+        Col("max", "right", 8),
+        Col("p90", "right", 11),
+        Col("p99", "right", 12),
+        Col("unit", "left"),
+    ]
+    dcols = [
+        Col("group", "left", fold=True),
+        Col("q × n_q", "right"),
+        Col("lag-1 r", "right", 4),
+        Col("ESS", "right", 3),
+        Col("Shapiro-Wilk p", "right", 5),
+        Col("Tukey outliers", "right", 6),
+        Col("deterministic", "right", 7),
+        Col("verdict", "left"),
+    ]
     cells: list[list[str]] = []
     dcells: list[list[str]] = []
     notes: list[str] = []
@@ -358,12 +392,26 @@ def render_summary(doc: Doc) -> None:
             # the interval every output prints without a certified CI (docs/methods.md §4.1)
             ci = interval(du.scale(s["interval_low"]), du.scale(s.get("interval_high"))) + " *"
             marked = True
-        cells.append([
-            name, str(s["n"]), str(s["warmup_readings"]), v("mean"), ci, v("median"),
-            interval(du.scale(s["median_ci_low"]), du.scale(s["median_ci_high"])), v("std"),
-            format_percent(s["cov"]), v("min"), v("q1"), v("q3"), v("max"), v("p90"), v("p99"),
-            du.label or "-",
-        ])  # fmt: skip
+        cells.append(
+            [
+                name,
+                str(s["n"]),
+                str(s["warmup_readings"]),
+                v("mean"),
+                ci,
+                v("median"),
+                interval(du.scale(s["median_ci_low"]), du.scale(s["median_ci_high"])),
+                v("std"),
+                format_percent(s["cov"]),
+                v("min"),
+                v("q1"),
+                v("q3"),
+                v("max"),
+                v("p90"),
+                v("p99"),
+                du.label or "-",
+            ]
+        )
         dcells.append(
             [
                 name,
@@ -426,19 +474,31 @@ def render_compare(doc: Doc) -> None:
         name, s = rank["names"][i], groups[rank["names"][i]]
         du = units[name]
         table.add_row(
-            str(i + 1), name, shown(rank["estimates"][i], du, unit=True),
+            str(i + 1),
+            name,
+            shown(rank["estimates"][i], du, unit=True),
             interval(du.scale(rank["ci_low"][i]), du.scale(rank["ci_high"][i]), du.label),
             subsessions(s["subsession_size"], s["n_subsessions"]),
-        )  # fmt: skip
+        )
     console.print(table)
     _elision_note(console, elided, n_ranked, "groups")
     pairs = Table(title="Adjacent pairs")
-    for column in ("pair", "verdict", "difference", "Welch p", "Holm p", "TOST p",
-                   "CIs overlap", "effect size d [CI]", "n needed"):  # fmt: skip
+    for column in (
+        "pair",
+        "verdict",
+        "difference",
+        "Welch p",
+        "Holm p",
+        "TOST p",
+        "CIs overlap",
+        "effect size d [CI]",
+        "n needed",
+    ):
         pairs.add_column(
-            column, justify="left" if column in ("pair", "verdict") else "right",
+            column,
+            justify="left" if column in ("pair", "verdict") else "right",
             overflow=_overflow(column),
-        )  # fmt: skip
+        )
     worse = "slower/costlier" if doc["direction"] == "lower_is_better" else "lower"
     sentences: list[str] = []
     n_pairs = len(rank["pairs"])
@@ -451,8 +511,11 @@ def render_compare(doc: Doc) -> None:
             f"{p['a']} vs {p['b']}",
             p["verdict"],
             shown(p["difference"], units[p["a"]], unit=True)
-            + (f" ({format_percent(p['relative_difference'])})"
-               if p["relative_difference"] is not None else ""),
+            + (
+                f" ({format_percent(p['relative_difference'])})"
+                if p["relative_difference"] is not None
+                else ""
+            ),
             pval(p["welch_p"]),
             pval(p["welch_p_holm"]),
             pval(p["tost_p"]),
@@ -461,7 +524,7 @@ def render_compare(doc: Doc) -> None:
             if p["effect_size"] is None
             else f"{num(p['effect_size'])} {interval(es['d_ci_low'], es['d_ci_high'])}",
             num(p["required_n"]),
-        )  # fmt: skip
+        )
     for p in rank["pairs"]:
         rel = (
             format_percent(abs(p["relative_difference"]))
@@ -509,8 +572,14 @@ def render_quantiles(doc: Doc) -> None:
         table = Table(title=title)
         known = [v for v in r["intercept"] if v is not None]
         du = display_unit(unit, known[len(known) // 2] if known else None)
-        for column in ("quantile", f"{a}", f"{b} - {a}", f"{format_percent(r['confidence'])} CI",
-                       "relative", "reading"):  # fmt: skip
+        for column in (
+            "quantile",
+            f"{a}",
+            f"{b} - {a}",
+            f"{format_percent(r['confidence'])} CI",
+            "relative",
+            "reading",
+        ):
             table.add_column(column, justify="left" if column == "reading" else "right")
         for q, base, eff, lo, hi in zip(
             r["quantiles"], r["intercept"], r["effect"], r["ci_low"], r["ci_high"], strict=True
@@ -523,9 +592,13 @@ def render_quantiles(doc: Doc) -> None:
                 reading = "no clear shift"
             rel = format_percent(eff / base) if base not in (None, 0) and eff is not None else "-"
             table.add_row(
-                f"{q:g}", shown(base, du, unit=True), shown(eff, du, unit=True),
-                interval(du.scale(lo), du.scale(hi), du.label), rel, reading,
-            )  # fmt: skip
+                f"{q:g}",
+                shown(base, du, unit=True),
+                shown(eff, du, unit=True),
+                interval(du.scale(lo), du.scale(hi), du.label),
+                rel,
+                reading,
+            )
         console.print(table)
         notes += [f"{item['benchmark']}: {n}" for n in r.get("notes", [])]
         method = r["method"]

@@ -391,10 +391,13 @@ class _Adaptive:
                 pairs.add(
                     name,
                     round_values_by_pass(
-                        st.steady_readings[start:], st.steady_work[start:],
-                        st.steady_passes[start:], per_work, skip,
+                        st.steady_readings[start:],
+                        st.steady_work[start:],
+                        st.steady_passes[start:],
+                        per_work,
+                        skip,
                     ),
-                )  # fmt: skip
+                )
                 continue
             pairs.update(
                 name,

@@ -497,9 +497,17 @@ class RoundLauncher:
                 return None
             if done.status != "ok":
                 return self._hook_failed(
-                    name, kind, done, [*hooks, record], pass_index, round_index, argv, work,
-                    warmup, flags,
-                )  # fmt: skip
+                    name,
+                    kind,
+                    done,
+                    [*hooks, record],
+                    pass_index,
+                    round_index,
+                    argv,
+                    work,
+                    warmup,
+                    flags,
+                )
             if kind == "setup":
                 self.store.add_hook(record)
                 self._setup_done.add(name)

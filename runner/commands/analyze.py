@@ -149,15 +149,28 @@ def _benchrun_summary(rounds: list[np.ndarray], confidence: float) -> tuple[dict
     norm = normality(means) if means is not None and means.size >= 3 else None
     described = as_dict(stats_function("describe")(x))
     doc.update(
-        n=c.n, warmup_readings=0, subsession_size=c.q, n_subsessions=c.n_q, mean=c.mean,
-        ci_low=c.ci_low, ci_high=c.ci_high, subsession_variance=c.s2_q, ess=c.ess,
-        enough_data=c.enough, readings_needed=c.readings_needed, tau=c.tau,
-        certified=c.certified, interval_low=c.interval_low, interval_high=c.interval_high,
-        tau_bound=c.tau_bound, width_factor=c.width_factor, interval_note=c.interval_note,
+        n=c.n,
+        warmup_readings=0,
+        subsession_size=c.q,
+        n_subsessions=c.n_q,
+        mean=c.mean,
+        ci_low=c.ci_low,
+        ci_high=c.ci_high,
+        subsession_variance=c.s2_q,
+        ess=c.ess,
+        enough_data=c.enough,
+        readings_needed=c.readings_needed,
+        tau=c.tau,
+        certified=c.certified,
+        interval_low=c.interval_low,
+        interval_high=c.interval_high,
+        tau_bound=c.tau_bound,
+        width_factor=c.width_factor,
+        interval_note=c.interval_note,
         normality_p=None if norm is None else norm.p_value,
         notes=[*described["notes"], *c.notes],
         estimate=f"benchrun's collector over {len(rounds)} rounds (the campaign's estimate)",
-    )  # fmt: skip
+    )
     return doc, means
 
 
@@ -182,9 +195,11 @@ def _summaries(ds: Dataset, args: argparse.Namespace) -> list[dict[str, Any]]:
                 row["rounds"] = len(by_round)
             elif split is not None:
                 ps = summarize_processes(
-                    split, args.confidence, "mser5" if warmup == "mser5 over process means"
-                    else warmup, ds.process_word,
-                )  # fmt: skip
+                    split,
+                    args.confidence,
+                    "mser5" if warmup == "mser5 over process means" else warmup,
+                    ds.process_word,
+                )
                 result = as_summary(ps)
                 row.update(unit_of_observation=ds.process_word, processes=ps.n)
                 means = ps.means
@@ -274,8 +289,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     effect = stats_module("compare", "effect_size_from_summary")
     for pair in ranking_doc["pairs"]:
         a, b = by_name[pair["a"]], by_name[pair["b"]]
-        es = effect(b["mean"], b["variance"], b["n"], a["mean"], a["variance"], a["n"],
-                    confidence=args.confidence)  # fmt: skip
+        es = effect(
+            b["mean"],
+            b["variance"],
+            b["n"],
+            a["mean"],
+            a["variance"],
+            a["n"],
+            confidence=args.confidence,
+        )
         pair["effect_size_ci"] = as_dict(es)
     # omnibus tests on the subsession means (the approximately independent values, §3)
     subsession_means = stats_function("subsession_means")

@@ -141,8 +141,14 @@ def main(args: argparse.Namespace) -> int:
     for side, path in ((old, args.old), (new, args.new)):
         if not side.entries and not side.empty:
             raise UserError(f"{path}: no workload to compare")
-    cmp = compare_sides(old, new, alpha=args.alpha, margin=args.margin,
-                        confidence=args.confidence, threshold=args.fail_on_regression)  # fmt: skip
+    cmp = compare_sides(
+        old,
+        new,
+        alpha=args.alpha,
+        margin=args.margin,
+        confidence=args.confidence,
+        threshold=args.fail_on_regression,
+    )
     if args.json:
         print(json.dumps(cmp.to_dict(), indent=2, allow_nan=False))
     else:
@@ -177,8 +183,16 @@ def _print(cmp: Any, args: argparse.Namespace) -> None:
     console.print(f"old: [bold]{escape(old.label)}[/]   new: [bold]{escape(new.label)}[/]")
     pc = f"{100 * args.confidence:g} %"
     table = Table(header_style="bold")
-    for col in ("workload", f"new/old [{pc} CI]", "old", "new", "change", "Holm p",
-                "TOST p", "note"):  # fmt: skip
+    for col in (
+        "workload",
+        f"new/old [{pc} CI]",
+        "old",
+        "new",
+        "change",
+        "Holm p",
+        "TOST p",
+        "note",
+    ):
         table.add_column(col)
     for r in cmp.rows:
         v = r.headline + (" [bold](regression)[/]" if r.regression else "")

@@ -34,18 +34,58 @@ FORMATS = ("json", "csv")
 PARAM_PREFIX = "param_"
 #: columns of ``--what readings``; the parameter columns follow ``workload``
 READING_COLUMNS = (
-    "workload", "unit", "display_unit", "display_factor", "direction", "per_work", "seq", "pass",
-    "round_index", "round_status", "round_warmup", "round_flags", "cpus", "work", "started_at",
-    "wall_ns", "user_s", "sys_s", "max_rss_kib", "reading_index", "value", "flag", "analysed",
+    "workload",
+    "unit",
+    "display_unit",
+    "display_factor",
+    "direction",
+    "per_work",
+    "seq",
+    "pass",
+    "round_index",
+    "round_status",
+    "round_warmup",
+    "round_flags",
+    "cpus",
+    "work",
+    "started_at",
+    "wall_ns",
+    "user_s",
+    "sys_s",
+    "max_rss_kib",
+    "reading_index",
+    "value",
+    "flag",
+    "analysed",
     "node",
-)  # fmt: skip
+)
 #: columns of ``--what results``; the parameter columns follow ``workload``
 RESULT_COLUMNS = (
-    "workload", "unit", "display_unit", "display_factor", "direction", "mean", "ci_low",
-    "ci_high", "confidence", "variance", "n_q", "q", "n", "warmup_readings", "enough",
-    "rel_half_width", "baseline", "baseline_verdict", "baseline_ratio", "baseline_ratio_low",
-    "baseline_ratio_high", "baseline_test", "baseline_p_holm", "baseline_headline",
-)  # fmt: skip
+    "workload",
+    "unit",
+    "display_unit",
+    "display_factor",
+    "direction",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "confidence",
+    "variance",
+    "n_q",
+    "q",
+    "n",
+    "warmup_readings",
+    "enough",
+    "rel_half_width",
+    "baseline",
+    "baseline_verdict",
+    "baseline_ratio",
+    "baseline_ratio_low",
+    "baseline_ratio_high",
+    "baseline_test",
+    "baseline_p_holm",
+    "baseline_headline",
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -129,12 +169,35 @@ def readings_csv(doc: dict, steady_only: bool) -> str:
                 analysed = f.split(",")[0] in ANALYSED
                 if steady_only and not analysed:
                     continue
-                rows.append((w["name"], *pv, w["unit"], du.get("label"), du.get("factor"),
-                             w["direction"], int(bool(w["per_work"])),
-                             r["seq"], r["pass"], r["round_index"], r["status"], int(r["warmup"]),
-                             r["flags"], r["cpus"], r["work"], r["started_at"], r["wall_ns"],
-                             r["user_s"], r["sys_s"], r["max_rss_kib"], i, v, f,
-                             int(analysed), (r.get("facts") or {}).get("node")))  # fmt: skip
+                rows.append(
+                    (
+                        w["name"],
+                        *pv,
+                        w["unit"],
+                        du.get("label"),
+                        du.get("factor"),
+                        w["direction"],
+                        int(bool(w["per_work"])),
+                        r["seq"],
+                        r["pass"],
+                        r["round_index"],
+                        r["status"],
+                        int(r["warmup"]),
+                        r["flags"],
+                        r["cpus"],
+                        r["work"],
+                        r["started_at"],
+                        r["wall_ns"],
+                        r["user_s"],
+                        r["sys_s"],
+                        r["max_rss_kib"],
+                        i,
+                        v,
+                        f,
+                        int(analysed),
+                        (r.get("facts") or {}).get("node"),
+                    )
+                )
     return _csv(rows, _with_params(READING_COLUMNS, params))
 
 
@@ -154,11 +217,25 @@ def results_csv(doc: dict) -> str:
         r = w.get("result") or {}
         du = w.get("display_unit") or {}
         b = base.get(w["name"]) or {}
-        rows.append((w["name"], *((w.get("params") or {}).get(p) for p in params), w["unit"],
-                     du.get("label"), du.get("factor"), w["direction"],
-                     *(r.get(k) for k in RESULT_COLUMNS[5:16]), b.get("a"), b.get("verdict"),
-                     b.get("ratio"), b.get("ratio_low"), b.get("ratio_high"), b.get("test"),
-                     b.get("p_holm"), b.get("headline")))  # fmt: skip
+        rows.append(
+            (
+                w["name"],
+                *((w.get("params") or {}).get(p) for p in params),
+                w["unit"],
+                du.get("label"),
+                du.get("factor"),
+                w["direction"],
+                *(r.get(k) for k in RESULT_COLUMNS[5:16]),
+                b.get("a"),
+                b.get("verdict"),
+                b.get("ratio"),
+                b.get("ratio_low"),
+                b.get("ratio_high"),
+                b.get("test"),
+                b.get("p_holm"),
+                b.get("headline"),
+            )
+        )
     return _csv(rows, _with_params(RESULT_COLUMNS, params))
 
 

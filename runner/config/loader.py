@@ -215,14 +215,19 @@ def _parse_compare(
                 smap.error(path, "expected {by: FACTOR} or a list of workload names")
             factor = item["by"]
             if factor not in matrix:
-                smap.error(path, f"by: {describe(factor)} is not a matrix factor; valid: "
-                           f"{_listing(list(matrix)) if matrix else '(no matrix)'}")  # fmt: skip
+                smap.error(
+                    path,
+                    f"by: {describe(factor)} is not a matrix factor; valid: "
+                    f"{_listing(list(matrix)) if matrix else '(no matrix)'}",
+                )
             cells: dict[tuple[Any, ...], list[str]] = {}
             for w in workloads:
                 if factor in w.params and w.base_name is not None:
                     rest = (w.base_name, w.metric, w.unit) + tuple(
-                        (k, str(v)) for k, v in sorted(w.params.items()) if k != factor and k in matrix
-                    )  # fmt: skip
+                        (k, str(v))
+                        for k, v in sorted(w.params.items())
+                        if k != factor and k in matrix
+                    )
                     cells.setdefault(rest, []).append(w.name)
             found = [tuple(g) for g in cells.values() if len(g) >= 2]
             if not found:
@@ -241,15 +246,21 @@ def _parse_compare(
             smap.error(path, f"a group needs at least 2 workloads, got {group}")
         kinds = {(by_name[n].metric, by_name[n].unit) for n in group}
         if len(kinds) > 1:
-            smap.error(path, "a group's workloads must share one metric and unit, got "
-                       + ", ".join(f"{m} ({u})" for m, u in sorted(kinds)))  # fmt: skip
+            smap.error(
+                path,
+                "a group's workloads must share one metric and unit, got "
+                + ", ".join(f"{m} ({u})" for m, u in sorted(kinds)),
+            )
         groups.append(tuple(group))
     seen: dict[str, int] = {}
     for i, g in enumerate(groups):
         for n in g:
             if n in seen:
-                smap.error(("compare",), f"{n} is in two groups ({seen[n] + 1} and {i + 1}); "
-                           "a workload may be in one group only")  # fmt: skip
+                smap.error(
+                    ("compare",),
+                    f"{n} is in two groups ({seen[n] + 1} and {i + 1}); "
+                    "a workload may be in one group only",
+                )
             seen[n] = i
     return tuple(groups)
 

@@ -370,10 +370,14 @@ def _uncertified(
         if half_r > u.half_width:
             tau_r = x.size * (s2_r / r) / (u.std * u.std)
             u = replace(
-                u, ci_low=u.mean - half_r, ci_high=u.mean + half_r, half_width=half_r,
-                tau_bound=max(u.tau_bound, tau_r), width_factor=half_r / u.naive_half_width,
+                u,
+                ci_low=u.mean - half_r,
+                ci_high=u.mean + half_r,
+                half_width=half_r,
+                tau_bound=max(u.tau_bound, tau_r),
+                width_factor=half_r / u.naive_half_width,
                 method="round means",
-            )  # fmt: skip
+            )
     how = "t over the round means" if u.method == "round means" else "Geyer's initial sequence"
     notes.append(
         f"no certified CI yet; the interval shown assumes tau <= {u.tau_bound:.2f} readings "
@@ -433,9 +437,25 @@ def collect(
     rs = _as_rounds(rounds, per_work, notes)
     if len(rs) == 0:
         return WorkloadStats(
-            0, 0, 0, "rounds", None, None, None, None, None, None, None, False, h_min, h_min,
-            None, None, c, tuple(notes + ["no readings yet"]),
-        )  # fmt: skip
+            0,
+            0,
+            0,
+            "rounds",
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            False,
+            h_min,
+            h_min,
+            None,
+            None,
+            c,
+            tuple(notes + ["no readings yet"]),
+        )
     if isinstance(rs, np.ndarray):
         single = rs.shape[1] == 1
     else:
@@ -480,17 +500,42 @@ def collect(
     q, h = int(choice.q), int(choice.n_subsessions)
     if choice.enough and h < h_min:  # only the deterministic shortcut can get here
         choice = type(choice)(
-            q, h, n, None, None, None, False, h_min * q, choice.method,
+            q,
+            h,
+            n,
+            None,
+            None,
+            None,
+            False,
+            h_min * q,
+            choice.method,
             choice.notes + (f"{h} subsessions: at least {h_min} are needed",),
-        )  # fmt: skip
+        )
     if not choice.enough:
         need = int(choice.readings_needed) if choice.readings_needed is not None else n + 1
         more = max(1, math.ceil((need - n) / per_round))
         shown = _uncertified(x, round_means, c, notes)
         return WorkloadStats(
-            len(rs), n, w, series, float(np.mean(x)), q, h, None, None, None, None, False,
-            need, more, choice.tau, choice.ess, c, tuple(notes), **shown,
-        )  # fmt: skip
+            len(rs),
+            n,
+            w,
+            series,
+            float(np.mean(x)),
+            q,
+            h,
+            None,
+            None,
+            None,
+            None,
+            False,
+            need,
+            more,
+            choice.tau,
+            choice.ess,
+            c,
+            tuple(notes),
+            **shown,
+        )
     b = x[: q * h].reshape(h, q).mean(axis=1)
     mean = float(np.mean(b))
     s2 = float(np.var(b, ddof=1)) if h >= 2 else 0.0
@@ -526,7 +571,27 @@ def collect(
     s_x = float(np.std(x, ddof=1)) if n >= 2 else 0.0
     naive = _t_half_width(s_x * s_x, n, c) if n >= 2 else 0.0
     return WorkloadStats(
-        len(rs), n, w, series, mean, q, h, s2, lo, hi, rel, True, None, None,
-        choice.tau, choice.ess, c, tuple(notes), *coarse, certified=True, interval_low=lo,
-        interval_high=hi, width_factor=half / naive if naive > 0.0 else None,
-    )  # fmt: skip
+        len(rs),
+        n,
+        w,
+        series,
+        mean,
+        q,
+        h,
+        s2,
+        lo,
+        hi,
+        rel,
+        True,
+        None,
+        None,
+        choice.tau,
+        choice.ess,
+        c,
+        tuple(notes),
+        *coarse,
+        certified=True,
+        interval_low=lo,
+        interval_high=hi,
+        width_factor=half / naive if naive > 0.0 else None,
+    )

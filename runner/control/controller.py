@@ -311,12 +311,14 @@ class Controller:
                 first, max(p.max_rounds, first), p.alpha, p.look_ratio, p.spending
             )
             sched = ", ".join(map(str, self._plan.schedule))
-            events.append(Event(
-                "plan",
-                f"every workload and comparison has enough data after {clock} rounds: verdicts at looks after "
-                f"{sched} rounds, alpha {p.alpha:g} split {p.spending} over {self._plan.n_looks} looks",
-                {"plan": self._plan.to_dict(), "state": None},
-            ))  # fmt: skip
+            events.append(
+                Event(
+                    "plan",
+                    f"every workload and comparison has enough data after {clock} rounds: verdicts at looks after "
+                    f"{sched} rounds, alpha {p.alpha:g} split {p.spending} over {self._plan.n_looks} looks",
+                    {"plan": self._plan.to_dict(), "state": None},
+                )
+            )
         look_alpha = None
         if self._plan is not None and all_enough and self._remaining() > 0:
             j = self._plan.point_index(clock)
@@ -488,9 +490,13 @@ class Controller:
         return pairs
 
     def _look(
-        self, st: Mapping[str, WorkloadStats | None], rounds: Mapping[str, int],
-        alpha: float, clock: int, final: bool,
-    ) -> list[Event]:  # fmt: skip
+        self,
+        st: Mapping[str, WorkloadStats | None],
+        rounds: Mapping[str, int],
+        alpha: float,
+        clock: int,
+        final: bool,
+    ) -> list[Event]:
         """Test every adjacent pair and baseline at level ``alpha``; record new verdicts."""
         p = self.params
         self._looks += 1
@@ -512,7 +518,7 @@ class Controller:
                     "variance": _known(st[n]).s2_q,
                     "n": _known(st[n]).n_q,
                     "direction": self.direction[n],
-                }  # fmt: skip
+                }
                 for n in members
             ]
             # CIs at the Bonferroni level, so "CIs disjoint" never bypasses Holm (§7)
@@ -530,18 +536,28 @@ class Controller:
             for pair, ok_2q in zip(ranking.pairs, confirmed, strict=True):
                 pk = frozenset((pair.a, pair.b))
                 self._latest["pair:" + "|".join(sorted(pk))] = {
-                    "welch_p": pair.welch_p, "welch_p_holm": pair.welch_p_holm,
-                    "tost_p": pair.tost_p, "rel": pair.relative_difference, "test": "welch",
-                }  # fmt: skip
+                    "welch_p": pair.welch_p,
+                    "welch_p_holm": pair.welch_p_holm,
+                    "tost_p": pair.tost_p,
+                    "rel": pair.relative_difference,
+                    "test": "welch",
+                }
                 if pair.verdict == UNDECIDED:
                     continue
                 if pair.verdict == SEPARATED and not ok_2q:
                     continue  # not confirmed by the subsessions of 2q (§3 robustness)
                 old = self._verdicts.get(pk)
-                new = {"a": pair.a, "b": pair.b, "verdict": pair.verdict, "look": look,
-                       "alpha": alpha, "welch_p_holm": pair.welch_p_holm, "tost_p": pair.tost_p,
-                       "relative_difference": pair.relative_difference,
-                       "test": "welch"}  # fmt: skip
+                new = {
+                    "a": pair.a,
+                    "b": pair.b,
+                    "verdict": pair.verdict,
+                    "look": look,
+                    "alpha": alpha,
+                    "welch_p_holm": pair.welch_p_holm,
+                    "tost_p": pair.tost_p,
+                    "relative_difference": pair.relative_difference,
+                    "test": "welch",
+                }
                 if old is None:
                     self._verdicts[pk] = new
                     events.append(Event("pair-verdict", self._verdict_text(new), new))
@@ -549,26 +565,42 @@ class Controller:
                     old["verdict"] == SEPARATED and pair.verdict == SEPARATED and old["a"] != pair.a
                 ):
                     self._verdicts[pk] = new
-                    events.append(Event(
-                        "pair-revised",
-                        f"{pair.a} and {pair.b} were separated in the other order at look "
-                        f"{old['look']}; look {look} separates them this way", new,
-                    ))  # fmt: skip
+                    events.append(
+                        Event(
+                            "pair-revised",
+                            f"{pair.a} and {pair.b} were separated in the other order at look "
+                            f"{old['look']}; look {look} separates them this way",
+                            new,
+                        )
+                    )
         events.extend(self._look_baselines(st, rounds, alpha, look))
         where = "final look (budget)" if final else f"look {look}"
-        events.insert(0, Event(
-            "look",
-            f"{where} after {clock} rounds: tests at alpha {alpha:.3g} "
-            f"(spent {self._spent:.3g} of {p.alpha:g})",
-            {"look": look, "clock": clock, "alpha": alpha, "spent": self._spent,
-             "final": final, "state": self.state()},
-        ))  # fmt: skip
+        events.insert(
+            0,
+            Event(
+                "look",
+                f"{where} after {clock} rounds: tests at alpha {alpha:.3g} "
+                f"(spent {self._spent:.3g} of {p.alpha:g})",
+                {
+                    "look": look,
+                    "clock": clock,
+                    "alpha": alpha,
+                    "spent": self._spent,
+                    "final": final,
+                    "state": self.state(),
+                },
+            ),
+        )
         return events
 
     def _test_pair(
-        self, a: str, b: str, st: Mapping[str, WorkloadStats | None],
-        rounds: Mapping[str, int], alpha: float,
-    ) -> dict[str, Any] | None:  # fmt: skip
+        self,
+        a: str,
+        b: str,
+        st: Mapping[str, WorkloadStats | None],
+        rounds: Mapping[str, int],
+        alpha: float,
+    ) -> dict[str, Any] | None:
         """Raw test of a~b at a look: paired on the log ratios when the pair is paired and
         its series has enough data (docs/paired.md), else Welch and TOST on the two sides'
         subsession means (§6.1, §6.4) when both have enough; None when neither can run.
@@ -580,26 +612,49 @@ class Controller:
                 return None
             assert s.mean is not None and s.s2_q is not None and s.n_q is not None
             pt = paired_test(s.mean, s.s2_q, s.n_q, margin=p.margin, alpha=alpha)
-            return {"test": "paired", "p": pt.p_value, "tost_p": pt.tost_p,
-                    "rel": pt.ratio - 1.0, "mean_d": s.mean, "stats": s}  # fmt: skip
+            return {
+                "test": "paired",
+                "p": pt.p_value,
+                "tost_p": pt.tost_p,
+                "rel": pt.ratio - 1.0,
+                "mean_d": s.mean,
+                "stats": s,
+            }
         sa, sb = st[a], st[b]
         if not (self._enough(sa, rounds[a]) and self._enough(sb, rounds[b])):
             return None
         assert sa is not None and sb is not None
         assert sa.mean is not None and sb.mean is not None
-        w = welch_from_summary(sa.mean, sa.s2_q, sa.n_q, sb.mean, sb.s2_q, sb.n_q)  # type: ignore[arg-type]
+        assert sa.s2_q is not None and sa.n_q is not None  # _enough: a CI, hence both
+        assert sb.s2_q is not None and sb.n_q is not None
+        w = welch_from_summary(sa.mean, sa.s2_q, sa.n_q, sb.mean, sb.s2_q, sb.n_q)
         t = tost_from_summary(
-            sa.mean, sa.s2_q, sa.n_q, sb.mean, sb.s2_q, sb.n_q,  # type: ignore[arg-type]
-            margin=p.margin, relative=sa.mean != 0, alpha=alpha,
-        )  # fmt: skip
+            sa.mean,
+            sa.s2_q,
+            sa.n_q,
+            sb.mean,
+            sb.s2_q,
+            sb.n_q,
+            margin=p.margin,
+            relative=sa.mean != 0,
+            alpha=alpha,
+        )
         rel = (sb.mean - sa.mean) / abs(sa.mean) if sa.mean != 0 else None
-        return {"test": "welch", "p": w.p_value, "tost_p": t.p_value, "rel": rel,
-                "mean_d": sb.mean - sa.mean, "stats": None}  # fmt: skip
+        return {
+            "test": "welch",
+            "p": w.p_value,
+            "tost_p": t.p_value,
+            "rel": rel,
+            "mean_d": sb.mean - sa.mean,
+            "stats": None,
+        }
 
     def _confirmed(
-        self, tests: Sequence[tuple[str, str, dict[str, Any]]],
-        st: Mapping[str, WorkloadStats | None], alpha: float,
-    ) -> list[bool]:  # fmt: skip
+        self,
+        tests: Sequence[tuple[str, str, dict[str, Any]]],
+        st: Mapping[str, WorkloadStats | None],
+        alpha: float,
+    ) -> list[bool]:
         """ "Pass at q and 2q" (§3) for separations "a better than b": paired ones on the
         2q summary of their log ratios (sign checked), Welch ones by :meth:`_coarse_ok`;
         Holm within each kind."""
@@ -628,10 +683,14 @@ class Controller:
         return out
 
     def _look_paired(
-        self, key: tuple[str, str], members: Sequence[str],
-        st: Mapping[str, WorkloadStats | None], rounds: Mapping[str, int],
-        alpha: float, look: int,
-    ) -> list[Event]:  # fmt: skip
+        self,
+        key: tuple[str, str],
+        members: Sequence[str],
+        st: Mapping[str, WorkloadStats | None],
+        rounds: Mapping[str, int],
+        alpha: float,
+        look: int,
+    ) -> list[Event]:
         """A look at one group whose comparisons are paired (docs/paired.md): order the
         group, test each adjacent pair (paired, or Welch where it cannot be), Holm over
         the group's tests, confirm separations at 2q, record new verdicts."""
@@ -652,9 +711,12 @@ class Controller:
         for (a, b, r), ph, ok_2q in zip(seps, adjusted, confirmed, strict=True):
             pk = frozenset((a, b))
             self._latest["pair:" + "|".join(sorted(pk))] = {
-                "welch_p": r["p"], "welch_p_holm": ph, "tost_p": r["tost_p"], "rel": r["rel"],
+                "welch_p": r["p"],
+                "welch_p_holm": ph,
+                "tost_p": r["tost_p"],
+                "rel": r["rel"],
                 "test": r["test"],
-            }  # fmt: skip
+            }
             if ph < alpha and ok_2q:
                 verdict = SEPARATED
             elif r["tost_p"] < alpha:
@@ -662,19 +724,30 @@ class Controller:
             else:
                 continue
             old = self._verdicts.get(pk)
-            new = {"a": a, "b": b, "verdict": verdict, "look": look, "alpha": alpha,
-                   "welch_p_holm": ph, "tost_p": r["tost_p"], "relative_difference": r["rel"],
-                   "test": r["test"]}  # fmt: skip
+            new = {
+                "a": a,
+                "b": b,
+                "verdict": verdict,
+                "look": look,
+                "alpha": alpha,
+                "welch_p_holm": ph,
+                "tost_p": r["tost_p"],
+                "relative_difference": r["rel"],
+                "test": r["test"],
+            }
             if old is None:
                 self._verdicts[pk] = new
                 events.append(Event("pair-verdict", self._verdict_text(new), new))
             elif old["verdict"] == SEPARATED and verdict == SEPARATED and old["a"] != a:
                 self._verdicts[pk] = new
-                events.append(Event(
-                    "pair-revised",
-                    f"{a} and {b} were separated in the other order at look {old['look']}; "
-                    f"look {look} separates them this way", new,
-                ))  # fmt: skip
+                events.append(
+                    Event(
+                        "pair-revised",
+                        f"{a} and {b} were separated in the other order at look {old['look']}; "
+                        f"look {look} separates them this way",
+                        new,
+                    )
+                )
         return events
 
     @staticmethod
@@ -696,9 +769,12 @@ class Controller:
         return out
 
     def _coarse_ok(
-        self, pairs: Sequence[tuple[str, str]], st: Mapping[str, WorkloadStats | None],
-        alpha: float, fixed: Mapping[str, _Side] | None = None,
-    ) -> list[bool]:  # fmt: skip
+        self,
+        pairs: Sequence[tuple[str, str]],
+        st: Mapping[str, WorkloadStats | None],
+        alpha: float,
+        fixed: Mapping[str, _Side] | None = None,
+    ) -> list[bool]:
         """Do the separations (a better than b) hold with subsessions of 2q? (§3 robustness,
         :func:`stats.sequential.confirm_separations`); ``fixed``: stored sides by label."""
 
@@ -722,17 +798,25 @@ class Controller:
             out[i] = v
         return out
 
-    def _baseline_side(self, label: str, st: Mapping[str, WorkloadStats | None],
-                       rounds: Mapping[str, int], name: str) -> _Side | None:  # fmt: skip
+    def _baseline_side(
+        self,
+        label: str,
+        st: Mapping[str, WorkloadStats | None],
+        rounds: Mapping[str, int],
+        name: str,
+    ) -> _Side | None:
         if label == "@stored":
             return self.baseline[name]
         s = st.get(label)
         return self._side(s, rounds[label]) if self._enough(s, rounds[label]) else None
 
     def _look_baselines(
-        self, st: Mapping[str, WorkloadStats | None], rounds: Mapping[str, int],
-        alpha: float, look: int,
-    ) -> list[Event]:  # fmt: skip
+        self,
+        st: Mapping[str, WorkloadStats | None],
+        rounds: Mapping[str, int],
+        alpha: float,
+        look: int,
+    ) -> list[Event]:
         """Test every baseline comparison at level ``alpha`` (Holm over them); record
         verdicts. A reference workload of this campaign is compared on the paired series
         when the pair is paired (docs/paired.md); stored baselines by Welch/TOST."""
@@ -747,21 +831,37 @@ class Controller:
             if base is not None and self._enough(s, rounds[name]):
                 cur = self._side(s, rounds[name])
                 raw = baseline_tests(
-                    [(cur.sample, base.sample)], alpha, self.params.margin,
+                    [(cur.sample, base.sample)],
+                    alpha,
+                    self.params.margin,
                     [self.direction[name] == "lower_is_better"],
-                )[0]  # fmt: skip
-                todo.append((name, label, base, {
-                    "test": "welch", "p": raw.welch_p, "tost_p": raw.tost_p,
-                    "rel": raw.relative_change, "mean_d": cur.mean - base.mean, "stats": None,
-                }))  # fmt: skip
+                )[0]
+                todo.append(
+                    (
+                        name,
+                        label,
+                        base,
+                        {
+                            "test": "welch",
+                            "p": raw.welch_p,
+                            "tost_p": raw.tost_p,
+                            "rel": raw.relative_change,
+                            "mean_d": cur.mean - base.mean,
+                            "stats": None,
+                        },
+                    )
+                )
         if not todo:
             return []
         adjusted = holm([r["p"] for *_, r in todo])
         events = []
         for (name, label, base, r), ph in zip(todo, adjusted, strict=True):
             self._latest["base:" + name] = {
-                "welch_p": r["p"], "welch_p_holm": ph, "tost_p": r["tost_p"], "test": r["test"],
-            }  # fmt: skip
+                "welch_p": r["p"],
+                "welch_p_holm": ph,
+                "tost_p": r["tost_p"],
+                "test": r["test"],
+            }
             if name in self._base_verdicts:
                 continue
             lower = self.direction[name] == "lower_is_better"
@@ -775,28 +875,40 @@ class Controller:
                 if r["test"] == "paired":
                     x: WorkloadStats = r["stats"]
                     ok = (
-                        x.mean_2q is not None and x.s2_2q is not None and x.n_2q is not None
+                        x.mean_2q is not None
+                        and x.s2_2q is not None
+                        and x.n_2q is not None
                         and confirm_paired([(x.mean_2q, x.s2_2q, x.n_2q)], alpha / len(todo))[0]
                         and (x.mean_2q > 0) == (r["mean_d"] > 0)
-                    )  # fmt: skip
+                    )
                 else:
                     pair = (label, name) if verdict == "slower" else (name, label)
                     fixed = {label: base} if label == "@stored" else None
                     ok = self._coarse_ok([pair], st, alpha / len(todo), fixed)[0]
                 if not ok:
                     continue  # not confirmed with subsessions of 2q (§3)
-            rec = {"name": name, "baseline": label, "verdict": verdict, "look": look,
-                   "alpha": alpha, "relative_change": r["rel"],
-                   "welch_p_holm": ph, "tost_p": r["tost_p"], "test": r["test"]}  # fmt: skip
+            rec = {
+                "name": name,
+                "baseline": label,
+                "verdict": verdict,
+                "look": look,
+                "alpha": alpha,
+                "relative_change": r["rel"],
+                "welch_p_holm": ph,
+                "tost_p": r["tost_p"],
+                "test": r["test"],
+            }
             self._base_verdicts[name] = rec
             base_name = "its stored baseline" if label == "@stored" else label
             test = "paired" if r["test"] == "paired" else "Welch"
-            events.append(Event(
-                "baseline-verdict",
-                f"{name} vs {base_name}: {verdict} ({format_percent(r['rel'], missing='n/a')}; {test}, Holm p "
-                f"{ph:.3g}, TOST p {r['tost_p']:.3g}, level {alpha:.3g} at look {look})",
-                rec,
-            ))  # fmt: skip
+            events.append(
+                Event(
+                    "baseline-verdict",
+                    f"{name} vs {base_name}: {verdict} ({format_percent(r['rel'], missing='n/a')}; {test}, Holm p "
+                    f"{ph:.3g}, TOST p {r['tost_p']:.3g}, level {alpha:.3g} at look {look})",
+                    rec,
+                )
+            )
         return events
 
     def _verdict_text(self, v: Mapping[str, Any]) -> str:
@@ -804,9 +916,10 @@ class Controller:
         if v["verdict"] == SEPARATED:
             rel = v["relative_difference"]
             apart = (
-                f"b/a {1 + rel:.4g}" if test == "paired" and rel is not None
+                f"b/a {1 + rel:.4g}"
+                if test == "paired" and rel is not None
                 else f"{format_percent(rel, missing='n/a')} apart"
-            )  # fmt: skip
+            )
             what = f"{v['a']} is better than {v['b']} ({apart}; {test}, Holm p {v['welch_p_holm']:.3g})"
         else:
             what = (
@@ -845,9 +958,10 @@ class Controller:
             more = s.rounds_needed
             unmet.append(
                 f"not enough data for its correlation time (tau {max(s.tau, 1.0):.3g} readings) yet, "
-                f"about {more} more rounds" if s.tau is not None
+                f"about {more} more rounds"
+                if s.tau is not None
                 else f"not enough data yet, about {more} more rounds"
-            )  # fmt: skip
+            )
             if more is not None:
                 need.append(more)
         elif s.n < p.min_series:
@@ -871,9 +985,14 @@ class Controller:
         return unmet, (max(need) if need else None)
 
     def _pair_need(
-        self, a: str, b: str | None, sa: _Side | None, sb: _Side | None,
-        rounds: Mapping[str, int], k: int,
-    ) -> tuple[dict[str, float], int | None, str]:  # fmt: skip
+        self,
+        a: str,
+        b: str | None,
+        sa: _Side | None,
+        sb: _Side | None,
+        rounds: Mapping[str, int],
+        k: int,
+    ) -> tuple[dict[str, float], int | None, str]:
         """Shares of the remaining uncertainty per live side, rounds needed, note."""
         p = self.params
         if sa is None or sb is None:
@@ -921,10 +1040,11 @@ class Controller:
         if not (self._enough(sa, rounds[a]) and self._enough(sb, rounds[b])):
             return None, None, None, None
         assert sa is not None and sb is not None
+        assert sa.mean is not None and sa.s2_q is not None and sa.n_q is not None
+        assert sb.mean is not None and sb.s2_q is not None and sb.n_q is not None
         r, lo, hi = ratio_of_means_ci(
-            sa.mean, sa.s2_q, sa.n_q, sb.mean, sb.s2_q, sb.n_q,  # type: ignore[arg-type]
-            self.params.confidence,
-        )  # fmt: skip
+            sa.mean, sa.s2_q, sa.n_q, sb.mean, sb.s2_q, sb.n_q, self.params.confidence
+        )
         return r, lo, hi, None
 
     @staticmethod
@@ -1008,9 +1128,12 @@ class Controller:
         forced: set[str] = set()  # both sides of an unfinished paired comparison
 
         def enlist(
-            names: Sequence[str], what: str, shares: Mapping[str, float], more: int | None,
+            names: Sequence[str],
+            what: str,
+            shares: Mapping[str, float],
+            more: int | None,
             paired: bool = False,
-        ) -> None:  # fmt: skip
+        ) -> None:
             """Record that ``names`` wait for the comparison ``what``; those holding enough
             of its remaining uncertainty get rounds, unless no number of rounds can decide
             it (``more`` None). A paired comparison keeps its block whole: both sides run
@@ -1047,28 +1170,51 @@ class Controller:
                     if wide is not None:
                         enlist((a, b), f"{a}~{b} ratio CI", {}, wide[1], paired=True)
                         unmet_pairs.append(f"pair {a}~{b}: {wide[0]}")
-                    pairs.append(PairStatus(
-                        rec["a"], rec["b"], rec["verdict"], rec["look"], rec["alpha"],
-                        latest.get("welch_p"), rec["welch_p_holm"], rec["tost_p"],
-                        rec["relative_difference"], None, rec.get("test"), *pair_ratio,
-                        self._independent_p(a, b, side) if paired else None,
-                    ))  # fmt: skip
+                    pairs.append(
+                        PairStatus(
+                            rec["a"],
+                            rec["b"],
+                            rec["verdict"],
+                            rec["look"],
+                            rec["alpha"],
+                            latest.get("welch_p"),
+                            rec["welch_p_holm"],
+                            rec["tost_p"],
+                            rec["relative_difference"],
+                            None,
+                            rec.get("test"),
+                            *pair_ratio,
+                            self._independent_p(a, b, side) if paired else None,
+                        )
+                    )
                     continue
                 if paired:
                     shares, more, note = self._paired_need(a, b, rounds, k)
                 else:
                     shares, more, note = self._pair_need(a, b, side[a], side[b], rounds, k)
                 enlist((a, b), f"{a}~{b}", shares, more, paired=paired)
-                pairs.append(PairStatus(
-                    a, b, UNDECIDED, None, None, latest.get("welch_p"),
-                    latest.get("welch_p_holm"), latest.get("tost_p"), latest.get("rel"), more,
-                    "paired" if paired else "welch", *self._ratio(a, b, st, rounds),
-                    self._independent_p(a, b, side) if paired else None,
-                ))  # fmt: skip
+                pairs.append(
+                    PairStatus(
+                        a,
+                        b,
+                        UNDECIDED,
+                        None,
+                        None,
+                        latest.get("welch_p"),
+                        latest.get("welch_p_holm"),
+                        latest.get("tost_p"),
+                        latest.get("rel"),
+                        more,
+                        "paired" if paired else "welch",
+                        *self._ratio(a, b, st, rounds),
+                        self._independent_p(a, b, side) if paired else None,
+                    )
+                )
                 detail = (
                     f"Holm p {latest['welch_p_holm']:.3g}, TOST p {latest['tost_p']:.3g} at the last look"
-                    if latest else note or "not tested yet"
-                )  # fmt: skip
+                    if latest
+                    else note or "not tested yet"
+                )
                 est = f", about {more} more rounds" if more is not None else ""
                 unmet_pairs.append(f"pair {a}~{b} undecided ({detail}{est})")
         baselines: list[BaselineStatus] = []
@@ -1085,19 +1231,26 @@ class Controller:
             cur_mean = s.mean if s is not None else None
             rel = (
                 (cur_mean - base_mean) / abs(base_mean)
-                if cur_mean is not None and base_mean not in (None, 0) else None
-            )  # fmt: skip
+                if cur_mean is not None and base_mean not in (None, 0)
+                else None
+            )
             label_text = "stored baseline" if label == "@stored" else label
             paired = label != "@stored" and self._paired(label, name)
             if label == "@stored":
                 ratio: tuple[float | None, float | None, float | None, int | None] = (
-                    None, None, None, None,
-                )  # fmt: skip
-                if side[name] is not None and base is not None:
-                    ratio = (*ratio_of_means_ci(
-                        base.mean, base.var, base.n, side[name].mean, side[name].var,  # type: ignore[union-attr]
-                        side[name].n, p.confidence,  # type: ignore[union-attr]
-                    ), None)  # fmt: skip
+                    None,
+                    None,
+                    None,
+                    None,
+                )
+                mine = side[name]
+                if mine is not None and base is not None:
+                    ratio = (
+                        *ratio_of_means_ci(
+                            base.mean, base.var, base.n, mine.mean, mine.var, mine.n, p.confidence
+                        ),
+                        None,
+                    )
             else:
                 ratio = self._ratio(label, name, st, rounds)
             test: TestKind = "paired" if paired else "welch"
@@ -1106,12 +1259,25 @@ class Controller:
                 if wide is not None:
                     enlist((name, label), f"{name} vs {label_text} ratio CI", {}, wide[1], True)
                     unmet_pairs.append(f"{name} vs {label_text}: {wide[0]}")
-                baselines.append(BaselineStatus(
-                    name, label_text, rec["verdict"], rec["look"], rec["alpha"], cur_mean,
-                    base_mean if base_mean is not None else float("nan"), rec["relative_change"],
-                    latest.get("welch_p"), rec["welch_p_holm"], rec["tost_p"], None, (),
-                    rec.get("test", "welch"), *ratio,
-                ))  # fmt: skip
+                baselines.append(
+                    BaselineStatus(
+                        name,
+                        label_text,
+                        rec["verdict"],
+                        rec["look"],
+                        rec["alpha"],
+                        cur_mean,
+                        base_mean if base_mean is not None else float("nan"),
+                        rec["relative_change"],
+                        latest.get("welch_p"),
+                        rec["welch_p_holm"],
+                        rec["tost_p"],
+                        None,
+                        (),
+                        rec.get("test", "welch"),
+                        *ratio,
+                    )
+                )
                 continue
             if paired:
                 shares, more, note = self._paired_need(label, name, rounds, 2)
@@ -1124,12 +1290,25 @@ class Controller:
             has_data = (s is not None and s.mean is not None) if paired else side[name] is not None
             verdict: BaselineVerdict = UNDECIDED if has_data else "no data"
             notes = (note,) if note else ()
-            baselines.append(BaselineStatus(
-                name, label_text, verdict, None, None, cur_mean,
-                base_mean if base_mean is not None else float("nan"), rel,
-                latest.get("welch_p"), latest.get("welch_p_holm"), latest.get("tost_p"), more, notes,
-                test, *ratio,
-            ))  # fmt: skip
+            baselines.append(
+                BaselineStatus(
+                    name,
+                    label_text,
+                    verdict,
+                    None,
+                    None,
+                    cur_mean,
+                    base_mean if base_mean is not None else float("nan"),
+                    rel,
+                    latest.get("welch_p"),
+                    latest.get("welch_p_holm"),
+                    latest.get("tost_p"),
+                    more,
+                    notes,
+                    test,
+                    *ratio,
+                )
+            )
             est = (
                 f", about {more} more rounds"
                 if more is not None
@@ -1192,9 +1371,14 @@ class Controller:
 
     # ------------------------------------------------------------------ reason, events
     def _reason(
-        self, status: _Status, rounds: Mapping[str, int], time_out: bool,
-        elapsed: float, budget: bool = False, unmet_before: Sequence[str] = (),
-    ) -> str:  # fmt: skip
+        self,
+        status: _Status,
+        rounds: Mapping[str, int],
+        time_out: bool,
+        elapsed: float,
+        budget: bool = False,
+        unmet_before: Sequence[str] = (),
+    ) -> str:
         """One line: all conditions met, the budget that ended the campaign and what was
         unmet, or what the campaign still waits for. A budget stop never reads "met", even
         when the final look then decided every pair (it says so)."""
@@ -1202,8 +1386,9 @@ class Controller:
         clock = max(rounds.values())
         unmet = status.unmet
         if budget and status.all_done:
-            unmet = [f"{u} (before the final look, which then decided every pair)"
-                     for u in unmet_before]  # fmt: skip
+            unmet = [
+                f"{u} (before the final look, which then decided every pair)" for u in unmet_before
+            ]
         if status.all_done and not budget:
             pairs = status.pairs
             n_sep = sum(1 for x in pairs if x.verdict == SEPARATED)
@@ -1270,9 +1455,10 @@ class Controller:
             was_done = prev.get("done", {}).get(n, False)
             if w.done and not was_done:
                 how = (
-                    "its comparisons are paired and finished" if self._covered.get(n)
+                    "its comparisons are paired and finished"
+                    if self._covered.get(n)
                     else f"CI half-width {format_percent(w.rel_half_width, missing='n/a')}"
-                )  # fmt: skip
+                )
                 msg = f"{n}: done after {w.rounds} rounds ({how})"
                 events.append(Event("workload-done", msg, {"workload": n, "rounds": w.rounds}))
             elif was_done and not w.done:

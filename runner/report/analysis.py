@@ -183,14 +183,28 @@ def _controller_pair(c: StoredComparison, rank: int, computed: dict | None) -> d
     controller knows (test, ratio and its CI, passes, the look that decided); ``computed``
     (the pair in :func:`stats.rank_results`) adds only Cohen's d of a Welch pair."""
     d: dict[str, Any] = {
-        "a": c.a, "b": c.b, "verdict": c.verdict, "test": c.test, "headline": c.headline,
-        "ratio": c.ratio, "ratio_low": c.ratio_low, "ratio_high": c.ratio_high,
-        "passes": c.passes, "welch_p": c.p, "welch_p_holm": c.p_holm, "tost_p": c.tost_p,
-        "relative_difference": c.relative_difference, "look": c.look, "alpha": c.alpha,
-        "rounds_needed": c.rounds_needed, "independent_p": c.independent_p,
-        "effect_size": None, "required_n": None,
-        "controller": True, "rank": rank,
-    }  # fmt: skip
+        "a": c.a,
+        "b": c.b,
+        "verdict": c.verdict,
+        "test": c.test,
+        "headline": c.headline,
+        "ratio": c.ratio,
+        "ratio_low": c.ratio_low,
+        "ratio_high": c.ratio_high,
+        "passes": c.passes,
+        "welch_p": c.p,
+        "welch_p_holm": c.p_holm,
+        "tost_p": c.tost_p,
+        "relative_difference": c.relative_difference,
+        "look": c.look,
+        "alpha": c.alpha,
+        "rounds_needed": c.rounds_needed,
+        "independent_p": c.independent_p,
+        "effect_size": None,
+        "required_n": None,
+        "controller": True,
+        "rank": rank,
+    }
     if computed is not None and c.test != "paired":
         d["effect_size"] = computed.get("effect_size")  # describes a Welch comparison
     return d
@@ -237,16 +251,40 @@ def uncertified_ratio(
     return ratio * math.exp(-h), ratio * math.exp(h)
 
 
-def _row(rank: int, w: WorkloadView, ratio: tuple, verdict: str | None, note: str | None,
-         best: WorkloadView | None = None) -> Row:  # fmt: skip
+def _row(
+    rank: int,
+    w: WorkloadView,
+    ratio: tuple,
+    verdict: str | None,
+    note: str | None,
+    best: WorkloadView | None = None,
+) -> Row:
     e = w.estimate
     assert e is not None
     r, lo, hi = ratio
     du = w.display
-    row = Row(rank, w.name, w.unit, e.mean, e.ci_low, e.ci_high, e.rel_half_width, r, lo, hi,
-              verdict, note, interval_text(w.collected or {}, du), du.label, e.certified,
-              e.interval_low, e.interval_high, e.interval_rel_half_width, e.tau_bound,
-              e.width_factor)  # fmt: skip
+    row = Row(
+        rank,
+        w.name,
+        w.unit,
+        e.mean,
+        e.ci_low,
+        e.ci_high,
+        e.rel_half_width,
+        r,
+        lo,
+        hi,
+        verdict,
+        note,
+        interval_text(w.collected or {}, du),
+        du.label,
+        e.certified,
+        e.interval_low,
+        e.interval_high,
+        e.interval_rel_half_width,
+        e.tau_bound,
+        e.width_factor,
+    )
     if lo is not None and hi is not None:
         row.ratio_certified, row.ratio_interval_low, row.ratio_interval_high = True, lo, hi
     elif best is not None and best is not w:
@@ -294,14 +332,22 @@ def rank_groups(model: CampaignModel, quantreg: bool = True) -> list[Group]:
         if len(usable) >= 2:
             ranking = rank_results(
                 [
-                    {"name": w.name, "mean": w.estimate.mean, "variance": w.estimate.variance,
-                     "n": w.estimate.n_q, "ci_low": w.estimate.ci_low,
-                     "ci_high": w.estimate.ci_high, "direction": direction}
+                    {
+                        "name": w.name,
+                        "mean": w.estimate.mean,
+                        "variance": w.estimate.variance,
+                        "n": w.estimate.n_q,
+                        "ci_low": w.estimate.ci_low,
+                        "ci_high": w.estimate.ci_high,
+                        "direction": direction,
+                    }
                     for w in usable
                     if w.estimate is not None
                 ],
-                alpha=alpha, margin=margin, confidence=c,
-            ).to_dict()  # fmt: skip
+                alpha=alpha,
+                margin=margin,
+                confidence=c,
+            ).to_dict()
             computed = {frozenset((p["a"], p["b"])): p for p in ranking["pairs"]}
         if ctl or stored:
             group.computed = None if verdicts is None else verdicts.computed
@@ -373,9 +419,12 @@ def rank_groups(model: CampaignModel, quantreg: bool = True) -> list[Group]:
                 if xa.size < 10 or xb.size < 10:
                     continue
                 fit = quantile_regression(
-                    _subsample(xa, QUANTREG_MAX), _subsample(xb, QUANTREG_MAX),
-                    confidence=c, n_boot=500, seed=1,
-                ).to_dict()  # fmt: skip
+                    _subsample(xa, QUANTREG_MAX),
+                    _subsample(xb, QUANTREG_MAX),
+                    confidence=c,
+                    n_boot=500,
+                    seed=1,
+                ).to_dict()
                 fit.update(a=pair["a"], b=pair["b"], unit=unit)
                 group.quantiles.append(fit)
         out.append(group)

@@ -146,10 +146,20 @@ def _from_campaign(path: Path) -> Side:
             empty.append(w.name)
             continue
         marked = _uncertified(w.collected or {})
-        entries[w.name] = Entry(w.name, w.unit, w.direction, e.mean, e.variance, e.n_q, e.q,
-                                e.ci_low, e.ci_high, _means(w.steady, e.q),
-                                why="" if e.usable else _not_certified(_short(e.n, e.readings_needed), marked),
-                                **marked)  # fmt: skip
+        entries[w.name] = Entry(
+            w.name,
+            w.unit,
+            w.direction,
+            e.mean,
+            e.variance,
+            e.n_q,
+            e.q,
+            e.ci_low,
+            e.ci_high,
+            _means(w.steady, e.q),
+            why="" if e.usable else _not_certified(_short(e.n, e.readings_needed), marked),
+            **marked,
+        )
     label = f"{model.campaign.name} (campaign {model.campaign.id})"
     return Side(label, "campaign", entries, empty=empty)
 
@@ -165,17 +175,28 @@ def _from_export(doc: dict[str, Any], source: str) -> Side:
         if r and r.get("mean") is not None:
             raw = analysed_readings(w) if w.get("rounds") else None
             marked = _uncertified(r)
-            entries[w["name"]] = Entry(w["name"], w.get("unit", ""), w.get("direction",
-                "lower_is_better"), float(r["mean"]), r.get("variance"), r.get("n_q"),
-                r.get("q"), r.get("ci_low"), r.get("ci_high"), _means(raw, r.get("q")),
-                why="" if r.get("enough") else _not_certified(
-                    _short(r.get("n"), r.get("readings_needed")), marked),
-                **marked)  # fmt: skip
+            entries[w["name"]] = Entry(
+                w["name"],
+                w.get("unit", ""),
+                w.get("direction", "lower_is_better"),
+                float(r["mean"]),
+                r.get("variance"),
+                r.get("n_q"),
+                r.get("q"),
+                r.get("ci_low"),
+                r.get("ci_high"),
+                _means(raw, r.get("q")),
+                why=""
+                if r.get("enough")
+                else _not_certified(_short(r.get("n"), r.get("readings_needed")), marked),
+                **marked,
+            )
         elif w.get("rounds"):
             x = analysed_readings(w)
             if x.size:
-                entries[w["name"]] = _summarised(w["name"], x, w.get("unit", ""),
-                                                 w.get("direction", "lower_is_better"), "none")  # fmt: skip
+                entries[w["name"]] = _summarised(
+                    w["name"], x, w.get("unit", ""), w.get("direction", "lower_is_better"), "none"
+                )
         else:
             notes.append(f"{w['name']}: no result in the export")
     return Side(f"{(doc.get('campaign') or {}).get('name')} (export)", "export", entries, notes)
@@ -191,8 +212,20 @@ def _summarised(name: str, x: np.ndarray, unit: str, direction: str, warmup: str
     marked = _uncertified(s)
     if not s.enough_data:
         why = _not_certified(_short(s.n, s.readings_needed), marked)
-    return Entry(name, unit, direction, float(s.mean), s.subsession_variance, s.n_subsessions,
-                 s.subsession_size, s.ci_low, s.ci_high, means, why=why, **marked)  # fmt: skip
+    return Entry(
+        name,
+        unit,
+        direction,
+        float(s.mean),
+        s.subsession_variance,
+        s.n_subsessions,
+        s.subsession_size,
+        s.ci_low,
+        s.ci_high,
+        means,
+        why=why,
+        **marked,
+    )
 
 
 def _from_processes(
@@ -204,9 +237,20 @@ def _from_processes(
         ps = summarize_processes(processes, word=word)
     except ValueError as exc:
         raise UserError(f"{name}: cannot summarise ({exc})") from None
-    return Entry(name, unit, direction, ps.mean, ps.variance, ps.n, ps.values_per_process,
-                 ps.ci_low, ps.ci_high, ps.means if ps.enough else None, word=word,
-                 why=ps.why_not())  # fmt: skip
+    return Entry(
+        name,
+        unit,
+        direction,
+        ps.mean,
+        ps.variance,
+        ps.n,
+        ps.values_per_process,
+        ps.ci_low,
+        ps.ci_high,
+        ps.means if ps.enough else None,
+        word=word,
+        why=ps.why_not(),
+    )
 
 
 def _from_rounds(name: str, rounds: list[np.ndarray], unit: str, direction: str) -> Entry:
@@ -224,8 +268,20 @@ def _from_rounds(name: str, rounds: list[np.ndarray], unit: str, direction: str)
     marked = _uncertified(s)
     if not s.enough:
         why = _not_certified(_short(s.n, s.readings_needed), marked)
-    return Entry(name, unit, direction, float(s.mean), s.s2_q, s.n_q, s.q, s.ci_low, s.ci_high,
-                 estimate_means(rounds, s), why=why, **marked)  # fmt: skip
+    return Entry(
+        name,
+        unit,
+        direction,
+        float(s.mean),
+        s.s2_q,
+        s.n_q,
+        s.q,
+        s.ci_low,
+        s.ci_high,
+        estimate_means(rounds, s),
+        why=why,
+        **marked,
+    )
 
 
 def _short(n: Any, need: Any) -> str:
@@ -429,8 +485,9 @@ def _undecided_reason(row: Row, a: Entry, b: Entry, alpha: float, margin: float)
     sep, eq = growth_needed(
         Sample(a.mean, a.variance, a.n_q), Sample(b.mean, b.variance, b.n_q), margin, alpha
     )
-    options = [(f, what) for f, what in ((sep, "separate them"), (eq, "show equivalence"))
-               if f is not None]  # fmt: skip
+    options = [
+        (f, what) for f, what in ((sep, "separate them"), (eq, "show equivalence")) if f is not None
+    ]
     if not options:
         return text
     f, what = min(options)
@@ -512,9 +569,27 @@ def compare_sides(
         e = old.entries.get(name) or new.entries[name]
         side = "new" if name in new.empty else "old"
         why = f"no analysed reading on the {side} side"
-        rows.append(Row(name, e.unit, e.direction, math.nan, (None, None), math.nan,
-                        (None, None), None, None, None, None, None, None, None,
-                        "not comparable", note=why, reason=why))  # fmt: skip
+        rows.append(
+            Row(
+                name,
+                e.unit,
+                e.direction,
+                math.nan,
+                (None, None),
+                math.nan,
+                (None, None),
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                "not comparable",
+                note=why,
+                reason=why,
+            )
+        )
         if side == "old":
             rows[-1].new_mean, rows[-1].new_ci = e.mean, (e.ci_low, e.ci_high)
         else:
@@ -524,9 +599,27 @@ def compare_sides(
     lower: list[bool] = []
     for name in common:
         a, b = old.entries[name], new.entries[name]
-        row = Row(name, b.unit, b.direction, a.mean, (a.ci_low, a.ci_high), b.mean,
-                  (b.ci_low, b.ci_high), None, None, None, None, None, None, None, "undecided",
-                  old_n=a.n_q, new_n=b.n_q, old_unit=a.word, new_unit=b.word)  # fmt: skip
+        row = Row(
+            name,
+            b.unit,
+            b.direction,
+            a.mean,
+            (a.ci_low, a.ci_high),
+            b.mean,
+            (b.ci_low, b.ci_high),
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            "undecided",
+            old_n=a.n_q,
+            new_n=b.n_q,
+            old_unit=a.word,
+            new_unit=b.word,
+        )
         if a.unit != b.unit or a.direction != b.direction:
             row.verdict, row.note = "not comparable", f"units differ: {a.unit!r} vs {b.unit!r}"
             row.reason = row.note
@@ -573,8 +666,9 @@ def compare_sides(
         du = display_unit(row.unit, typical if math.isfinite(typical) else None)
         row.display_unit = {"label": du.label, "factor": du.factor}
     cmp = Comparison(old, new, rows, only_old, only_new, alpha, margin, confidence, threshold)
-    cmp.overall = overall_ratio(old, new, [r.name for r in rows if r.welch_p is not None],
-                                confidence)  # fmt: skip
+    cmp.overall = overall_ratio(
+        old, new, [r.name for r in rows if r.welch_p is not None], confidence
+    )
     return cmp
 
 

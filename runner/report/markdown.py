@@ -101,8 +101,11 @@ def render_markdown(report: Report, figure_dir: Path | None) -> str:
             head += [_cell(n) for n in g.notes] + [""]
     cmds = tables.commands(m)
     if cmds is not None:
-        head += _table(tables.Table(cmds.title, cmds.headers,
-                                    [(n, f"`{c}`") for n, c in cmds.rows], cmds.caption))  # fmt: skip
+        head += _table(
+            tables.Table(
+                cmds.title, cmds.headers, [(n, f"`{c}`") for n, c in cmds.rows], cmds.caption
+            )
+        )
     for p in [*report.distribution_plots, *report.ranking_plots]:
         head += fig(p)
     parts["headline"] = head

@@ -634,8 +634,9 @@ def _rule_percentiles(views: list[WorkloadView], groups: list[Group]) -> tuple[s
         if w.estimate is not None and lo is not None and hi is not None:
             if not lo <= w.estimate.mean <= hi:
                 du = display_of(w)
-                skewed.append(f"{w.name} (mean {du.text(w.estimate.mean)}, median "
-                              f"{du.text(s.get('median'))})")  # fmt: skip
+                skewed.append(
+                    f"{w.name} (mean {du.text(w.estimate.mean)}, median {du.text(s.get('median'))})"
+                )
     fits = sum(len(g.quantiles) for g in groups)
     detail = "median with its CI, quartiles, p90/p99 and a histogram per workload"
     if fits:
@@ -735,7 +736,7 @@ def rules_checklist(
             MISSING,
             "benchrun does not know this machine's peak; add an upper bound (peak "
             "bandwidth, FLOP/s, an empty loop) by hand if one exists",
-        ),  # fmt: skip
+        ),
         _rule_plots(views),
     ]
     return [RuleStatus(i + 1, RULES[i], st, d) for i, (st, d) in enumerate(out)]

@@ -62,8 +62,13 @@ _HORIZONTAL: dict[str, Any] = (
     if tuple(int(p) for p in matplotlib.__version__.split(".")[:2]) >= (3, 10)
     else {"vert": False}
 )
-COLOURS = {"": "#1f77b4", "warmup-round": "#ff7f0e", "warmup-reading": "#ffbb78",
-           "outlier": "#d62728", "failed": "#7f7f7f"}  # fmt: skip
+COLOURS = {
+    "": "#1f77b4",
+    "warmup-round": "#ff7f0e",
+    "warmup-reading": "#ffbb78",
+    "outlier": "#d62728",
+    "failed": "#7f7f7f",
+}
 #: colours of the workloads overlaid in one figure, in order
 SERIES = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 #: workloads per overlaid-distributions figure (more would hide each other)
@@ -166,8 +171,9 @@ def _workload_axes(keys: tuple[str, ...]) -> tuple[Figure, dict[str, Any]]:
 
 def _legend_above(ax: Any, **kwargs: Any) -> None:
     """The legend above the axes, right-aligned (the title is on the left), off the data."""
-    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), frameon=False, borderaxespad=0.1,
-              **kwargs)  # fmt: skip
+    ax.legend(
+        loc="lower right", bbox_to_anchor=(1.0, 1.0), frameon=False, borderaxespad=0.1, **kwargs
+    )
 
 
 def _bins(x: np.ndarray, lo: float, hi: float, most: int = 60) -> int:
@@ -212,13 +218,25 @@ def _readings_panel(ax: Any, w: WorkloadView, du: DisplayUnit) -> None:
     idx = np.arange(w.all_values.size)
     values = w.all_values / du.factor
     flags = np.asarray(w.all_flags, dtype=object)
-    labels = {"": "steady", "warmup-round": "warm-up round", "warmup-reading":
-              "warm-up reading (MSER-5)", "outlier": "Tukey outlier", "failed": "failed round"}  # fmt: skip
+    labels = {
+        "": "steady",
+        "warmup-round": "warm-up round",
+        "warmup-reading": "warm-up reading (MSER-5)",
+        "outlier": "Tukey outlier",
+        "failed": "failed round",
+    }
     for tag, colour in COLOURS.items():
         sel = flags == tag if flags.size else np.zeros(0, bool)
         if sel.any():
-            ax.plot(idx[sel], values[sel], ".", ms=4 if tag else 3, color=colour,
-                    label=f"{labels[tag]} ({int(sel.sum())})", rasterized=True)  # fmt: skip
+            ax.plot(
+                idx[sel],
+                values[sel],
+                ".",
+                ms=4 if tag else 3,
+                color=colour,
+                label=f"{labels[tag]} ({int(sel.sum())})",
+                rasterized=True,
+            )
     e = w.estimate
     if e is not None:
         ax.axhline(e.mean / du.factor, color="k", lw=1)
@@ -226,20 +244,25 @@ def _readings_panel(ax: Any, w: WorkloadView, du: DisplayUnit) -> None:
             ax.axhspan(e.ci_low / du.factor, e.ci_high / du.factor, color="k", alpha=0.15, lw=0)
         elif e.uncertified:
             assert e.interval_low is not None and e.interval_high is not None
-            _uncertified_band(ax.axhspan, ax.axhline, e.interval_low / du.factor,
-                              e.interval_high / du.factor, "k")  # fmt: skip
+            _uncertified_band(
+                ax.axhspan, ax.axhline, e.interval_low / du.factor, e.interval_high / du.factor, "k"
+            )
     ax.set_xlabel("reading number (launch order)")
     ax.set_ylabel(du.axis(w.metric))
     if w.all_values.size:
         _legend_above(ax, ncols=min(5, len(ax.lines)), markerscale=2)
     else:
-        ax.text(0.5, 0.5, "no readings (every round failed)", ha="center",
-                transform=ax.transAxes)  # fmt: skip
+        ax.text(0.5, 0.5, "no readings (every round failed)", ha="center", transform=ax.transAxes)
 
 
 def _distribution_panel(ax: Any, box: Any, x: np.ndarray, w: WorkloadView, du: DisplayUnit) -> None:
-    ax.hist(x, bins=_bins(x, float(x.min()), float(x.max())), density=True, color="#9ecae1",
-            edgecolor="white")  # fmt: skip
+    ax.hist(
+        x,
+        bins=_bins(x, float(x.min()), float(x.max())),
+        density=True,
+        color="#9ecae1",
+        edgecolor="white",
+    )
     if float(np.ptp(x)) > 0 and x.size >= 3:
         grid = np.linspace(float(x.min()), float(x.max()), 200)
         sample = x if x.size <= 4000 else x[np.linspace(0, x.size - 1, 4000).astype(int)]
@@ -260,8 +283,13 @@ def _qq_panel(ax: Any, w: WorkloadView, du: DisplayUnit) -> None:
     ends = np.array([th.min(), th.max()])
     ax.plot(ends, icpt + slope * ends, "r-", lw=1.2)
     p = w.normality.get("p_value")
-    ax.text(0.03, 0.95, "Shapiro-Wilk p = " + ("-" if p is None else f"{p:.3g}"),
-            transform=ax.transAxes, va="top")  # fmt: skip
+    ax.text(
+        0.03,
+        0.95,
+        "Shapiro-Wilk p = " + ("-" if p is None else f"{p:.3g}"),
+        transform=ax.transAxes,
+        va="top",
+    )
     ax.set_xlabel("standard normal quantile")
     ax.set_ylabel(du.axis("subsession mean"))
 
@@ -272,15 +300,20 @@ def _acf_panel(ax: Any, w: WorkloadView) -> None:
     lags = np.arange(1, len(w.acf_raw))
     ax.axhspan(-1.96 / math.sqrt(n), 1.96 / math.sqrt(n), color="grey", alpha=0.2, lw=0)
     ax.vlines(lags - 0.12, 0, w.acf_raw[1:], color=SERIES[0], lw=1.5)
-    ax.plot(lags - 0.12, w.acf_raw[1:], "o", ms=4, color=SERIES[0],
-            label=f"readings (n = {n})")  # fmt: skip
+    ax.plot(lags - 0.12, w.acf_raw[1:], "o", ms=4, color=SERIES[0], label=f"readings (n = {n})")
     if w.acf_means:
         q = w.estimate.q if w.estimate else None
         n_q = w.steady.size // q if q else len(w.acf_means)
         lags = np.arange(1, len(w.acf_means))
         ax.vlines(lags + 0.12, 0, w.acf_means[1:], color=SERIES[4], lw=1.5)
-        ax.plot(lags + 0.12, w.acf_means[1:], "s", ms=4, color=SERIES[4],
-                label=f"means of q = {q} readings (n = {n_q})")  # fmt: skip
+        ax.plot(
+            lags + 0.12,
+            w.acf_means[1:],
+            "s",
+            ms=4,
+            color=SERIES[4],
+            label=f"means of q = {q} readings (n = {n_q})",
+        )
         if n_q:
             band = 1.96 / math.sqrt(n_q)
             for y in (-band, band):
@@ -295,8 +328,9 @@ def _convergence_panel(ax: Any, w: WorkloadView, target: float | None) -> None:
     pts = [(k, 100 * v) for k, v in w.convergence if v is not None]
     ax.plot(*zip(*pts, strict=True), "o-", ms=4)
     if target is not None:
-        ax.axhline(100 * target, color="g", ls="--", lw=1.2,
-                   label=f"target {_percent(100 * target)}")  # fmt: skip
+        ax.axhline(
+            100 * target, color="g", ls="--", lw=1.2, label=f"target {_percent(100 * target)}"
+        )
         _legend_above(ax)
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
@@ -307,9 +341,13 @@ def _convergence_panel(ax: Any, w: WorkloadView, target: float | None) -> None:
 
 
 def _caption(
-    w: WorkloadView, panels: list[Panel], letters: dict[str, str], du: DisplayUnit,
-    target: float | None, confidence: float,
-) -> str:  # fmt: skip
+    w: WorkloadView,
+    panels: list[Panel],
+    letters: dict[str, str],
+    du: DisplayUnit,
+    target: float | None,
+    confidence: float,
+) -> str:
     pct = _percent(100 * confidence)
     text = {
         "readings": "Every reading in launch order: steady readings blue, warm-up rounds "
@@ -443,24 +481,45 @@ def distributions_figure(views: list[WorkloadView], label: str, confidence: floa
         weights = np.full(inside.size, 1.0 / (x.size * width))  # area = share of readings
         e = w.estimate
         mean = (e.mean if e is not None else float(x.mean() * du.factor)) / du.factor
-        ax.hist(inside, bins=list(edges), weights=weights, histtype="stepfilled", alpha=0.25,
-                color=colour)  # fmt: skip
+        ax.hist(
+            inside,
+            bins=list(edges),
+            weights=weights,
+            histtype="stepfilled",
+            alpha=0.25,
+            color=colour,
+        )
         ax.hist(inside, bins=list(edges), weights=weights, histtype="step", lw=1, color=colour)
         if float(np.ptp(x)) > 0 and x.size >= 3:
             sample = x if x.size <= 4000 else x[np.linspace(0, x.size - 1, 4000).astype(int)]
-            ax.plot(grid, sps.gaussian_kde(sample)(grid), color=colour, lw=2,
-                    label=f"{w.name}: mean {du.text(mean * du.factor)}, n = {x.size}")  # fmt: skip
+            ax.plot(
+                grid,
+                sps.gaussian_kde(sample)(grid),
+                color=colour,
+                lw=2,
+                label=f"{w.name}: mean {du.text(mean * du.factor)}, n = {x.size}",
+            )
         else:
-            ax.plot([], [], color=colour, lw=2,
-                    label=f"{w.name}: mean {du.text(mean * du.factor)}, n = {x.size}")  # fmt: skip
+            ax.plot(
+                [],
+                [],
+                color=colour,
+                lw=2,
+                label=f"{w.name}: mean {du.text(mean * du.factor)}, n = {x.size}",
+            )
         if e is not None and e.certified and e.ci_low is not None and e.ci_high is not None:
-            ax.axvspan(e.ci_low / du.factor, e.ci_high / du.factor, color=colour, alpha=0.2,
-                       lw=0)  # fmt: skip
+            ax.axvspan(e.ci_low / du.factor, e.ci_high / du.factor, color=colour, alpha=0.2, lw=0)
         elif e is not None and e.uncertified:
             assert e.interval_low is not None and e.interval_high is not None
-            ax.axvspan(e.interval_low / du.factor, e.interval_high / du.factor,
-                       facecolor="none", edgecolor=colour, alpha=0.6,
-                       hatch=UNCERTIFIED_HATCH, lw=0)  # fmt: skip
+            ax.axvspan(
+                e.interval_low / du.factor,
+                e.interval_high / du.factor,
+                facecolor="none",
+                edgecolor=colour,
+                alpha=0.6,
+                hatch=UNCERTIFIED_HATCH,
+                lw=0,
+            )
         ax.axvline(mean, color=colour, ls="--", lw=1.5)
     ax.set_xlim(lo, hi)
     ax.set_ylim(bottom=0)
@@ -510,25 +569,35 @@ def headline_figure(group: Group, confidence: float) -> Plot:
     hi = np.array([r.ratio_high if r.ratio_high is not None else r.ratio for r in rows], float)
     bars = ax.errorbar(ratio, y, xerr=[ratio - lo, hi - ratio], fmt="o", capsize=4)
     marked = [
-        (i, r) for i, r in enumerate(rows)
-        if not r.ratio_certified and r.ratio_interval_low is not None
+        (i, r)
+        for i, r in enumerate(rows)
+        if not r.ratio_certified
+        and r.ratio_interval_low is not None
         and r.ratio_interval_high is not None
-    ]  # fmt: skip
+    ]
     for i, r in marked:
         # an uncertified interval (analysis.uncertified_ratio): a dashed whisker
         assert r.ratio is not None and r.ratio_interval_low is not None
         assert r.ratio_interval_high is not None
         colour = bars.lines[0].get_color()
-        err = ax.errorbar([r.ratio], [y[i]], xerr=[[r.ratio - r.ratio_interval_low],
-                          [r.ratio_interval_high - r.ratio]], fmt="none", capsize=4,
-                          ecolor=colour)  # fmt: skip
+        err = ax.errorbar(
+            [r.ratio],
+            [y[i]],
+            xerr=[[r.ratio - r.ratio_interval_low], [r.ratio_interval_high - r.ratio]],
+            fmt="none",
+            capsize=4,
+            ecolor=colour,
+        )
         for part in err.lines[2]:
             part.set_linestyle(UNCERTIFIED_LS)
     ax.axvline(1.0, color="grey", lw=0.8, ls="--")
     ax.set_yticks(y, [f"{r.rank}. {r.name}" for r in rows])
     ax.set_ylim(-0.6, len(rows) - 0.4)
-    ax.set(xlabel="ratio to the best (estimate / best estimate)", ylabel="workload (rank)",
-           title=f"{group_title(group)}: relative to the best")  # fmt: skip
+    ax.set(
+        xlabel="ratio to the best (estimate / best estimate)",
+        ylabel="workload (rank)",
+        title=f"{group_title(group)}: relative to the best",
+    )
     caption = (
         f"Workloads of {group_title(group)} ({group.direction.replace('_', ' ')}), best "
         "first. Dots: ratio of each workload to the best (unitless); whiskers: "
@@ -551,8 +620,9 @@ def headline_figure(group: Group, confidence: float) -> Plot:
             else ""
         )
     )
-    return Plot(f"ranking-{_slug(group.key)}", f"ranking of {group_title(group)}", _png(fig),
-                caption)  # fmt: skip
+    return Plot(
+        f"ranking-{_slug(group.key)}", f"ranking of {group_title(group)}", _png(fig), caption
+    )
 
 
 @_readable
@@ -565,13 +635,21 @@ def quantile_figure(fit: dict[str, Any], du: DisplayUnit | None = None) -> Plot:
     ax = fig.subplots()
     q = 100 * np.asarray(fit["quantiles"])
     eff = np.asarray(fit["effect"], float) / du.factor
-    ax.fill_between(q, np.asarray(fit["ci_low"], float) / du.factor,
-                    np.asarray(fit["ci_high"], float) / du.factor, color="#9ecae1", alpha=0.6,
-                    lw=0)  # fmt: skip
+    ax.fill_between(
+        q,
+        np.asarray(fit["ci_low"], float) / du.factor,
+        np.asarray(fit["ci_high"], float) / du.factor,
+        color="#9ecae1",
+        alpha=0.6,
+        lw=0,
+    )
     ax.plot(q, eff, "o-", color="#08519c", ms=4)
     ax.axhline(0, color="k", lw=0.6)
-    ax.set(xlabel="percentile [%]", ylabel=du.axis("difference B - A"),
-           title=f"B = {fit['b']} vs A = {fit['a']}")  # fmt: skip
+    ax.set(
+        xlabel="percentile [%]",
+        ylabel=du.axis("difference B - A"),
+        title=f"B = {fit['b']} vs A = {fit['a']}",
+    )
     caption = (
         f"Quantile regression of {fit['b']} against {fit['a']}: the difference of each "
         f"percentile (dots)"
@@ -580,8 +658,9 @@ def quantile_figure(fit: dict[str, Any], du: DisplayUnit | None = None) -> Plot:
         f"({fit['n_boot']} resamples) on up to {fit['n_a']} steady readings per side. A flat "
         "line means a pure shift; a slope means the spread or the tail differs."
     )
-    return Plot(f"quantiles-{_slug(fit['a'])}-{_slug(fit['b'])}", caption.split(":")[0],
-                _png(fig), caption)  # fmt: skip
+    return Plot(
+        f"quantiles-{_slug(fit['a'])}-{_slug(fit['b'])}", caption.split(":")[0], _png(fig), caption
+    )
 
 
 @_readable
@@ -605,10 +684,13 @@ def biplot_figure(suite: Suite) -> Plot | None:
         ax.annotate("", (vx, vy), (0, 0), arrowprops={"arrowstyle": "->", "color": "#1f77b4"})
         ax.annotate(name, (vx, vy), color="#1f77b4")
     ex = b["explained"]
-    ax.set(xlabel=f"PC1 of the log medians ({100 * ex[0]:.0f} % of variance)",
-           ylabel=f"PC2 of the log medians ({100 * ex[1]:.0f} % of variance)" if two
-           else "PC2 (none: one component)",
-           title="biplot of systems x benchmarks")  # fmt: skip
+    ax.set(
+        xlabel=f"PC1 of the log medians ({100 * ex[0]:.0f} % of variance)",
+        ylabel=f"PC2 of the log medians ({100 * ex[1]:.0f} % of variance)"
+        if two
+        else "PC2 (none: one component)",
+        title="biplot of systems x benchmarks",
+    )
     caption = (
         "PCA of the log of each (system, benchmark) median, columns centred. Red: systems "
         "(scores); blue arrows: benchmarks (loadings, scaled to the scores). Systems close "

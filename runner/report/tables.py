@@ -100,10 +100,18 @@ def headline(group: Group, confidence: float) -> Table:
         for r in group.rows
     ]
     rows += [
-        ("-", name, why, group.unit or "-", "-", "-", "",
-         *((baseline_cell(group.baselines.get(name)),) if base else ()))
+        (
+            "-",
+            name,
+            why,
+            group.unit or "-",
+            "-",
+            "-",
+            "",
+            *((baseline_cell(group.baselines.get(name)),) if base else ()),
+        )
         for name, why in group.excluded
-    ]  # fmt: skip
+    ]
     if not group.compared:
         caption = (
             "The experiment's compare: compares these workloads with nothing: each has its "
@@ -160,7 +168,7 @@ def headline(group: Group, confidence: float) -> Table:
             f"vs best [{pc} CI]",
             "verdict with next",
             *(("vs baseline",) if base else ()),
-        ),  # fmt: skip
+        ),
         rows,
         caption,
     )
@@ -193,7 +201,7 @@ def stored_comparisons(verdicts: StoredVerdicts, confidence: float) -> Table:
                 format_number(c.tost_p),
                 at,
                 note,
-            )  # fmt: skip
+            )
         )
     margin = "" if verdicts.margin is None else f" within ±{100 * verdicts.margin:g} %"
     title = (
@@ -213,7 +221,7 @@ def stored_comparisons(verdicts: StoredVerdicts, confidence: float) -> Table:
             "TOST p",
             "decided at",
             "note",
-        ),  # fmt: skip
+        ),
         rows,
         "The ratio is b/a (a workload against its baseline: workload/baseline) with its CI, "
         "turned round when below 1 so the factor is >= 1. Test: paired = the two workloads "
@@ -254,7 +262,7 @@ def pairs(group: Group) -> Table:
             "TOST p",
             "Cohen's d",
             "n needed",
-        ),  # fmt: skip
+        ),
         rows,
         "Welch's t-test on subsession means (two-sided), Holm-adjusted over the adjacent "
         "pairs; TOST p for equivalence within the margin; Cohen's d = difference / pooled SD of "
@@ -280,22 +288,27 @@ def workload_stats(w: WorkloadView) -> Table:
         return du.text(v)
 
     rows = [
-        ("rounds (stored / steady / warm-up / failed)",
-         f"{w.rounds} / {w.steady_rounds} / {w.warmup_rounds} / {w.failed_rounds}"),
+        (
+            "rounds (stored / steady / warm-up / failed)",
+            f"{w.rounds} / {w.steady_rounds} / {w.warmup_rounds} / {w.failed_rounds}",
+        ),
         ("readings analysed", str(e.n if e else 0)),
         ("warm-up readings discarded", str(e.warmup_readings if e else 0)),
         ("mean ± CI", interval_text(w.collected or {}, du) if e else "-"),
         (SUBSESSIONS, f"{e.q} × {e.n_q}" if e and e.q else "-"),
         ("relative CI half-width", _rel_width(e)),
         ("integrated autocorrelation time", format_number(e.tau) if e else "-"),
-        ("median [CI] (per-round values)", f"{val(s.get('median'))} [{val(s.get('median_ci_low'))}, "
-                        f"{val(s.get('median_ci_high'))}]"),
+        (
+            "median [CI] (per-round values)",
+            f"{val(s.get('median'))} [{val(s.get('median_ci_low'))}, "
+            f"{val(s.get('median_ci_high'))}]",
+        ),
         ("std / CoV (per-round values)", f"{val(s.get('std'))} / {format_percent(s.get('cov'))}"),
         ("min / Q1 / Q3 / max", " / ".join(val(s.get(k)) for k in ("min", "q1", "q3", "max"))),
         ("p90 / p99", f"{val(s.get('p90'))} / {val(s.get('p99'))}"),
         ("Tukey outliers among the steady readings (kept)", str(w.outliers)),
         ("Shapiro-Wilk p (subsession means)", format_number((w.normality or {}).get("p_value"))),
-    ]  # fmt: skip
+    ]
     if w.drift is not None:
         d = w.drift
         text = str(d.get("text")) if d.get("drifted") else "no drift detected"
@@ -312,10 +325,14 @@ def workload_stats(w: WorkloadView) -> Table:
     notes = (w.collected or {}).get("notes") or []
     if notes:
         rows.append(("notes", "; ".join(notes)))
-    return Table(f"statistics of {w.name}", ("statistic", "value"), rows,
-                 "Median, quartiles and percentiles are over per-round values (docs/methods.md §1); "
-                 f"values in {du.label or 'the workload’s unit'}, chosen from the mean. q × n_q: "
-                 "n_q subsession means of q readings each.")  # fmt: skip
+    return Table(
+        f"statistics of {w.name}",
+        ("statistic", "value"),
+        rows,
+        "Median, quartiles and percentiles are over per-round values (docs/methods.md §1); "
+        f"values in {du.label or 'the workload’s unit'}, chosen from the mean. q × n_q: "
+        "n_q subsession means of q readings each.",
+    )
 
 
 def suite_tables(suite: Suite) -> list[Table]:
@@ -329,40 +346,86 @@ def suite_tables(suite: Suite) -> list[Table]:
             cmp.get("gmean_ratio"),
         )
         if h:
-            out.append(Table(
-                f"HPT: {a} vs {b}",
-                ("benchmark", f"median {a}", f"median {b}", "rank-sum p", "winner", "d", "rank"),
-                [(r["benchmark"], display_unit(suite.unit, r["median_a"]).text(r["median_a"]),
-                  display_unit(suite.unit, r["median_a"]).text(r["median_b"]),
-                  format_number(r.get("p_value")), r["winner"],
-                  format_number(r["d"]), format_number(r["rank"])) for r in h["benchmarks"]],
-                f"Hierarchical Performance Testing (docs/methods.md §8): confidence that {a} "
-                f"outperforms {b} = {format_number(h['confidence'])} ({h['verdict']}); "
-                + (f"r-speedup at r = 0.95: {format_number(rs.get('gamma'))}, geometric-mean speedup "
-                   f"{format_number(rs.get('gmean_speedup'))} held with confidence "
-                   f"{format_number(rs.get('gmean_confidence'))}." if rs else ""),
-            ))  # fmt: skip
+            out.append(
+                Table(
+                    f"HPT: {a} vs {b}",
+                    (
+                        "benchmark",
+                        f"median {a}",
+                        f"median {b}",
+                        "rank-sum p",
+                        "winner",
+                        "d",
+                        "rank",
+                    ),
+                    [
+                        (
+                            r["benchmark"],
+                            display_unit(suite.unit, r["median_a"]).text(r["median_a"]),
+                            display_unit(suite.unit, r["median_a"]).text(r["median_b"]),
+                            format_number(r.get("p_value")),
+                            r["winner"],
+                            format_number(r["d"]),
+                            format_number(r["rank"]),
+                        )
+                        for r in h["benchmarks"]
+                    ],
+                    f"Hierarchical Performance Testing (docs/methods.md §8): confidence that {a} "
+                    f"outperforms {b} = {format_number(h['confidence'])} ({h['verdict']}); "
+                    + (
+                        f"r-speedup at r = 0.95: {format_number(rs.get('gamma'))}, geometric-mean speedup "
+                        f"{format_number(rs.get('gmean_speedup'))} held with confidence "
+                        f"{format_number(rs.get('gmean_confidence'))}."
+                        if rs
+                        else ""
+                    ),
+                )
+            )
         if sp:
-            out.append(Table(
-                f"Speedup-Test: {b} (initial) -> {a}",
-                ("benchmark", "speedup of means", "mean verdict", "speedup of medians", "median verdict"),
-                [(n, format_number(r.get("speedup_mean")), str(r.get("mean_verdict")),
-                  format_number(r.get("speedup_median")), str(r.get("median_verdict")))
-                 for n, r in sp["benchmarks"].items()],
-                f"Touati's Speedup-Test (docs/methods.md §6.2) at alpha {sp['alpha']:g}: overall "
-                f"speedup of means {format_number(sp['overall_speedup_mean'])}, of medians "
-                f"{format_number(sp['overall_speedup_median'])}; share of benchmarks with a significant "
-                f"speedup of the mean {_share(sp['share_mean'])}.",
-            ))  # fmt: skip
+            out.append(
+                Table(
+                    f"Speedup-Test: {b} (initial) -> {a}",
+                    (
+                        "benchmark",
+                        "speedup of means",
+                        "mean verdict",
+                        "speedup of medians",
+                        "median verdict",
+                    ),
+                    [
+                        (
+                            n,
+                            format_number(r.get("speedup_mean")),
+                            str(r.get("mean_verdict")),
+                            format_number(r.get("speedup_median")),
+                            str(r.get("median_verdict")),
+                        )
+                        for n, r in sp["benchmarks"].items()
+                    ],
+                    f"Touati's Speedup-Test (docs/methods.md §6.2) at alpha {sp['alpha']:g}: overall "
+                    f"speedup of means {format_number(sp['overall_speedup_mean'])}, of medians "
+                    f"{format_number(sp['overall_speedup_median'])}; share of benchmarks with a significant "
+                    f"speedup of the mean {_share(sp['share_mean'])}.",
+                )
+            )
         if gm:
-            out.append(Table(
-                f"ratio of geometric means: {a} / {b}",
-                ("estimate", "low", "high", "confidence", "method"),
-                [(format_number(gm["estimate"]), format_number(gm.get("low")), format_number(gm.get("high")),
-                  f"{100 * gm['confidence']:g} %", gm["method"])],
-                "Hierarchical bootstrap resampling runs within each benchmark (docs/methods.md §9); "
-                "unitless; below 1 means smaller values for " + a + ".",
-            ))  # fmt: skip
+            out.append(
+                Table(
+                    f"ratio of geometric means: {a} / {b}",
+                    ("estimate", "low", "high", "confidence", "method"),
+                    [
+                        (
+                            format_number(gm["estimate"]),
+                            format_number(gm.get("low")),
+                            format_number(gm.get("high")),
+                            f"{100 * gm['confidence']:g} %",
+                            gm["method"],
+                        )
+                    ],
+                    "Hierarchical bootstrap resampling runs within each benchmark (docs/methods.md §9); "
+                    "unitless; below 1 means smaller values for " + a + ".",
+                )
+            )
     return out
 
 
@@ -371,22 +434,32 @@ def _share(s: dict[str, Any]) -> str:
 
 
 def machine(report: Report) -> Table:
-    return Table("machine", ("section", "fact", "value"),
-                 [(s, k, v) for s, k, v in report.machine],
-                 "Recorded once when the campaign started (docs/methods.md §11).")  # fmt: skip
+    return Table(
+        "machine",
+        ("section", "fact", "value"),
+        [(s, k, v) for s, k, v in report.machine],
+        "Recorded once when the campaign started (docs/methods.md §11).",
+    )
 
 
 def warnings(report: Report) -> Table:
     rows = [(w["setting"], w["found"], w["why"], w["fix_command"]) for w in report.warnings]
     rows += [(s, "not checked", r, "") for s, r in report.unchecked]
-    return Table("noise warnings", ("setting", "found", "why it matters", "fix"), rows,
-                 "The checks of `benchrun system` applied to the stored record.")  # fmt: skip
+    return Table(
+        "noise warnings",
+        ("setting", "found", "why it matters", "fix"),
+        rows,
+        "The checks of `benchrun system` applied to the stored record.",
+    )
 
 
 def rules(report: Report) -> Table:
-    return Table("rules", ("rule", "status", "this campaign"),
-                 [(f"{r.number}. {r.rule}", r.status, r.detail) for r in report.rules],
-                 "T. Hoefler, R. Belli, Scientific Benchmarking of Parallel Computing Systems, SC 2015.")  # fmt: skip
+    return Table(
+        "rules",
+        ("rule", "status", "this campaign"),
+        [(f"{r.number}. {r.rule}", r.status, r.detail) for r in report.rules],
+        "T. Hoefler, R. Belli, Scientific Benchmarking of Parallel Computing Systems, SC 2015.",
+    )
 
 
 def commands(model: CampaignModel) -> Table | None:

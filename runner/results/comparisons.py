@@ -165,9 +165,12 @@ def fixed_verdicts(
             used[w.name] = len(steady)
             skip = s.warmup_readings // s.rounds if s is not None and s.rounds else 0
             values[w.name] = round_values_by_pass(
-                [r.readings for r in steady], [r.work for r in steady],
-                [r.pass_ for r in steady], bool(w.spec.get("per_work")), skip,
-            )  # fmt: skip
+                [r.readings for r in steady],
+                [r.work for r in steady],
+                [r.pass_ for r in steady],
+                bool(w.spec.get("per_work")),
+                skip,
+            )
         clock = max(used.values())
         if clock == 0:
             continue
@@ -175,8 +178,9 @@ def fixed_verdicts(
         if decision.look is None and settings.get("comparison", "paired") == "paired":
             # the per-pass log ratios are too few to test (a short fixed campaign): each
             # workload's own series may still decide the pair by Welch
-            welch = _decide({**settings, "comparison": "independent"}, key, members, stats,
-                            used, values, clock)  # fmt: skip
+            welch = _decide(
+                {**settings, "comparison": "independent"}, key, members, stats, used, values, clock
+            )
             if welch.look is not None:
                 decision = welch
                 reasons.append(

@@ -89,7 +89,13 @@ def pair_headline(
         # ratio of the two means, without an interval
         ratio, low, high = mean / base, None, None
     return ratio_headline(
-        str(a), str(b), ratio, low, high,
-        test=pair.get("test"), passes=pair.get("passes"), unit=units.get(str(b)),
+        str(a),
+        str(b),
+        ratio,
+        low,
+        high,
+        test=pair.get("test"),
+        passes=pair.get("passes"),
+        unit=units.get(str(b)),
         direction=directions.get(str(b), "lower_is_better"),
-    )  # fmt: skip
+    )

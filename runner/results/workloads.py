@@ -89,9 +89,21 @@ def display_of(unit: str, collected: dict[str, Any] | None) -> DisplayUnit:
 #: the keys of ``stats.summarize`` that ``summary`` keeps: the descriptive statistics of the
 #: per-round values (module docstring)
 DESCRIPTIVE_KEYS = (
-    "median", "median_ci_low", "median_ci_high", "std", "cov", "min", "q1", "q3", "max",
-    "p90", "p99", "outliers", "deterministic", "confidence",
-)  # fmt: skip
+    "median",
+    "median_ci_low",
+    "median_ci_high",
+    "std",
+    "cov",
+    "min",
+    "q1",
+    "q3",
+    "max",
+    "p90",
+    "p99",
+    "outliers",
+    "deterministic",
+    "confidence",
+)
 
 
 def describe_rounds(values: np.ndarray, confidence: float) -> dict[str, Any]:

@@ -217,9 +217,10 @@ class RichDisplay:
             rel = w.rel_half_width
             width = "" if rel is None else f"±{100 * rel:.2g} %"
             ratios = [
-                p for p in decision.pairs
+                p
+                for p in decision.pairs
                 if name in (p.a, p.b) and p.test == "paired" and p.ratio_low is not None
-            ]  # fmt: skip
+            ]
             if ratios and w.target is None:
                 # a paired workload: what the stopping rule bounds is its ratios' CIs
                 widest = max((p.ratio_high - p.ratio_low) / 2 / p.ratio for p in ratios)
