@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from e2e_util import query, run_benchrun, start_benchrun, write_experiment
+from e2e_util import cli, query, run_benchrun, start_benchrun, write_experiment
 
 WIDE = {"COLUMNS": "160"}
 
@@ -61,7 +61,7 @@ def test_show_lists_each_hook_with_its_status_and_first_output_line(tmp_path: Pa
     failed = [r for r in rows if r["status"] != "ok"]
     assert [(r["workload"], r["kind"], r["exit_code"]) for r in failed] == [("slow", "cleanup", 3)]
 
-    shown = run_benchrun("show", str(db.parent), env=WIDE)
+    shown = cli("show", str(db.parent), env=WIDE)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     start = lines.index("hooks (untimed; --json has every run and its output):")
@@ -86,17 +86,17 @@ def test_show_lists_each_hook_with_its_status_and_first_output_line(tmp_path: Pa
     assert by_key[("slow", "cleanup")].endswith('; printed "gone wrong"')
 
     # --json: every run, as stored
-    doc = json.loads(run_benchrun("show", str(db.parent), "--json").stdout)
+    doc = json.loads(cli("show", str(db.parent), "--json").stdout)
     assert doc["hooks"] == rows
     # the JSON export carries the same list; --what results (no rounds) leaves it out
-    exported = run_benchrun("export", str(db.parent))
+    exported = cli("export", str(db.parent))
     assert exported.returncode == 0, exported.stderr
     assert json.loads(exported.stdout)["hooks"] == rows
-    results_only = json.loads(run_benchrun("export", str(db.parent), "--what", "results").stdout)
+    results_only = json.loads(cli("export", str(db.parent), "--what", "results").stdout)
     assert "hooks" not in results_only
     # and the export still reads back (an added key; readers ignore what they do not know)
     (tmp_path / "run.json").write_text(exported.stdout)
-    analysed = run_benchrun("analyze", "summary", str(tmp_path / "run.json"))
+    analysed = cli("analyze", "summary", str(tmp_path / "run.json"))
     assert analysed.returncode == 0, analysed.stderr
 
 
@@ -107,9 +107,9 @@ def test_show_without_hooks_prints_no_hook_section(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     (db,) = (tmp_path / "out").glob("*/benchrun.db")
-    shown = run_benchrun("show", str(db.parent), env=WIDE)
+    shown = cli("show", str(db.parent), env=WIDE)
     assert shown.returncode == 0 and "hooks (untimed" not in shown.stdout, shown.stdout
-    assert json.loads(run_benchrun("show", str(db.parent), "--json").stdout)["hooks"] == []
+    assert json.loads(cli("show", str(db.parent), "--json").stdout)["hooks"] == []
 
 
 SLOW = """\
@@ -144,7 +144,7 @@ def test_show_prints_a_resume_command_that_works_without_the_file(tmp_path: Path
     assert proc.returncode == 128 + signal.SIGINT, err
     exp.unlink()
 
-    shown = run_benchrun("show", "my results/slow", cwd=tmp_path, env=WIDE)
+    shown = cli("show", "my results/slow", cwd=tmp_path, env=WIDE)
     assert shown.returncode == 0, shown.stderr
     (hint,) = [x for x in shown.stdout.splitlines() if x.startswith("resume with: ")]
     command = hint.removeprefix("resume with: ")
@@ -156,7 +156,7 @@ def test_show_prints_a_resume_command_that_works_without_the_file(tmp_path: Path
     assert done.returncode == 0, done.stderr
     assert query(db, "SELECT status FROM campaign") == [("done",)]
     assert query(db, "SELECT COUNT(*), COUNT(DISTINCT round_index) FROM round") == [(6, 6)]
-    after = run_benchrun("show", "my results/slow", cwd=tmp_path, env=WIDE)
+    after = cli("show", "my results/slow", cwd=tmp_path, env=WIDE)
     assert "resume with" not in after.stdout
 
     # from elsewhere, the campaign directory is printed as an absolute path
@@ -167,10 +167,10 @@ def test_show_prints_a_resume_command_that_works_without_the_file(tmp_path: Path
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 128 + signal.SIGINT, err
-    shown = run_benchrun("show", str(db.parent), cwd=tmp_path / "sub", env=WIDE)
+    shown = cli("show", str(db.parent), cwd=tmp_path / "sub", env=WIDE)
     assert f"resume with: {shlex.join(['benchrun', 'run', str(db.parent), '--resume'])}" in (
         shown.stdout
     )
     # the first campaign, now followed by a newer one, is done: no hint
-    first = run_benchrun("show", str(db.parent), "--campaign", "1", env=WIDE)
+    first = cli("show", str(db.parent), "--campaign", "1", env=WIDE)
     assert first.returncode == 0 and "resume with" not in first.stdout

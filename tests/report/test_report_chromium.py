@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from e2e_util import run_benchrun
+from e2e_util import cli
 from matplotlib.image import imread
 
 SECTION_IDS = ("headline", "workloads", "comparisons", "machine", "methods", "rules")
@@ -44,7 +44,7 @@ def test_html_report_renders_offline_without_errors(
 ) -> None:
     exe = _chromium()
     html = tmp_path / "report.html"
-    proc = run_benchrun("report", str(campaigns["old"]), "--out", str(html))
+    proc = cli("report", str(campaigns["old"]), "--out", str(html))
     assert proc.returncode == 0, proc.stderr
     text = html.read_text()
     # self-contained: no external resource of any kind

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from e2e_util import run_benchrun
+from e2e_util import cli, run_benchrun
 
 from benchrun.runner.cli import main
 
 
 def test_the_one_slower_workload_fails_the_gate(campaigns: dict[str, Path]) -> None:
     old, new = campaigns["old"], campaigns["new"]
+    # the console script, a real process: CI gates read its exit status
     proc = run_benchrun("compare", str(old), str(new), "--fail-on-regression", "5%", "--json")
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
@@ -83,9 +84,9 @@ def test_one_sided_workloads_are_listed_and_csv_files_compare(tmp_path: Path, ca
 
 def test_compare_reads_an_export_back(campaigns: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "old.json"
-    proc = run_benchrun("export", str(campaigns["old"]), "--out", str(out))
+    proc = cli("export", str(campaigns["old"]), "--out", str(out))
     assert proc.returncode == 0, proc.stderr
-    same = run_benchrun("compare", str(out), str(campaigns["old"]), "--json")
+    same = cli("compare", str(out), str(campaigns["old"]), "--json")
     assert same.returncode == 0, same.stderr
     doc = json.loads(same.stdout)
     for w in doc["workloads"]:  # the same data on both sides: ratio exactly 1, p = 1

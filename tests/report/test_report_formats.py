@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
-from e2e_util import run_benchrun
+from e2e_util import cli
 from markdown_it import MarkdownIt
 from scipy import stats as sps
 
@@ -62,7 +62,7 @@ def test_markdown_is_commonmark_with_every_section_and_figures(
 
 def test_json_estimates_match_scipy_on_the_stored_readings(campaigns: dict[str, Path]) -> None:
     db = campaigns["old"] / "benchrun.db"
-    proc = run_benchrun("report", str(campaigns["old"]), "--format", "json")
+    proc = cli("report", str(campaigns["old"]), "--format", "json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["format"] == "benchrun-report" and doc["version"] == 1
@@ -110,7 +110,7 @@ def test_export_json_and_csv_keep_every_reading_with_its_flag(
 ) -> None:
     db = campaigns["old"] / "benchrun.db"
     out = tmp_path / "e.json"
-    assert run_benchrun("export", str(campaigns["old"]), "-o", str(out)).returncode == 0
+    assert cli("export", str(campaigns["old"]), "-o", str(out)).returncode == 0
     doc = json.loads(out.read_text())
     assert doc["format"] == "benchrun-export" and doc["version"] == 1
     conn = sqlite3.connect(db)
@@ -122,7 +122,7 @@ def test_export_json_and_csv_keep_every_reading_with_its_flag(
     assert len(flags) == total
     assert flags.count("warmup-round") == warm
     # analyze reads the export back: the same analysed readings as the stored steady rounds
-    proc = run_benchrun("analyze", "summary", str(out), "--warmup", "none", "--json")
+    proc = cli("analyze", "summary", str(out), "--warmup", "none", "--json")
     assert proc.returncode == 0, proc.stderr
     groups = {g["name"]: g for g in json.loads(proc.stdout)["groups"]}
     for name in ("a", "b", "c"):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from e2e_util import run_benchrun
+from e2e_util import cli
 from markdown_it import MarkdownIt
 from paired_campaigns import TRUE_RATIO, run_campaigns
 from scipy import stats as sps
@@ -299,7 +299,7 @@ def test_campaign_without_comparisons(
 
 def test_export_carries_the_comparisons(runs: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "e.json"
-    proc = run_benchrun("export", str(runs["paired"]), "-o", str(out))
+    proc = cli("export", str(runs["paired"]), "-o", str(out))
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out.read_text())
     assert doc["format"] == "benchrun-export" and doc["version"] == 1
@@ -313,7 +313,7 @@ def test_export_carries_the_comparisons(runs: dict[str, Path], tmp_path: Path) -
     # the same event stays among the events, and the export is still read back
     (event,) = [e for e in doc["events"] if e["kind"] == "verdicts"]
     assert event["data"]["pairs"][0]["ratio"] == pair["ratio"]
-    back = run_benchrun("compare", str(out), str(runs["paired"]), "--json")
+    back = cli("compare", str(out), str(runs["paired"]), "--json")
     assert back.returncode == 0, back.stderr
     results = tmp_path / "r.json"
     assert main(["export", str(runs["budget"]), "--what", "results", "-o", str(results)]) == 0
@@ -333,7 +333,7 @@ def test_export_of_a_fixed_campaign_has_its_computed_comparisons(
     assert main(["export", str(campaigns["old"]), "-o", str(out)]) == 0
     comparisons = json.loads(out.read_text())["comparisons"]
     assert comparisons["source"] == "computed" and comparisons["conditions_met"] is None
-    proc = run_benchrun("report", str(campaigns["old"]), "--format", "json")
+    proc = cli("report", str(campaigns["old"]), "--format", "json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["comparisons"]["comparisons"] == comparisons["comparisons"]
     # c (50) < a (100) < b (200): 8 passes are too few for the log ratios, Welch decides
