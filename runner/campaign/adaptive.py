@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchrun.runner.campaign.budget import Budget
 from benchrun.runner.campaign.calibrate import calibrate, target_round_time
+from benchrun.runner.campaign.duets import duet_plan, run_pass
 from benchrun.runner.campaign.scheduler import pass_order
 from benchrun.runner.campaign.session import (
     CALIBRATION_FLAG,
@@ -30,6 +31,7 @@ from benchrun.runner.campaign.session import (
 )
 from benchrun.runner.config.experiment import Experiment
 from benchrun.runner.errors import UserError
+from benchrun.runner.execute.duet import DuetPlan
 from benchrun.runner.execute.executor import Executor
 from benchrun.runner.files import atomic_write_text
 from benchrun.runner.importers.dataset import MAX_MAGNITUDE
@@ -214,6 +216,8 @@ class _Adaptive:
         self._seen_stopped: frozenset[str] = frozenset()
         self._readings = 0  # steady readings so far, counted as rounds arrive
         self._counted: dict[str, int] = {}  # steady rounds counted into _readings
+        #: the duet CPUs with settings.duet (docs/duet.md), set by run_adaptive
+        self.duet: DuetPlan | None = None
 
     @property
     def controller(self) -> Controller:
@@ -512,6 +516,21 @@ class _Adaptive:
                 active = None  # every workload of the last decision stopped: ask again
                 continue
             self.launcher.before_pass(pass_index)
+            if self.duet is not None:
+                pair = self.experiment.duet_pair()
+                assert pair is not None
+                run_pass(
+                    self.launcher,
+                    self.duet,
+                    pair,
+                    order,
+                    pass_index,
+                    work=lambda n: self.works.get(n, self.states[n].workload.work),
+                    warmup=lambda n: self.states[n].warmup_launched < self.settings.warmup_rounds,
+                    stop=lambda: self.launcher.interrupted or self.budget.exhausted,
+                )
+                pass_index += 1
+                continue
             for name in order:
                 if self.launcher.interrupted or self.budget.exhausted:
                     break
@@ -559,7 +578,9 @@ def run_adaptive(
             {n: st.launched for n, st in states.items()},
         )
         try:
-            reason = loop.run()
+            with duet_plan(experiment, launcher, display) as plan:
+                loop.duet = plan
+                reason = loop.run()
         finally:
             display.stop()
         return finish_campaign(launcher, reason)

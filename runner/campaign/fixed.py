@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from benchrun.runner.campaign.budget import Budget
-from benchrun.runner.campaign.scheduler import PassScheduler
+from benchrun.runner.campaign.duets import duet_plan, run_pass
+from benchrun.runner.campaign.scheduler import PassScheduler, pass_order
 from benchrun.runner.campaign.session import (
     CampaignOutcome,
     Display,
+    RoundLauncher,
     campaign_session,
     finish_campaign,
     last_pass,
 )
 from benchrun.runner.config.experiment import Experiment
+from benchrun.runner.execute.duet import DuetPlan
 from benchrun.runner.execute.executor import Executor
 
 
@@ -66,6 +70,19 @@ def run_fixed(
             {n: target for n in states},
             {n: st.launched for n, st in states.items()},
         )
+        if settings.duet:
+            try:
+                with duet_plan(experiment, launcher, display) as plan:
+                    assert plan is not None
+                    out_of_time = _duet_passes(
+                        experiment, launcher, plan, needs_round, budget, display, cleanup_warnings
+                    )
+            finally:
+                display.stop()
+            ended = finish_campaign(
+                launcher, out_of_time or f"{settings.rounds} rounds of every workload"
+            )
+            return dataclasses.replace(ended, warnings=(*cleanup_warnings, *ended.warnings))
         try:
             for pass_index, name in scheduler:
                 launcher.before_pass(pass_index)
@@ -96,3 +113,69 @@ def run_fixed(
             launcher, out_of_time or f"{settings.rounds} rounds of every workload"
         )
         return dataclasses.replace(ended, warnings=(*cleanup_warnings, *ended.warnings))
+
+
+def _duet_passes(
+    experiment: Experiment,
+    launcher: RoundLauncher,
+    plan: DuetPlan,
+    needs_round: Callable[[str], bool],
+    budget: Budget,
+    display: Display,
+    cleanup_warnings: list[str],
+) -> str | None:
+    """Fixed mode with ``settings.duet`` (docs/duet.md): passes until no workload needs a
+    round, the pair launched as one duet in each; a resumed campaign starts a new pass.
+    Returns the out-of-time note, if the budget ran out."""
+    settings = experiment.settings
+    states = launcher.states
+    pair = experiment.duet_pair()
+    assert pair is not None
+    names = list(experiment.names)
+    pass_index = last_pass(states) + 1 if any(st.passes for st in states.values()) else 0
+    out_of_time: list[str] = []
+
+    def stop() -> bool:
+        if launcher.interrupted:
+            return True
+        if budget.exhausted:
+            done = sum(min(st.steady_ok, settings.rounds) for st in states.values())
+            out_of_time.append(
+                budget.note(
+                    f"{done} of {settings.rounds * len(states)} rounds; "
+                    "raise max_time or lower rounds"
+                )
+            )
+            display.message(out_of_time[0])
+            return True
+        return False
+
+    def after(name: str) -> None:
+        if not needs_round(name):  # its last round: clean up before the others go on
+            cleanup_warnings.extend(w for w in [launcher.cleanup(name)] if w)
+
+    while True:
+        order = [
+            n
+            for n in pass_order(names, pass_index, settings.order, settings.seed)
+            if needs_round(n)
+        ]
+        if not order:
+            return None
+        launcher.before_pass(pass_index)
+        if stop():
+            return out_of_time[0] if out_of_time else None
+        go_on = run_pass(
+            launcher,
+            plan,
+            pair,
+            order,
+            pass_index,
+            work=lambda n: states[n].workload.work,
+            warmup=lambda n: states[n].launched < settings.warmup_rounds,
+            stop=lambda: bool(out_of_time) or stop(),
+            after=after,
+        )
+        if not go_on or out_of_time or launcher.interrupted:
+            return out_of_time[0] if out_of_time else None
+        pass_index += 1

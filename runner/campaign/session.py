@@ -28,6 +28,7 @@ from benchrun.runner import __version__
 from benchrun.runner.config.experiment import Experiment, Workload
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.containment import INFLIGHT_FILE, discard_spare, end_leftovers
+from benchrun.runner.execute.duet import launch_duet
 from benchrun.runner.execute.executor import Executor, RoundOutcome, RoundSpec
 from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.machine.quiet import quiet_settings, wait_for_quiet
@@ -479,9 +480,109 @@ class RoundLauncher:
         reason and output), and a failing setup also stops the workload.
         """
         st = self.states[name]
-        w = st.workload
         round_index = st.launched
-        argv = w.render(round_index, work)
+        argv = st.workload.render(round_index, work)
+        before = self._before_round(name, pass_index, round_index, argv, work, warmup, flags)
+        if not isinstance(before, list):
+            return before
+        hooks = before
+        outcome = self.executor.launch(self.spec(name, argv))
+        if outcome.status == "interrupted" or (self.interrupted and outcome.status != "ok"):
+            for record in hooks:  # the prepare ran: its output is kept
+                self.store.add_hook(record)
+            self._round_interrupted(name, round_index)
+            return None
+        return self._store(name, outcome, pass_index, round_index, argv, work, warmup, flags, hooks)
+
+    def launch_duet(
+        self,
+        names: tuple[str, str],
+        pass_index: int,
+        *,
+        works: tuple[int | None, int | None],
+        warmups: tuple[bool, bool],
+        cpus: tuple[tuple[int, ...], tuple[int, ...]],
+    ) -> tuple[RoundOutcome | None, RoundOutcome | None]:
+        """Run the next rounds of both ``names`` at the same time, each pinned to its
+        ``cpus`` (docs/duet.md), and store both with pass ``pass_index`` (the duet's id).
+
+        Each side's setup and prepare run first, one after the other; a side whose hook
+        failed is stored as a failed round that did not run and the other side runs alone
+        (an ordinary round). A side that was interrupted is None (stored as an event, redone
+        on resume), as in :meth:`launch`.
+        """
+        prepared: list[tuple[int, tuple[str, ...], list[NewHook]]] = []
+        results: list[RoundOutcome | None] = [None, None]
+        for i, name in enumerate(names):
+            st = self.states[name]
+            round_index = st.launched
+            argv = st.workload.render(round_index, works[i])
+            before = self._before_round(
+                name, pass_index, round_index, argv, works[i], warmups[i], ""
+            )
+            if not isinstance(before, list):
+                results[i] = before
+                if before is None:  # interrupted: nothing more this pass
+                    return results[0], results[1]
+                continue
+            prepared.append((i, argv, before))
+        if len(prepared) == 1:  # the other side could not run: this one runs alone
+            i, argv, hooks = prepared[0]
+            name = names[i]
+            round_index = self.states[name].launched
+            outcome = self.executor.launch(self.spec(name, argv))
+            if outcome.status == "interrupted" or (self.interrupted and outcome.status != "ok"):
+                for record in hooks:
+                    self.store.add_hook(record)
+                self._round_interrupted(name, round_index)
+                return results[0], results[1]
+            results[i] = self._store(
+                name, outcome, pass_index, round_index, argv, works[i], warmups[i], "", hooks
+            )
+            return results[0], results[1]
+        if not prepared:
+            return results[0], results[1]
+        specs = [
+            dataclasses.replace(self.spec(names[i], argv), cpus=cpus[i]) for i, argv, _ in prepared
+        ]
+        outcomes = launch_duet(self.executor, specs[0], specs[1])
+        for (i, argv, hooks), outcome in zip(prepared, outcomes, strict=True):
+            name = names[i]
+            round_index = self.states[name].launched
+            if outcome.status == "interrupted" or (self.interrupted and outcome.status != "ok"):
+                for record in hooks:
+                    self.store.add_hook(record)
+                self._round_interrupted(name, round_index, " (in a duet)")
+                continue
+            results[i] = self._store(
+                name,
+                outcome,
+                pass_index,
+                round_index,
+                argv,
+                works[i],
+                warmups[i],
+                "",
+                hooks,
+                extra_facts={"duet": pass_index, "duet_with": names[1 - i]},
+            )
+        return results[0], results[1]
+
+    def _before_round(
+        self,
+        name: str,
+        pass_index: int,
+        round_index: int,
+        argv: tuple[str, ...],
+        work: int | None,
+        warmup: bool,
+        flags: str,
+    ) -> list[NewHook] | RoundOutcome | None:
+        """The workload's setup (once per ``benchrun run``) and prepare before a round: the
+        prepare records to store with the round; the stored failed round when a hook
+        failed; None when interrupted (stored as an event)."""
+        st = self.states[name]
+        w = st.workload
         hooks: list[NewHook] = []
         for kind in ("setup", "prepare"):
             if kind == "prepare":
@@ -513,13 +614,7 @@ class RoundLauncher:
                 self._setup_done.add(name)
             else:
                 hooks.append(record)
-        outcome = self.executor.launch(self.spec(name, argv))
-        if outcome.status == "interrupted" or (self.interrupted and outcome.status != "ok"):
-            for record in hooks:  # the prepare ran: its output is kept
-                self.store.add_hook(record)
-            self._round_interrupted(name, round_index)
-            return None
-        return self._store(name, outcome, pass_index, round_index, argv, work, warmup, flags, hooks)
+        return hooks
 
     def _hook_failed(
         self,
@@ -579,13 +674,16 @@ class RoundLauncher:
         warmup: bool,
         flags: str,
         hooks: list[NewHook],
+        extra_facts: dict[str, Any] | None = None,
     ) -> RoundOutcome:
         """Commit a round (with the hooks that ran for it), account for it, and apply the
-        failure rules."""
+        failure rules. ``extra_facts``: added to the round's facts (a duet's id and partner)."""
         settings = self.experiment.settings
         st = self.states[name]
         w = st.workload
         facts = self.round_facts_fn(self.workload_cpus) if self.round_facts_fn else None
+        if extra_facts:
+            facts = {**(facts or {}), **extra_facts}
         if outcome.node is not None:  # a round measured elsewhere: where (docs/slurm.md)
             facts = {**(facts or {}), "node": outcome.node}
             if "slurm_job" in outcome.extra:

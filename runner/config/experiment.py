@@ -176,6 +176,8 @@ class Settings:
     max_workloads: int = 10_000  # most workloads after matrix expansion
     #: time limit of a setup/prepare/cleanup hook, seconds; None = the round's timeout
     hook_timeout: float | None = None
+    #: run the compared pair at the same time, one CPU each (docs/duet.md)
+    duet: bool = False
 
 
 #: what ``executor:`` may name: this machine, or a Slurm cluster
@@ -266,6 +268,16 @@ class Experiment:
                 return f"{base}#{i + 1}"
         return None
 
+    def duet_pair(self) -> tuple[str, str] | None:
+        """The two workloads a duet runs together (docs/duet.md): the experiment's two
+        workloads, or its one ``compare:`` group of two; None when there is no such pair."""
+        if len(self.workloads) == 2:
+            return (self.workloads[0].name, self.workloads[1].name)
+        if self.compare is not None and len(self.compare) == 1 and len(self.compare[0]) == 2:
+            a, b = self.compare[0]
+            return (a, b)
+        return None
+
     @property
     def names(self) -> tuple[str, ...]:
         """Workload names in file order (after matrix expansion)."""
@@ -318,6 +330,8 @@ class Experiment:
                 }
                 for w in self.workloads
             }
+        if s.duet:  # only with duet, so other campaigns keep their fingerprint
+            doc["duet"] = True
         if self.executor is not None:
             # only for Slurm, so local campaigns keep their fingerprint; where the rounds
             # run (partition, features, nodes) changes what is measured, limits do not

@@ -172,6 +172,9 @@ def build_experiment(
                         f"{settings.reference!r} is in no compare: group, so nothing is "
                         "compared with it",
                     )
+    if settings.duet and complete:
+        with smap.recover():
+            _check_duet(settings, executor, workloads, compare, smap)
     smap.raise_collected()
     out_path = Path(output).expanduser()
     return Experiment(
@@ -263,6 +266,34 @@ def _parse_compare(
                 )
             seen[n] = i
     return tuple(groups)
+
+
+def _check_duet(
+    settings: Settings,
+    executor: SlurmSpec | None,
+    workloads: list[Workload],
+    compare: tuple[tuple[str, ...], ...] | None,
+    smap: SourceMap,
+) -> None:
+    """``duet: true`` needs one pair to run together (docs/duet.md): exactly two workloads,
+    or one ``compare:`` group of two; two CPUs to pin them to; this machine."""
+    path: PathT = ("settings", "duet")
+    pair_ok = len(workloads) == 2 or (
+        compare is not None and len(compare) == 1 and len(compare[0]) == 2
+    )
+    if not pair_ok:
+        smap.error(
+            path,
+            f"duet runs two workloads at the same time, but the experiment has "
+            f"{len(workloads)} and no single compare: group of 2; keep two workloads "
+            "or give compare: [[A, B]]",
+        )
+    if settings.pin == "none":
+        smap.error(path, "duet pins each side to its own CPU; remove pin: none (or use auto)")
+    if isinstance(settings.pin, tuple) and len(settings.pin) < 2:
+        smap.error(path, f"duet needs two CPUs, pin lists {list(settings.pin)}; list two")
+    if executor is not None:
+        smap.error(path, "duet runs on this machine only; remove executor: slurm")
 
 
 # ------------------------------------------------------------------------------- helpers

@@ -253,6 +253,12 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         maximum=MAX_WORKLOADS,
     ),
     Key(
+        "duet",
+        "bool",
+        "run the two workloads of the comparison at the same time, each pinned to its own "
+        "CPU, released together (docs/duet.md)",
+    ),
+    Key(
         "hook_timeout",
         "duration",
         "time limit of a setup, prepare or cleanup command (null: the round's timeout)",

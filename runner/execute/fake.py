@@ -134,6 +134,7 @@ class FakeExecutor:
     on_launch: Callable[[RoundSpec, int], None] | None = None
     hooks: Mapping[str, Script] = field(default_factory=dict)
     launched: list[RoundSpec] = field(default_factory=list)
+    duets: list[tuple[RoundSpec, RoundSpec]] = field(default_factory=list)
     clock: float = 0.0
     interrupts: int = 0
     _counts: dict[str, int] = field(default_factory=dict)
@@ -167,6 +168,37 @@ class FakeExecutor:
             )
         self.clock += r.wall_s
         return self._outcome(spec, r, started)
+
+    def launch_duet(self, a: RoundSpec, b: RoundSpec) -> tuple[RoundOutcome, RoundOutcome]:
+        """Play the next scripted rounds of ``a`` and ``b`` as one duet (docs/duet.md):
+        both start at the same virtual time (so a ``drift`` of the clock is the same for
+        both), and the clock advances by the longer of the two. Both specs are kept in
+        :attr:`launched` (``a`` first) and in :attr:`duets` as a pair."""
+        self._interrupted = False
+        if self.on_launch is not None:
+            self.on_launch(a, len(self.launched))
+        self.launched.extend((a, b))
+        self.duets.append((a, b))
+        started = self.start + self.clock
+        if self._interrupted:
+            self._interrupted = False
+            r = FakeRound(0.0, "interrupted", reason="interrupted")
+            return self._outcome(a, r, started), self._outcome(b, r, started)
+        rounds = []
+        for spec in (a, b):
+            k = self._counts.get(spec.workload, 0)
+            self._counts[spec.workload] = k + 1
+            r = self.scripts[spec.workload](spec, k, self.clock)
+            if r.wall_s > spec.timeout:
+                r = FakeRound(
+                    spec.timeout,
+                    "timeout",
+                    reason=f"timed out after {spec.timeout:g} s",
+                    exit_code=-9,
+                )
+            rounds.append(r)
+        self.clock += max(r.wall_s for r in rounds)
+        return self._outcome(a, rounds[0], started), self._outcome(b, rounds[1], started)
 
     def interrupt(self) -> None:
         """Mark the round in flight as interrupted (the next launch returns ``interrupted``

@@ -1,0 +1,426 @@
+"""Duets: the two workloads of a comparison run at the same time, one CPU each (docs/duet.md).
+
+A duet starts both children, each pinned to its own CPU before it runs anything, and holds
+them at a barrier: each child is ``/bin/sh`` reading one line from its stdin (a pipe), which
+prints one marker byte to its stderr once it waits there; when both markers arrived the
+runner writes a newline to both pipes, and each shell execs the workload (stdin from
+``/dev/null``). Both rounds are timed from that release (one monotonic instant) to their
+own exit, and reaped with ``wait4`` (CPU times, max RSS) like a round of
+:class:`runner.execute.local.LocalExecutor`; each has its own timeout, and its own process
+group killed on a timeout or an interrupt.
+
+:func:`plan_duet` picks the two CPUs (two physical cores where the machine has them) and
+the runner's CPUs (off both, when a third is left; else the runner shares one, which
+:attr:`DuetPlan.shares` says); :func:`duet_cpus` swaps the two every duet.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import select
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from benchrun.runner.config.cpulist import format_cpu_list, parse_cpu_list
+from benchrun.runner.errors import UserError
+from benchrun.runner.execute.containment import kill_group
+from benchrun.runner.execute.executor import RoundOutcome, RoundSpec
+from benchrun.runner.execute.local import (
+    _AFTER_KILL_READ,
+    _POLL_IN,
+    _READ_CHUNK,
+    LocalExecutor,
+    _argv_of,
+    _killpg,
+    _limit_as,
+    _not_run,
+    _Stream,
+    _Watched,
+)
+from benchrun.runner.execute.pinning import SYSFS_CPU, allowed_cpus, physical_cores
+from benchrun.runner.execute.readings import check_readings_spec
+
+#: the barrier: announce the wait on stderr, read the release line, run the workload
+BARRIER_SCRIPT = 'printf R >&2; IFS= read -r _go || exit 125; exec "$@" </dev/null'
+#: the byte each child prints to stderr once it waits at the barrier
+READY_MARK = b"R"
+#: longest wait for both children to reach the barrier (s); released anyway after it
+READY_WAIT_S = 5.0
+
+
+@dataclass(frozen=True)
+class DuetPlan:
+    """Where a duet's two sides and the runner run.
+
+    ``cpus``: the two CPUs, one per side (swapped every duet, :func:`duet_cpus`).
+    ``runner_cpus``: the CPUs the runner keeps to (None: it is not moved, and shares a
+    CPU with a side). ``shares``: whether the runner shares a CPU with a workload.
+    ``smt``: each duet CPU's SMT siblings (itself included) as the kernel lists them.
+    """
+
+    cpus: tuple[int, int]
+    runner_cpus: tuple[int, ...] | None
+    shares: bool
+    smt: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "cpus": list(self.cpus),
+            "runner_cpus": None if self.runner_cpus is None else list(self.runner_cpus),
+            "runner_shares_cpu": self.shares,
+            "smt_siblings": {str(c): list(s) for c, s in self.smt.items()},
+            "reason": self.reason,
+        }
+
+
+def smt_siblings(cpu: int, sysfs: Path = SYSFS_CPU) -> tuple[int, ...] | None:
+    """The CPUs sharing ``cpu``'s core (``thread_siblings_list``); None when unreadable."""
+    for name in ("thread_siblings_list", "core_cpus_list"):
+        try:
+            return tuple(parse_cpu_list((sysfs / f"cpu{cpu}" / "topology" / name).read_text()))
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def plan_duet(
+    pin: str | Iterable[int], *, allowed: Iterable[int] | None = None, sysfs: Path = SYSFS_CPU
+) -> DuetPlan:
+    """The two CPUs of a duet for ``pin`` (``auto`` or a CPU list; ``none`` is refused).
+
+    ``auto``: the first CPU of each of the last two physical cores (of one core's SMT
+    siblings when the machine has one core); an explicit list: its first two CPUs. The
+    runner keeps to the allowed CPUs outside the cores of both; with none left it is not
+    moved and shares a CPU (:attr:`DuetPlan.shares`). :class:`UserError` with fewer than
+    two usable CPUs.
+    """
+    usable = tuple(sorted(set(allowed))) if allowed is not None else allowed_cpus()
+    if isinstance(pin, str):
+        if pin != "auto":
+            raise UserError(f"duet: pin {pin!r} cannot run duets; use pin: auto or two CPUs")
+        if len(usable) < 2:
+            raise UserError(
+                f"duet needs two CPUs; this process may use only CPU {format_cpu_list(usable)}"
+            )
+        cores, _ = physical_cores(usable, sysfs)
+        if len(cores) >= 2:
+            chosen = (cores[-2][0], cores[-1][0])
+        else:
+            chosen = (cores[0][0], cores[0][1])
+    else:
+        listed = tuple(pin)
+        missing = sorted(set(listed) - set(usable))
+        if missing or len(listed) < 2:
+            raise UserError(
+                f"duet needs two usable CPUs, pin lists {list(listed)}; "
+                f"valid CPUs: {format_cpu_list(usable)}"
+            )
+        chosen = (listed[0], listed[1])
+    smt = {c: smt_siblings(c, sysfs) or (c,) for c in chosen}
+    taken = {c for s in smt.values() for c in s} | set(chosen)
+    runner = tuple(c for c in usable if c not in taken)
+    shared_core = chosen[1] in smt[chosen[0]]
+    words = f"duet on CPUs {chosen[0]} and {chosen[1]}"
+    if shared_core:
+        words += " (SMT siblings of one core: the sides share its execution units)"
+    if runner:
+        words += f"; runner on CPU{'s' if len(runner) > 1 else ''} {format_cpu_list(runner)}"
+        return DuetPlan(chosen, runner, False, smt, words)
+    words += "; the runner shares a CPU with one side (no third CPU), swapped every duet"
+    return DuetPlan(chosen, None, True, smt, words)
+
+
+def duet_cpus(plan: DuetPlan, duet_index: int) -> tuple[tuple[int], tuple[int]]:
+    """The CPU of the first and of the second side in duet ``duet_index``: swapped every
+    duet, so that neither side keeps a faster core (or the runner's)."""
+    a, b = plan.cpus
+    return ((a,), (b,)) if duet_index % 2 == 0 else ((b,), (a,))
+
+
+class DuetCapable(Protocol):
+    """An executor that can run a duet itself (the fake executor)."""
+
+    def launch_duet(self, a: RoundSpec, b: RoundSpec) -> tuple[RoundOutcome, RoundOutcome]: ...
+
+
+def launch_duet(executor: object, a: RoundSpec, b: RoundSpec) -> tuple[RoundOutcome, RoundOutcome]:
+    """Run rounds ``a`` and ``b`` as one duet through ``executor``: its own
+    ``launch_duet`` when it has one, else :func:`local_duet` for a local executor."""
+    own = getattr(executor, "launch_duet", None)
+    if own is not None:
+        return own(a, b)
+    if isinstance(executor, LocalExecutor):
+        return local_duet(executor, a, b)
+    raise UserError("duet runs on this machine only (the local executor)")
+
+
+@dataclass
+class _Side:
+    """One child of a duet in flight (internal)."""
+
+    spec: RoundSpec
+    proc: subprocess.Popen[bytes] | None = None
+    applied: tuple[int, ...] | None = None
+    go_w: int = -1
+    out_r: int = -1
+    err_r: int = -1
+    stdout: _Stream | None = None
+    stderr: _Stream | None = None
+    ready: bool = False
+    exit_fd: int = -1
+    exited_ns: list[int] = field(default_factory=list)
+    watched: _Watched = field(default_factory=_Watched)
+    deadline: float = 0.0
+    kill_at: float | None = None
+    killed: bool = False
+    stop_reading_at: float = float("inf")
+    open_fds: dict[int, _Stream] = field(default_factory=dict)
+    done: bool = False
+    not_run: RoundOutcome | None = None
+
+
+def _start(executor: LocalExecutor, side: _Side, started_at: float) -> None:
+    """Spawn ``side``'s barrier shell pinned to its CPUs (the launching thread is pinned
+    for the spawn and restored after it); ``side.not_run`` when it cannot start."""
+    spec = side.spec
+    argv = _argv_of(spec)
+    if "/" not in argv[0] and shutil.which(argv[0], path=spec.env.get("PATH")) is None:
+        side.not_run = _not_run(
+            spec, started_at, "failed", f"cannot execute {argv[0]!r}: not found", spec.cpus
+        )
+        return
+    go_r, side.go_w = os.pipe2(os.O_CLOEXEC)
+    side.out_r, out_w = os.pipe2(os.O_CLOEXEC)
+    side.err_r, err_w = os.pipe2(os.O_CLOEXEC)
+    saved = os.sched_getaffinity(0)
+    try:
+        if spec.cpus is not None:
+            try:
+                os.sched_setaffinity(0, spec.cpus)
+            except (OSError, ValueError) as exc:
+                why = getattr(exc, "strerror", None) or str(exc)
+                side.not_run = _not_run(
+                    spec, started_at, "failed", f"cannot pin to CPUs {list(spec.cpus)}: {why}", None
+                )
+                return
+            side.applied = tuple(sorted(os.sched_getaffinity(0)))
+        try:
+            side.proc = subprocess.Popen(
+                ("/bin/sh", "-c", BARRIER_SCRIPT, "benchrun-duet", *argv),
+                stdin=go_r,
+                stdout=out_w,
+                stderr=err_w,
+                env=executor._child_env(spec.env),
+                cwd=spec.cwd,
+                start_new_session=True,
+                preexec_fn=None if spec.memory_limit is None else _limit_as(spec.memory_limit),
+            )
+        except (OSError, ValueError) as exc:
+            why = getattr(exc, "strerror", None) or str(exc)
+            side.not_run = _not_run(spec, started_at, "failed", f"cannot start: {why}", None)
+    finally:
+        if spec.cpus is not None:
+            os.sched_setaffinity(0, saved)
+        for fd in (go_r, out_w, err_w):
+            os.close(fd)
+
+
+def local_duet(
+    executor: LocalExecutor, a: RoundSpec, b: RoundSpec
+) -> tuple[RoundOutcome, RoundOutcome]:
+    """Run ``a`` and ``b`` at the same time on this machine (module docstring); each
+    pinned to its ``spec.cpus``. Never raises for a workload's failure."""
+    for spec in (a, b):
+        _argv_of(spec)
+        if spec.readings is not None:
+            check_readings_spec(spec.readings)
+    started_at = time.time()
+    if executor._interrupt_pending:
+        executor._interrupt_pending = False
+        return (
+            _not_run(a, started_at, "interrupted", "interrupted before start", None),
+            _not_run(b, started_at, "interrupted", "interrupted before start", None),
+        )
+    sides = [_Side(a), _Side(b)]
+    rss_floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    try:
+        for side in sides:
+            _start(executor, side, started_at)
+            whole = executor.readings_stdout_limit if side.spec.readings is not None else None
+            side.stdout = _Stream(side.spec.output_limit, whole)
+            side.stderr = _Stream(side.spec.output_limit, None)
+        _await_ready(sides)
+        t0 = time.monotonic_ns()
+        started_at = time.time()
+        for side in sides:  # the release: one line each, back to back
+            if side.go_w >= 0:
+                try:
+                    os.write(side.go_w, b"\n")
+                except OSError:
+                    pass  # that child is gone already
+        _watch_both(executor, sides, t0)
+        for side in sides:  # nothing a side started outlives the duet
+            if side.proc is not None and kill_group(side.proc.pid):
+                side.watched.extra["leftovers_killed"] = True
+    except BaseException:
+        for side in sides:
+            if side.proc is not None and side.watched.end_ns == 0:
+                _killpg(side.proc.pid, signal.SIGKILL)
+                os.wait4(side.proc.pid, 0)
+                side.proc.returncode = -1
+        raise
+    finally:
+        for side in sides:
+            for fd in (side.go_w, side.out_r, side.err_r, side.exit_fd):
+                if fd >= 0:
+                    os.close(fd)
+            side.go_w = side.out_r = side.err_r = side.exit_fd = -1
+    outcomes = []
+    for side in sides:
+        if side.not_run is not None:
+            outcomes.append(side.not_run)
+            continue
+        assert side.proc is not None and side.stdout is not None and side.stderr is not None
+        side.proc.returncode = -1  # reaped by us: Popen must never wait on this pid
+        if side.watched.wait_status is not None and os.WIFEXITED(side.watched.wait_status):
+            if os.WEXITSTATUS(side.watched.wait_status) == 125 and not side.ready:
+                side.watched.extra["barrier_failed"] = True
+        side.watched.extra["max_rss_floor_kib"] = rss_floor
+        side.watched.extra["duet"] = True
+        out = executor._outcome(
+            side.spec, side.watched, t0, started_at, side.applied, side.stdout, side.stderr
+        )
+        outcomes.append(out)
+    return outcomes[0], outcomes[1]
+
+
+def _await_ready(sides: list[_Side]) -> None:
+    """Wait until every started child printed its marker at the barrier (or ended, or
+    READY_WAIT_S passed); what a child printed after its marker is kept."""
+    deadline = time.monotonic() + READY_WAIT_S
+    waiting = {s.err_r: s for s in sides if s.proc is not None}
+    poller = select.poll()
+    for fd in waiting:
+        poller.register(fd, select.POLLIN)
+    while waiting:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        for fd, ev in poller.poll(max(1, int(left * 1000))):
+            side = waiting.get(fd)
+            if side is None or not ev & _POLL_IN:
+                continue
+            data = os.read(fd, 1)
+            poller.unregister(fd)
+            del waiting[fd]
+            if data == READY_MARK:
+                side.ready = True
+            elif data and side.stderr is not None:
+                side.stderr.add(data)
+
+
+def _watch_both(executor: LocalExecutor, sides: list[_Side], t0: int) -> None:
+    """Read both children's pipes until both are reaped and their pipes closed (or given
+    up); each side as :meth:`LocalExecutor._watch` handles one round."""
+    poller = select.poll()
+    owner: dict[int, _Side] = {}
+    for side in sides:
+        if side.proc is None:
+            side.done = True
+            continue
+        assert side.stdout is not None and side.stderr is not None
+        side.open_fds = {side.out_r: side.stdout, side.err_r: side.stderr}
+        for fd in side.open_fds:
+            poller.register(fd, select.POLLIN)
+            owner[fd] = side
+        side.exit_fd, side.exited_ns = executor._exit_fd(side.proc.pid)
+        poller.register(side.exit_fd, select.POLLIN)
+        owner[side.exit_fd] = side
+        side.deadline = t0 / 1e9 + side.spec.timeout
+    poller.register(executor._wake_r, select.POLLIN)
+    while True:
+        now = time.monotonic()
+        if executor._interrupt_pending:
+            executor._interrupt_pending = False
+            for side in sides:
+                if not side.done and side.watched.end_ns == 0 and side.watched.cause is None:
+                    side.watched.cause = "interrupted"
+        waits = []
+        for side in sides:
+            if side.done:
+                continue
+            assert side.proc is not None
+            pid, w = side.proc.pid, side.watched
+            if w.end_ns == 0:
+                if w.cause is None and now >= side.deadline:
+                    w.cause = "timeout"
+                if w.cause is not None and side.kill_at is None:
+                    _killpg(pid, signal.SIGTERM)
+                    side.kill_at = now + executor.kill_grace
+                if side.kill_at is not None and not side.killed and now >= side.kill_at:
+                    _killpg(pid, signal.SIGKILL)
+                    side.killed = True
+                if w.cause is None:
+                    waits.append(side.deadline - now)
+                elif not side.killed:
+                    waits.append((side.kill_at or now) - now)
+                else:
+                    waits.append(1.0)
+            else:
+                if not side.open_fds:
+                    side.done = True
+                    continue
+                if now >= side.stop_reading_at:
+                    if side.killed:
+                        w.extra["output_incomplete"] = True
+                        for fd in side.open_fds:
+                            poller.unregister(fd)
+                        side.open_fds = {}
+                        side.done = True
+                        continue
+                    w.extra["descendants_killed"] = True
+                    _killpg(pid, signal.SIGKILL)
+                    side.killed = True
+                    side.stop_reading_at = now + _AFTER_KILL_READ
+                waits.append(side.stop_reading_at - now)
+        if all(side.done for side in sides):
+            return
+        wait_s = min(waits, default=0.0)
+        events = poller.poll(max(0, int(min(wait_s, 60.0) * 1000 + 0.999)))
+        for fd, ev in events:
+            if not ev & _POLL_IN:
+                continue
+            if fd == executor._wake_r:
+                try:
+                    os.read(fd, 4096)
+                except BlockingIOError:
+                    pass
+                continue
+            side = owner[fd]
+            assert side.proc is not None
+            if fd == side.exit_fd and side.watched.end_ns == 0:
+                if side.watched.cause is not None:
+                    _killpg(side.proc.pid, signal.SIGKILL)
+                    side.killed = True
+                _, side.watched.wait_status, side.watched.rusage = os.wait4(side.proc.pid, 0)
+                side.watched.end_ns = side.exited_ns[0] if side.exited_ns else time.monotonic_ns()
+                grace = _AFTER_KILL_READ if side.killed else executor.drain_grace
+                side.stop_reading_at = time.monotonic() + grace
+                poller.unregister(fd)
+                continue
+            stream = side.open_fds.get(fd)
+            if stream is not None:
+                data = os.read(fd, _READ_CHUNK)
+                if data:
+                    stream.add(data)
+                else:
+                    poller.unregister(fd)
+                    del side.open_fds[fd]
