@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import fft, stats
+from scipy import fft
 
 from benchrun.stats.intervals import as_series, check_confidence, normal_quantile, opt_float
 
@@ -111,12 +111,21 @@ def autocorrelation(values: Iterable[float] | np.ndarray, lag: int = 1) -> float
     return float(np.dot(d[:-lag], d[lag:]) / den)
 
 
-def _acf_centred(d: np.ndarray, max_lag: int) -> np.ndarray:
-    """r_0..r_max_lag of centred data ``d`` by FFT (zero-padded, so not circular)."""
+def autocovariance_sums(d: np.ndarray) -> np.ndarray:
+    """``Σ_i d_i d_{i+k}`` for k = 0..n-1 of centred data ``d`` by FFT (zero-padded, so not
+    circular): the numerators of the sample acf, shared by :func:`subsession_size` and
+    :func:`~benchrun.stats.uncertified.uncertified_mean_ci` when one caller needs both
+    (the collector)."""
     n = d.size
     size = fft.next_fast_len(2 * n - 1, real=True)
     f = fft.rfft(d, size)
-    c = fft.irfft(f.real * f.real + f.imag * f.imag, size)[: max_lag + 1]
+    c: np.ndarray = fft.irfft(f.real * f.real + f.imag * f.imag, size)[:n]
+    return c
+
+
+def _acf_centred(d: np.ndarray, max_lag: int) -> np.ndarray:
+    """r_0..r_max_lag of centred data ``d`` by FFT (zero-padded, so not circular)."""
+    c = autocovariance_sums(d)[: max_lag + 1]
     return c / c[0]
 
 
@@ -444,17 +453,46 @@ def subsession_size(
     >>> b = x.reshape(20, 10).mean(axis=1)
     >>> d = b - b.mean()
     >>> r1 = float(np.dot(d[:-1], d[1:]) / np.dot(d, d))
+    >>> from scipy import stats
     >>> round(r1, 4), round(s.lag1, 4), r1 <= -1 / 20 + stats.norm.ppf(0.975) / 20**0.5
     (-0.3006, -0.3006, True)
     """
     c = check_confidence(confidence)
     x = as_series(values)
+    return choose_subsession_size(
+        x,
+        _centre(x),
+        None,
+        c,
+        tau_factor=tau_factor,
+        min_subsessions=min_subsessions,
+        max_subsessions=max_subsessions,
+        window=window,
+        tau_upper=tau_upper,
+    )
+
+
+def choose_subsession_size(
+    x: np.ndarray,
+    d: np.ndarray,
+    sums: np.ndarray | None,
+    c: float,
+    *,
+    tau_factor: float = TAU_FACTOR,
+    min_subsessions: int = MIN_SUBSESSIONS,
+    max_subsessions: int = MAX_SUBSESSIONS,
+    window: float = SOKAL_WINDOW,
+    tau_upper: float | None = None,
+) -> SubsessionChoice:
+    """:func:`subsession_size` of the validated series ``x`` (:func:`as_series`), with
+    ``d = _centre(x)``, ``sums`` its :func:`autocovariance_sums` (None: computed here when
+    needed) and ``c`` a checked confidence: for a caller that also needs ``d`` or ``sums``
+    (the collector), so they are computed once."""
     n = x.size
     if min_subsessions < 2 or max_subsessions < min_subsessions:
         raise ValueError("need 2 <= min_subsessions <= max_subsessions")
     if tau_factor <= 0 or window <= 0:
         raise ValueError("tau_factor and window must be > 0")
-    d = _centre(x)
     if not np.any(d):
         note = "all readings equal: no variation, subsessions of 1 reading"
         return SubsessionChoice(1, n, n, None, None, None, True, None, "deterministic", (note,))
@@ -466,11 +504,14 @@ def subsession_size(
         need = max(min_subsessions, 3)
         return SubsessionChoice(1, n, n, None, None, None, False, need, "benchrun", (note,))
     notes: list[str] = []
-    tau, window_m, converged = _sokal(_acf_centred(d, n // 2), window)
+    if sums is None:
+        sums = autocovariance_sums(d)
+    half = sums[: n // 2 + 1]
+    tau, window_m, converged = _sokal(half / half[0], window)
     ess = n / max(tau, 1.0 / n)
     tau_q = tau
     if tau_upper is not None:
-        z_u = float(stats.norm.ppf(tau_upper))
+        z_u = float(normal_quantile(tau_upper))  # scipy's norm.ppf, remembered per level
         tau_q = max(tau, 1.0) * (1.0 + z_u * math.sqrt(2.0 * (2 * window_m + 1) / n))
     q_min = 1 if tau_q <= 1.0 else 1 + int(math.ceil(tau_factor * (tau_q - 1.0) - 1e-9))
 

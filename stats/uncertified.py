@@ -45,14 +45,21 @@ def _centred(x: np.ndarray) -> np.ndarray:
     return d - d.mean(axis=-1, keepdims=True)
 
 
+def _sums(d: np.ndarray) -> np.ndarray:
+    """``Σ_i d_i d_{i+k}``, k = 0..n-1, along the last axis of the centred ``d``, by FFT."""
+    n = d.shape[-1]
+    size = fft.next_fast_len(2 * n - 1, real=True)
+    f = fft.rfft(d, size, axis=-1)
+    c: np.ndarray = fft.irfft(f.real * f.real + f.imag * f.imag, size, axis=-1)[..., :n]
+    return c
+
+
 def _ips_tau(d: np.ndarray) -> np.ndarray:
     """Geyer's initial positive sequence τ̂ of each row of the centred 2-D array ``d``
     (rows not all zero): ``-1 + 2 Σ_{m <= M} (r_{2m} + r_{2m+1})`` with M the last m before
     the first pair sum that is <= 0 (autocorrelations r_k with denominator n, by FFT)."""
     n = d.shape[-1]
-    size = fft.next_fast_len(2 * n - 1, real=True)
-    f = fft.rfft(d, size, axis=-1)
-    c = fft.irfft(f.real * f.real + f.imag * f.imag, size, axis=-1)[..., :n]
+    c = _sums(d)
     r = c / c[..., :1]
     pairs = n // 2  # complete pairs (r_{2m}, r_{2m+1}), 2m + 1 <= n - 1
     big = r[..., 0 : 2 * pairs : 2] + r[..., 1 : 2 * pairs : 2]
@@ -272,11 +279,36 @@ def uncertified_mean_ci(
     n = x.size
     if n < MIN_READINGS:
         raise ValueError(f"an uncertified interval needs at least {MIN_READINGS} readings, got {n}")
-    d = _centred(x)
+    return uncertified_from(x, _centred(x), None, c)
+
+
+def uncertified_from(
+    x: np.ndarray, d: np.ndarray, sums: np.ndarray | None, c: float
+) -> UncertifiedInterval:
+    """:func:`uncertified_mean_ci` of the validated series ``x`` (>= 3 readings) with
+    ``d = _centred(x)``, ``sums`` the lag sums ``Σ_i d_i d_{i+k}``, k = 0..n-1
+    (:func:`~benchrun.stats.autocorr.autocovariance_sums`; None: computed here) and ``c`` a
+    checked confidence: :func:`_intervals` for one series, on scalars (the same operations
+    in the same order, so the same floats), for callers that already have ``d`` and
+    ``sums`` (the collector)."""
+    n = x.size
     if not np.any(d):
         m = float(x[0])
         return UncertifiedInterval(m, m, m, c, n, 0.0, None, 1.0, n - 1.0, 0.0, 0.0, None)
-    mean, half, tau, bound, df, naive = (float(v[0]) for v in _intervals(x[None, :], c))
+    if sums is None:
+        sums = _sums(d)
+    mean = float(x.mean()) + float(d.mean())
+    s = math.sqrt(float(np.sum(d * d)) / (n - 1))
+    r = sums / sums[0]
+    pairs = n // 2
+    big = r[0 : 2 * pairs : 2] + r[1 : 2 * pairs : 2]
+    initial = np.cumprod(big > 0.0).astype(bool)
+    tau = -1.0 + 2.0 * float(np.sum(np.where(initial, big, 0.0)))
+    bound = max(tau, 1.0)
+    df = max(n / bound - 1.0, 1.0)
+    p = 0.5 + c / 2.0
+    half = float(stdtrit(df, p)) * s * math.sqrt(bound / n)
+    naive = float(stdtrit(n - 1, p)) * s / math.sqrt(n)
     return UncertifiedInterval(
         mean,
         mean - half,

@@ -16,8 +16,15 @@ import numpy as np
 from scipy.special import stdtrit
 
 from benchrun.runner.format import DisplayUnit, display_unit
-from benchrun.stats.autocorr import MAX_SUBSESSIONS, MIN_SUBSESSIONS, subsession_size
-from benchrun.stats.uncertified import MIN_READINGS, uncertified_mean_ci
+from benchrun.stats.autocorr import (
+    MAX_SUBSESSIONS,
+    MIN_SUBSESSIONS,
+    _centre,
+    autocovariance_sums,
+    choose_subsession_size,
+)
+from benchrun.stats.intervals import as_series
+from benchrun.stats.uncertified import MIN_READINGS, uncertified_from
 from benchrun.stats.warmup import mser5, mser5_at_limit
 
 __all__ = ["WorkloadStats", "collect", "interval_text"]
@@ -350,19 +357,25 @@ def _coarse(values: np.ndarray, size: int) -> Coarse:
 
 
 def _uncertified(
-    x: np.ndarray, round_means: np.ndarray | None, confidence: float, notes: list[str]
+    x: np.ndarray,
+    round_means: np.ndarray | None,
+    confidence: float,
+    notes: list[str],
+    d: np.ndarray,
+    sums: np.ndarray | None,
 ) -> dict[str, Any]:
     """The uncertified interval's fields of :class:`WorkloadStats` (docs/methods.md §4.1) for
     the steady series ``x`` that the subsession rule could not certify; {} below 3 readings.
 
-    :func:`stats.uncertified_mean_ci` on ``x``; with several readings per round and >= 2
+    :func:`stats.uncertified_mean_ci` on ``x`` (computed from ``d``, the centred ``x``, and
+    ``sums``, its lag sums, which the subsession rule computed first); with several readings per round and >= 2
     rounds, widened to the t interval over the round means when that is wider (as the
     certified CI is), with ``tau_bound`` raised to ``n·(s_r²/r)/s²``, the τ at which the
     i.i.d. variance of the mean s²τ/n equals the round means' s_r²/r.
     """
     if x.size < MIN_READINGS:
         return {}
-    u = uncertified_mean_ci(x, confidence)
+    u = uncertified_from(x, d, sums, confidence)
     if round_means is not None and round_means.size >= 2 and u.std > 0.0:
         r = int(round_means.size)
         s2_r = float(np.var(round_means, ddof=1))
@@ -489,8 +502,15 @@ def collect(
             else np.array([r[d:].mean() for r in rs])
         )
     n = int(x.size)
-    choice = subsession_size(
+    # what stats.subsession_size and stats.uncertified_mean_ci each computed from x: the
+    # validated series, its deviations from the mean and their lag sums, computed once
+    x = as_series(x)
+    dev = _centre(x)
+    sums = autocovariance_sums(dev) if n >= MIN_READINGS and np.any(dev) else None
+    choice = choose_subsession_size(
         x,
+        dev,
+        sums,
         c,
         min_subsessions=h_min,
         max_subsessions=max(MAX_SUBSESSIONS, h_min),
@@ -514,7 +534,7 @@ def collect(
     if not choice.enough:
         need = int(choice.readings_needed) if choice.readings_needed is not None else n + 1
         more = max(1, math.ceil((need - n) / per_round))
-        shown = _uncertified(x, round_means, c, notes)
+        shown = _uncertified(x, round_means, c, notes, dev, sums)
         return WorkloadStats(
             len(rs),
             n,
