@@ -4,7 +4,7 @@ The old implementation is the frozen copy in tests/runner/test_collect_equivalen
 commit d037409); both run in this one process on the same seeded series, interleaved, and
 the script prints the median time per call of each and their ratio. Series: i.i.d. normal
 and AR(1) φ = 0.9, as one reading per round (the adaptive loop's time metrics) and as rounds
-of 10 readings, at n = 50 and 150 (the drift simulation's sizes), 1 000 and 10 000. Every
+of 10 readings (lists), and as an n x 1 array (the paired series), at n = 50 and 150 (the drift simulation's sizes), 1 000 and 10 000. Every
 pair of results is also checked equal (the test does that thoroughly).
 
     python benchmarks/collect_speed.py [--repeats 7] [--seed 1]
@@ -63,7 +63,11 @@ def main() -> int:
         for n in (50, 150, 1000, 10_000):
             e = rng.standard_normal(n)
             x = 10.0 + (e if name == "iid" else signal.lfilter([1.0], [1.0, -0.9], e))
-            layouts = {"1/round": [[float(v)] for v in x]}
+            # lists as runner.results.workloads passes them, an n x 1 array as pair_stats
+            layouts: dict[str, object] = {
+                "1/round": [[float(v)] for v in x],
+                "n x 1 array": x[:, None],
+            }
             if n >= 100:
                 layouts["10/round"] = x.reshape(n // 10, 10).tolist()
             for layout, rounds in layouts.items():

@@ -47,11 +47,23 @@ MIN_SUBSESSIONS = 8
 MAX_SUBSESSIONS = 20
 
 
+def _fmean(a: np.ndarray) -> float:
+    """``float(np.mean(a))`` of a float64 array, bit for bit (numpy's mean is the same
+    pairwise ``add.reduce`` divided by the count), without np.mean's Python overhead."""
+    return float(np.add.reduce(a, axis=None)) / a.size
+
+
+def _batch_means(x: np.ndarray, h: int, q: int) -> np.ndarray:
+    """``x[:h*q].reshape(h, q).mean(axis=1)`` bit for bit (the same row sums over q)."""
+    means: np.ndarray = np.add.reduce(x[: h * q].reshape(h, q), axis=1) / q
+    return means
+
+
 def _centre(x: np.ndarray) -> np.ndarray:
     """Deviations from the mean, with a second pass for accuracy (NumAcc-style data)."""
-    m = float(np.mean(x))
+    m = _fmean(x)
     d = x - m
-    return d - float(np.mean(d))
+    return d - _fmean(d)
 
 
 def autocorrelation(values: Iterable[float] | np.ndarray, lag: int = 1) -> float | None:
@@ -533,15 +545,15 @@ def choose_subsession_size(
     q = max(q_min, -(-n // h_max))
     if n // q < min_subsessions:
         h0 = n // q_min
-        b = x[: h0 * q_min].reshape(h0, q_min).mean(axis=1)
-        lag1 = _lag1_of_means(b, float(b.mean())) if h0 >= 3 else None
+        b = _batch_means(x, h0, q_min)
+        lag1 = _lag1_of_means(b, _fmean(b)) if h0 >= 3 else None
         why = f"tau = {tau:.2f} readings needs {min_subsessions} subsessions of {q_min}"
         return refuse(q_min, lag1, min_subsessions * q_min, why)
     z = float(normal_quantile(0.5 + c / 2.0))
     while True:
         h = n // q
-        b = x[: h * q].reshape(h, q).mean(axis=1)
-        lag1 = _lag1_of_means(b, float(b.mean()))
+        b = _batch_means(x, h, q)
+        lag1 = _lag1_of_means(b, _fmean(b))
         limit = -1.0 / h + z / math.sqrt(h)
         if lag1 is None or lag1 <= limit:
             break

@@ -30,6 +30,7 @@ import numpy as np
 from scipy import fft
 from scipy.special import stdtrit
 
+from benchrun.stats.autocorr import _fmean
 from benchrun.stats.intervals import as_series, check_confidence, opt_float
 from benchrun.stats.results import HasCI
 
@@ -297,7 +298,7 @@ def uncertified_from(
         return UncertifiedInterval(m, m, m, c, n, 0.0, None, 1.0, n - 1.0, 0.0, 0.0, None)
     if sums is None:
         sums = _sums(d)
-    mean = float(x.mean()) + float(d.mean())
+    mean = _fmean(x) + _fmean(d)
     s = math.sqrt(float(np.sum(d * d)) / (n - 1))
     r = sums / sums[0]
     pairs = n // 2

@@ -19,7 +19,9 @@ from benchrun.runner.format import DisplayUnit, display_unit
 from benchrun.stats.autocorr import (
     MAX_SUBSESSIONS,
     MIN_SUBSESSIONS,
+    _batch_means,
     _centre,
+    _fmean,
     autocovariance_sums,
     choose_subsession_size,
 )
@@ -208,7 +210,7 @@ def _as_rounds(
         raise ValueError(f"per_work has {len(per_work)} entries for {len(rounds)} rounds")
     out: list[np.ndarray] = []
     empty = 0
-    if isinstance(rounds, np.ndarray) or (len(rounds) and len({len(r) for r in rounds}) == 1):
+    if isinstance(rounds, np.ndarray) or (len(rounds) and len(set(map(len, rounds))) == 1):
         # fast path: rectangular input (every round has the same number of readings)
         try:
             arr = np.asarray(rounds, dtype=np.float64)
@@ -352,8 +354,8 @@ def _coarse(values: np.ndarray, size: int) -> Coarse:
     h2 = values.size // size
     if h2 < 4:
         return (None, None, None)
-    b2 = values[: size * h2].reshape(h2, size).mean(axis=1)
-    return (float(np.mean(b2)), float(np.var(b2, ddof=1)), h2)
+    b2 = _batch_means(values, h2, size)
+    return (_fmean(b2), float(np.var(b2, ddof=1)), h2)
 
 
 def _uncertified(
@@ -540,7 +542,7 @@ def collect(
             n,
             w,
             series,
-            float(np.mean(x)),
+            _fmean(x),
             q,
             h,
             None,
@@ -556,8 +558,8 @@ def collect(
             tuple(notes),
             **shown,
         )
-    b = x[: q * h].reshape(h, q).mean(axis=1)
-    mean = float(np.mean(b))
+    b = _batch_means(x, h, q)
+    mean = _fmean(b)
     s2 = float(np.var(b, ddof=1)) if h >= 2 else 0.0
     half = _t_half_width(s2, h, c)
     coarse = _coarse(x, 2 * q)
