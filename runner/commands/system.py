@@ -53,11 +53,52 @@ def _parse_cpus(text: str | None) -> list[int] | None:
     return cpus
 
 
+def duet_capability() -> dict[str, Any]:
+    """Whether this machine can run duets (docs/duet.md): the usable CPUs, the two a duet
+    would use with ``pin: auto`` and their SMT siblings, whether the runner must share a
+    CPU with a side, and the reason when it cannot."""
+    from benchrun.runner.execute.duet import plan_duet
+    from benchrun.runner.execute.pinning import allowed_cpus
+
+    usable = allowed_cpus()
+    doc: dict[str, Any] = {"usable_cpus": len(usable), "possible": False}
+    try:
+        plan = plan_duet("auto", allowed=usable)
+    except UserError as exc:
+        doc["reason"] = str(exc)
+        return doc
+    doc.update(plan.to_dict())
+    doc["possible"] = True
+    doc["sides_share_a_core"] = plan.cpus[1] in plan.smt.get(plan.cpus[0], ())
+    return doc
+
+
+def _duet_lines(duet: dict[str, Any]) -> list[str]:
+    if not duet.get("possible"):
+        return [f"no: {duet.get('reason', 'fewer than two CPUs')}"]
+    a, b = duet["cpus"]
+    smt = duet["smt_siblings"]
+    lines = [
+        f"yes: {duet['usable_cpus']} usable CPUs; a duet runs on CPUs {a} and {b} (pin: auto)",
+        f"SMT siblings: CPU {a}: {smt[str(a)]}, CPU {b}: {smt[str(b)]}"
+        + (" (one core: the sides share it)" if duet["sides_share_a_core"] else ""),
+    ]
+    if duet["runner_shares_cpu"]:
+        lines.append(
+            "the runner shares a CPU with a side (no third CPU); duet may cost what it gains "
+            "(docs/duet.md)"
+        )
+    else:
+        lines.append(f"the runner stays on CPUs {duet['runner_cpus']}, off both sides")
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     """Collect the record and print it; returns 0."""
     cpus = _parse_cpus(getattr(args, "cpus", None))
     meta = collect_metadata(workload_cpus=cpus)
     meta["containment"] = containment_record(probe_containment())
+    meta["duet"] = duet_capability()
     if args.json:
         print(json.dumps(meta, indent=2, allow_nan=False))
         return 0
@@ -89,6 +130,11 @@ def _print_human(meta: dict[str, Any], cpus: list[int] | None) -> None:
     console.print()
     console.print(Text("Containment of rounds", style="bold"))
     console.print(f"  {meta['containment']['detail']}")
+
+    console.print()
+    console.print(Text("Duets (docs/duet.md)", style="bold"))
+    for line in _duet_lines(meta["duet"]):
+        console.print(f"  {line}")
 
     warnings = noise_warnings(meta, cpus)
     unknown = unknown_noise_settings(meta, cpus)

@@ -3,6 +3,7 @@ alternate, timed, killed on a timeout; and a short duet campaign through ``bench
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -118,3 +119,24 @@ def test_duet_campaign_through_benchrun_run(tmp_path: Path) -> None:
         assert ra.cpus != rb.cpus
         cpus_a.append(ra.cpus)
     assert all(cpus_a[i] != cpus_a[i + 1] for i in range(3))
+
+
+def test_system_says_whether_this_machine_can_run_duets() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchrun.runner.cli", "system", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    duet = json.loads(done.stdout)["duet"]
+    assert duet["possible"] is True and duet["usable_cpus"] == len(os.sched_getaffinity(0))
+    assert len(duet["cpus"]) == 2 and set(duet["smt_siblings"]) == {str(c) for c in duet["cpus"]}
+    assert duet["runner_shares_cpu"] is (duet["usable_cpus"] == 2)
+    human = subprocess.run(
+        [sys.executable, "-m", "benchrun.runner.cli", "system"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Duets" in human.stdout and "SMT siblings" in human.stdout
