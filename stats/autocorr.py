@@ -53,6 +53,13 @@ def _fmean(a: np.ndarray) -> float:
     return float(np.add.reduce(a, axis=None)) / a.size
 
 
+def _fvar(a: np.ndarray) -> float:
+    """``float(np.var(a, ddof=1))`` of a float64 array (>= 2 values), bit for bit: numpy's
+    two passes (mean, then the sum of squared deviations over n - 1) without its overhead."""
+    dev = a - np.add.reduce(a, axis=None) / a.size
+    return float(np.add.reduce(dev * dev, axis=None)) / (a.size - 1)
+
+
 def _batch_means(x: np.ndarray, h: int, q: int) -> np.ndarray:
     """``x[:h*q].reshape(h, q).mean(axis=1)`` bit for bit (the same row sums over q)."""
     means: np.ndarray = np.add.reduce(x[: h * q].reshape(h, q), axis=1) / q

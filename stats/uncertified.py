@@ -293,18 +293,18 @@ def uncertified_from(
     in the same order, so the same floats), for callers that already have ``d`` and
     ``sums`` (the collector)."""
     n = x.size
-    if not np.any(d):
+    if not d.any():
         m = float(x[0])
         return UncertifiedInterval(m, m, m, c, n, 0.0, None, 1.0, n - 1.0, 0.0, 0.0, None)
     if sums is None:
         sums = _sums(d)
     mean = _fmean(x) + _fmean(d)
-    s = math.sqrt(float(np.sum(d * d)) / (n - 1))
+    s = math.sqrt(float(np.add.reduce(d * d, axis=None)) / (n - 1))  # np.sum
     r = sums / sums[0]
     pairs = n // 2
     big = r[0 : 2 * pairs : 2] + r[1 : 2 * pairs : 2]
     initial = np.cumprod(big > 0.0).astype(bool)
-    tau = -1.0 + 2.0 * float(np.sum(np.where(initial, big, 0.0)))
+    tau = -1.0 + 2.0 * float(np.add.reduce(np.where(initial, big, 0.0), axis=None))
     bound = max(tau, 1.0)
     df = max(n / bound - 1.0, 1.0)
     p = 0.5 + c / 2.0

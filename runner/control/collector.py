@@ -22,6 +22,7 @@ from benchrun.stats.autocorr import (
     _batch_means,
     _centre,
     _fmean,
+    _fvar,
     autocovariance_sums,
     choose_subsession_size,
 )
@@ -355,7 +356,7 @@ def _coarse(values: np.ndarray, size: int) -> Coarse:
     if h2 < 4:
         return (None, None, None)
     b2 = _batch_means(values, h2, size)
-    return (_fmean(b2), float(np.var(b2, ddof=1)), h2)
+    return (_fmean(b2), _fvar(b2), h2)
 
 
 def _uncertified(
@@ -560,7 +561,7 @@ def collect(
         )
     b = _batch_means(x, h, q)
     mean = _fmean(b)
-    s2 = float(np.var(b, ddof=1)) if h >= 2 else 0.0
+    s2 = _fvar(b) if h >= 2 else 0.0
     half = _t_half_width(s2, h, c)
     coarse = _coarse(x, 2 * q)
     mean2, s2_2, h2 = coarse
@@ -590,7 +591,7 @@ def collect(
     rel = half / abs(mean) if mean != 0 else None
     if mean == 0:
         notes.append("mean is 0: no relative CI width")
-    s_x = float(np.std(x, ddof=1)) if n >= 2 else 0.0
+    s_x = math.sqrt(_fvar(x)) if n >= 2 else 0.0  # np.std(x, ddof=1)
     naive = _t_half_width(s_x * s_x, n, c) if n >= 2 else 0.0
     return WorkloadStats(
         len(rs),
