@@ -581,7 +581,13 @@ def collect(
         half_r = _t_half_width(s2_r, r, c)
         if half_r > half:
             notes.append(
-                f"CI from the {r} round means ({half_r / half:.2g}x the readings' half-width): "
+                f"CI from the {r} round means ("
+                + (
+                    f"{half_r / half:.2g}x the readings' half-width"
+                    if half > 0
+                    else "the readings within each round are all equal"
+                )
+                + "): "
                 "the rounds differ more than their readings suggest (process-to-process "
                 "variation), so each round is one subsession"
             )

@@ -614,12 +614,34 @@ def _check(rounds: Any, **kw: Any) -> None:
     """collect and the frozen copy agree: the same result, or the same exception."""
     try:
         old = old_collect(rounds, **kw)
-    except (ValueError, ZeroDivisionError) as exc:
-        with pytest.raises(type(exc)) as new:
+    except ZeroDivisionError:
+        # the old code divided by a zero half-width when the readings within each round
+        # are all equal but the rounds differ; now: the CI from the round means
+        got = collect(rounds, **kw)
+        assert any("readings within each round are all equal" in n for n in got.notes)
+        assert got.ci_low is not None and got.ci_high is not None
+        assert got.ci_low < got.mean < got.ci_high
+        return
+    except ValueError as exc:
+        with pytest.raises(ValueError) as new:
             collect(rounds, **kw)
         assert str(new.value) == str(exc)
         return
     _same(collect(rounds, **kw), old)
+
+
+def test_equal_readings_within_rounds_that_differ_get_the_round_means_ci() -> None:
+    """Readings all equal within each round, rounds of different work: the CI is the
+    Student t interval over the round means (scipy), no ZeroDivisionError."""
+    from scipy import stats as sps
+
+    work = [2.0, 3.0] * 10
+    rounds = [[6.0] * 5 for _ in work]  # per work: 3.0 and 2.0 alternately
+    got = collect(rounds, per_work=work, warmup="none")
+    means = np.array([6.0 / w for w in work])
+    lo, hi = sps.t.interval(0.95, means.size - 1, loc=means.mean(), scale=sps.sem(means))
+    assert got.mean == pytest.approx(means.mean(), rel=1e-12)
+    assert (got.ci_low, got.ci_high) == (pytest.approx(lo, rel=1e-9), pytest.approx(hi, rel=1e-9))
 
 
 @pytest.mark.parametrize("kind", KINDS)
