@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from benchrun.runner.campaign.session import Display, RoundLauncher
 from benchrun.runner.config.experiment import Experiment
 from benchrun.runner.execute.duet import DuetPlan, duet_cpus, plan_duet
+from benchrun.runner.execute.executor import RoundOutcome
 from benchrun.runner.execute.pinning import PinPlan, pinned_runner
 
 
@@ -81,6 +82,8 @@ def run_pass(
             if launcher.interrupted or launcher.failure_stop:
                 return False
             for side, outcome in zip(pair, outcomes, strict=True):
+                if outcome is not None:
+                    _check_one_cpu(launcher, side, outcome)
                 if outcome is not None and after is not None:
                     after(side)
             continue
@@ -90,3 +93,25 @@ def run_pass(
         if after is not None:
             after(name)
     return True
+
+
+#: CPU time over wall time above which a side is taken to run on more than one CPU
+MULTI_CPU_RATIO = 1.5
+
+
+def _check_one_cpu(launcher: RoundLauncher, name: str, outcome: RoundOutcome) -> None:
+    """Say once per campaign and workload when a duet side used more CPU time than wall
+    time (user + sys > :data:`MULTI_CPU_RATIO` x wall, rounds of at least 10 ms): it runs on
+    more than one CPU, so it takes the other side's CPU too and the duet's premise (one
+    CPU each, symmetric interference) does not hold (docs/duet.md)."""
+    wall = outcome.wall_ns / 1e9
+    if outcome.status != "ok" or wall < 0.01:
+        return
+    ratio = (outcome.user_s + outcome.sys_s) / wall
+    if ratio > MULTI_CPU_RATIO and name not in launcher.duet_multi_cpu:
+        launcher.duet_multi_cpu.add(name)
+        launcher.display.message(
+            f"duet: {name} used {ratio:.1f}x its wall time in CPU time: it runs on more "
+            "than one CPU, which duet assumes it does not; its duet ratios are not "
+            "trustworthy (run this pair without duet: --set duet=false)"
+        )

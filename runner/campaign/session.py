@@ -337,6 +337,8 @@ class RoundLauncher:
         self.experiment = experiment
         self.executor = executor
         self.display = display
+        #: duet sides already reported as using more than one CPU (campaign/duets.py)
+        self.duet_multi_cpu: set[str] = set()
         self.states = states
         self.interrupts = interrupts
         self.round_facts_fn = round_facts_fn

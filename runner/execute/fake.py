@@ -33,6 +33,8 @@ class FakeRound:
         One line for a non-ok status.
     stdout, stderr : str
         What the round "printed" (its output tails).
+    cpu_s : float or None
+        User CPU seconds of the round (None: equal to ``wall_s``, one busy CPU).
     """
 
     wall_s: float
@@ -42,6 +44,7 @@ class FakeRound:
     reason: str | None = None
     stdout: str = ""
     stderr: str = ""
+    cpu_s: float | None = None
 
 
 #: A script: (spec, index of this launch for the workload, virtual clock in s) -> round
@@ -214,7 +217,7 @@ class FakeExecutor:
         return RoundOutcome(
             status=r.status,
             wall_ns=int(round(r.wall_s * 1e9)),
-            user_s=r.wall_s,
+            user_s=r.wall_s if r.cpu_s is None else r.cpu_s,
             sys_s=0.0,
             max_rss_kib=1024,
             exit_code=exit_code,

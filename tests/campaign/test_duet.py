@@ -244,3 +244,21 @@ def test_duet_with_a_third_workload_runs_it_alone_in_each_pass(tmp_path: Path) -
     _, rounds, _ = stored(exp)
     assert {n: len(r) for n, r in rounds.items()} == {"a": 9, "b": 9, "c": 9}
     assert len(fake.duets) == 9
+
+
+def test_a_side_on_more_than_one_cpu_is_reported_once(tmp_path: Path) -> None:
+    # b burns 3 CPU-seconds per wall second (three threads): duet's premise of one CPU
+    # per side fails, which the campaign says once, naming b and the ratio
+    from benchrun.runner.execute.fake import FakeRound
+
+    exp = experiment(tmp_path, FIXED)
+    fake = FakeExecutor({"a": constant(0.1), "b": lambda spec, k, clock: FakeRound(0.1, cpu_s=0.3)})
+    display = NullDisplay()
+    assert run_campaign(exp, fake, display).exit_code == 0
+    said = [m for m in display.messages if "more than one CPU" in m]
+    assert len(said) == 1 and said[0].startswith("duet: b used 3.0x its wall time")
+    # one CPU each: nothing said
+    exp2 = experiment(tmp_path / "2", FIXED)
+    quiet = NullDisplay()
+    run_campaign(exp2, FakeExecutor({"a": constant(0.1), "b": constant(0.1)}), quiet)
+    assert not any("more than one CPU" in m for m in quiet.messages)
