@@ -514,14 +514,36 @@ def choose_subsession_size(
         raise ValueError("tau_factor and window must be > 0")
     if not np.any(d):
         note = "all readings equal: no variation, subsessions of 1 reading"
-        return SubsessionChoice(1, n, n, None, None, None, True, None, "deterministic", (note,))
+        return SubsessionChoice(
+            q=1,
+            n_subsessions=n,
+            n=n,
+            lag1=None,
+            tau=None,
+            ess=None,
+            enough=True,
+            readings_needed=None,
+            method="deterministic",
+            notes=(note,),
+        )
     if n < max(min_subsessions, 3):
         note = (
             f"{n} readings: at least {min_subsessions} are needed to form subsessions and "
             "estimate their correlation"
         )
         need = max(min_subsessions, 3)
-        return SubsessionChoice(1, n, n, None, None, None, False, need, "benchrun", (note,))
+        return SubsessionChoice(
+            q=1,
+            n_subsessions=n,
+            n=n,
+            lag1=None,
+            tau=None,
+            ess=None,
+            enough=False,
+            readings_needed=need,
+            method="benchrun",
+            notes=(note,),
+        )
     notes: list[str] = []
     if sums is None:
         sums = autocovariance_sums(d)
@@ -538,7 +560,17 @@ def choose_subsession_size(
         need = max(need, n + 1)
         notes.append(f"not enough data: {why}; about {need} readings needed, have {n}")
         return SubsessionChoice(
-            q, n // q, n, lag1, tau, ess, False, need, "benchrun", tuple(notes), q_min
+            q=q,
+            n_subsessions=n // q,
+            n=n,
+            lag1=lag1,
+            tau=tau,
+            ess=ess,
+            enough=False,
+            readings_needed=need,
+            method="benchrun",
+            notes=tuple(notes),
+            q_min=q_min,
         )
 
     if not converged:
@@ -586,7 +618,19 @@ def choose_subsession_size(
             f"no measurable autocorrelation (tau = {tau:.2f}); CI over {h} subsession means "
             f"of {q} readings, which stays valid if a slow correlation is hidden"
         )
-    return SubsessionChoice(q, h, n, lag1, tau, ess, True, None, "benchrun", tuple(notes), q_min)
+    return SubsessionChoice(
+        q=q,
+        n_subsessions=h,
+        n=n,
+        lag1=lag1,
+        tau=tau,
+        ess=ess,
+        enough=True,
+        readings_needed=None,
+        method="benchrun",
+        notes=tuple(notes),
+        q_min=q_min,
+    )
 
 
 def pilot_subsession_size(
@@ -658,17 +702,29 @@ def pilot_subsession_size(
         den = float(np.dot(b, b))
         r1 = 0.0 if den == 0.0 else float(np.dot(b[:-1], b[1:]) / den)
         if abs(r1) <= limit:
-            return SubsessionChoice(q, h, n, r1, None, None, True, None, "pilot")
+            return SubsessionChoice(
+                q=q,
+                n_subsessions=h,
+                n=n,
+                lag1=r1,
+                tau=None,
+                ess=None,
+                enough=True,
+                readings_needed=None,
+                method="pilot",
+            )
     q = max(1, n // min_subsessions)
     return SubsessionChoice(
-        q,
-        n // q,
-        n,
-        None,
-        None,
-        None,
-        False,
-        None,
-        "pilot",
-        (f"no subsession size with |lag-1 r| <= {limit} leaves {min_subsessions} subsessions",),
+        q=q,
+        n_subsessions=n // q,
+        n=n,
+        lag1=None,
+        tau=None,
+        ess=None,
+        enough=False,
+        readings_needed=None,
+        method="pilot",
+        notes=(
+            f"no subsession size with |lag-1 r| <= {limit} leaves {min_subsessions} subsessions",
+        ),
     )

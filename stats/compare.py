@@ -1033,7 +1033,19 @@ def effect_size_from_summary(
     method = "noncentral t inversion (Steiger & Fouladi 1997); g = J·d (Hedges & Olkin 1985)"
     if sp == 0.0:
         note = "both samples have zero variance: the standardised difference is undefined"
-        return EffectSize(None, None, None, None, None, None, confidence, na, nb, method, (note,))
+        return EffectSize(
+            cohens_d=None,
+            hedges_g=None,
+            d_ci_low=None,
+            d_ci_high=None,
+            g_ci_low=None,
+            g_ci_high=None,
+            confidence=confidence,
+            n_a=na,
+            n_b=nb,
+            method=method,
+            notes=(note,),
+        )
     d = (ma - mb) / sp
     j = hedges_correction(df)  # df >= 2 since n_a, n_b >= 2
     scale = math.sqrt(1 / na + 1 / nb)

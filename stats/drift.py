@@ -181,14 +181,41 @@ def drift_check(values: ArrayLike, alpha: float = 0.01, blocks: int = 5) -> Drif
         raise ValueError("values must be finite")
     n = int(x.size)
     if n < max(10, 2 * blocks):
-        return DriftResult(n, None, None, False, None, None, blocks, alpha)
+        return DriftResult(
+            n=n,
+            von_neumann=None,
+            p_value=None,
+            drifted=False,
+            level_low=None,
+            level_high=None,
+            blocks=blocks,
+            alpha=alpha,
+        )
     vn = von_neumann_ratio(x)
     if math.isnan(vn):
-        return DriftResult(n, None, None, False, 0.0, 0.0, blocks, alpha)
+        return DriftResult(
+            n=n,
+            von_neumann=None,
+            p_value=None,
+            drifted=False,
+            level_low=0.0,
+            level_high=0.0,
+            blocks=blocks,
+            alpha=alpha,
+        )
     sd = math.sqrt(4.0 * (n - 2) / ((n + 1) * (n - 1)))
     p = float(ndtr((vn - 2.0) / sd))
     m = float(x.mean())
     levels = np.array([b.mean() for b in np.array_split(x, blocks)])
     lo = float(levels.min() / m - 1.0) if m != 0 else None
     hi = float(levels.max() / m - 1.0) if m != 0 else None
-    return DriftResult(n, vn, p, p < alpha, lo, hi, blocks, alpha)
+    return DriftResult(
+        n=n,
+        von_neumann=vn,
+        p_value=p,
+        drifted=p < alpha,
+        level_low=lo,
+        level_high=hi,
+        blocks=blocks,
+        alpha=alpha,
+    )

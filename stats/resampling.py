@@ -455,7 +455,14 @@ def runs_for_ci_width(
         + (f" (width {last:.4g} at m = {m_available})" if last else ""),
     )
     return SampleSizeResult(
-        None, float(width), c, meth, tuple(widths), m_available, extrapolated, tuple(notes)
+        m=None,
+        width=float(width),
+        confidence=c,
+        method=meth,
+        widths=tuple(widths),
+        m_available=m_available,
+        extrapolated_m=extrapolated,
+        notes=tuple(notes),
     )
 
 

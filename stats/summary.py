@@ -244,20 +244,20 @@ def describe(
     mean = _mean(x)
     if n == 1:
         return Description(
-            1,
-            mean,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            ("one reading: no spread, quantiles or intervals",),
+            n=1,
+            mean=mean,
+            std=None,
+            cov=None,
+            min=None,
+            q1=None,
+            median=None,
+            q3=None,
+            max=None,
+            p90=None,
+            p99=None,
+            deterministic=None,
+            outliers=None,
+            notes=("one reading: no spread, quantiles or intervals",),
         )
     notes: list[str] = []
     d = x - mean
@@ -282,20 +282,20 @@ def describe(
         lo, hi = got["q1"] - outlier_k * iqr, got["q3"] + outlier_k * iqr
         outliers = int(np.searchsorted(xs, lo, "left") + (n - np.searchsorted(xs, hi, "right")))
     return Description(
-        n,
-        mean,
-        std,
-        cov,
-        float(xs[0]),
-        got["q1"],
-        got["median"],
-        got["q3"],
-        float(xs[-1]),
-        got["p90"],
-        got["p99"],
-        bool(deterministic),
-        outliers,
-        tuple(notes),
+        n=n,
+        mean=mean,
+        std=std,
+        cov=cov,
+        min=float(xs[0]),
+        q1=got["q1"],
+        median=got["median"],
+        q3=got["q3"],
+        max=float(xs[-1]),
+        p90=got["p90"],
+        p99=got["p99"],
+        deterministic=bool(deterministic),
+        outliers=outliers,
+        notes=tuple(notes),
     )
 
 

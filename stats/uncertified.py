@@ -295,7 +295,20 @@ def uncertified_from(
     n = x.size
     if not d.any():
         m = float(x[0])
-        return UncertifiedInterval(m, m, m, c, n, 0.0, None, 1.0, n - 1.0, 0.0, 0.0, None)
+        return UncertifiedInterval(
+            mean=m,
+            ci_low=m,
+            ci_high=m,
+            confidence=c,
+            n=n,
+            std=0.0,
+            tau_hat=None,
+            tau_bound=1.0,
+            df=n - 1.0,
+            half_width=0.0,
+            naive_half_width=0.0,
+            width_factor=None,
+        )
     if sums is None:
         sums = _sums(d)
     mean = _fmean(x) + _fmean(d)
@@ -311,16 +324,16 @@ def uncertified_from(
     half = float(stdtrit(df, p)) * s * math.sqrt(bound / n)
     naive = float(stdtrit(n - 1, p)) * s / math.sqrt(n)
     return UncertifiedInterval(
-        mean,
-        mean - half,
-        mean + half,
-        c,
-        n,
-        float(np.sqrt(np.dot(d, d) / (n - 1))),
-        tau,
-        bound,
-        df,
-        half,
-        naive,
-        half / naive,
+        mean=mean,
+        ci_low=mean - half,
+        ci_high=mean + half,
+        confidence=c,
+        n=n,
+        std=float(np.sqrt(np.dot(d, d) / (n - 1))),
+        tau_hat=tau,
+        tau_bound=bound,
+        df=df,
+        half_width=half,
+        naive_half_width=naive,
+        width_factor=half / naive,
     )

@@ -147,16 +147,16 @@ def _from_campaign(path: Path) -> Side:
             continue
         marked = _uncertified(w.collected or {})
         entries[w.name] = Entry(
-            w.name,
-            w.unit,
-            w.direction,
-            e.mean,
-            e.variance,
-            e.n_q,
-            e.q,
-            e.ci_low,
-            e.ci_high,
-            _means(w.steady, e.q),
+            name=w.name,
+            unit=w.unit,
+            direction=w.direction,
+            mean=e.mean,
+            variance=e.variance,
+            n_q=e.n_q,
+            q=e.q,
+            ci_low=e.ci_low,
+            ci_high=e.ci_high,
+            means=_means(w.steady, e.q),
             why="" if e.usable else _not_certified(_short(e.n, e.readings_needed), marked),
             **marked,
         )
@@ -176,16 +176,16 @@ def _from_export(doc: dict[str, Any], source: str) -> Side:
             raw = analysed_readings(w) if w.get("rounds") else None
             marked = _uncertified(r)
             entries[w["name"]] = Entry(
-                w["name"],
-                w.get("unit", ""),
-                w.get("direction", "lower_is_better"),
-                float(r["mean"]),
-                r.get("variance"),
-                r.get("n_q"),
-                r.get("q"),
-                r.get("ci_low"),
-                r.get("ci_high"),
-                _means(raw, r.get("q")),
+                name=w["name"],
+                unit=w.get("unit", ""),
+                direction=w.get("direction", "lower_is_better"),
+                mean=float(r["mean"]),
+                variance=r.get("variance"),
+                n_q=r.get("n_q"),
+                q=r.get("q"),
+                ci_low=r.get("ci_low"),
+                ci_high=r.get("ci_high"),
+                means=_means(raw, r.get("q")),
                 why=""
                 if r.get("enough")
                 else _not_certified(_short(r.get("n"), r.get("readings_needed")), marked),
@@ -213,16 +213,16 @@ def _summarised(name: str, x: np.ndarray, unit: str, direction: str, warmup: str
     if not s.enough_data:
         why = _not_certified(_short(s.n, s.readings_needed), marked)
     return Entry(
-        name,
-        unit,
-        direction,
-        float(s.mean),
-        s.subsession_variance,
-        s.n_subsessions,
-        s.subsession_size,
-        s.ci_low,
-        s.ci_high,
-        means,
+        name=name,
+        unit=unit,
+        direction=direction,
+        mean=float(s.mean),
+        variance=s.subsession_variance,
+        n_q=s.n_subsessions,
+        q=s.subsession_size,
+        ci_low=s.ci_low,
+        ci_high=s.ci_high,
+        means=means,
         why=why,
         **marked,
     )
@@ -238,16 +238,16 @@ def _from_processes(
     except ValueError as exc:
         raise UserError(f"{name}: cannot summarise ({exc})") from None
     return Entry(
-        name,
-        unit,
-        direction,
-        ps.mean,
-        ps.variance,
-        ps.n,
-        ps.values_per_process,
-        ps.ci_low,
-        ps.ci_high,
-        ps.means if ps.enough else None,
+        name=name,
+        unit=unit,
+        direction=direction,
+        mean=ps.mean,
+        variance=ps.variance,
+        n_q=ps.n,
+        q=ps.values_per_process,
+        ci_low=ps.ci_low,
+        ci_high=ps.ci_high,
+        means=ps.means if ps.enough else None,
         word=word,
         why=ps.why_not(),
     )
@@ -269,16 +269,16 @@ def _from_rounds(name: str, rounds: list[np.ndarray], unit: str, direction: str)
     if not s.enough:
         why = _not_certified(_short(s.n, s.readings_needed), marked)
     return Entry(
-        name,
-        unit,
-        direction,
-        float(s.mean),
-        s.s2_q,
-        s.n_q,
-        s.q,
-        s.ci_low,
-        s.ci_high,
-        estimate_means(rounds, s),
+        name=name,
+        unit=unit,
+        direction=direction,
+        mean=float(s.mean),
+        variance=s.s2_q,
+        n_q=s.n_q,
+        q=s.q,
+        ci_low=s.ci_low,
+        ci_high=s.ci_high,
+        means=estimate_means(rounds, s),
         why=why,
         **marked,
     )
@@ -571,21 +571,21 @@ def compare_sides(
         why = f"no analysed reading on the {side} side"
         rows.append(
             Row(
-                name,
-                e.unit,
-                e.direction,
-                math.nan,
-                (None, None),
-                math.nan,
-                (None, None),
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                "not comparable",
+                name=name,
+                unit=e.unit,
+                direction=e.direction,
+                old_mean=math.nan,
+                old_ci=(None, None),
+                new_mean=math.nan,
+                new_ci=(None, None),
+                ratio=None,
+                ratio_low=None,
+                ratio_high=None,
+                change=None,
+                welch_p=None,
+                welch_p_holm=None,
+                tost_p=None,
+                verdict="not comparable",
                 note=why,
                 reason=why,
             )
@@ -600,21 +600,21 @@ def compare_sides(
     for name in common:
         a, b = old.entries[name], new.entries[name]
         row = Row(
-            name,
-            b.unit,
-            b.direction,
-            a.mean,
-            (a.ci_low, a.ci_high),
-            b.mean,
-            (b.ci_low, b.ci_high),
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            "undecided",
+            name=name,
+            unit=b.unit,
+            direction=b.direction,
+            old_mean=a.mean,
+            old_ci=(a.ci_low, a.ci_high),
+            new_mean=b.mean,
+            new_ci=(b.ci_low, b.ci_high),
+            ratio=None,
+            ratio_low=None,
+            ratio_high=None,
+            change=None,
+            welch_p=None,
+            welch_p_holm=None,
+            tost_p=None,
+            verdict="undecided",
             old_n=a.n_q,
             new_n=b.n_q,
             old_unit=a.word,
@@ -665,7 +665,17 @@ def compare_sides(
         typical = row.old_mean if math.isfinite(row.old_mean) else row.new_mean
         du = display_unit(row.unit, typical if math.isfinite(typical) else None)
         row.display_unit = {"label": du.label, "factor": du.factor}
-    cmp = Comparison(old, new, rows, only_old, only_new, alpha, margin, confidence, threshold)
+    cmp = Comparison(
+        old=old,
+        new=new,
+        rows=rows,
+        only_old=only_old,
+        only_new=only_new,
+        alpha=alpha,
+        margin=margin,
+        confidence=confidence,
+        threshold=threshold,
+    )
     cmp.overall = overall_ratio(
         old, new, [r.name for r in rows if r.welch_p is not None], confidence
     )

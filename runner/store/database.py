@@ -707,7 +707,17 @@ class Store:
             (campaign_id,),
         ).fetchall()
         return [
-            WorkloadRow(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7], r[8])
+            WorkloadRow(
+                id=r[0],
+                name=r[1],
+                position=r[2],
+                metric=r[3],
+                unit=r[4],
+                direction=r[5],
+                spec=json.loads(r[6]),
+                status=r[7],
+                status_reason=r[8],
+            )
             for r in rows
         ]
 
