@@ -1172,19 +1172,19 @@ class Controller:
                         unmet_pairs.append(f"pair {a}~{b}: {wide[0]}")
                     pairs.append(
                         PairStatus(
-                            rec["a"],
-                            rec["b"],
-                            rec["verdict"],
-                            rec["look"],
-                            rec["alpha"],
-                            latest.get("welch_p"),
-                            rec["welch_p_holm"],
-                            rec["tost_p"],
-                            rec["relative_difference"],
-                            None,
-                            rec.get("test"),
-                            *pair_ratio,
-                            self._independent_p(a, b, side) if paired else None,
+                            a=rec["a"],
+                            b=rec["b"],
+                            verdict=rec["verdict"],
+                            look=rec["look"],
+                            alpha=rec["alpha"],
+                            welch_p=latest.get("welch_p"),
+                            welch_p_holm=rec["welch_p_holm"],
+                            tost_p=rec["tost_p"],
+                            relative_difference=rec["relative_difference"],
+                            rounds_needed=None,
+                            test=rec.get("test"),
+                            **_ratio_fields(pair_ratio),
+                            independent_p=self._independent_p(a, b, side) if paired else None,
                         )
                     )
                     continue
@@ -1195,19 +1195,19 @@ class Controller:
                 enlist((a, b), f"{a}~{b}", shares, more, paired=paired)
                 pairs.append(
                     PairStatus(
-                        a,
-                        b,
-                        UNDECIDED,
-                        None,
-                        None,
-                        latest.get("welch_p"),
-                        latest.get("welch_p_holm"),
-                        latest.get("tost_p"),
-                        latest.get("rel"),
-                        more,
-                        "paired" if paired else "welch",
-                        *self._ratio(a, b, st, rounds),
-                        self._independent_p(a, b, side) if paired else None,
+                        a=a,
+                        b=b,
+                        verdict=UNDECIDED,
+                        look=None,
+                        alpha=None,
+                        welch_p=latest.get("welch_p"),
+                        welch_p_holm=latest.get("welch_p_holm"),
+                        tost_p=latest.get("tost_p"),
+                        relative_difference=latest.get("rel"),
+                        rounds_needed=more,
+                        test="paired" if paired else "welch",
+                        **_ratio_fields(self._ratio(a, b, st, rounds)),
+                        independent_p=self._independent_p(a, b, side) if paired else None,
                     )
                 )
                 detail = (
@@ -1261,21 +1261,21 @@ class Controller:
                     unmet_pairs.append(f"{name} vs {label_text}: {wide[0]}")
                 baselines.append(
                     BaselineStatus(
-                        name,
-                        label_text,
-                        rec["verdict"],
-                        rec["look"],
-                        rec["alpha"],
-                        cur_mean,
-                        base_mean if base_mean is not None else float("nan"),
-                        rec["relative_change"],
-                        latest.get("welch_p"),
-                        rec["welch_p_holm"],
-                        rec["tost_p"],
-                        None,
-                        (),
-                        rec.get("test", "welch"),
-                        *ratio,
+                        name=name,
+                        baseline=label_text,
+                        verdict=rec["verdict"],
+                        look=rec["look"],
+                        alpha=rec["alpha"],
+                        mean=cur_mean,
+                        baseline_mean=base_mean if base_mean is not None else float("nan"),
+                        relative_change=rec["relative_change"],
+                        welch_p=latest.get("welch_p"),
+                        welch_p_holm=rec["welch_p_holm"],
+                        tost_p=rec["tost_p"],
+                        rounds_needed=None,
+                        notes=(),
+                        test=rec.get("test", "welch"),
+                        **_ratio_fields(ratio),
                     )
                 )
                 continue
@@ -1292,21 +1292,21 @@ class Controller:
             notes = (note,) if note else ()
             baselines.append(
                 BaselineStatus(
-                    name,
-                    label_text,
-                    verdict,
-                    None,
-                    None,
-                    cur_mean,
-                    base_mean if base_mean is not None else float("nan"),
-                    rel,
-                    latest.get("welch_p"),
-                    latest.get("welch_p_holm"),
-                    latest.get("tost_p"),
-                    more,
-                    notes,
-                    test,
-                    *ratio,
+                    name=name,
+                    baseline=label_text,
+                    verdict=verdict,
+                    look=None,
+                    alpha=None,
+                    mean=cur_mean,
+                    baseline_mean=base_mean if base_mean is not None else float("nan"),
+                    relative_change=rel,
+                    welch_p=latest.get("welch_p"),
+                    welch_p_holm=latest.get("welch_p_holm"),
+                    tost_p=latest.get("tost_p"),
+                    rounds_needed=more,
+                    notes=notes,
+                    test=test,
+                    **_ratio_fields(ratio),
                 )
             )
             est = (
@@ -1478,3 +1478,11 @@ class Controller:
         prev["active"] = active
         prev["stopped"] = stop
         return events
+
+
+def _ratio_fields(
+    ratio: tuple[float | None, float | None, float | None, int | None],
+) -> dict[str, Any]:
+    """``(ratio, low, high, passes)`` as the keyword fields of ``PairStatus`` and
+    ``BaselineStatus`` (the ratio b/a with its CI, and the passes of a paired one)."""
+    return dict(zip(("ratio", "ratio_low", "ratio_high", "passes"), ratio, strict=True))
