@@ -160,9 +160,13 @@ def status_doc(
     }
 
 
-def eta_seconds(decision: Decision, states: dict[str, WorkloadState]) -> float | None:
+def eta_seconds(
+    decision: Decision, states: dict[str, WorkloadState], budget_left_s: float | None = None
+) -> float | None:
     """Estimated seconds to finish: rounds each workload still needs x its mean round time
-    (rounds run one after another). None while some active workload has no estimate."""
+    (rounds run one after another), at most ``budget_left_s`` (what ``max_time`` leaves:
+    the campaign stops there whatever it still needs). None while some active workload
+    has no estimate."""
     total = 0.0
     for name in decision.active:
         need = decision.workloads[name].rounds_needed
@@ -170,7 +174,7 @@ def eta_seconds(decision: Decision, states: dict[str, WorkloadState]) -> float |
         if need is None or st.launched == 0:
             return None
         total += need * st.seconds / st.launched
-    return total
+    return total if budget_left_s is None else min(total, max(0.0, budget_left_s))
 
 
 class _Adaptive:
@@ -426,7 +430,8 @@ class _Adaptive:
             self.store.add_event(self.campaign.id, e.kind, e.message, e.data)
             if e.kind in ("pair-verdict", "pair-revised", "baseline-verdict", "workload-done"):
                 self.display.message(e.message)
-        eta = None if decision.stop else eta_seconds(decision, self.states)
+        left = self.budget.max_time_s - self.budget.elapsed_s
+        eta = None if decision.stop else eta_seconds(decision, self.states, left)
         self.display.show_decision(decision, eta)
         now = time.monotonic()
         if decision.stop or now - self._status_at >= STATUS_EVERY_S:

@@ -1,0 +1,36 @@
+"""The estimated time left of an adaptive campaign (the live table, status.json, `benchrun
+status`) never exceeds what max_time leaves: the campaign stops there (issue 17: the daemon
+said 54 minutes left for a campaign with max_time 30 s)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from benchrun.runner.campaign.adaptive import eta_seconds
+
+
+def _case() -> tuple[Any, Any]:
+    decision = SimpleNamespace(
+        active=("a", "b"),
+        workloads={"a": SimpleNamespace(rounds_needed=10), "b": SimpleNamespace(rounds_needed=20)},
+    )
+    # a: 4 rounds in 2 s (0.5 s each); b: 2 rounds in 1 s (0.5 s each)
+    states = {
+        "a": SimpleNamespace(launched=4, seconds=2.0),
+        "b": SimpleNamespace(launched=2, seconds=1.0),
+    }
+    return decision, states
+
+
+def test_eta_is_the_rounds_needed_times_their_mean_time() -> None:
+    decision, states = _case()
+    assert eta_seconds(decision, states) == pytest.approx(10 * 0.5 + 20 * 0.5)
+
+
+@pytest.mark.parametrize(("left", "expected"), [(5.0, 5.0), (100.0, 15.0), (-3.0, 0.0)])
+def test_eta_stops_at_what_max_time_leaves(left: float, expected: float) -> None:
+    decision, states = _case()
+    assert eta_seconds(decision, states, left) == pytest.approx(expected)
