@@ -565,7 +565,10 @@ def run_adaptive(
         if not baseline:
             raise UserError(
                 f"settings.baseline: {settings.baseline} has no usable result for any workload "
-                f"of this experiment (names: {', '.join(experiment.names)})"
+                f"of this experiment (names: {', '.join(experiment.names)}; a usable result "
+                "has a CI of its own, at least 2 subsession means); a campaign directory "
+                "gives its newest campaign: for an earlier one, `benchrun export DIR "
+                "--campaign ID -o old.json` and give old.json"
             )
     with campaign_session(experiment, executor, display, **options) as launcher:
         store, campaign, states = launcher.store, launcher.campaign, launcher.states
