@@ -343,6 +343,14 @@ def hpt(
     HptResult with the per-benchmark table (medians, p, significant, winner, d, rank),
     R_A, R_B, the confidence 1 - p that A outperforms B, the same for B, and a verdict.
 
+    References
+    ----------
+    .. [1] T. Chen, Q. Guo, O. Temam, Y. Wu, Y. Bao, Z. Xu and Y. Chen, "Statistical
+       performance comparisons of computers", IEEE Transactions on Computers
+       64(5):1442-1455, 2015 (HPCA 2012), §IV and Algorithm 1.
+    .. [2] F. Wilcoxon, "Individual comparisons by ranking methods", Biometrics Bulletin
+       1(6):80-83, 1945.
+
     Examples
     --------
     >>> a = [[11, 12, 13], [21, 22, 23], [31, 32, 33], [41, 42, 43], [51, 52, 53]]

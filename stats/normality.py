@@ -79,6 +79,30 @@ def normality(
     ``max_points`` values, evenly spaced ranks are kept (first and last included).
     All values equal: no test (p None) and a note.
 
+    Parameters
+    ----------
+    values : array_like of float
+        The sample (e.g. subsession means), any unit.
+    alpha : float, optional
+        Level of the test: ``normal`` is ``p >= alpha`` (default 0.05).
+    max_points : int, optional
+        Most Q-Q points kept (default 1000, at least 2).
+
+    Returns
+    -------
+    NormalityResult
+        W (``statistic``), ``p_value``, ``n``, ``alpha``, ``normal`` and the Q-Q points
+        (``qq_theoretical`` in standard normal units, ``qq_sample`` in the data's unit).
+
+    References
+    ----------
+    .. [1] S. S. Shapiro and M. B. Wilk, "An analysis of variance test for normality
+       (complete samples)", Biometrika 52(3/4):591-611, 1965.
+    .. [2] P. Royston, "Remark AS R94: A remark on algorithm AS 181: The W-test for
+       normality", Applied Statistics 44(4):547-551, 1995.
+    .. [3] J. J. Filliben, "The probability plot correlation coefficient test for
+       normality", Technometrics 17(1):111-117, 1975.
+
     Examples
     --------
     >>> import numpy as np
