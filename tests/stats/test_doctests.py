@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import inspect
 import pkgutil
 
 import numpy as np
@@ -45,3 +46,16 @@ def test_public_functions_have_examples() -> None:
 
 #: public functions allowed without a numpydoc Examples section (every one has one now)
 MAX_WITHOUT_EXAMPLES = 0
+
+
+@pytest.mark.parametrize("section", ["Parameters", "Returns", "References", "Examples"])
+def test_public_functions_have_every_numpydoc_section(section: str) -> None:
+    """scipy's form (issue 15): each public function documents its parameters, what it
+    returns, where the method comes from (full citations) and an example run as a doctest."""
+    missing = [
+        name
+        for name in stats.__all__
+        if inspect.isfunction(getattr(stats, name))
+        and f"{section}\n    ---" not in (getattr(stats, name).__doc__ or "")
+    ]
+    assert missing == []
