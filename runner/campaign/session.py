@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
+import functools
 import os
 import shlex
 import signal
@@ -31,6 +32,7 @@ from benchrun.runner.execute.containment import INFLIGHT_FILE, discard_spare, en
 from benchrun.runner.execute.duet import launch_duet
 from benchrun.runner.execute.executor import Executor, RoundOutcome, RoundSpec
 from benchrun.runner.execute.local import LocalExecutor
+from benchrun.runner.execute.slurm import SlurmExecutor
 from benchrun.runner.machine.quiet import quiet_settings, wait_for_quiet
 from benchrun.runner.store.database import CampaignRow, NewHook, NewRound, Store
 
@@ -881,6 +883,8 @@ def campaign_session(
         )
         if isinstance(executor, LocalExecutor):
             executor.inflight_campaign = campaign.id
+        if isinstance(executor, SlurmExecutor):  # each node's record, once (docs/slurm.md)
+            executor.on_node = functools.partial(store_node_metadata, store, campaign.id)
         if ended:
             store.add_event(campaign.id, "leftovers", ended, {})
         with _Interrupts(executor, settings.on_interrupt == "kill") as interrupts:
@@ -901,6 +905,17 @@ def campaign_session(
             finally:
                 launcher.cleanup_all(record=False)  # only what finish_campaign did not run
                 discard_spare(inflight)
+
+
+def store_node_metadata(store: Store, campaign_id: int, node: str, record: Any) -> None:
+    """Store ``node``'s metadata record as a ``node-metadata`` event, unless the campaign
+    has one for that node already (a resumed campaign back on a node)."""
+    for event in store.events(campaign_id):
+        if event.kind == "node-metadata" and (event.data or {}).get("node") == node:
+            return
+    store.add_event(
+        campaign_id, "node-metadata", f"metadata of node {node}", {"node": node, "record": record}
+    )
 
 
 def last_pass(states: dict[str, WorkloadState]) -> int:

@@ -119,6 +119,8 @@ class CampaignSummary:
     hooks: list[HookRow] = field(default_factory=list)
     #: the newest campaign of its store (the one ``benchrun run DIR --resume`` continues)
     latest: bool = True
+    #: each Slurm node's metadata record (its ``node-metadata`` event), by node name
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
@@ -180,6 +182,11 @@ def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
         independent_drift=independent_drift,
         hooks=hooks,
         latest=latest,
+        nodes={
+            str(e.data["node"]): dict(e.data.get("record") or {})
+            for e in events
+            if e.kind == "node-metadata" and e.data and e.data.get("node")
+        },
     )
 
 
@@ -383,6 +390,14 @@ def main(args: argparse.Namespace) -> int:
                 highlight=False,
             )
             for line in lines:
+                _print_indented(console, line)
+        if s.nodes:
+            from benchrun.runner.machine.nodes import node_differences, node_summary
+
+            console.print("nodes:", markup=False, highlight=False)
+            for name in sorted(s.nodes):
+                _print_indented(console, node_summary(name, s.nodes[name]))
+            for line in node_differences(s.nodes):
                 _print_indented(console, line)
         if campaign.status == "interrupted":
             if s.latest:

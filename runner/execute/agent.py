@@ -14,7 +14,8 @@ connection, each with a ``"type"``:
 ===========  ==========  ===========================================================
 type         direction   fields
 ===========  ==========  ===========================================================
-hello        agent ->    protocol, token, version, node, job_id, pid, cpus, python
+hello        agent ->    protocol, token, version, node, job_id, pid, cpus, python,
+                         metadata (the node's record, or null: :func:`hello_message`)
 setup        -> agent    pin ("auto", "none" or CPU list), checks (list of
                          {workload, cwd, program, path})
 ready        agent ->    problems (list of str), pin (the plan on the node)
@@ -43,7 +44,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -59,8 +60,10 @@ from benchrun.runner.execute.pinning import PinPlan, pinned_runner, plan_pinning
 PROTOCOL = 1
 #: environment variable holding the token the agent sends in its hello
 TOKEN_ENV = "BENCHRUN_AGENT_TOKEN"
-#: longest line accepted before the peer has proven who it is (bytes)
-UNAUTHENTICATED_LINE = 1 << 16
+#: longest line accepted before the peer has proven who it is (bytes): the hello, with
+#: the node's metadata record (a few KB); an agent whose record would make the hello
+#: longer sends the record's size and this limit instead (:func:`hello_message`)
+UNAUTHENTICATED_LINE = 1 << 20
 #: longest line accepted from an authenticated peer (bytes): a round's output tails
 #: (``output_limit``, at most 1 GiB each) escaped as JSON stay below this
 MAX_LINE = 8 << 30
@@ -69,6 +72,10 @@ CONNECT_TIMEOUT = 60.0
 #: after a failed round, how long the agent waits to see whether Slurm's SIGTERM killed
 #: it (the job is ending: the round is then reported as ``terminated``), seconds
 TERM_SETTLE = 0.3
+
+
+#: what collects the node's metadata record for the hello, given the job's CPUs
+MetadataFn = Callable[[Sequence[int]], Mapping[str, Any]]
 
 
 class ChannelClosed(Exception):
@@ -300,8 +307,14 @@ class Agent:
     does in a local campaign.
     """
 
-    def __init__(self, channel: Channel, executor: LocalExecutor | None = None) -> None:
+    def __init__(
+        self,
+        channel: Channel,
+        executor: LocalExecutor | None = None,
+        metadata_fn: MetadataFn | None = None,
+    ) -> None:
         self.channel = channel
+        self.metadata_fn = metadata_fn
         self.executor = executor if executor is not None else LocalExecutor()
         self.plan = PinPlan(None, None, "pin: not planned yet")
         self.terminated: int | None = None
@@ -313,20 +326,10 @@ class Agent:
 
     # -- setup
     def hello(self, token: str) -> None:
-        """Send the hello: who and where this agent is."""
-        self.channel.send(
-            {
-                "type": "hello",
-                "protocol": PROTOCOL,
-                "token": token,
-                "version": __version__,
-                "node": node_name(),
-                "job_id": os.environ.get("SLURM_JOB_ID"),
-                "pid": os.getpid(),
-                "cpus": sorted(os.sched_getaffinity(0)),
-                "python": sys.executable,
-            }
-        )
+        """Send the hello: who and where this agent is, with the node's metadata."""
+        cpus = sorted(os.sched_getaffinity(0))
+        metadata = self.metadata_fn(cpus) if self.metadata_fn is not None else None
+        self.channel.send(hello_message(token, cpus, metadata))
 
     def setup(self, message: Mapping[str, Any]) -> list[str]:
         """Plan the pinning inside this job's CPUs and check the shared files; send
@@ -435,6 +438,41 @@ class Agent:
         self.channel.send({"type": "outcome", "id": round_id, "outcome": outcome_to_dict(outcome)})
 
 
+def hello_message(
+    token: str,
+    cpus: Sequence[int],
+    metadata: Mapping[str, Any] | None,
+    limit: int = UNAUTHENTICATED_LINE,
+) -> dict[str, Any]:
+    """The hello: who and where this agent is, and ``metadata``, the node's record
+    (collected with the job's ``cpus`` as the workload CPUs; None when this agent was
+    started without a collector: ``python -m benchrun.runner.execute.agent``). A record
+    that would make the line longer than ``limit`` bytes is replaced by one saying so in
+    its ``_unavailable`` (the submit host reads no longer hello from a peer that has not
+    proven who it is)."""
+    message: dict[str, Any] = {
+        "type": "hello",
+        "protocol": PROTOCOL,
+        "token": token,
+        "version": __version__,
+        "node": node_name(),
+        "job_id": os.environ.get("SLURM_JOB_ID"),
+        "pid": os.getpid(),
+        "cpus": list(cpus),
+        "python": sys.executable,
+        "metadata": None if metadata is None else dict(metadata),
+    }
+    size = len(encode(message))
+    if size > limit:
+        reason = (
+            f"the node's metadata record made the hello {size} bytes, more than the "
+            f"{limit} bytes the submit host reads; it was not sent"
+        )
+        print(f"benchrun agent on {node_name()}: {reason}", file=sys.stderr)
+        message["metadata"] = {"_unavailable": {"*": reason}}
+    return message
+
+
 def connect(address: str, timeout: float = CONNECT_TIMEOUT) -> socket.socket:
     """A TCP connection to ``HOST:PORT``, retried until ``timeout`` seconds have passed."""
     host, _, port = address.rpartition(":")
@@ -454,8 +492,11 @@ def connect(address: str, timeout: float = CONNECT_TIMEOUT) -> socket.socket:
             delay = min(2.0, delay * 2)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """The agent's entry point (see the module docstring); the exit status."""
+def main(argv: Sequence[str] | None = None, metadata_fn: MetadataFn | None = None) -> int:
+    """The agent's entry point (see the module docstring); the exit status.
+    ``metadata_fn(cpus)`` collects the node's record for the hello (the jobs run
+    :mod:`runner.campaign.node_agent`, which passes it: this layer may not import
+    ``machine``)."""
     parser = argparse.ArgumentParser(
         prog="python -m benchrun.runner.execute.agent",
         description="benchrun's agent on a compute node: runs the rounds a benchrun on the "
@@ -473,7 +514,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     channel = Channel(sock)
-    agent = Agent(channel)
+    agent = Agent(channel, metadata_fn=metadata_fn)
     try:
         agent.hello(token)
         setup = channel.receive(CONNECT_TIMEOUT)

@@ -71,6 +71,9 @@ RUNNING_POLL = 15.0
 SETTLE_TIME = 15.0
 #: after ``interrupt``, how long the agent has to answer before the job is cancelled, s
 INTERRUPT_GRACE = 10.0
+#: the module a job runs: benchrun's agent (runner/execute/agent.py) with the node's
+#: metadata collector (runner/machine/nodes.py) for its hello
+AGENT_MODULE = "benchrun.runner.campaign.node_agent"
 #: where the agent job's stdout/stderr go on its node (``%j``: the job id)
 AGENT_LOG = "/tmp/benchrun-agent-%j.out"
 
@@ -259,6 +262,11 @@ class SlurmExecutor:
     on_message : callable, optional
         Told each event worth a line (job submitted, started, ended, resubmitted);
         default: printed on stderr.
+    on_node : callable, optional
+        ``on_node(node, record)`` is called once per node, when the first job on it
+        connects, with the node's metadata record from the agent's hello (the campaign
+        stores it as a ``node-metadata`` event); the records are also kept in
+        :attr:`node_metadata`.
     """
 
     def __init__(
@@ -273,6 +281,7 @@ class SlurmExecutor:
         on_message: Callable[[str], None] | None = None,
         interrupt_grace: float = INTERRUPT_GRACE,
         running_poll: float = RUNNING_POLL,
+        on_node: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         self.spec = spec
         self.job_name = job_name
@@ -287,6 +296,9 @@ class SlurmExecutor:
         self.timings = SlurmTimings()
         #: every job submitted, in order
         self.jobs: list[_Job] = []
+        #: each node's metadata record, from the hello of the first job on it
+        self.node_metadata: dict[str, dict[str, Any]] = {}
+        self.on_node = on_node
         self._job: _Job | None = None
         self._listener: socket.socket | None = None
         self._address: tuple[str, int] | None = None
@@ -473,7 +485,7 @@ class SlurmExecutor:
             "# benchrun's agent (docs/slurm.md): runs the rounds the submit host sends\n"
             f"{TOKEN_ENV}={shlex.quote(token)}\n"
             f"export {TOKEN_ENV}\n"
-            f"exec {shlex.quote(self.python)} -m benchrun.runner.execute.agent "
+            f"exec {shlex.quote(self.python)} -m {AGENT_MODULE} "
             f"--connect {shlex.quote(target)}\n"
         )
 
@@ -583,7 +595,11 @@ class SlurmExecutor:
         channel = Channel(sock, max_line=UNAUTHENTICATED_LINE)
         try:
             hello = channel.receive(10.0)
-        except (ChannelClosed, ProtocolError, OSError):
+        except ProtocolError as exc:
+            channel.close()
+            self.on_message(f"slurm: dropped a connection whose hello was not valid: {exc}")
+            return False
+        except (ChannelClosed, OSError):
             channel.close()
             return False
         if (
@@ -603,7 +619,16 @@ class SlurmExecutor:
         except UserError:
             self._abandon(job)
             raise
+        self._keep_metadata(job.node, hello.get("metadata"))
         return True
+
+    def _keep_metadata(self, node: str, record: object) -> None:
+        """Keep ``node``'s record (the first job's on it) and tell :attr:`on_node`."""
+        if node in self.node_metadata or not isinstance(record, dict):
+            return
+        self.node_metadata[node] = record
+        if self.on_node is not None:
+            self.on_node(node, record)
 
     def _check_agent(self, job: _Job, hello: Mapping[str, Any]) -> None:
         """The shared things: same protocol and benchrun version, the workloads' files."""
