@@ -289,6 +289,15 @@ def hook_dict(h: HookRow, names: dict[int, str]) -> dict[str, Any]:
     }
 
 
+def _node_differences(nodes: dict[str, dict[str, Any]]) -> list[str]:
+    """:func:`runner.machine.nodes.node_differences` of the campaign's nodes ([] without)."""
+    if not nodes:
+        return []
+    from benchrun.runner.machine.nodes import node_differences
+
+    return node_differences(nodes)
+
+
 def summary_json(s: CampaignSummary) -> dict[str, Any]:
     """The JSON document of a campaign (``show --json``, ``run --json``): every number in
     its workload's base unit (``unit``), ``display_unit`` the one the tables show."""
@@ -301,6 +310,10 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
         "stop_reason": campaign.stop_reason,
         "verdicts": s.verdicts,
         "comparisons": None if s.stored is None else s.stored.to_dict(),
+        # the compute nodes that measured rounds (executor: slurm): each node's metadata
+        # record as collected there, and the facts that differ between nodes
+        "nodes": s.nodes,
+        "node_differences": _node_differences(s.nodes),
         "created_at": campaign.created_at,
         "updated_at": campaign.updated_at,
         "workloads": [

@@ -7,8 +7,10 @@ storing one ``node-metadata`` event (that test alone needs the ``slurm_cluster``
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -203,3 +205,25 @@ def test_a_campaign_stores_each_nodes_metadata_once(tmp_path: Path) -> None:
     assert data is not None and data["node"] == node
     assert data["record"]["software"]["kernel_release"] == os.uname().release
     assert data["record"] == executor.node_metadata[node]
+    # show prints the node and says nothing differs (one node); --json carries the record
+    shown = subprocess.run(
+        ["benchrun", "show", str(outcome.db_path.parent)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    at = lines.index("nodes:")
+    assert lines[at + 1].strip().startswith(f"{node}: ")
+    assert os.uname().release in lines[at + 1] and "differs" not in shown.stdout
+    doc = json.loads(
+        subprocess.run(
+            ["benchrun", "show", str(outcome.db_path.parent), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        ).stdout
+    )
+    assert doc["nodes"] == {node: data["record"]} and doc["node_differences"] == []
