@@ -77,6 +77,7 @@ ONE_LINE_ONLY = (
     ("cleanup", "--cleanup"),
     ("no_shell", "-N"),
     ("experiment_name", "--experiment-name"),
+    ("executor", "--executor"),
     ("print_config", "--print-config"),
 )
 
@@ -214,12 +215,41 @@ def register(sub: argparse._SubParsersAction) -> None:
         "from the commands and a hash of them)",
     )
     g.add_argument(
+        "--executor",
+        metavar="SPEC",
+        help="where the rounds run, as `executor:` in a file: local (default), slurm, or "
+        "a YAML mapping such as '{kind: slurm, partition: compute, time: \"1:00:00\"}' "
+        "(docs/slurm.md)",
+    )
+    g.add_argument(
         "--print-config",
         action="store_true",
         help="print the experiment file the one-line options stand for (YAML) and exit "
         "without running anything",
     )
     p.set_defaults(func=main)
+
+
+def executor_option(text: str | None) -> str | dict[str, Any] | None:
+    """``--executor SPEC`` as the one-line experiment's ``executor:``: None for ``local``
+    (or no option), ``"slurm"``, or the YAML mapping given (checked with the file's rules
+    when the experiment is built)."""
+    if text is None or text.strip() == "local":
+        return None
+    if text.strip() == "slurm":
+        return "slurm"
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        value = None
+    if not isinstance(value, dict):
+        raise UserError(
+            f"--executor {text}: expected local, slurm or a mapping such as "
+            "'{kind: slurm, partition: compute}'"
+        )
+    return value
 
 
 def oneline_argv(args: argparse.Namespace) -> list[str]:
@@ -238,6 +268,8 @@ def oneline_argv(args: argparse.Namespace) -> list[str]:
         argv.append("-N")
     if args.experiment_name:
         argv += ["--experiment-name", args.experiment_name]
+    if args.executor:
+        argv += ["--executor", args.executor]
     if args.output:
         argv += ["-o", args.output]
     if args.baseline:
@@ -340,6 +372,7 @@ def load_run_experiment(args: argparse.Namespace) -> Experiment | None:
             output=args.output,
             overrides=tuple(args.overrides),
             baseline=args.baseline,
+            executor=executor_option(args.executor),
             description="one-line form: " + shlex.join(["benchrun", "run", *oneline_argv(args)]),
         )
         experiment = oneline_experiment(spec, Path.cwd())
