@@ -106,12 +106,21 @@ def _visible(n: int, limit: int = MAX_TABLE_ROWS) -> tuple[list[int], int]:
     return [*range(half), *range(n - half, n)], n - 2 * half
 
 
+def _elision_cells(index: int, n: int, elided: int, width: int, at: int = 0) -> list[str] | None:
+    """The marker row in place of the rows left out, due before row ``index`` (the first
+    of the tail), of ``width`` cells: column ``at`` says how many, the others hold '...';
+    None before any other row."""
+    if not (elided and index == n - (n - elided) // 2):
+        return None
+    cells = ["..."] * width
+    cells[at] = f"... {elided} more"
+    return cells
+
+
 def _elision_row(table: Table, index: int, n: int, elided: int, at: int = 0) -> None:
-    """The marker row in place of the rows left out, before the first row of the tail;
-    column ``at`` says how many, the others hold '...'."""
-    if elided and index == n - (n - elided) // 2:
-        cells = ["..."] * len(table.columns)
-        cells[at] = f"... {elided} more"
+    """:func:`_elision_cells` added to ``table`` where it is due."""
+    cells = _elision_cells(index, n, elided, len(table.columns), at)
+    if cells is not None:
         table.add_row(*cells)
 
 
@@ -374,9 +383,10 @@ def render_summary(doc: Doc) -> None:
             notes.extend(f"{row['name']}: {note}" for note in s["notes"])
         if i not in visible:
             continue
-        if elided and i == len(rows) - (len(rows) - elided) // 2:
-            cells.append([f"... {elided} more"] + ["..."] * (len(cols) - 1))
-            dcells.append([f"... {elided} more"] + ["..."] * (len(dcols) - 1))
+        marker = _elision_cells(i, len(rows), elided, len(cols))
+        if marker is not None:
+            cells.append(marker)
+            dcells.append(marker[: len(dcols)])
         name = row["name"]
         if s is None:
             cells.append([name, str(row["readings"]), *["-"] * 14])

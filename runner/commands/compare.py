@@ -110,9 +110,7 @@ def _est(r: Any, side: str) -> str:
     sides of a workload share the unit, chosen from the old mean); an interval whose
     independence is not certified (docs/methods.md §4.1) ends in "(uncertified)" and its
     note is printed under the table (:func:`_interval_notes`)."""
-    text = r.estimate_text(side)
-    note = r.old_interval_note if side == "old" else r.new_interval_note
-    return text.replace(f" ({note})", " (uncertified)") if note else text
+    return str(r.estimate_text(side, mark="uncertified"))
 
 
 def _interval_notes(rows: list[Any]) -> list[str]:

@@ -393,9 +393,10 @@ class Row:
     old_interval_note: str | None = None
     new_interval_note: str | None = None
 
-    def estimate_text(self, side: str) -> str:
+    def estimate_text(self, side: str, mark: str | None = None) -> str:
         """One side's estimate as every output prints it, in :attr:`display`: "37.59 ms ±
-        1.991 ms", the uncertified interval with its mark, or the mean alone."""
+        1.991 ms", the uncertified interval with its mark (``mark`` in place of the full
+        note, e.g. "uncertified" in a table cell), or the mean alone."""
         mean = self.old_mean if side == "old" else self.new_mean
         lo, hi = self.old_interval if side == "old" else self.new_interval
         note = self.old_interval_note if side == "old" else self.new_interval_note
@@ -405,7 +406,7 @@ class Row:
         if lo is None or hi is None:
             return du.text(mean)
         text = f"{du.text(mean)} ± {du.text((hi - lo) / 2)}"
-        return f"{text} ({note})" if note else text
+        return f"{text} ({mark or note})" if note else text
 
     @property
     def display(self) -> DisplayUnit:
