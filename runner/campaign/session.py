@@ -391,8 +391,9 @@ class RoundLauncher:
     def interrupted(self) -> bool:
         return self.interrupts.signum is not None
 
-    def spec(self, name: str, argv: tuple[str, ...]) -> RoundSpec:
-        """What the executor needs to launch ``argv`` as a round of workload ``name``."""
+    def spec(self, name: str, argv: tuple[str, ...], pass_index: int | None = None) -> RoundSpec:
+        """What the executor needs to launch ``argv`` as a round of workload ``name`` (of
+        pass ``pass_index``: a multi-node executor keeps a pass on one node)."""
         settings = self.experiment.settings
         w = self.states[name].workload
         env = self._envs.get(name)
@@ -409,9 +410,12 @@ class RoundLauncher:
             readings=w.readings if w.metric == "readings" else None,
             output_limit=settings.output_limit,
             memory_limit=w.memory_limit if w.memory_limit is not None else settings.memory_limit,
+            pass_index=pass_index,
         )
 
-    def hook_spec(self, name: str, kind: str, argv: tuple[str, ...]) -> RoundSpec:
+    def hook_spec(
+        self, name: str, kind: str, argv: tuple[str, ...], pass_index: int | None = None
+    ) -> RoundSpec:
         """What the executor needs to run ``argv`` as the ``kind`` hook of ``name``: the
         workload's environment, directory and CPUs, ``settings.hook_timeout`` (else the
         round's timeout), no readings, no memory limit."""
@@ -434,17 +438,23 @@ class RoundLauncher:
             cpus=self.workload_cpus,
             output_limit=settings.output_limit,
             hook=kind,
+            pass_index=pass_index,
         )
 
     def run_hook(
-        self, name: str, kind: str, round_index: int | None = None, work: int | None = None
+        self,
+        name: str,
+        kind: str,
+        round_index: int | None = None,
+        work: int | None = None,
+        pass_index: int | None = None,
     ) -> tuple[RoundOutcome, NewHook]:
         """Run the ``kind`` hook of ``name`` (its {round}/{work} filled for a prepare);
         what it did, and the record to store (the caller stores it)."""
         hook = self.states[name].workload.hook(kind)
         assert hook is not None
         argv = hook.render(round_index or 0, work)
-        outcome = self.executor.launch(self.hook_spec(name, kind, argv))
+        outcome = self.executor.launch(self.hook_spec(name, kind, argv, pass_index))
         record = NewHook(
             campaign_id=self.campaign.id,
             workload_id=self.states[name].workload_id,
@@ -490,7 +500,7 @@ class RoundLauncher:
         if not isinstance(before, list):
             return before
         hooks = before
-        outcome = self.executor.launch(self.spec(name, argv))
+        outcome = self.executor.launch(self.spec(name, argv, pass_index))
         if outcome.status == "interrupted" or (self.interrupted and outcome.status != "ok"):
             for record in hooks:  # the prepare ran: its output is kept
                 self.store.add_hook(record)
@@ -594,7 +604,7 @@ class RoundLauncher:
             if w.hook(kind) is None or (kind == "setup" and name in self._setup_done):
                 continue
             done, record = self.run_hook(
-                name, kind, round_index if kind == "prepare" else None, work
+                name, kind, round_index if kind == "prepare" else None, work, pass_index
             )
             if self._hook_interrupted(done):
                 self.store.add_hook(record)

@@ -143,6 +143,7 @@ def spec_from_dict(data: Mapping[str, Any]) -> RoundSpec:
             output_limit=int(data.get("output_limit", 65536)),
             memory_limit=None if data.get("memory_limit") is None else int(data["memory_limit"]),
             hook=None if data.get("hook") is None else str(data["hook"]),
+            pass_index=None if data.get("pass_index") is None else int(data["pass_index"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ProtocolError(f"bad round spec: {exc!r}") from None

@@ -40,6 +40,10 @@ class RoundSpec:
     #: "setup", "prepare" or "cleanup" when this is one of the workload's hooks (run and
     #: stored apart from its rounds, never timed as a measurement); None for a round
     hook: str | None = None
+    #: the pass this round (or hook) belongs to; a multi-node Slurm job runs every round of
+    #: pass p on its node p mod N (docs/slurm.md); None: not part of a pass (a cleanup, a
+    #: calibration round), which runs on the job's first node
+    pass_index: int | None = None
 
 
 @dataclass(frozen=True)

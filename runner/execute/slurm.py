@@ -3,11 +3,12 @@
 :class:`SlurmExecutor` follows the :class:`runner.execute.executor.Executor` protocol. At
 its first launch it checks the partition, opens a TCP listener on the submit host and
 submits ONE batch job running benchrun's agent (:mod:`runner.execute.agent`) with a fresh
-random token; once the agent has connected and found on its node what the experiment
-needs, every :meth:`SlurmExecutor.launch` sends the round to the agent, which runs it with
-the local executor's code and sends back what it did. The store stays on the submit host.
-When the job ends under a round (scancel, time limit, node failure) that round fails with
-Slurm's state and exit code as its reason, and the next launch submits a new job (at most
+random token, one agent per node of the job; once every agent has connected and found on
+its node what the experiment needs, every :meth:`SlurmExecutor.launch` sends the round to
+an agent (all rounds of pass p to the job's node p mod N), which runs it with the local
+executor's code and sends back what it did. The store stays on the submit host. When the
+job ends under a round (scancel, time limit, node failure) that round fails with Slurm's
+state and exit code as its reason, and the next launch submits a new job (at most
 ``max_resubmits`` times). docs/slurm.md has the protocol, the faults and their costs.
 """
 
@@ -82,13 +83,15 @@ AGENT_LOG = "/tmp/benchrun-agent-%j.out"
 class JobState:
     """What Slurm says about one job: ``state`` (``RUNNING``, ``TIMEOUT``, ...),
     ``reason`` (why it is pending or ended; None for ``None``), ``exit_code`` as Slurm
-    writes it (``exit:signal``, e.g. ``0:15``), and the ``node`` it ran on."""
+    writes it (``exit:signal``, e.g. ``0:15``), the ``node`` it ran on (its batch host),
+    and ``node_list``, all its nodes as Slurm writes them (``n[1-2]``)."""
 
     job_id: str
     state: str
     reason: str | None = None
     exit_code: str | None = None
     node: str | None = None
+    node_list: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -179,25 +182,36 @@ class SlurmCommands:
             state, exit_code, reason, nodes = (
                 done.stdout.strip().splitlines()[0].split("|") + [""] * 4
             )[:4]
+            node_list = None if nodes in ("", "None assigned") else nodes
             return JobState(
                 job_id,
                 state.split()[0] if state.split() else "UNKNOWN",
                 None if reason in ("", "None") else reason,
                 exit_code or None,
-                None if nodes in ("", "None assigned") else nodes,
+                node_list,
+                node_list,
             )
         done = self._run(["scontrol", "show", "job", "-o", job_id])
         if done.returncode != 0 or "JobState=" not in done.stdout:
             return None
         fields = dict(_KEY_VALUE.findall(done.stdout))
         node = fields.get("BatchHost") or fields.get("NodeList")
+        node_list = fields.get("NodeList")
         return JobState(
             job_id,
             fields.get("JobState", "UNKNOWN"),
             None if fields.get("Reason") in (None, "", "None") else fields["Reason"],
             fields.get("ExitCode") or None,
             None if node in (None, "", "(null)") else node,
+            None if node_list in (None, "", "(null)") else node_list,
         )
+
+    def hostnames(self, node_list: str) -> list[str]:
+        """The node names of a Slurm host list (``n[1-2]`` -> n1, n2), by ``scontrol show
+        hostnames``; the list as given when that fails."""
+        done = self._run(["scontrol", "show", "hostnames", node_list])
+        names = done.stdout.split() if done.returncode == 0 else []
+        return names or [node_list]
 
 
 @dataclass(frozen=True)
@@ -217,16 +231,42 @@ class _Interrupted(Exception):
 
 
 @dataclass
+class _Agent:
+    """One node's agent of a job: its connection (None once closed) and node name."""
+
+    node: str
+    channel: Channel | None
+    connected: float  # monotonic s
+
+
+@dataclass
 class _Job:
-    """One submitted job and its agent."""
+    """One submitted job and its agents (one per node; :attr:`agents` in routing order
+    once all have connected)."""
 
     job_id: str
     token: str
     submitted: float  # monotonic s
-    channel: Channel | None = None
-    node: str | None = None
-    connected: float | None = None  # monotonic s
+    expected: int = 1  # agents the job starts
+    agents: list[_Agent] = field(default_factory=list)
     ended: JobState | None = None
+
+    @property
+    def channel(self) -> Channel | None:
+        """The first agent's connection (None before it connected or once it closed)."""
+        return self.agents[0].channel if self.agents else None
+
+    @property
+    def node(self) -> str | None:
+        """The node names of the agents connected so far (``n1,n2``), None before any."""
+        return ",".join(a.node for a in self.agents) if self.agents else None
+
+    @property
+    def connected(self) -> float | None:
+        """When the last of its agents connected (monotonic s), None before all did."""
+        if len(self.agents) < self.expected:
+            return None
+        return max(a.connected for a in self.agents)
 
 
 @dataclass
@@ -307,6 +347,12 @@ class SlurmExecutor:
         self._round = 0
         self._interrupt_pending = False
         self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        #: each workload's setup (as the campaign sent it), to run on its other nodes
+        self._setups: dict[str, RoundSpec] = {}
+        #: (workload, node) where that setup ran
+        self._set_up: set[tuple[str, str]] = set()
+        #: the nodes that ran something of each workload (its cleanup runs there)
+        self._used: dict[str, set[str]] = {}
 
     # ----------------------------------------------------------------- the protocol
 
@@ -327,7 +373,12 @@ class SlurmExecutor:
         self._interrupt_pending = False
 
     def launch(self, spec: RoundSpec) -> RoundOutcome:
-        """Run one round on the node and return what it did, with ``node`` set.
+        """Run one round on a node and return what it did, with ``node`` set.
+
+        A job of several nodes runs every round (and hook) of pass ``spec.pass_index``
+        on its node ``pass_index mod N`` (the first node when ``pass_index`` is None); a
+        workload's ``setup`` seen once runs again before its first round on each other
+        node, and its ``cleanup`` runs on every node of the job that ran it.
 
         Raises :class:`UserError` when no job can run it: a bad partition, a job pending
         past ``pending_limit``, a node that lacks what the experiment needs, a benchrun
@@ -344,35 +395,45 @@ class SlurmExecutor:
             return _not_run(
                 started, "interrupted", f"interrupted while waiting for slurm job {waiting}"
             )
-        assert job.channel is not None
-        self._round += 1
-        round_id = self._round
-        message: dict[str, Any] = {"type": "round", "id": round_id, "spec": self._wire_spec(spec)}
-        if self.env_keys is not None:
-            message["env_base"] = "node"
-        sent = time.monotonic()
-        try:
-            job.channel.send(message)
-        except ChannelClosed:
-            return self._job_lost(job, spec, started, sent)
-        outcome = self._await_outcome(job, round_id, spec, started, sent)
-        if self.timings.to_first_round is None and job is self.jobs[0]:
-            self.timings.to_first_round = time.monotonic() - job.submitted
+        if spec.hook == "cleanup":
+            return self._cleanup(job, spec, started)
+        agent = self._route(job, spec)
+        if spec.hook == "setup":
+            self._setups[spec.workload] = spec
+        elif (
+            spec.workload in self._setups
+            and (spec.workload, agent.node) not in self._set_up
+            and len(job.agents) > 1
+        ):
+            setup = self._run_on(job, agent, self._setups[spec.workload], started)
+            if setup.status != "ok":
+                return _setup_failed(setup, agent.node)
+            self._set_up.add((spec.workload, agent.node))
+        outcome = self._run_on(job, agent, spec, started)
+        if spec.hook == "setup" and outcome.status == "ok":
+            self._set_up.add((spec.workload, agent.node))
         return outcome
 
     def close(self) -> None:
-        """End the job (``bye`` to its agent, ``scancel`` if it is still there) and
+        """End the job (``bye`` to its agents, ``scancel`` if it is still there) and
         release the listener; idempotent. Ctrl-C ends a campaign through here."""
         job, self._job = self._job, None
         if job is not None and job.ended is None:
-            if job.channel is not None:
+            channels = [a.channel for a in job.agents if a.channel is not None]
+            for channel in channels:
                 try:
-                    job.channel.send({"type": "bye"})
-                    job.channel.receive(3.0)  # the agent closes: the job completes
+                    channel.send({"type": "bye"})
+                except (ChannelClosed, OSError):
+                    pass
+            for channel in channels:
+                try:
+                    channel.receive(3.0)  # the agent closes: the job completes
                 except (ChannelClosed, ProtocolError, OSError):
                     pass
-                job.channel.close()
-            # the agent has exited (or was told to): give Slurm a moment to see it, so
+                channel.close()
+            for agent in job.agents:
+                agent.channel = None
+            # the agents have exited (or were told to): give Slurm a moment to see it, so
             # that the job ends COMPLETED rather than CANCELLED
             deadline = time.monotonic() + 3.0
             state = self._state(job.job_id)
@@ -402,16 +463,22 @@ class SlurmExecutor:
 
     @property
     def node(self) -> str | None:
-        """The node of the current job's agent (None before one connected)."""
+        """The node(s) of the current job's agents (``n1,n2``; None before one connected)."""
         return self._job.node if self._job is not None else None
+
+    @property
+    def node_count(self) -> int:
+        """How many nodes each job has (``nodes:``, a count or the names)."""
+        nodes = self.spec.nodes
+        return nodes if isinstance(nodes, int) else len(nodes)
 
     # ---------------------------------------------------------------- job lifecycle
 
     def _ready_job(self) -> _Job:
-        """The job whose agent takes the next round: the current one while its
-        connection lives, else a new one (submitted, started, checked)."""
+        """The job whose agents take the next round: the current one while its
+        connections live, else a new one (submitted, started, checked)."""
         job = self._job
-        if job is not None and job.channel is not None and not self._ended_idle(job):
+        if job is not None and job.agents and not self._ended_idle(job):
             return job
         if job is not None:
             self._forget(job)
@@ -431,15 +498,9 @@ class SlurmExecutor:
         return job
 
     def _preflight(self) -> None:
-        """Before anything is queued: one node, the partition exists, the listener."""
-        nodes = self.spec.nodes
-        if (isinstance(nodes, int) and nodes > 1) or (
-            not isinstance(nodes, int) and len(nodes) > 1
-        ):
-            raise UserError(
-                f"slurm: nodes: {nodes if isinstance(nodes, int) else list(nodes)}: this "
-                "version measures on one node per job; give nodes: 1 (or one node name)"
-            )
+        """Before anything is queued: the partition exists, the listener."""
+        if self.node_count < 1:
+            raise UserError(f"slurm: nodes: {self.spec.nodes}: a job needs at least one node")
         for name in (self.spec.partition or "").split(","):
             if name:
                 self.commands.check_partition(name)
@@ -476,16 +537,21 @@ class SlurmExecutor:
 
     def batch_script(self, token: str) -> str:
         """The job's script: the agent, told where to connect (the token in its
-        environment, not on its command line, which ``ps`` shows to everyone)."""
+        environment, not on its command line, which ``ps`` shows to everyone); one agent
+        per node through ``srun`` when the job has several nodes."""
         assert self._address is not None
         host, port = self._address
         target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        count = self.node_count
+        launcher = (
+            f"srun --nodes={count} --ntasks={count} --ntasks-per-node=1 " if count > 1 else ""
+        )
         return (
             "#!/bin/sh\n"
             "# benchrun's agent (docs/slurm.md): runs the rounds the submit host sends\n"
             f"{TOKEN_ENV}={shlex.quote(token)}\n"
             f"export {TOKEN_ENV}\n"
-            f"exec {shlex.quote(self.python)} -m {AGENT_MODULE} "
+            f"exec {launcher}{shlex.quote(self.python)} -m {AGENT_MODULE} "
             f"--connect {shlex.quote(target)}\n"
         )
 
@@ -502,7 +568,7 @@ class SlurmExecutor:
         if isinstance(s.nodes, int):
             options.append(f"--nodes={s.nodes}")
         else:
-            options += [f"--nodelist={','.join(s.nodes)}", "--nodes=1"]
+            options += [f"--nodelist={','.join(s.nodes)}", f"--nodes={len(s.nodes)}"]
         time_text = s.time_text()
         if time_text is not None:
             options.append(f"--time={time_text}")
@@ -513,7 +579,7 @@ class SlurmExecutor:
     def _submit(self) -> _Job:
         token = secrets.token_hex(16)
         job_id = self.commands.submit(self.batch_script(token), self.sbatch_options())
-        job = _Job(job_id, token, time.monotonic())
+        job = _Job(job_id, token, time.monotonic(), expected=self.node_count)
         self.jobs.append(job)
         self._job = job
         again = (
@@ -525,18 +591,21 @@ class SlurmExecutor:
         return job
 
     def _await_agent(self, job: _Job) -> None:
-        """Wait until ``job``'s agent has connected and passed the checks; raises
-        :class:`UserError` (after cancelling the job) when it cannot, or
+        """Wait until every agent of ``job`` has connected and passed the checks; raises
+        :class:`UserError` (after cancelling the job) when one cannot, or
         :class:`_Interrupted` on Ctrl-C."""
         assert self._listener is not None
         deadline = job.submitted + self.spec.pending_limit
         next_poll = time.monotonic() + PENDING_POLL
         state: JobState | None = None
-        while True:
+        while len(job.agents) < job.expected:
             now = time.monotonic()
             if now >= deadline:
+                message = self._pending_message(job, state)
                 self._cancel(job.job_id)
-                raise UserError(self._pending_message(job, state))
+                job.ended = JobState(job.job_id, "CANCELLED", node=job.node)
+                self._forget(job)
+                raise UserError(message)
             wait = min(deadline, next_poll) - now
             ready = _poll([self._listener.fileno(), self._wake_r], wait)
             if self._wake_r in ready:
@@ -545,46 +614,77 @@ class SlurmExecutor:
                     self._interrupt_pending = False
                     raise _Interrupted
             if self._listener.fileno() in ready:
-                if self._accept(job):
-                    break
+                self._accept(job)
+                continue
             if time.monotonic() >= next_poll:
                 next_poll = time.monotonic() + PENDING_POLL
                 state = self._state(job.job_id)
                 if state is not None and state.finished:
                     job.ended = state
-                    self._job = None
-                    raise UserError(
-                        f"slurm: {state.describe()} before benchrun's agent connected"
-                        f"{_log_hint(job.job_id, state.node)}"
+                    self._forget(job)
+                    who = (
+                        "benchrun's agent connected"
+                        if job.expected == 1
+                        else f"all {job.expected} agents connected (from: {job.node or 'none'})"
                     )
-        assert job.connected is not None
-        self.timings.to_agent.append(job.connected - job.submitted)
+                    raise UserError(
+                        f"slurm: {state.describe()} before {who}{_log_hint(job.job_id, state.node)}"
+                    )
+        names = [] if isinstance(self.spec.nodes, int) else list(self.spec.nodes)
+        job.agents.sort(
+            key=lambda a: (names.index(a.node) if a.node in names else len(names), a.node)
+        )
+        connected = job.connected
+        assert connected is not None
+        self.timings.to_agent.append(connected - job.submitted)
+        where = (
+            f"nodes {', '.join(a.node for a in job.agents)}"
+            if job.expected > 1
+            else f"node {job.node}"
+        )
         self.on_message(
-            f"slurm: job {job.job_id} runs on node {job.node} "
-            f"({job.connected - job.submitted:.1f} s after submission)"
+            f"slurm: job {job.job_id} runs on {where} "
+            f"({connected - job.submitted:.1f} s after submission)"
         )
 
     def _pending_message(self, job: _Job, state: JobState | None) -> str:
         limit = self.spec.pending_limit
+        address = f"{self._address[0]}:{self._address[1]}" if self._address is not None else "?:?"
         if state is None:
             what = "did not start"
         elif state.state == "PENDING":
             what = f"is still PENDING ({state.reason or 'no reason given'})"
+        elif job.agents:
+            connected = [a.node for a in job.agents]
+            names = self._hostnames(state.node_list or state.node)
+            missing = [n for n in names if n not in connected] or ["(unknown)"]
+            what = (
+                f"is {state.state} on nodes {', '.join(names)} but the agent on node "
+                f"{', '.join(missing)} did not connect to {address} (connected: "
+                f"{', '.join(connected)}; can every node reach this host? executor listen:)"
+            )
         else:
             what = (
                 f"is {state.state} on node {state.node} but its agent did not connect to "
-                f"{self._address[0] if self._address else '?'}:"
-                f"{self._address[1] if self._address else '?'} (can the nodes reach this "
-                "host? executor listen:)"
+                f"{address} (can the nodes reach this host? executor listen:)"
             )
+        hint = _log_hint(job.job_id, None) if state and state.state == "RUNNING" else ""
         return (
             f"slurm: job {job.job_id} {what} after {limit:g} s (executor pending_limit); "
-            f"it was cancelled; nothing was measured by it{_log_hint(job.job_id, None) if state and state.state == 'RUNNING' else ''}"
+            f"it was cancelled; nothing was measured by it{hint}"
         )
 
+    def _hostnames(self, node_list: str | None) -> list[str]:
+        if not node_list:
+            return ["(unknown)"]
+        try:
+            return self.commands.hostnames(node_list)
+        except UserError:
+            return [node_list]
+
     def _accept(self, job: _Job) -> bool:
-        """Take one connection; True when it is ``job``'s agent and it passed the checks
-        (a stranger or a stale agent is dropped)."""
+        """Take one connection; True when it is one of ``job``'s agents and it passed the
+        checks (a stranger or a stale agent is dropped)."""
         assert self._listener is not None
         try:
             sock, _ = self._listener.accept()
@@ -611,15 +711,14 @@ class SlurmExecutor:
             channel.close()
             return False
         channel.max_line = MAX_LINE  # it proved who it is
-        job.channel = channel
-        job.node = str(hello.get("node") or "?")
-        job.connected = time.monotonic()
+        agent = _Agent(str(hello.get("node") or "?"), channel, time.monotonic())
+        job.agents.append(agent)
         try:
-            self._check_agent(job, hello)
+            self._check_agent(job, agent, hello)
         except UserError:
             self._abandon(job)
             raise
-        self._keep_metadata(job.node, hello.get("metadata"))
+        self._keep_metadata(agent.node, hello.get("metadata"))
         return True
 
     def _keep_metadata(self, node: str, record: object) -> None:
@@ -630,17 +729,17 @@ class SlurmExecutor:
         if self.on_node is not None:
             self.on_node(node, record)
 
-    def _check_agent(self, job: _Job, hello: Mapping[str, Any]) -> None:
+    def _check_agent(self, job: _Job, agent: _Agent, hello: Mapping[str, Any]) -> None:
         """The shared things: same protocol and benchrun version, the workloads' files."""
-        assert job.channel is not None
+        assert agent.channel is not None
         if hello.get("protocol") != PROTOCOL or hello.get("version") != __version__:
             raise UserError(
-                f"slurm: node {job.node} runs benchrun {hello.get('version')} (protocol "
+                f"slurm: node {agent.node} runs benchrun {hello.get('version')} (protocol "
                 f"{hello.get('protocol')}) with {hello.get('python')}, this host benchrun "
                 f"{__version__} (protocol {PROTOCOL}); install the same benchrun where the "
                 "nodes find it, or point executor python: at it"
             )
-        job.channel.send(
+        agent.channel.send(
             {
                 "type": "setup",
                 "pin": list(self.pin) if isinstance(self.pin, tuple) else self.pin,
@@ -648,43 +747,97 @@ class SlurmExecutor:
             }
         )
         try:
-            ready = job.channel.receive(60.0)
+            ready = agent.channel.receive(60.0)
         except (ChannelClosed, ProtocolError) as exc:
             raise UserError(
-                f"slurm: the agent of job {job.job_id} failed its setup: {exc}"
+                f"slurm: the agent of job {job.job_id} on node {agent.node} failed its setup: {exc}"
             ) from None
         if ready is None or ready.get("type") != "ready":
-            raise UserError(f"slurm: the agent of job {job.job_id} did not answer its setup")
+            raise UserError(
+                f"slurm: the agent of job {job.job_id} on node {agent.node} did not answer "
+                "its setup"
+            )
         problems = [str(p) for p in ready.get("problems") or ()]
         if problems:
             raise UserError(
-                f"slurm: node {job.node} lacks what the experiment needs: "
+                f"slurm: node {agent.node} lacks what the experiment needs: "
                 + "; ".join(problems)
                 + " (the workloads' files must be on every node, at the same paths: "
                 "docs/slurm.md)"
             )
 
     def _ended_idle(self, job: _Job) -> bool:
-        """True when the job ended between rounds (its agent said so or hung up)."""
-        assert job.channel is not None
-        try:
-            while _poll([job.channel.fileno()], 0.0):
-                job.channel.feed()
-                message = job.channel.next()
-                while message is not None:
-                    if message.get("type") == "terminated":
-                        raise ChannelClosed("terminated")
-                    message = job.channel.next()
-        except (ChannelClosed, ProtocolError, OSError):
-            job.ended = self._final_state(job.job_id)
-            self.on_message(
-                f"slurm: {job.ended.describe() if job.ended else f'job {job.job_id} ended'} "
-                "between rounds; submitting a new job"
-            )
-            return True
-        return False
+        """True when the job ended between rounds (an agent said so or hung up); a job
+        that Slurm still runs without that agent is cancelled."""
+        gone: _Agent | None = None
+        for agent in job.agents:
+            if agent.channel is None:
+                gone = agent
+                break
+            try:
+                while _poll([agent.channel.fileno()], 0.0):
+                    agent.channel.feed()
+                    message = agent.channel.next()
+                    while message is not None:
+                        if message.get("type") == "terminated":
+                            raise ChannelClosed("terminated")
+                        message = agent.channel.next()
+            except (ChannelClosed, ProtocolError, OSError):
+                gone = agent
+                break
+        if gone is None:
+            return False
+        state = self._final_state(job.job_id)
+        if state is None or not state.finished:
+            self._cancel(job.job_id)  # its other agents cannot serve alone
+            state = JobState(job.job_id, "CANCELLED", node=job.node)
+            what = f"the agent of job {job.job_id} on node {gone.node} ended; the job was cancelled"
+        else:
+            what = state.describe()
+        job.ended = state
+        self.on_message(f"slurm: {what} between rounds; submitting a new job")
+        return True
 
     # ------------------------------------------------------------------ one round
+
+    def _route(self, job: _Job, spec: RoundSpec) -> _Agent:
+        """The agent of the node that runs ``spec``: pass p on node p mod N."""
+        index = 0 if spec.pass_index is None else spec.pass_index % len(job.agents)
+        return job.agents[index]
+
+    def _cleanup(self, job: _Job, spec: RoundSpec, started: float) -> RoundOutcome:
+        """A workload's cleanup on every node of ``job`` that ran something of it (the
+        first node when none did); the first failure, else the last outcome."""
+        used = self._used.get(spec.workload, set())
+        targets = [a for a in job.agents if a.node in used] or job.agents[:1]
+        result: RoundOutcome | None = None
+        for agent in targets:
+            if self._job is not job:  # lost under the previous node's cleanup
+                break
+            outcome = self._run_on(job, agent, spec, started)
+            if result is None or (result.status == "ok" and outcome.status != "ok"):
+                result = outcome
+        assert result is not None
+        return result
+
+    def _run_on(self, job: _Job, agent: _Agent, spec: RoundSpec, started: float) -> RoundOutcome:
+        """Send ``spec`` to ``agent`` and wait for what it did."""
+        assert agent.channel is not None
+        self._round += 1
+        round_id = self._round
+        self._used.setdefault(spec.workload, set()).add(agent.node)
+        message: dict[str, Any] = {"type": "round", "id": round_id, "spec": self._wire_spec(spec)}
+        if self.env_keys is not None:
+            message["env_base"] = "node"
+        sent = time.monotonic()
+        try:
+            agent.channel.send(message)
+        except ChannelClosed:
+            return self._job_lost(job, agent, spec, started, sent)
+        outcome = self._await_outcome(job, agent, round_id, spec, started, sent)
+        if self.timings.to_first_round is None and job is self.jobs[0]:
+            self.timings.to_first_round = time.monotonic() - job.submitted
+        return outcome
 
     def _wire_spec(self, spec: RoundSpec) -> dict[str, Any]:
         data = spec_to_dict(spec)
@@ -693,10 +846,16 @@ class SlurmExecutor:
         return data
 
     def _await_outcome(
-        self, job: _Job, round_id: int, spec: RoundSpec, started: float, sent: float
+        self,
+        job: _Job,
+        agent: _Agent,
+        round_id: int,
+        spec: RoundSpec,
+        started: float,
+        sent: float,
     ) -> RoundOutcome:
-        assert job.channel is not None
-        channel = job.channel
+        assert agent.channel is not None
+        channel = agent.channel
         interrupted_at: float | None = None
         next_poll = time.monotonic() + self.running_poll
         while True:
@@ -705,7 +864,7 @@ class SlurmExecutor:
             except ProtocolError as exc:
                 self._cancel(job.job_id)
                 raise UserError(
-                    f"slurm: the agent of job {job.job_id} sent garbage: {exc}"
+                    f"slurm: the agent of job {job.job_id} on node {agent.node} sent garbage: {exc}"
                 ) from None
             if message is not None:
                 kind = message.get("type")
@@ -716,11 +875,13 @@ class SlurmExecutor:
                         self._cancel(job.job_id)
                         raise UserError(f"slurm: job {job.job_id}: {exc}") from None
                     extra = {**outcome.extra, "slurm_job": job.job_id}
-                    return dataclasses.replace(outcome, node=outcome.node or job.node, extra=extra)
+                    return dataclasses.replace(
+                        outcome, node=outcome.node or agent.node, extra=extra
+                    )
                 if kind == "refused" and message.get("id") == round_id:
                     raise UserError(str(message.get("message")))
                 if kind == "terminated":
-                    return self._job_lost(job, spec, started, sent)
+                    return self._job_lost(job, agent, spec, started, sent)
                 continue
             now = time.monotonic()
             wait = next_poll - now
@@ -735,45 +896,51 @@ class SlurmExecutor:
                     try:
                         channel.send({"type": "interrupt", "id": round_id})
                     except ChannelClosed:
-                        return self._job_lost(job, spec, started, sent)
+                        return self._job_lost(job, agent, spec, started, sent)
             if channel.fileno() in ready:
                 try:
                     channel.feed()
                 except ChannelClosed:
-                    return self._job_lost(job, spec, started, sent)
+                    return self._job_lost(job, agent, spec, started, sent)
             now = time.monotonic()
             if interrupted_at is not None and now >= interrupted_at + self.interrupt_grace:
                 self._cancel(job.job_id)
-                return self._job_lost(job, spec, started, sent)
+                return self._job_lost(job, agent, spec, started, sent)
             if now >= next_poll:
                 next_poll = now + self.running_poll
                 state = self._state(job.job_id)
                 if state is not None and state.finished:
-                    return self._job_lost(job, spec, started, sent)
+                    return self._job_lost(job, agent, spec, started, sent)
 
-    def _job_lost(self, job: _Job, spec: RoundSpec, started: float, sent: float) -> RoundOutcome:
-        """The job ended under the round: the round failed with Slurm's reason (or was
-        interrupted, when benchrun cancelled the job itself)."""
+    def _job_lost(
+        self, job: _Job, agent: _Agent, spec: RoundSpec, started: float, sent: float
+    ) -> RoundOutcome:
+        """The job (or ``agent``, its node's agent) ended under the round: the round
+        failed with Slurm's reason (or was interrupted, when benchrun cancelled the job
+        itself); the whole job is given up, the next launch submits a new one."""
         wall_ns = int((time.monotonic() - sent) * 1e9)
+        # interrupted only when benchrun itself ended the job (Ctrl-C past its grace), not
+        # when it cancels a job whose agent stopped answering (that round failed)
+        ours = job.job_id in self._cancelled
         state = self._final_state(job.job_id)
         if state is None or not state.finished:
             # the agent is gone but Slurm still has the job running: end it
             self._cancel(job.job_id)
             shown = state.state if state is not None else "unknown to Slurm"
             reason = (
-                f"the agent of slurm job {job.job_id} on node {job.node} stopped answering "
+                f"the agent of slurm job {job.job_id} on node {agent.node} stopped answering "
                 f"(job {shown}); the job was cancelled"
             )
-            state = JobState(job.job_id, "CANCELLED", node=job.node)
+            state = JobState(job.job_id, "CANCELLED", node=agent.node)
         else:
             reason = state.describe()
         job.ended = state
         self._forget(job)
-        ours = job.job_id in self._cancelled
         status: RoundStatus = "interrupted" if ours else "failed"
         if not ours:
             self.on_message(
-                f"slurm: {spec.workload}: {reason} under the round; the next round goes to a new job"
+                f"slurm: {spec.workload}: {reason} under the round on node {agent.node}; the "
+                "next round goes to a new job"
             )
         return RoundOutcome(
             status=status,
@@ -785,25 +952,27 @@ class SlurmExecutor:
             started_at=started,
             reason=reason,
             extra={"slurm_job": job.job_id, "slurm_state": state.state},
-            node=job.node,
+            node=agent.node,
         )
 
     # ------------------------------------------------------------------ helpers
 
     def _forget(self, job: _Job) -> None:
-        if job.channel is not None:
-            job.channel.close()
-            job.channel = None
+        for agent in job.agents:
+            if agent.channel is not None:
+                agent.channel.close()
+                agent.channel = None
         if self._job is job:
             self._job = None
 
     def _abandon(self, job: _Job) -> None:
-        """Cancel ``job`` and forget it (its agent cannot serve)."""
-        if job.channel is not None:
-            try:
-                job.channel.send({"type": "bye"})
-            except ChannelClosed:
-                pass
+        """Cancel ``job`` and forget it (its agents cannot serve)."""
+        for agent in job.agents:
+            if agent.channel is not None:
+                try:
+                    agent.channel.send({"type": "bye"})
+                except ChannelClosed:
+                    pass
         self._cancel(job.job_id)
         job.ended = JobState(job.job_id, "CANCELLED", node=job.node)
         self._forget(job)
@@ -878,4 +1047,20 @@ def _not_run(started: float, status: RoundStatus, reason: str) -> RoundOutcome:
         started_at=started,
         reason=reason,
         extra={"started": False},
+    )
+
+
+def _setup_failed(setup: RoundOutcome, node: str) -> RoundOutcome:
+    """The round a workload's setup kept from running on ``node`` (a job lost under the
+    setup is that outcome as it is)."""
+    if "slurm_state" in setup.extra or setup.status == "interrupted":
+        return setup
+    return dataclasses.replace(
+        setup,
+        status="failed",
+        wall_ns=0,
+        user_s=0.0,
+        sys_s=0.0,
+        max_rss_kib=0,
+        reason=f"setup failed on node {node}: {setup.reason}; the round did not run",
     )
