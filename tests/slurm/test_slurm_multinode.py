@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -335,16 +336,21 @@ def pair_cluster(slurm_cluster: Path) -> Path:
 
 
 class Recorder:
-    """A display that keeps every message."""
+    """A display that keeps every message and calls ``on_round(count)`` after each round."""
 
     def __init__(self) -> None:
         self.messages: list[str] = []
+        self.rounds = 0
+        self.on_round: Any = None
+        self.executor: SlurmExecutor | None = None  # the campaign's (set by _campaign)
 
     def start(self, *args: Any) -> None:
         pass
 
     def round_done(self, *args: Any) -> None:
-        pass
+        self.rounds += 1
+        if self.on_round is not None:
+            self.on_round(self.rounds)
 
     def message(self, text: str) -> None:
         self.messages.append(text)
@@ -356,20 +362,33 @@ class Recorder:
         pass
 
 
-def _campaign(tmp_path: Path, nodes: str, rounds: int, name: str) -> tuple[Any, SlurmExecutor]:
+TWO_WORKLOADS = (
+    '  - {name: t, command: "true", setup: "true", cleanup: "true"}\n'
+    '  - {name: s, command: [sleep, "0.01"]}\n'
+)
+
+
+def _campaign(
+    tmp_path: Path,
+    nodes: str,
+    rounds: int,
+    name: str,
+    workloads: str = TWO_WORKLOADS,
+    display: Recorder | None = None,
+    more: str = "",
+) -> tuple[Any, SlurmExecutor]:
     path = tmp_path / "exp.yaml"
     path.write_text(
         f"name: {name}\noutput: {tmp_path / 'results'}\n"
-        f"executor: {{kind: slurm, partition: pair, nodes: {nodes}, time: '10:00'}}\n"
+        f"executor: {{kind: slurm, partition: pair, nodes: {nodes}, time: '10:00'{more}}}\n"
         f"settings: {{rounds: {rounds}, warmup_rounds: 0}}\n"
-        "workloads:\n"
-        '  - {name: t, command: "true", setup: "true", cleanup: "true"}\n'
-        '  - {name: s, command: [sleep, "0.01"]}\n'
+        f"workloads:\n{workloads}"
     )
     experiment = load_experiment(path)
-    display = Recorder()
+    display = display if display is not None else Recorder()
     executor = make_executor(experiment, on_message=display.message)
     assert isinstance(executor, SlurmExecutor)
+    display.executor = executor
     with contextlib.closing(executor):
         return run_campaign(experiment, executor, display), executor
 
@@ -420,3 +439,40 @@ def test_named_nodes_on_the_real_cluster(pair_cluster: Path, tmp_path: Path) -> 
         rounds = list(store.rounds(outcome.campaign_id))
     assert {(r.pass_, r.facts["node"]) for r in rounds} == {(0, "n2"), (1, "n1")}
     assert _job_state(executor.jobs[0].job_id) == "COMPLETED"
+
+
+def test_a_two_node_job_cancelled_under_a_round_on_the_real_cluster(
+    pair_cluster: Path, tmp_path: Path
+) -> None:
+    """scancel while pass 1 runs on n2: that round fails with Slurm's reason and the
+    campaign goes on in a new two-node job, passes still alternating n1, n2."""
+    display = Recorder()
+
+    def cancel_after_first(count: int) -> None:
+        if count == 1 and display.executor is not None:  # pass 1 has just been sent to n2
+            job = display.executor.jobs[0].job_id
+            threading.Timer(0.5, subprocess.run, args=(["scancel", job],)).start()
+
+    display.on_round = cancel_after_first
+    outcome, executor = _campaign(
+        tmp_path,
+        "2",
+        3,
+        "slurm-pair-scancel",
+        "  - {name: s, command: [sleep, '1']}\n",
+        display,
+        ", max_resubmits: 1",
+    )
+    assert (outcome.status, outcome.exit_code) == ("done", 0), outcome.message
+    with Store.open(outcome.db_path) as store:
+        rounds = list(store.rounds(outcome.campaign_id))
+    first, second = (job.job_id for job in executor.jobs)
+    assert [(r.status, r.facts["node"], r.facts["slurm_job"]) for r in rounds] == [
+        ("ok", "n1", first),
+        ("failed", "n2", first),
+        ("ok", "n1", second),
+        ("ok", "n2", second),
+    ]
+    assert re.fullmatch(rf"slurm job {first} CANCELLED \(exit \d+:\d+\)", rounds[1].reason or "")
+    assert [r.facts["node"] for r in rounds] == [("n1", "n2")[r.pass_ % 2] for r in rounds]
+    assert (_job_state(first), _job_state(second)) == ("CANCELLED", "COMPLETED")
