@@ -17,6 +17,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -476,3 +477,32 @@ def test_a_two_node_job_cancelled_under_a_round_on_the_real_cluster(
     assert re.fullmatch(rf"slurm job {first} CANCELLED \(exit \d+:\d+\)", rounds[1].reason or "")
     assert [r.facts["node"] for r in rounds] == [("n1", "n2")[r.pass_ % 2] for r in rounds]
     assert (_job_state(first), _job_state(second)) == ("CANCELLED", "COMPLETED")
+
+
+def test_a_node_whose_agent_never_connects_is_named_on_the_real_cluster(
+    pair_cluster: Path, tmp_path: Path
+) -> None:
+    """The agent on n2 never starts (its python: is a wrapper that sleeps there): after
+    pending_limit the job is cancelled and the error names n2 (Slurm's NodeList
+    expanded by scontrol show hostnames)."""
+    wrapper = tmp_path / "python"
+    wrapper.write_text(
+        f'#!/bin/sh\n[ "$SLURMD_NODENAME" = n2 ] && exec sleep 600\nexec {sys.executable} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    with pytest.raises(UserError) as info:
+        _campaign(
+            tmp_path, "2", 1, "slurm-pair-silent", more=f", python: {wrapper}, pending_limit: 8s"
+        )
+    message = str(info.value)
+    job = re.match(
+        r"slurm: job (\d+) is RUNNING on nodes n1, n2 but the agent on node n2 ", message
+    )
+    assert job is not None, message
+    assert "(connected: n1;" in message and "after 8 s (executor pending_limit)" in message
+    deadline = time.monotonic() + 30
+    while (
+        _job_state(job.group(1)) not in ("CANCELLED", "COMPLETED") and time.monotonic() < deadline
+    ):
+        time.sleep(0.5)
+    assert _job_state(job.group(1)) == "CANCELLED"
