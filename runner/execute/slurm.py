@@ -353,6 +353,7 @@ class SlurmExecutor:
         self._set_up: set[tuple[str, str]] = set()
         #: the nodes that ran something of each workload (its cleanup runs there)
         self._used: dict[str, set[str]] = {}
+        self._node_names: list[str] | None = None
 
     # ----------------------------------------------------------------- the protocol
 
@@ -470,7 +471,22 @@ class SlurmExecutor:
     def node_count(self) -> int:
         """How many nodes each job has (``nodes:``, a count or the names)."""
         nodes = self.spec.nodes
-        return nodes if isinstance(nodes, int) else len(nodes)
+        return nodes if isinstance(nodes, int) else len(self.node_names)
+
+    @property
+    def node_names(self) -> list[str]:
+        """The nodes ``nodes:`` names, in its order, host list expressions (``n[1-4]``)
+        expanded by ``scontrol show hostnames``; empty for a count."""
+        nodes = self.spec.nodes
+        if isinstance(nodes, int):
+            return []
+        if self._node_names is None:
+            self._node_names = [
+                name
+                for entry in nodes
+                for name in (self._hostnames(entry) if "[" in entry else [entry])
+            ]
+        return self._node_names
 
     # ---------------------------------------------------------------- job lifecycle
 
@@ -568,7 +584,7 @@ class SlurmExecutor:
         if isinstance(s.nodes, int):
             options.append(f"--nodes={s.nodes}")
         else:
-            options += [f"--nodelist={','.join(s.nodes)}", f"--nodes={len(s.nodes)}"]
+            options += [f"--nodelist={','.join(s.nodes)}", f"--nodes={self.node_count}"]
         time_text = s.time_text()
         if time_text is not None:
             options.append(f"--time={time_text}")
@@ -630,7 +646,7 @@ class SlurmExecutor:
                     raise UserError(
                         f"slurm: {state.describe()} before {who}{_log_hint(job.job_id, state.node)}"
                     )
-        names = [] if isinstance(self.spec.nodes, int) else list(self.spec.nodes)
+        names = self.node_names
         job.agents.sort(
             key=lambda a: (names.index(a.node) if a.node in names else len(names), a.node)
         )

@@ -101,7 +101,16 @@ class NodesSlurm(SlurmCommands):
         return JobState(job_id, "COMPLETED", exit_code="0:0", node=self.nodes[0])
 
     def hostnames(self, node_list: str) -> list[str]:
-        return node_list.split(",")
+        """Slurm's expansion, for the forms used here: ``a,b`` and ``p[1-3]``."""
+        out: list[str] = []
+        for part in node_list.split(","):
+            ranged = re.fullmatch(r"(\w+)\[(\d+)-(\d+)\]", part)
+            if ranged is None:
+                out.append(part)
+            else:
+                low, high = int(ranged[2]), int(ranged[3])
+                out += [f"{ranged[1]}{i}" for i in range(low, high + 1)]
+        return out
 
     def agent_pids(self, job_id: str) -> dict[str, int]:
         """The agent process of each node of the job (by its ``$SLURMD_NODENAME``)."""
@@ -194,6 +203,18 @@ def test_named_nodes_route_in_the_order_given(bin_dir: Path) -> None:
     assert [where(o) for o in outcomes] == ["n2", "n1", "n2", "n1"]
     _, options = slurm.submitted[0]
     assert "--nodelist=n2,n1" in options and "--nodes=2" in options
+
+
+def test_a_host_list_expression_counts_its_nodes(bin_dir: Path) -> None:
+    slurm = NodesSlurm(bin_dir, ["b2", "b1", "b3"])
+    executor = executor_for(slurm, ("b[1-3]",))
+    try:
+        outcomes = [executor.launch(spec_of(SAY_NODE, p)) for p in range(3)]
+    finally:
+        executor.close()
+    assert [where(o) for o in outcomes] == ["b1", "b2", "b3"]
+    _, options = slurm.submitted[0]
+    assert "--nodelist=b[1-3]" in options and "--nodes=3" in options
 
 
 def test_one_node_keeps_the_plain_agent_launch(bin_dir: Path) -> None:
