@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import json
 import os
 import re
 import signal
@@ -31,8 +32,10 @@ from benchrun.runner.config.experiment import SlurmSpec
 from benchrun.runner.config.loader import load_experiment
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute import slurm as slurm_module
+from benchrun.runner.execute.agent import encode, spec_from_dict, spec_to_dict
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec
 from benchrun.runner.execute.factory import make_executor
+from benchrun.runner.execute.fake import FakeExecutor, constant
 from benchrun.runner.execute.slurm import JobState, SlurmCommands, SlurmExecutor
 from benchrun.runner.store.database import Store
 
@@ -336,6 +339,40 @@ def test_an_agent_that_never_connects_is_named(bin_dir: Path) -> None:
     )
     assert "(connected: a;" in message and "after 3 s (executor pending_limit)" in message
     assert slurm.cancelled == {"1"}
+
+
+def test_the_campaign_tells_each_launch_its_pass(tmp_path: Path) -> None:
+    """RoundSpec.pass_index as the session sets it (the fake executor keeps every spec):
+    each round's is the pass it is stored with, a prepare's that of its round, the
+    setup's that of the workload's first round, the cleanup's None."""
+    path = tmp_path / "exp.yaml"
+    path.write_text(
+        f"name: passes\noutput: {tmp_path / 'results'}\n"
+        "settings: {rounds: 3, warmup_rounds: 1, order: interleaved}\n"
+        "workloads:\n"
+        '  - {name: a, command: [work, a], setup: "make", prepare: [reset], cleanup: "rm"}\n'
+        "  - {name: b, command: [work, b]}\n"
+    )
+    experiment = load_experiment(path, check_commands=False)
+    fake = FakeExecutor({"a": constant(0.01), "b": constant(0.02)})
+    outcome = run_campaign(experiment, fake, Recorder())
+    assert outcome.status == "done", outcome.message
+    with Store.open(outcome.db_path) as store:
+        stored = [r.pass_ for r in store.rounds(outcome.campaign_id)]
+    launched = fake.launched
+    rounds = [s.pass_index for s in launched if s.hook is None]
+    assert rounds == stored and sorted(set(stored)) == [0, 1, 2, 3]
+    for i, spec in enumerate(launched):
+        if spec.hook == "prepare":  # the round it prepares comes next
+            assert launched[i + 1].hook is None and spec.pass_index == launched[i + 1].pass_index
+    hooks = {s.hook: s.pass_index for s in launched if s.hook in ("setup", "cleanup")}
+    assert hooks == {"setup": 0, "cleanup": None}
+
+
+def test_the_pass_travels_to_the_node() -> None:
+    spec = spec_of(["true"], 5, hook="prepare")
+    assert spec_from_dict(json.loads(encode(spec_to_dict(spec)))) == spec
+    assert spec_from_dict(spec_to_dict(spec_of(["true"], None))).pass_index is None
 
 
 # ----------------------------------------------------------------- the real cluster
