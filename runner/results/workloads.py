@@ -153,13 +153,15 @@ def collect_workload(
     confidence: float,
     warmup_readings: int | None = None,
     min_subsessions: int | None = None,
+    nodes: list[str | None] | None = None,
 ) -> WorkloadStats | None:
     """The controller's statistics of one workload (runner/control/collector.py, docs/methods.md §2-4).
 
     ``readings[i]`` and ``works[i]``: the readings and work amount of the i-th steady ok
     round in launch order. ``per_work`` divides each round's readings by its work amount
     (readings per unit of work). ``warmup_readings`` (config) fixes the within-round
-    warm-up; None detects it with MSER-5. None without any reading.
+    warm-up; None detects it with MSER-5. ``nodes[i]``: the node round i ran on (None:
+    this machine), for the node analysis (docs/methods.md §14). None without any reading.
     """
     if not any(readings):
         return None
@@ -170,6 +172,7 @@ def collect_workload(
         warmup="mser5" if warmup_readings is None else int(warmup_readings),
         per_work=pw,
         min_subsessions=min_subsessions,
+        nodes=nodes,
     )
 
 
@@ -226,6 +229,7 @@ def collect_stored(
         confidence=float(settings.get("confidence", 0.95)),
         warmup_readings=None if warmup is None or single else int(warmup),
         min_subsessions=settings.get("min_subsessions"),
+        nodes=[(r.facts or {}).get("node") for r in steady],
     )
 
 
