@@ -42,7 +42,7 @@ def node_groups(
     Returns
     -------
     (dict, int)
-        Node -> its subsession means (nodes in order of first appearance; nodes with fewer
+        Node -> its subsession means (nodes sorted by name; nodes with fewer
         than ``q`` values are left out) and how many nodes were left out.
     """
     if len(labels) != values.size:
@@ -50,7 +50,7 @@ def node_groups(
     lab = np.asarray(labels, dtype=object)
     out: dict[str, np.ndarray] = {}
     dropped = 0
-    for node in dict.fromkeys(labels):
+    for node in sorted(set(labels)):
         x = values[lab == node]
         h = x.size // q
         if h == 0:
