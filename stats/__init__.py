@@ -88,6 +88,10 @@ _EXPORTS: dict[str, str] = {
     "PairVerdict": "multi",
     "quantile_regression": "quantreg",
     "QuantileRegressionResult": "quantreg",
+    # §14 nodes as a level of variation
+    "node_variation": "nodes",
+    "NodeVariation": "nodes",
+    "optimal_repetitions": "nodes",
     # §8 HPT
     "hpt": "hpt",
     "HptResult": "hpt",

@@ -350,6 +350,7 @@ class _Adaptive:
                 confidence=s.confidence,
                 warmup_readings=s.warmup_readings,
                 min_subsessions=s.min_subsessions,
+                nodes=st.steady_nodes,
             )
         return out
 

@@ -76,6 +76,8 @@ class WorkloadState:
     steady_readings: list[tuple[float, ...]] = field(default_factory=list)
     steady_work: list[int | None] = field(default_factory=list)
     steady_passes: list[int] = field(default_factory=list)  # pass of each steady ok round
+    #: node of each steady ok round (None: this machine; docs/methods.md §14)
+    steady_nodes: list[str | None] = field(default_factory=list)
     seconds: float = 0.0  # wall time of every stored round, s
 
     def record(
@@ -87,8 +89,10 @@ class WorkloadState:
         work: int | None,
         flags: str,
         wall_ns: int,
+        node: str | None = None,
     ) -> None:
-        """Account for one stored round (as it happens, or when rebuilding on resume)."""
+        """Account for one stored round (as it happens, or when rebuilding on resume);
+        ``node``: where it ran (None: this machine)."""
         self.launched += 1
         self.passes.add(pass_index)
         self.seconds += wall_ns / 1e9
@@ -106,6 +110,7 @@ class WorkloadState:
             self.steady_readings.append(readings)
             self.steady_work.append(work)
             self.steady_passes.append(pass_index)
+            self.steady_nodes.append(node)
 
 
 @dataclass(frozen=True)
@@ -305,7 +310,14 @@ def load_states(
     by_id = {st.workload_id: st for st in states.values()}
     for r in store.rounds(campaign.id):
         by_id[r.workload_id].record(
-            r.status == "ok", r.warmup, r.pass_, r.readings, r.work, r.flags, r.wall_ns
+            r.status == "ok",
+            r.warmup,
+            r.pass_,
+            r.readings,
+            r.work,
+            r.flags,
+            r.wall_ns,
+            (r.facts or {}).get("node"),
         )
     return states
 
@@ -732,7 +744,14 @@ class RoundLauncher:
         )
         self.seq += 1
         st.record(
-            outcome.status == "ok", warmup, pass_index, readings, work, flags, outcome.wall_ns
+            outcome.status == "ok",
+            warmup,
+            pass_index,
+            readings,
+            work,
+            flags,
+            outcome.wall_ns,
+            outcome.node,
         )
         ok = outcome.status == "ok"
         self.display.round_done(name, outcome, metric_value(w, outcome) if ok else None, warmup)

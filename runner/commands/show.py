@@ -358,6 +358,12 @@ def print_results(console: Console, s: CampaignSummary, *, after_run: bool = Fal
     for line in s.drift.values():
         if line is not None:
             print_prose(console, line)
+    from benchrun.runner.results.workloads import node_line
+
+    for r in s.results:  # workloads measured on several nodes (docs/methods.md §14)
+        line = node_line(r.name, r.collected, r.display)
+        if line is not None:
+            print_prose(console, line)
     if s.independent_drift:
         print_prose(console, INDEPENDENT_DRIFT_NOTE)
     table = verdicts_table(s.verdicts) if s.verdicts else None

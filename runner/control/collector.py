@@ -15,6 +15,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy.special import stdtrit
 
+from benchrun.runner.control.nodelevel import node_dict, node_level
 from benchrun.runner.format import DisplayUnit, display_unit
 from benchrun.stats.autocorr import (
     MAX_SUBSESSIONS,
@@ -80,6 +81,13 @@ class WorkloadStats:
             readings (None when that is 0).
         interval_note: the mark printed after an uncertified interval ("independence not
             certified: assumes tau <= 2.4, 1.6x the i.i.d. width"); None when certified.
+        nodes: with certified data from rounds on 2+ nodes, the node analysis
+            (runner/control/nodelevel.py, docs/methods.md §14): ``stats.NodeVariation``'s
+            dict plus ``grouping`` and ``text``. When its ``ci_from`` is ``"nodes"`` (the
+            nodes differ), ``mean``, ``ci_low``/``ci_high``, ``interval_*`` and
+            ``rel_half_width`` are the node-level ones (mean of the k node means, t over
+            them with k - 1 df), while ``q``, ``n_q`` and ``s2_q`` stay those of the
+            pooled subsessions (the data condition). None otherwise.
 
     The controller reads only ``enough`` and ``ci_low``/``ci_high`` (None until
     certified), so it never stops on an uncertified interval; outputs print
@@ -113,6 +121,7 @@ class WorkloadStats:
     tau_bound: float | None = None
     width_factor: float | None = None
     interval_note: str | None = None
+    nodes: dict[str, Any] | None = None
 
     @property
     def n_used(self) -> int:
@@ -167,6 +176,7 @@ class WorkloadStats:
             "tau_bound": _opt(self.tau_bound),
             "width_factor": _opt(self.width_factor),
             "interval_note": self.interval_note,
+            "nodes": self.nodes,
         }
 
 
@@ -178,7 +188,8 @@ def interval_text(collected: Mapping[str, Any], unit: str | DisplayUnit) -> str:
     ``"24.73 ms ± 0.61 ms"`` for a certified CI, ``"24.73 ms ± 0.61 ms (independence not
     certified: assumes tau <= 2.4, 1.6x the i.i.d. width)"`` for an uncertified interval
     (docs/methods.md §4.1), ``"24.73 ms (no CI: need ~N readings, have M)"`` only when there
-    is no interval at all (fewer than 3 readings), and ``"-"`` without a mean. Dicts
+    is no interval at all (fewer than 3 readings), and ``"-"`` without a mean; a CI from node
+    means is followed by "(CI from 3 node means: nodes differ, F=12.3, p=0.0004)". Dicts
     stored before the interval fields existed fall back to ``ci_low``/``ci_high``.
     """
     mean = collected.get("mean")
@@ -197,6 +208,9 @@ def interval_text(collected: Mapping[str, Any], unit: str | DisplayUnit) -> str:
     note = collected.get("interval_note")
     if not certified and note:
         text += f" ({note})"
+    nodes = collected.get("nodes")
+    if nodes and nodes.get("ci_from") == "nodes" and nodes.get("text"):
+        text += f" ({nodes['text']})"
     return text
 
 
@@ -408,6 +422,38 @@ def _uncertified(
     }
 
 
+def _nodes(
+    x: np.ndarray,
+    round_means: np.ndarray | None,
+    labels: list[str],
+    w: int,
+    lengths: list[int] | None,
+    q: int,
+    by_rounds: bool,
+    confidence: float,
+    notes: list[str],
+) -> dict[str, Any] | None:
+    """The node analysis (runner/control/nodelevel.py) of the steady series ``x`` whose
+    rounds ran on the nodes ``labels`` (one per round with readings); ``w``: warm-up rounds
+    cut (one reading per round); ``lengths``: steady readings of each round (several
+    readings per round); ``by_rounds``: the round means are the subsessions."""
+    if round_means is None:  # one value per round: the first w rounds were cut
+        values, per, size = x, labels[w:], q
+    elif by_rounds:
+        values, per, size = round_means, labels, 1
+    else:
+        assert lengths is not None
+        values, size = x, q
+        per = [lab for lab, m in zip(labels, lengths, strict=True) for _ in range(m)]
+    res, how = node_level(values, per, size, confidence, "round means" if by_rounds else "")
+    notes.append(f"node analysis: {how}")
+    if res is None:
+        return None
+    info = node_dict(res, how)
+    notes.append(str(info["text"]))
+    return info
+
+
 def collect(
     rounds: Sequence[Sequence[float]],
     *,
@@ -417,6 +463,7 @@ def collect(
     min_subsessions: int | None = None,
     tau_upper: float | None = TAU_UPPER,
     ci_2q: bool = True,
+    nodes: Sequence[str | None] | None = None,
 ) -> WorkloadStats:
     """Statistics of one workload from the readings of its steady rounds (docs/methods.md §2-4).
 
@@ -442,6 +489,11 @@ def collect(
     ``interval_*`` fields then hold the uncertified interval (``certified=False``,
     docs/methods.md §4.1), which the controller ignores. No rounds: an empty
     result (``enough=False``). Bad input (NaN, work <= 0): ValueError.
+
+    ``nodes[i]`` (optional): the node round i ran on (None: the local machine). With a
+    certified CI and rounds from 2 or more nodes, the node analysis of
+    runner/control/nodelevel.py runs on subsessions within each node, and when the nodes
+    differ its CI replaces the pooled one (``WorkloadStats.nodes``, docs/methods.md §14).
     """
     c = float(confidence)
     if not 0.0 < c < 1.0:
@@ -450,6 +502,13 @@ def collect(
     if h_min < 2:
         raise ValueError(f"min_subsessions must be >= 2, got {min_subsessions!r}")
     notes: list[str] = []
+    if nodes is not None and len(nodes) != len(rounds):
+        raise ValueError(f"nodes has {len(nodes)} entries for {len(rounds)} rounds")
+    labels = (
+        [n or "local" for n, r in zip(nodes, rounds, strict=True) if len(r) > 0]
+        if nodes is not None and len({n or "local" for n in nodes}) >= 2
+        else None
+    )
     rs = _as_rounds(rounds, per_work, notes)
     if len(rs) == 0:
         return WorkloadStats(
@@ -484,6 +543,7 @@ def collect(
                 "with one reading; drop whole rounds with warmup_rounds instead"
             )
         w = 0
+        lengths = None
         if warmup == "mser5":
             w = mser5(x, alpha=ROUNDS_WARMUP_ALPHA)
             if w:
@@ -497,6 +557,7 @@ def collect(
     else:
         d, x = _within_round_warmup(rs, warmup, notes)
         w = d * len(rs)
+        lengths = [int(r.size) - d for r in rs]
         series = "readings"
         per_round = x.size / len(rs)
         round_means = (
@@ -573,6 +634,7 @@ def collect(
                 f"{h2} subsessions of {2 * q} (correlation beyond {q} readings?)"
             )
             half = half2
+    by_rounds = False
     if round_means is not None and round_means.size >= 2:
         # the rounds as subsessions when their t interval is wider (module docstring):
         # each round is one process, so its mean is one observation of the workload
@@ -592,7 +654,13 @@ def collect(
                 "variation), so each round is one subsession"
             )
             mean, q, h, s2, half = float(np.mean(round_means)), max(1, n // r), r, s2_r, half_r
+            by_rounds = True
             coarse = _coarse(round_means, 2)
+    node_info = None
+    if labels is not None:
+        node_info = _nodes(x, round_means, labels, w, lengths, q, by_rounds, c, notes)
+        if node_info is not None and node_info["ci_from"] == "nodes":
+            mean, half = float(node_info["mean"]), float(node_info["half_width"])
     lo, hi = mean - half, mean + half
     rel = half / abs(mean) if mean != 0 else None
     if mean == 0:
@@ -623,4 +691,5 @@ def collect(
         interval_low=lo,
         interval_high=hi,
         width_factor=half / naive if naive > 0.0 else None,
+        nodes=node_info,
     )

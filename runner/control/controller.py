@@ -8,6 +8,7 @@ store. The rule and its error-rate argument: docs/controller.md "The stopping ru
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, NamedTuple, TypeGuard
@@ -151,6 +152,10 @@ class ControllerParams:
     @property
     def subsessions(self) -> int:
         return MIN_SUBSESSIONS if self.min_subsessions is None else self.min_subsessions
+
+
+#: how the reason of a workload stopped for node variation starts (docs/methods.md §14)
+NODES_DIFFER = "nodes differ"
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -302,6 +307,14 @@ class Controller:
         events: list[Event] = []
         enough = {n: self._enough(st[n], rounds[n]) for n in self.names}
         self._covered = {n: self._is_covered(n) for n in self.names}
+        for n in self.names:  # a CI only more nodes can narrow: no more rounds (§14)
+            if enough[n] and not self._covered[n] and n not in self._retired:
+                if self._node_limited(st[n]) is not None:
+                    k = _known(st[n]).nodes or {}
+                    self._retired[n] = (
+                        f"{NODES_DIFFER}: more rounds do not narrow a CI from {k.get('k')} "
+                        "node means; run on more nodes"
+                    )
         all_enough = all(
             enough[n] or (self._covered[n] and self._started(st[n], rounds[n])) for n in self.names
         ) and all(self._ready(a, b, enough) for a, b in self._comparisons(st))
@@ -461,8 +474,34 @@ class Controller:
             return s.ci_low == s.ci_high
         return s.rel_half_width <= target
 
+    def _node_limited(self, s: WorkloadStats | None) -> float | None:
+        """The relative half-width the CI of ``s`` keeps with any number of rounds, when it
+        is the CI from node means (the nodes differ, docs/methods.md §14), it misses
+        ``ci_rel_width`` and even infinitely many rounds per node would leave it wider
+        (``floor_half_width``, the between-node part alone); else None.
+
+        The F test is re-applied after every round, so "the nodes differ" must hold at
+        ``alpha / max_rounds`` (Bonferroni over every check the campaign can make): over
+        a campaign of identical nodes the chance of stopping for node variation stays
+        below ``alpha``."""
+        target = self.params.ci_rel_width
+        nodes = s.nodes if s is not None else None
+        if target is None or s is None or not nodes or nodes.get("ci_from") != "nodes":
+            return None
+        p_value = nodes.get("p_value")
+        if p_value is None or p_value >= self.params.alpha / max(1, self.params.max_rounds):
+            return None
+        if s.mean is None or s.mean == 0 or self._width_ok(s):
+            return None
+        floor = float(nodes.get("floor_half_width") or 0.0) / abs(s.mean)
+        return floor if floor > target else None
+
     def _side(self, s: WorkloadStats, rounds: int) -> _Side:
         assert s.mean is not None and s.s2_q is not None and s.n_q is not None
+        nodes = s.nodes
+        if nodes and nodes.get("ci_from") == "nodes":  # Welch on the k node means (§14)
+            means = [float(m) for m in nodes["means"]]
+            return _Side(float(s.mean), statistics.variance(means), len(means), max(1, rounds))
         return _Side(float(s.mean), float(s.s2_q), int(s.n_q), max(1, rounds))
 
     def _groups(self) -> dict[tuple[str, str], list[str]]:
@@ -972,7 +1011,15 @@ class Controller:
         elif (s.n_q or 0) < p.subsessions:
             unmet.append(f"{s.n_q} of min_subsessions {p.subsessions} subsession means")
             need.append(math.ceil(r * (p.subsessions / max(1, s.n_q or 1) - 1)) + 1)
-        if p.ci_rel_width is not None and not self._width_ok(s) and not self._covered.get(name):
+        floor = self._node_limited(s)
+        if floor is not None and s is not None and not self._covered.get(name):
+            unmet.append(
+                f"CI from {(s.nodes or {}).get('k')} node means, half-width "
+                f"{format_percent(s.rel_half_width, missing='n/a')} > target "
+                f"{format_percent(p.ci_rel_width, missing='n/a')}: the nodes differ, and "
+                f"with any number of rounds it stays >= {format_percent(floor)}"
+            )
+        elif p.ci_rel_width is not None and not self._width_ok(s) and not self._covered.get(name):
             if s is not None and s.rel_half_width is not None and s.enough:
                 more = max(1, math.ceil(r * ((s.rel_half_width / p.ci_rel_width) ** 2 - 1)))
                 unmet.append(
@@ -1422,6 +1469,8 @@ class Controller:
                 listing = f"stopped: {', '.join(gone)}; {listing}"
             if out:
                 return f"max_rounds {p.max_rounds} reached ({', '.join(out)}); unmet: {listing}"
+            if any(why.startswith(NODES_DIFFER) for why in self._retired.values()):
+                return f"no workload can make progress; unmet: {listing}"
             if not status.can_test:
                 return f"alpha {p.alpha:g} spent at the final look; unmet: {listing}"
             return f"no workload can make progress; unmet: {listing}"

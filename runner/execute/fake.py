@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -90,6 +90,19 @@ def lognormal(
     return script
 
 
+#: Where a round runs: (spec, index of this launch for the workload) -> node name or None
+NodeOf = Callable[[RoundSpec, int], str | None]
+
+
+def round_robin(nodes: tuple[str, ...]) -> NodeOf:
+    """Launch k of each workload runs on ``nodes[k % len(nodes)]`` (a multi-node job whose
+    passes are spread over the nodes, pass p on node p mod N, when each pass runs every
+    workload once)."""
+    if not nodes:
+        raise ValueError("round_robin needs at least one node")
+    return lambda spec, k: nodes[k % len(nodes)]
+
+
 def failing_every(every: int, inner: Script, reason: str = "exit status 1") -> Script:
     """``inner``, except that launches ``every - 1``, ``2 * every - 1``, ... fail."""
 
@@ -100,6 +113,18 @@ def failing_every(every: int, inner: Script, reason: str = "exit status 1") -> S
         return r
 
     return script
+
+
+def _on_node(r: FakeRound, factor: float) -> FakeRound:
+    """``r`` on a node ``factor`` times slower: wall time, CPU time and readings scaled."""
+    if factor == 1.0:
+        return r
+    return replace(
+        r,
+        wall_s=r.wall_s * factor,
+        cpu_s=None if r.cpu_s is None else r.cpu_s * factor,
+        readings=tuple(v * factor for v in r.readings),
+    )
 
 
 @dataclass
@@ -129,6 +154,14 @@ class FakeExecutor:
         or ``"KIND"`` for every workload; a hook without a script is ok and takes no time.
         Hook runs are kept in :attr:`launched` too, and do not count as the workload's
         launches.
+    node_of : callable, optional
+        :data:`NodeOf`: the node each round of a workload runs on (set on its outcome's
+        ``node``, as a remote executor does); None = every round runs here (node None).
+        Calibration probes (``true``) and hooks run here.
+    node_speed : mapping of str to float
+        Per node, a factor multiplying the wall time and readings of every round it runs
+        (1.1 = 10 % slower); nodes not listed run at 1.0. A simulation with a known truth:
+        the true mean of a workload over nodes is its mean times the mean factor.
     """
 
     scripts: Mapping[str, Script]
@@ -136,6 +169,8 @@ class FakeExecutor:
     start: float = DEFAULT_START
     on_launch: Callable[[RoundSpec, int], None] | None = None
     hooks: Mapping[str, Script] = field(default_factory=dict)
+    node_of: NodeOf | None = None
+    node_speed: Mapping[str, float] = field(default_factory=dict)
     launched: list[RoundSpec] = field(default_factory=list)
     duets: list[tuple[RoundSpec, RoundSpec]] = field(default_factory=list)
     clock: float = 0.0
@@ -165,12 +200,23 @@ class FakeExecutor:
             k = self._counts.get(spec.workload, 0)
             self._counts[spec.workload] = k + 1
             r = self.scripts[spec.workload](spec, k, self.clock)
+            node = self.node_of(spec, k) if self.node_of is not None else None
+            if node is not None:
+                r = _on_node(r, self.node_speed.get(node, 1.0))
+                return self._finish(spec, r, started, node)
+        return self._finish(spec, r, started, None)
+
+    def _finish(
+        self, spec: RoundSpec, r: FakeRound, started: float, node: str | None
+    ) -> RoundOutcome:
+        """Apply the timeout, advance the clock and build the outcome (with ``node``)."""
         if r.wall_s > spec.timeout:
             r = FakeRound(
                 spec.timeout, "timeout", reason=f"timed out after {spec.timeout:g} s", exit_code=-9
             )
         self.clock += r.wall_s
-        return self._outcome(spec, r, started)
+        out = self._outcome(spec, r, started)
+        return replace(out, node=node) if node is not None else out
 
     def launch_duet(self, a: RoundSpec, b: RoundSpec) -> tuple[RoundOutcome, RoundOutcome]:
         """Play the next scripted rounds of ``a`` and ``b`` as one duet (docs/duet.md):

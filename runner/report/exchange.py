@@ -11,7 +11,7 @@
                     "result": {mean, variance, n_q, q, ci_low, ci_high, rel_half_width,
                                confidence, n, warmup_readings, enough, certified,
                                interval_low, interval_high, tau_bound, width_factor,
-                               interval_note},
+                               interval_note, nodes},
                     "collected": {...}, "summary": {...},
                     "rounds": [{seq, pass, round_index, status, reason, exit_code,
                                 started_at, wall_ns, user_s, sys_s, max_rss_kib, cpus,
@@ -52,7 +52,9 @@ from benchrun.runner.report.model import CampaignModel, Estimate, WorkloadView, 
 from benchrun.runner.store.database import RoundRow, Store
 
 
-def _result(e: Estimate | None, confidence: float) -> dict[str, Any] | None:
+def _result(
+    e: Estimate | None, confidence: float, nodes: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
     if e is None:
         return None
     return {
@@ -75,6 +77,9 @@ def _result(e: Estimate | None, confidence: float) -> dict[str, Any] | None:
         "tau_bound": e.tau_bound,
         "width_factor": e.width_factor,
         "interval_note": e.interval_note,
+        # rounds on 2+ nodes: the node analysis (docs/methods.md §14); when its ci_from is
+        # "nodes", mean and CI are the node-level ones, variance/n_q the pooled subsessions'
+        "nodes": nodes,
     }
 
 
@@ -147,7 +152,7 @@ def export_document(model: CampaignModel, with_rounds: bool = True) -> dict[str,
             "status_reason": w.status_reason,
             "params": w.params,
             "per_work": w.per_work,
-            "result": _result(w.estimate, model.confidence),
+            "result": _result(w.estimate, model.confidence, (w.collected or {}).get("nodes")),
             "collected": w.collected,
             "summary": w.summary,
         }

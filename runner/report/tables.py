@@ -20,6 +20,7 @@ from benchrun.runner.report.analysis import Group, Row, Suite
 from benchrun.runner.report.document import Report
 from benchrun.runner.report.model import CampaignModel, Estimate, WorkloadView
 from benchrun.runner.report.verdicts import StoredComparison, StoredVerdicts
+from benchrun.runner.results.workloads import node_line
 
 #: the row of the subsession choice, in every table that shows one (``run``, ``show``,
 #: the report, ``analyze``): q readings per subsession × n_q subsession means
@@ -316,6 +317,9 @@ def workload_stats(w: WorkloadView) -> Table:
         if not d.get("drifted") and vn is not None and p is not None:
             text += f" (von Neumann ratio {vn:.2f}, p {p:.2g})"
         rows.append(("drift of the steady rounds (stats/drift.py)", str(text)))
+    nodes = (w.collected or {}).get("nodes")
+    if nodes:
+        rows.append(("nodes (docs/methods.md §14)", str(node_line(w.name, w.collected, du))))
     if w.direction == "higher_is_better":
         rows.append(("harmonic mean (rate)", val(w.harmonic_mean)))
     if w.status != "active":

@@ -20,6 +20,7 @@ Every output shows a workload's values in one unit, :func:`display_of` (the one
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,13 +154,15 @@ def collect_workload(
     confidence: float,
     warmup_readings: int | None = None,
     min_subsessions: int | None = None,
+    nodes: list[str | None] | None = None,
 ) -> WorkloadStats | None:
     """The controller's statistics of one workload (runner/control/collector.py, docs/methods.md §2-4).
 
     ``readings[i]`` and ``works[i]``: the readings and work amount of the i-th steady ok
     round in launch order. ``per_work`` divides each round's readings by its work amount
     (readings per unit of work). ``warmup_readings`` (config) fixes the within-round
-    warm-up; None detects it with MSER-5. None without any reading.
+    warm-up; None detects it with MSER-5. ``nodes[i]``: the node round i ran on (None:
+    this machine), for the node analysis (docs/methods.md §14). None without any reading.
     """
     if not any(readings):
         return None
@@ -170,6 +173,7 @@ def collect_workload(
         warmup="mser5" if warmup_readings is None else int(warmup_readings),
         per_work=pw,
         min_subsessions=min_subsessions,
+        nodes=nodes,
     )
 
 
@@ -226,6 +230,7 @@ def collect_stored(
         confidence=float(settings.get("confidence", 0.95)),
         warmup_readings=None if warmup is None or single else int(warmup),
         min_subsessions=settings.get("min_subsessions"),
+        nodes=[(r.facts or {}).get("node") for r in steady],
     )
 
 
@@ -320,3 +325,34 @@ def workload_states(
         else:
             out[r.name] = "unmet"
     return out
+
+
+def node_line(name: str, collected: dict[str, Any] | None, unit: DisplayUnit) -> str | None:
+    """The node line of a workload whose steady rounds ran on 2 or more nodes, as ``show``,
+    ``run`` and reports print it (docs/methods.md §14); None without a node analysis.
+
+    ``collected``: :attr:`WorkloadResult.collected` (its ``nodes``); ``unit``: the display
+    unit of the workload. "nodes: a: CI from 3 node means: nodes differ, F=685, p=2e-15;
+    n1 100.1 ms (6 means), n2 99.8 ms (6), n3 110.2 ms (6); between-node sd 5.8 ms,
+    within 0.4 ms, ICC 0.99; 1 mean per node is optimal".
+    """
+    nodes = (collected or {}).get("nodes")
+    if not nodes:
+        return None
+    per = ", ".join(
+        f"{n} {unit.text(m)} ({c} mean{'s' if c != 1 else ''})"
+        for n, m, c in zip(nodes["nodes"], nodes["means"], nodes["counts"], strict=True)
+    )
+    icc = nodes.get("icc")
+    sd_b = math.sqrt(max(0.0, float(nodes.get("between_variance") or 0.0)))
+    sd_w = math.sqrt(max(0.0, float(nodes.get("within_variance") or 0.0)))
+    text = (
+        f"nodes: {name}: {nodes['text']}; {per}; between-node sd {unit.text(sd_b)}, "
+        f"within {unit.text(sd_w)}" + (f", ICC {icc:.2f}" if icc is not None else "")
+    )
+    best = nodes.get("optimal_per_node")
+    if nodes.get("ci_from") == "nodes" and best is not None:
+        text += (
+            f"; about {best} mean(s) per node is the cheapest precision, more nodes narrow the CI"
+        )
+    return text

@@ -162,8 +162,9 @@ def estimate_cell(r: WorkloadResult, du: DisplayUnit) -> tuple[str, str | None]:
 
     The cell is :func:`runner.control.collector.interval_text` without its parenthesis:
     "24.73 ms ± 0.61 ms", marked " *" when the interval's independence is not certified
-    (the note says what it assumes), "24.73 ms (no CI)" without an interval (the note
-    says how many readings it needs)."""
+    (the note says what it assumes) or when it is the CI from node means (the note says
+    so, with the F test), "24.73 ms (no CI)" without an interval (the note says how many
+    readings it needs)."""
     c = r.collected or {}
     mean = c.get("mean")
     if mean is None:
@@ -179,6 +180,9 @@ def estimate_cell(r: WorkloadResult, du: DisplayUnit) -> tuple[str, str | None]:
     note = c.get("interval_note")
     if not certified and note:
         return cell + " *", f"* {r.name}: {note}"
+    nodes = c.get("nodes")
+    if nodes and nodes.get("ci_from") == "nodes" and nodes.get("text"):
+        return cell + " *", f"* {r.name}: {nodes['text']} (docs/methods.md §14)"
     return cell, None
 
 
