@@ -4,7 +4,7 @@ SIMS campaigns per row of k nodes with r independent means each, y_ij = mu + b_i
 b_i ~ N(0, sigma_b²), e_ij ~ N(0, 1), mu = 10 (generated vectorised, one
 ``stats.node_variation`` call per campaign): the coverage of the node-mean interval
 (t over the k node means), of the pooled interval (t over the N means, nodes ignored), of
-the interval used (chosen by the F test at 0.05), and how often the F test rejects.
+the interval used (chosen by the F test at the collector's pooling level, 0.25), and how often the F test rejects.
 
     python benchmarks/node_level_coverage.py [--sims 3000] [--seed 20131]
 """
@@ -20,9 +20,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchrun.runner.control.nodelevel import POOLING_ALPHA  # noqa: E402
 from benchrun.stats.nodes import node_variation  # noqa: E402
 
-ROWS = ((4, 8, 1.0), (3, 10, 1.0), (4, 8, 0.0), (8, 4, 0.5))
+ROWS = ((4, 8, 1.0), (3, 10, 1.0), (4, 8, 0.0), (8, 4, 0.5), (4, 8, 0.25), (2, 20, 0.5))
 
 
 def main() -> None:
@@ -39,7 +40,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for k, r, sd_b in ROWS:
         y = 10.0 + rng.normal(0, sd_b, (args.sims, k, 1)) + rng.normal(0, 1, (args.sims, k, r))
-        res = [node_variation(list(s)) for s in y]
+        res = [node_variation(list(s), alpha=POOLING_ALPHA) for s in y]
         node = np.mean([x.node_ci_low <= 10 <= x.node_ci_high for x in res])
         pooled = np.mean([x.pooled_ci_low <= 10 <= x.pooled_ci_high for x in res])
         used = np.mean([x.ci_low <= 10 <= x.ci_high for x in res])

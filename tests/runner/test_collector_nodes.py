@@ -11,7 +11,7 @@ import pytest
 from scipy import stats as sps
 
 from benchrun.runner.control.collector import collect
-from benchrun.runner.control.nodelevel import node_groups, node_note
+from benchrun.runner.control.nodelevel import POOLING_ALPHA, node_groups, node_level, node_note
 
 NODES = ("n1", "n2", "n3")
 
@@ -87,6 +87,25 @@ def test_node_note_reads_both_ways() -> None:
     assert node_note(same) == "nodes do not differ (F=0.8, p=0.47): CI from the 24 pooled means"
     inf = {"f": None, "p_value": 0.0, "ci_from": "nodes", "k": 2, "n": 4}
     assert node_note(inf) == "CI from 2 node means: nodes differ, F=inf, p=0"
+    maybe = {"f": 1.9, "p_value": 0.15, "ci_from": "nodes", "k": 4, "n": 32}
+    assert node_note(maybe) == (
+        "CI from 4 node means: a node effect is not ruled out, F=1.9, p=0.15 < 0.25"
+    )
+
+
+def test_the_collector_pools_only_when_the_f_test_is_above_the_pooling_level() -> None:
+    """Node means whose F test has 0.05 < p < 0.25 (scipy's f_oneway computes it): the
+    node-mean interval is used; above 0.25 the pooled one ("sometimes pool")."""
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        values = rng.normal(1.0, 0.01, 3 * 16)
+        labels = [NODES[i % 3] for i in range(values.size)]
+        res, _ = node_level(values, labels, 4, 0.95)
+        assert res is not None
+        groups = [values[i::3].reshape(-1, 4).mean(axis=1) for i in range(3)]
+        p = float(sps.f_oneway(*groups).pvalue)
+        assert res.p_value == pytest.approx(p, rel=1e-9)
+        assert res.ci_from == ("nodes" if p < POOLING_ALPHA else "pooled")
 
 
 def test_readings_of_identical_nodes_in_subsessions_within_each_node() -> None:
