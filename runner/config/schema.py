@@ -254,9 +254,11 @@ SETTINGS_KEYS: tuple[Key, ...] = (
     ),
     Key(
         "duet",
-        "bool",
+        "duet",
         "run the two workloads of the comparison at the same time, each pinned to its own "
-        "CPU, released together (docs/duet.md)",
+        "CPU, released together: true, or a mapping of force, solo_every, asymmetry, cpus "
+        "(docs/duet.md)",
+        nullable=True,
     ),
     Key(
         "hook_timeout",
@@ -389,6 +391,33 @@ EXECUTOR_KEYS: tuple[Key, ...] = (
         "failure) before the campaign stops",
         minimum=0,
         maximum=MAX_RESUBMITS,
+    ),
+)
+
+#: most passes between two solo passes of a duet campaign
+MAX_SOLO_EVERY = 1_000_000
+
+DUET_KEYS: tuple[Key, ...] = (
+    Key("force", "bool", "run on when a side uses more than one CPU (else the campaign stops)"),
+    Key(
+        "solo_every",
+        "int",
+        "every this-many-th pass runs both sides alone, for the asymmetry check (0: none)",
+        minimum=0,
+        maximum=MAX_SOLO_EVERY,
+    ),
+    Key(
+        "asymmetry",
+        "enum",
+        "when the pair interferes asymmetrically: warn, or refuse the duet verdict",
+        choices=("warn", "refuse"),
+    ),
+    Key(
+        "cpus",
+        "enum",
+        "which side gets which CPU: alternate (swapped every pass) or random (seeded, "
+        "balanced in blocks of four passes)",
+        choices=("alternate", "random"),
     ),
 )
 
@@ -678,6 +707,8 @@ def _fragment(key: Key) -> dict[str, Any]:
                 {"type": "string", "pattern": f"{SLURM_TIME_PATTERN}|{DURATION_PATTERN}"},
             ]
         }
+    elif kind == "duet":
+        frag = {"anyOf": [{"type": "boolean"}, _section(DUET_KEYS)]}
     elif kind == "readings":
         frag = _section(READINGS_KEYS)
         frag["anyOf"] = [{"required": ["pattern"]}, {"required": ["field"]}]
