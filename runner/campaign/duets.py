@@ -33,16 +33,16 @@ from benchrun.runner.campaign.session import (
     RoundLauncher,
 )
 from benchrun.runner.config.experiment import DuetSpec, Experiment
-from benchrun.runner.control.duet_asymmetry import Asymmetry, duet_asymmetry
+from benchrun.runner.control.duet_asymmetry import (
+    ASYMMETRY_EVENT,
+    MULTI_CPU_EVENT,
+    Asymmetry,
+    duet_asymmetry,
+)
 from benchrun.runner.control.pairing import round_values_by_pass
 from benchrun.runner.execute.duet import DuetPlan, duet_cpus, plan_duet
 from benchrun.runner.execute.executor import RoundOutcome
 from benchrun.runner.execute.pinning import PinPlan, pinned_runner
-
-#: kind of the event holding the asymmetry check's result (:func:`finish_duet`)
-ASYMMETRY_EVENT = "duet-asymmetry"
-#: kind of the event stored when a side on more than one CPU stopped the campaign
-MULTI_CPU_EVENT = "duet-multi-cpu"
 
 
 @contextmanager

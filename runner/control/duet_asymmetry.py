@@ -28,7 +28,12 @@ from scipy import stats as sps
 
 from benchrun.stats.compare import welch
 
-__all__ = ["Asymmetry", "duet_asymmetry"]
+__all__ = ["ASYMMETRY_EVENT", "MULTI_CPU_EVENT", "Asymmetry", "duet_asymmetry"]
+
+#: kind of the event holding a duet campaign's asymmetry check (runner/campaign/duets.py)
+ASYMMETRY_EVENT = "duet-asymmetry"
+#: kind of the event stored when a duet side on more than one CPU stopped the campaign
+MULTI_CPU_EVENT = "duet-multi-cpu"
 
 
 @dataclass(frozen=True)

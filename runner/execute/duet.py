@@ -32,7 +32,7 @@ import numpy as np
 
 from benchrun.runner.config.cpulist import format_cpu_list, parse_cpu_list
 from benchrun.runner.errors import UserError
-from benchrun.runner.execute.containment import kill_group
+from benchrun.runner.execute.containment import clear_inflight, kill_group, record_inflight
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec
 from benchrun.runner.execute.local import (
     _AFTER_KILL_READ,
@@ -286,6 +286,12 @@ def local_duet(
             whole = executor.readings_stdout_limit if side.spec.readings is not None else None
             side.stdout = _Stream(side.spec.output_limit, whole)
             side.stderr = _Stream(side.spec.output_limit, None)
+        started = tuple(side.proc.pid for side in sides if side.proc is not None)
+        if executor.inflight_path is not None and started:
+            # a runner killed now leaves both sides for the next run to end (docs/loop.md)
+            record_inflight(
+                executor.inflight_path, started[0], None, executor.inflight_campaign, started[1:]
+            )
         _await_ready(sides)
         t0 = time.monotonic_ns()
         started_at = time.time()
@@ -299,12 +305,16 @@ def local_duet(
         for side in sides:  # nothing a side started outlives the duet
             if side.proc is not None and kill_group(side.proc.pid):
                 side.watched.extra["leftovers_killed"] = True
+        if executor.inflight_path is not None:
+            clear_inflight(executor.inflight_path)
     except BaseException:
         for side in sides:
             if side.proc is not None and side.watched.end_ns == 0:
                 _killpg(side.proc.pid, signal.SIGKILL)
                 os.wait4(side.proc.pid, 0)
                 side.proc.returncode = -1
+        if executor.inflight_path is not None:
+            clear_inflight(executor.inflight_path)
         raise
     finally:
         for side in sides:

@@ -314,3 +314,34 @@ def test_adaptive_duet_with_solo_passes_pairs_duets_only(tmp_path: Path) -> None
     assert pair["ratio_low"] <= 1.03 <= pair["ratio_high"]
     assert any("duet-solo" in r.flags for r in rounds["a"])
     assert any(e.kind == "duet-asymmetry" for e in events)
+
+
+def test_show_and_the_report_say_what_the_checks_found(tmp_path: Path) -> None:
+    from benchrun.runner.commands.show import read_summary, summary_json
+    from benchrun.runner.report.methods import rules_checklist
+    from benchrun.runner.report.model import load_campaign
+    from benchrun.runner.results.duet import duet_lines
+
+    out, check, _ = _pair_campaign(tmp_path, 1.10, 7, ", asymmetry: refuse")
+    s = read_summary(out.db_path)
+    lines = duet_lines(s.duet)
+    assert lines[0] == check.message and "interferes asymmetrically" in lines[0]
+    assert lines[1].startswith("duet verdict INVALID")
+    assert f"b/a = {check.data['solo_ratio']:.4g}" in lines[1]
+    doc = summary_json(s)
+    assert doc["duet"]["asymmetry"]["verdict_valid"] is False
+    rule = rules_checklist(load_campaign(out.db_path), [], None)[6]
+    assert rule.status == "missing" and "duet verdict INVALID" in rule.detail
+    # a symmetric pair: the check's sentence, the rule as without duet
+    sym, sym_check, _ = _pair_campaign(tmp_path / "sym", 1.0, 7)
+    assert duet_lines(read_summary(sym.db_path).duet) == [sym_check.message]
+    sym_rule = rules_checklist(load_campaign(sym.db_path), [], None)[6]
+    assert "no asymmetric interference found" in sym_rule.detail
+    # no duet: nothing
+    plain = experiment(tmp_path / "plain", "adaptive: false\nrounds: 3")
+    run_campaign(
+        plain,
+        FakeExecutor({"a": lognormal(0.1, 0.01, seed=1), "b": lognormal(0.1, 0.01, seed=2)}),
+        NullDisplay(),
+    )
+    assert read_summary(plain.db_path).duet is None
