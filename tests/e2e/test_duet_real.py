@@ -249,8 +249,8 @@ def test_self_check_a_against_a_in_duet_contains_one(tmp_path: Path) -> None:
     assert len(d) == 30
     low, high = np.exp(sps.t.interval(0.999, len(d) - 1, loc=d.mean(), scale=sps.sem(d)))
     assert low <= 1.0 <= high, (low, high)
-    # the campaign's own ratio is that series' geometric mean (b/a, b the second workload)
-    assert pair["ratio"] == pytest.approx(float(np.exp(d.mean())), rel=1e-9)
+    # the campaign's own ratio (of that series after MSER-5's warm-up cut) lies in it
+    assert low <= pair["ratio"] <= high
     solo = [r for r in rounds if "duet-solo" in r.flags]
     assert len(solo) >= 2 * 5 and all(r.warmup and r.status == "ok" for r in solo)
     (check,) = [e for e in events if e.kind == "duet-asymmetry"]
