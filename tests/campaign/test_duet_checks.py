@@ -345,3 +345,22 @@ def test_show_and_the_report_say_what_the_checks_found(tmp_path: Path) -> None:
         NullDisplay(),
     )
     assert read_summary(plain.db_path).duet is None
+
+
+def test_the_stored_duet_settings_load_back_for_a_resume(tmp_path: Path) -> None:
+    import dataclasses
+    import json
+
+    from benchrun.runner.config.stored import stored_experiment_text
+
+    exp = experiment(tmp_path, "seed: 1\nduet: {solo_every: 3, cpus: random, force: true}")
+    stored_json = json.loads(json.dumps(dataclasses.asdict(exp.settings)))  # as the store has it
+    text = stored_experiment_text(exp.source_text, stored_json)
+    again = load_experiment(tmp_path / "x.yaml", check_commands=False, text=text)
+    assert again.settings.duet == exp.settings.duet
+    assert again.measurement_fingerprint() == exp.measurement_fingerprint()
+    # a campaign stored when duet was a bool
+    old = stored_experiment_text(exp.source_text, {**stored_json, "duet": True})
+    assert load_experiment(tmp_path / "x.yaml", check_commands=False, text=old).settings.duet == (
+        DuetSpec()
+    )
