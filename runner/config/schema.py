@@ -24,6 +24,7 @@ from benchrun.runner.config.durations import (
 from benchrun.runner.config.experiment import (
     DEFAULT_OUTPUT,
     EXECUTOR_KINDS,
+    DuetSpec,
     ReadingsSpec,
     Settings,
     SlurmSpec,
@@ -750,8 +751,10 @@ def json_schema() -> dict[str, Any]:
     workload_props = props["workloads"]["items"]["properties"]
     readings_props = workload_props["readings"]["properties"]
     executor_props = props["executor"]["anyOf"][1]["properties"]
+    duet_props = props["settings"]["properties"]["duet"]["anyOf"][0]["anyOf"][1]["properties"]
     for cls, section in (
         (Settings, props["settings"]["properties"]),
+        (DuetSpec, duet_props),
         (SlurmSpec, executor_props),
         (Workload, workload_props),
         (ReadingsSpec, readings_props),

@@ -364,3 +364,24 @@ def test_the_stored_duet_settings_load_back_for_a_resume(tmp_path: Path) -> None
     assert load_experiment(tmp_path / "x.yaml", check_commands=False, text=old).settings.duet == (
         DuetSpec()
     )
+
+
+def test_benchrun_schema_describes_the_duet_mapping() -> None:
+    import jsonschema
+
+    from benchrun.runner.config.schema import json_schema
+
+    schema = json_schema()
+    duet = schema["properties"]["settings"]["properties"]["duet"]["anyOf"][0]["anyOf"][1]
+    assert {k: v.get("default") for k, v in duet["properties"].items()} == {
+        "force": False,
+        "solo_every": 5,
+        "asymmetry": "warn",
+        "cpus": "alternate",
+    }
+    doc: dict[str, Any] = {"name": "x", "workloads": [{"name": "a", "command": "true"}]}
+    for ok in (True, None, {"solo_every": 3, "cpus": "random"}):
+        jsonschema.validate({**doc, "settings": {"duet": ok}}, schema)
+    for bad in ({"cpus": "fixed"}, {"solo_every": -1}, {"soloevery": 3}, "yes"):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**doc, "settings": {"duet": bad}}, schema)
