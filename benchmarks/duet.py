@@ -13,11 +13,18 @@ minute of measurement: width x sqrt(measuring minutes), the width a campaign mea
 for one minute would reach (widths shrink as 1/sqrt(time)). Measuring time is from the
 first round's start to the last round's end.
 
+The duet campaigns run a solo pass every ``--solo-every`` passes (both sides alone, one
+after the other: docs/duet.md "Asymmetric interference"), so their minutes include those
+passes; the duet pair's asymmetry estimate (ratio in duet over ratio alone) is printed
+with its CI and each side's slowdown in a duet.
+
 Then ``--twins`` duet campaigns of identical commands (``sum(range(N))`` against itself):
-how many paired CIs exclude 1 (false separations; about 5 % of them are expected at 95 %).
+how many paired CIs exclude 1 (false separations; about 5 % of them are expected at 95 %),
+and how many asymmetry checks flag the twins (the same rate is expected).
 
     python benchmarks/duet.py                      # about 2 minutes on a 2-core VM
     python benchmarks/duet.py --passes 40 --twins 3 --n 1000000
+    python benchmarks/duet.py --passes 12 --twins 1 --twin-passes 12 --n 200000  # smoke
 
 The figures describe this machine on this day; on a 2-CPU machine the runner shares a
 CPU with one side of every duet (docs/duet.md).
@@ -26,6 +33,7 @@ CPU with one side of every duet (docs/duet.md).
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import sqlite3
@@ -53,14 +61,14 @@ workloads:
 
 
 def run_campaign(
-    where: Path, name: str, passes: int, duet: bool, na: int, nb: int
+    where: Path, name: str, passes: int, duet: bool, na: int, nb: int, solo_every: int = 5
 ) -> list[tuple[int, str, float, float]]:
     """Run one campaign; its steady ok rounds as (pass, workload, started_at, wall s)."""
     path = where / f"{name}.yaml"
     text = EXPERIMENT.format(
         name=name,
         passes=passes,
-        duet="true" if duet else "false",
+        duet=f"{{solo_every: {solo_every}}}" if duet else "false",
         python=sys.executable,
         na=na,
         nb=nb,
@@ -82,6 +90,28 @@ def run_campaign(
     ).fetchall()
     db.close()
     return [(int(p), str(w), float(s), float(t)) for p, w, s, t in rows]
+
+
+def asymmetry(where: Path, name: str) -> dict[str, object] | None:
+    """The duet campaign's asymmetry check (its ``duet-asymmetry`` event; docs/duet.md)."""
+    db = sqlite3.connect(where / "results" / name / "benchrun.db")
+    row = db.execute(
+        "SELECT data_json FROM event WHERE kind = 'duet-asymmetry' ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    db.close()
+    data = json.loads(row[0]) if row and row[0] else None
+    return data if data and data.get("computed") else None
+
+
+def asymmetry_text(check: dict[str, object] | None) -> str:
+    if check is None:
+        return "no asymmetry check (fewer than two solo passes)"
+    return (
+        f"asymmetry {check['asymmetry']:.4f} [{check['low']:.4f}, {check['high']:.4f}] "
+        f"({check['n_solo']} solo passes; alone b/a {check['solo_ratio']:.4f}; slowdown in "
+        f"a duet: a {check['slowdown_a']:.3f}x, b {check['slowdown_b']:.3f}x)"
+        + (" ASYMMETRIC" if check["flagged"] else "")
+    )
 
 
 def measuring_minutes(rounds: list[tuple[int, str, float, float]]) -> float:
@@ -124,6 +154,12 @@ def main() -> int:
     parser.add_argument("--passes", type=int, default=60, help="steady passes per campaign")
     parser.add_argument("--twins", type=int, default=5, help="duet campaigns of A against A")
     parser.add_argument("--twin-passes", type=int, default=30, help="passes per twin campaign")
+    parser.add_argument(
+        "--solo-every",
+        type=int,
+        default=5,
+        help="duet solo_every: one solo pass (asymmetry check) in this many; 0: none",
+    )
     args = parser.parse_args()
     na, nb = args.n, int(round(args.n * 1.02))
     cpus = len(os.sched_getaffinity(0))
@@ -132,7 +168,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="benchrun-duet-") as tmp:
         where = Path(tmp)
         results = []
-        duet = run_campaign(where, "duet", args.passes, True, na, nb)
+        duet = run_campaign(where, "duet", args.passes, True, na, nb, args.solo_every)
         inter = run_campaign(where, "interleaved", args.passes, False, na, nb)
         for label, rounds, ci in (
             ("duet, paired", duet, paired_ci),
@@ -152,20 +188,32 @@ def main() -> int:
                 f"{label:<26} {ratio:7.4f} [{low:.4f}, {high:.4f}] {n:4d} {minutes:8.3f} "
                 f"{width * 100:9.2f}% {width * math.sqrt(minutes) * 100:9.2f}%"
             )
+        if args.solo_every:
+            print(
+                f"# the duet campaign's minutes include its solo passes (one in "
+                f"{args.solo_every}, two rounds each, one after the other)"
+            )
+        print(f"duet pair: {asymmetry_text(asymmetry(where, 'duet'))}")
         false_sep = 0
+        flagged = 0
         lines = []
         for i in range(args.twins):
-            rounds = run_campaign(where, f"twins{i}", args.twin_passes, True, na, na)
+            name = f"twins{i}"
+            rounds = run_campaign(where, name, args.twin_passes, True, na, na, args.solo_every)
             ratio, low, high, n = paired_ci(rounds)
             excluded = not low <= 1.0 <= high
             false_sep += excluded
+            check = asymmetry(where, name)
+            flagged += bool(check and check["flagged"])
             lines.append(
                 f"  twins {i}: ratio {ratio:.4f} [{low:.4f}, {high:.4f}] ({n} duets)"
                 + (" EXCLUDES 1" if excluded else "")
+                + f"; {asymmetry_text(check)}"
             )
         print(f"# identical twins in duet: {args.twins} campaigns of {args.twin_passes} passes")
         print("\n".join(lines))
         print(f"false separations: {false_sep} of {args.twins}")
+        print(f"twins flagged asymmetric: {flagged} of {args.twins}")
     return 0
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchrun.runner.campaign.budget import Budget
 from benchrun.runner.campaign.calibrate import calibrate, target_round_time
-from benchrun.runner.campaign.duets import duet_plan, run_pass
+from benchrun.runner.campaign.duets import duet_plan, finish_duet, run_pass
 from benchrun.runner.campaign.scheduler import pass_order
 from benchrun.runner.campaign.session import (
     CALIBRATION_FLAG,
@@ -592,4 +592,4 @@ def run_adaptive(
                 reason = loop.run()
         finally:
             display.stop()
-        return finish_campaign(launcher, reason)
+        return finish_duet(launcher, finish_campaign(launcher, reason))

@@ -7,16 +7,39 @@ In a duet campaign each pass launches the two workloads of
 the pass's index, so the paired analysis (per-pass log ratios, runner/control/pairing.py)
 reads a duet as a pass holding both rounds. Other workloads of the experiment (outside
 the pair) run alone in the same pass, in its order.
+
+Every ``solo_every``-th pass after warm-up is a *solo pass*: the two sides run alone, one
+after the other, each on its CPU of that pass; their rounds are stored flagged
+``duet-solo`` (as warm-up, so no analysis but the asymmetry check reads them). When the
+campaign ends, :func:`finish_duet` compares the duets' ratio with the solo passes'
+(runner/control/duet_asymmetry.py), stores the result as a ``duet-asymmetry`` event, and
+with ``asymmetry: refuse`` refuses the duet verdict of an asymmetric pair. A side that
+uses more than one CPU stops the campaign unless ``force`` is set.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
-from benchrun.runner.campaign.session import Display, RoundLauncher
-from benchrun.runner.config.experiment import Experiment
+from benchrun.runner.campaign.session import (
+    CALIBRATION_FLAG,
+    DUET_SOLO_FLAG,
+    CampaignOutcome,
+    Display,
+    RoundLauncher,
+)
+from benchrun.runner.config.experiment import DuetSpec, Experiment
+from benchrun.runner.control.duet_asymmetry import (
+    ASYMMETRY_EVENT,
+    MULTI_CPU_EVENT,
+    Asymmetry,
+    duet_asymmetry,
+)
+from benchrun.runner.control.pairing import round_values_by_pass
 from benchrun.runner.execute.duet import DuetPlan, duet_cpus, plan_duet
 from benchrun.runner.execute.executor import RoundOutcome
 from benchrun.runner.execute.pinning import PinPlan, pinned_runner
@@ -47,6 +70,13 @@ def duet_plan(
         yield plan
 
 
+def is_solo_pass(spec: DuetSpec, pass_index: int) -> bool:
+    """Whether pass ``pass_index`` is a solo pass of the pair (passes ``k-1``, ``2k-1``, ...
+    for ``solo_every`` = k; none for 0), warm-up aside (:func:`run_pass` checks that)."""
+    k = spec.solo_every
+    return k > 0 and pass_index % k == k - 1
+
+
 def run_pass(
     launcher: RoundLauncher,
     plan: DuetPlan,
@@ -59,31 +89,54 @@ def run_pass(
     after: Callable[[str], None] | None = None,
 ) -> bool:
     """Launch one pass over ``order`` (the workloads that get a round in it): the pair as
-    one duet when both are in it (at the place of the first), each other workload alone.
+    one duet when both are in it (at the place of the first), each other workload alone;
+    in a solo pass (:func:`is_solo_pass`, both sides past warm-up) the pair's sides alone,
+    one after the other, each on its CPU of the pass.
     ``work(name)``/``warmup(name)``: the round's ``{work}`` and whether it is warm-up;
     ``stop()``: checked before each launch; ``after(name)``: called after each stored
-    round. False when the campaign must end (interrupted, ``fail_fast``)."""
+    round. False when the campaign must end (interrupted, ``fail_fast``, a side on more
+    than one CPU without ``force``)."""
+    spec = launcher.experiment.settings.duet or DuetSpec()
     both = pair[0] in order and pair[1] in order
+    cpus = duet_cpus(plan, pass_index, spec.cpus, launcher.experiment.settings.seed)
+    solo = both and is_solo_pass(spec, pass_index) and not warmup(pair[0]) and not warmup(pair[1])
     done: set[str] = set()
     for name in order:
         if name in done:
             continue
         if stop():
             return True
+        if solo and name in pair:
+            out = launcher.launch(
+                name,
+                pass_index,
+                work=work(name),
+                warmup=True,
+                flags=DUET_SOLO_FLAG,
+                cpus=cpus[pair.index(name)],
+                extra_facts={"duet_solo": pass_index},
+            )
+            if out is None or launcher.failure_stop:
+                return False
+            if after is not None:
+                after(name)
+            continue
         if both and name in pair:
             outcomes = launcher.launch_duet(
                 pair,
                 pass_index,
                 works=(work(pair[0]), work(pair[1])),
                 warmups=(warmup(pair[0]), warmup(pair[1])),
-                cpus=duet_cpus(plan, pass_index),
+                cpus=cpus,
             )
             done.update(pair)
             if launcher.interrupted or launcher.failure_stop:
                 return False
             for side, outcome in zip(pair, outcomes, strict=True):
-                if outcome is not None:
-                    _check_one_cpu(launcher, side, outcome)
+                if outcome is not None and not _check_one_cpu(
+                    launcher, side, outcome, spec, pass_index
+                ):
+                    return False
                 if outcome is not None and after is not None:
                     after(side)
             continue
@@ -97,21 +150,152 @@ def run_pass(
 
 #: CPU time over wall time above which a side is taken to run on more than one CPU
 MULTI_CPU_RATIO = 1.5
+#: shortest round (s) whose CPU time is compared with its wall time
+MULTI_CPU_MIN_WALL_S = 0.01
 
 
-def _check_one_cpu(launcher: RoundLauncher, name: str, outcome: RoundOutcome) -> None:
-    """Say once per campaign and workload when a duet side used more CPU time than wall
-    time (user + sys > :data:`MULTI_CPU_RATIO` x wall, rounds of at least 10 ms): it runs on
-    more than one CPU, so it takes the other side's CPU too and the duet's premise (one
-    CPU each, symmetric interference) does not hold (docs/duet.md)."""
+def _check_one_cpu(
+    launcher: RoundLauncher, name: str, outcome: RoundOutcome, spec: DuetSpec, duet: int
+) -> bool:
+    """Whether the campaign may go on after ``name``'s round in duet ``duet``.
+
+    A side whose CPU time (user + sys) exceeds :data:`MULTI_CPU_RATIO` times its wall time
+    (ok rounds of at least :data:`MULTI_CPU_MIN_WALL_S`) ran on more than one CPU although
+    it was pinned to one (it set its own affinity): it takes the other side's CPU, so the
+    duet's premise (one CPU each, symmetric interference) fails. Without ``force`` that
+    stops the campaign (:attr:`RoundLauncher.failure_stop`, the rounds so far kept, a
+    ``duet-multi-cpu`` event); with it, the output says so once per side."""
     wall = outcome.wall_ns / 1e9
-    if outcome.status != "ok" or wall < 0.01:
-        return
-    ratio = (outcome.user_s + outcome.sys_s) / wall
-    if ratio > MULTI_CPU_RATIO and name not in launcher.duet_multi_cpu:
-        launcher.duet_multi_cpu.add(name)
-        launcher.display.message(
-            f"duet: {name} used {ratio:.1f}x its wall time in CPU time: it runs on more "
-            "than one CPU, which duet assumes it does not; its duet ratios are not "
-            "trustworthy (run this pair without duet: --set duet=false)"
+    if outcome.status != "ok" or wall < MULTI_CPU_MIN_WALL_S:
+        return True
+    cpu = outcome.user_s + outcome.sys_s
+    ratio = cpu / wall
+    if ratio <= MULTI_CPU_RATIO:
+        return True
+    said = (
+        f"duet: {name} used {ratio:.1f} CPUs in duet {duet} ({cpu:.3g} s of CPU time in "
+        f"{wall:.3g} s of wall time), but a duet gives each side one CPU"
+    )
+    if spec.force:
+        if name not in launcher.duet_multi_cpu:
+            launcher.duet_multi_cpu.add(name)
+            launcher.display.message(
+                f"{said}; its duet ratios are not trustworthy (going on: duet force is set)"
+            )
+        return True
+    launcher.store.add_event(
+        launcher.campaign.id,
+        MULTI_CPU_EVENT,
+        said,
+        {"workload": name, "duet": duet, "cpus_used": ratio, "cpu_s": cpu, "wall_s": wall},
+    )
+    launcher.failure_stop = (
+        f"{said}; run this pair without duet (--set duet=false), or set duet: "
+        "{force: true} to run it anyway"
+    )
+    return False
+
+
+def pair_values(
+    rounds: list[Any], workload_id: int, workload: Any
+) -> tuple[dict[int, float], dict[int, float]]:
+    """Pass -> value of workload ``workload_id``'s ok rounds, for its duets (steady rounds
+    with a ``duet`` fact) and for its solo passes (flagged ``duet-solo``); ``rounds`` are
+    the store's rows, ``workload`` the experiment's :class:`Workload`."""
+    duet: list[Any] = []
+    solo: list[Any] = []
+    for r in rounds:
+        if r.workload_id != workload_id or r.status != "ok":
+            continue
+        marks = r.flags.split(",")
+        if DUET_SOLO_FLAG in marks:
+            solo.append(r)
+        elif not r.warmup and CALIBRATION_FLAG not in marks and "duet" in (r.facts or {}):
+            duet.append(r)
+    per_work = bool(workload.per_work)
+
+    def values(rows: list[Any]) -> dict[int, float]:
+        return round_values_by_pass(
+            [r.readings for r in rows], [r.work for r in rows], [r.pass_ for r in rows], per_work
         )
+
+    return values(duet), values(solo)
+
+
+def check_asymmetry(launcher: RoundLauncher, pair: tuple[str, str]) -> Asymmetry | None:
+    """The asymmetry check over the campaign's stored rounds (None: too few duets or
+    solo passes, under two of either)."""
+    store, campaign = launcher.store, launcher.campaign
+    rounds = store.rounds(campaign.id)
+    a_duet, a_solo = pair_values(
+        rounds, launcher.states[pair[0]].workload_id, launcher.states[pair[0]].workload
+    )
+    b_duet, b_solo = pair_values(
+        rounds, launcher.states[pair[1]].workload_id, launcher.states[pair[1]].workload
+    )
+    return duet_asymmetry(
+        a_duet, b_duet, a_solo, b_solo, confidence=launcher.experiment.settings.confidence
+    )
+
+
+def asymmetry_words(pair: tuple[str, str], check: Asymmetry) -> str:
+    """One line saying what the asymmetry check found (the output, show, the report)."""
+    a, b = pair
+    head = (
+        f"{b}/{a} in duet {check.duet_ratio:.4g}, alone {check.solo_ratio:.4g}: asymmetry "
+        f"{check.asymmetry:.4g} [{check.low:.4g}, {check.high:.4g}] ({check.n_duet} duets, "
+        f"{check.n_solo} solo passes; {a} {check.slowdown_a:.3g}x slower in a duet, "
+        f"{b} {check.slowdown_b:.3g}x)"
+    )
+    if check.flagged:
+        return (
+            f"{head}: the pair interferes asymmetrically, so the duet ratio is off by that "
+            "factor (docs/duet.md)"
+        )
+    return f"{head}: no asymmetric interference found"
+
+
+def finish_duet(launcher: RoundLauncher, ended: CampaignOutcome) -> CampaignOutcome:
+    """After a duet campaign (not interrupted, not failed): the asymmetry check, stored as a
+    ``duet-asymmetry`` event and said in the output. With ``asymmetry: refuse`` and an
+    asymmetric pair the duet verdict is refused: the event says ``verdict_valid: false``
+    (show and the report mark the duet verdict invalid and give the solo passes' ratio),
+    and the exit code is 1."""
+    spec = launcher.experiment.settings.duet
+    pair = launcher.experiment.duet_pair()
+    if spec is None or pair is None or spec.solo_every == 0 or ended.status != "done":
+        return ended
+    check = check_asymmetry(launcher, pair)
+    campaign_id = launcher.campaign.id
+    if check is None:
+        text = (
+            f"duet: no asymmetry check: fewer than two solo passes (one every {spec.solo_every} "
+            "passes after warm-up); run longer or lower duet solo_every"
+        )
+        launcher.store.add_event(
+            campaign_id, ASYMMETRY_EVENT, text, {"pair": list(pair), "computed": False}
+        )
+        launcher.display.message(text)
+        return ended
+    refused = check.flagged and spec.asymmetry == "refuse"
+    text = "duet: " + asymmetry_words(pair, check)
+    data: dict[str, Any] = {
+        "pair": list(pair),
+        "computed": True,
+        **check.to_dict(),
+        "action": spec.asymmetry,
+        "verdict_valid": not refused,
+    }
+    launcher.store.add_event(campaign_id, ASYMMETRY_EVENT, text, data)
+    launcher.display.message(text)
+    if not refused:
+        return ended
+    a, b = pair
+    message = (
+        f"duet verdict refused (duet asymmetry: refuse): the pair interferes "
+        f"asymmetrically (asymmetry {check.asymmetry:.4g} [{check.low:.4g}, "
+        f"{check.high:.4g}]); alone, in the solo passes, {b}/{a} = {check.solo_ratio:.4g} "
+        f"[{check.solo_low:.4g}, {check.solo_high:.4g}] ({check.n_solo} passes); measure "
+        "this pair without duet (--set duet=false)"
+    )
+    return dataclasses.replace(ended, exit_code=max(ended.exit_code, 1), message=message)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchrun.runner.campaign.budget import Budget
-from benchrun.runner.campaign.duets import duet_plan, run_pass
+from benchrun.runner.campaign.duets import duet_plan, finish_duet, run_pass
 from benchrun.runner.campaign.scheduler import PassScheduler, pass_order
 from benchrun.runner.campaign.session import (
     CampaignOutcome,
@@ -82,6 +82,7 @@ def run_fixed(
             ended = finish_campaign(
                 launcher, out_of_time or f"{settings.rounds} rounds of every workload"
             )
+            ended = finish_duet(launcher, ended)
             return dataclasses.replace(ended, warnings=(*cleanup_warnings, *ended.warnings))
         try:
             for pass_index, name in scheduler:

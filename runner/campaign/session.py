@@ -38,6 +38,9 @@ from benchrun.runner.store.database import CampaignRow, NewHook, NewRound, Store
 
 #: flag of the rounds that calibrated a workload's ``{work}`` (stored, never analysed)
 CALIBRATION_FLAG = "calibration"
+#: flag of a round of a duet campaign's solo pass (docs/duet.md): stored as warm-up, so
+#: no analysis but the asymmetry check (runner/campaign/duets.py) reads it
+DUET_SOLO_FLAG = "duet-solo"
 
 
 class Display(Protocol):
@@ -71,7 +74,8 @@ class WorkloadState:
     passes: set[int] = field(default_factory=set)
     stopped: str | None = None  # reason the workload was stopped early
     calibration: int = 0  # rounds launched to calibrate {work} (stored, flagged)
-    warmup_launched: int = 0  # warm-up rounds stored (calibration rounds excluded)
+    warmup_launched: int = 0  # warm-up rounds stored (calibration and solo rounds excluded)
+    solo: int = 0  # rounds of a duet campaign's solo passes (stored, flagged)
     #: readings of every steady ok round, in launch order, and the work amount of each
     steady_readings: list[tuple[float, ...]] = field(default_factory=list)
     steady_work: list[int | None] = field(default_factory=list)
@@ -96,8 +100,11 @@ class WorkloadState:
         self.launched += 1
         self.passes.add(pass_index)
         self.seconds += wall_ns / 1e9
-        if CALIBRATION_FLAG in flags.split(","):
+        marks = flags.split(",")
+        if CALIBRATION_FLAG in marks:
             self.calibration += 1
+        elif DUET_SOLO_FLAG in marks:
+            self.solo += 1
         elif warmup:
             self.warmup_launched += 1
         if not ok:
@@ -495,10 +502,20 @@ class RoundLauncher:
         )
 
     def launch(
-        self, name: str, pass_index: int, *, work: int | None, warmup: bool, flags: str = ""
+        self,
+        name: str,
+        pass_index: int,
+        *,
+        work: int | None,
+        warmup: bool,
+        flags: str = "",
+        cpus: tuple[int, ...] | None = None,
+        extra_facts: dict[str, Any] | None = None,
     ) -> RoundOutcome | None:
         """Run and store the next round of ``name``; None when it was interrupted (then it
-        is not stored as a round but as an event, and is redone on resume).
+        is not stored as a round but as an event, and is redone on resume). ``cpus``: pin
+        it there instead of the workload CPUs (a duet's solo round); ``extra_facts``: added
+        to the round's facts.
 
         The workload's ``setup`` runs first if it has not run in this ``benchrun run``, and
         its ``prepare`` before the round; both untimed, stored in the ``hook`` table. A
@@ -512,13 +529,18 @@ class RoundLauncher:
         if not isinstance(before, list):
             return before
         hooks = before
-        outcome = self.executor.launch(self.spec(name, argv, pass_index))
+        spec = self.spec(name, argv, pass_index)
+        if cpus is not None:
+            spec = dataclasses.replace(spec, cpus=cpus)
+        outcome = self.executor.launch(spec)
         if outcome.status == "interrupted" or (self.interrupted and outcome.status != "ok"):
             for record in hooks:  # the prepare ran: its output is kept
                 self.store.add_hook(record)
             self._round_interrupted(name, round_index)
             return None
-        return self._store(name, outcome, pass_index, round_index, argv, work, warmup, flags, hooks)
+        return self._store(
+            name, outcome, pass_index, round_index, argv, work, warmup, flags, hooks, extra_facts
+        )
 
     def launch_duet(
         self,

@@ -121,6 +121,8 @@ class CampaignSummary:
     latest: bool = True
     #: each Slurm node's metadata record (its ``node-metadata`` event), by node name
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: a duet campaign's checks (runner/results/duet.py), None without
+    duet: dict[str, Any] | None = None
 
 
 def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
@@ -136,6 +138,7 @@ def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
         verdicts_from_dict,
     )
     from benchrun.runner.results.comparisons import campaign_verdicts
+    from benchrun.runner.results.duet import duet_summary
     from benchrun.runner.results.workloads import workload_results, workload_states
 
     with Store.open(db) as store:
@@ -187,6 +190,7 @@ def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
             for e in events
             if e.kind == "node-metadata" and e.data and e.data.get("node")
         },
+        duet=duet_summary(events),
     )
 
 
@@ -314,6 +318,8 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
         # record as collected there, and the facts that differ between nodes
         "nodes": s.nodes,
         "node_differences": _node_differences(s.nodes),
+        # a duet campaign's asymmetry check and multi-CPU stops (docs/duet.md)
+        "duet": s.duet,
         "created_at": campaign.created_at,
         "updated_at": campaign.updated_at,
         "workloads": [
@@ -374,6 +380,11 @@ def print_results(console: Console, s: CampaignSummary, *, after_run: bool = Fal
             "comparisons: none (no two workloads are compared in this experiment, and "
             "there is no baseline)"
         )
+    if not after_run:  # the end of `run` said these as they happened
+        from benchrun.runner.results.duet import duet_lines
+
+        for line in duet_lines(s.duet):
+            print_prose(console, line)
     if after_run:
         if s.campaign.settings.get("adaptive") and s.campaign.stop_reason:
             if s.campaign.status == "done":

@@ -134,6 +134,33 @@ PinSpec = str | tuple[int, ...]
 
 
 @dataclass(frozen=True)
+class DuetSpec:
+    """``settings.duet``: how the compared pair runs at the same time (docs/duet.md).
+
+    ``force``: run on even when a side uses more than one CPU (else the campaign stops).
+    ``solo_every``: every this-many-th pass (after warm-up) runs both sides alone, one
+    after the other, for the asymmetry check; 0: no solo passes, no check.
+    ``asymmetry``: ``warn`` when the check finds the pair interferes asymmetrically, or
+    ``refuse`` to give the duet verdict then. ``cpus``: which side gets which CPU in each
+    duet: ``alternate`` (swapped every pass) or ``random`` (seeded by ``settings.seed``,
+    each side on each CPU twice in every block of four passes).
+    """
+
+    force: bool = False
+    solo_every: int = 5
+    asymmetry: Literal["warn", "refuse"] = "warn"
+    cpus: Literal["alternate", "random"] = "alternate"
+
+    def fingerprint(self) -> Any:
+        """What of the spec changes what is measured: True for the defaults (so campaigns
+        stored before the options existed keep their fingerprint), else the solo passes
+        and the CPU pattern."""
+        if (self.solo_every, self.cpus) == (DuetSpec.solo_every, DuetSpec.cpus):
+            return True
+        return {"solo_every": self.solo_every, "cpus": self.cpus}
+
+
+@dataclass(frozen=True)
 class Settings:
     """Campaign-wide settings (documented key by key in ``benchrun init``)."""
 
@@ -176,8 +203,8 @@ class Settings:
     max_workloads: int = 10_000  # most workloads after matrix expansion
     #: time limit of a setup/prepare/cleanup hook, seconds; None = the round's timeout
     hook_timeout: float | None = None
-    #: run the compared pair at the same time, one CPU each (docs/duet.md)
-    duet: bool = False
+    #: run the compared pair at the same time, one CPU each (docs/duet.md); None: off
+    duet: DuetSpec | None = None
 
 
 #: what ``executor:`` may name: this machine, or a Slurm cluster
@@ -330,8 +357,8 @@ class Experiment:
                 }
                 for w in self.workloads
             }
-        if s.duet:  # only with duet, so other campaigns keep their fingerprint
-            doc["duet"] = True
+        if s.duet is not None:  # only with duet, so other campaigns keep their fingerprint
+            doc["duet"] = s.duet.fingerprint()
         if self.executor is not None:
             # only for Slurm, so local campaigns keep their fingerprint; where the rounds
             # run (partition, features, nodes) changes what is measured, limits do not

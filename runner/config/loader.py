@@ -35,6 +35,7 @@ from benchrun.runner.config.durations import parse_job_time
 from benchrun.runner.config.experiment import (
     DEFAULT_OUTPUT,
     HOOK_KINDS,
+    DuetSpec,
     Experiment,
     Hook,
     ReadingsSpec,
@@ -44,6 +45,7 @@ from benchrun.runner.config.experiment import (
 )
 from benchrun.runner.config.placeholders import LAUNCH_TIME, placeholder_names, substitute
 from benchrun.runner.config.schema import (
+    DUET_KEYS,
     EXECUTOR_KEYS,
     MAX_JOB_TIME,
     MAX_NODES,
@@ -438,7 +440,37 @@ def _parse_setting_values(section: dict[str, Any], smap: SourceMap) -> dict[str,
                 values[key.name] = _simple(section, SETTINGS_KEYS, key.name, path, smap, None)
             elif key.kind == "pin":
                 values["pin"] = _parse_pin(section["pin"], path + ("pin",), smap)
+            elif key.kind == "duet":
+                values["duet"] = _parse_duet(section["duet"], path + ("duet",), smap)
     return values
+
+
+def _parse_duet(value: Any, path: PathT, smap: SourceMap) -> DuetSpec | None:
+    """``settings.duet``: true (the defaults), false or null (off), or a mapping of the
+    keys of :data:`runner.config.schema.DUET_KEYS` (docs/duet.md)."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return DuetSpec()
+    if not isinstance(value, dict):
+        smap.error(
+            path,
+            f"expected true, false or a mapping (force, solo_every, asymmetry, cpus), "
+            f"got {describe(value)}",
+        )
+    _check_keys(value, DUET_KEYS, path, smap)
+    spec = DuetSpec()
+    for key in DUET_KEYS:
+        with smap.recover():
+            got = _simple(value, DUET_KEYS, key.name, path, smap, getattr(spec, key.name))
+            spec = dataclasses.replace(spec, **{key.name: got})
+    if spec.solo_every == 1:
+        smap.error(
+            path + ("solo_every",),
+            "1 would make every pass a solo pass (no duet left); use 0 (no solo passes) "
+            "or at least 2",
+        )
+    return spec
 
 
 def _parse_pin(value: Any, path: PathT, smap: SourceMap) -> str | tuple[int, ...]:

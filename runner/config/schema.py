@@ -24,6 +24,7 @@ from benchrun.runner.config.durations import (
 from benchrun.runner.config.experiment import (
     DEFAULT_OUTPUT,
     EXECUTOR_KINDS,
+    DuetSpec,
     ReadingsSpec,
     Settings,
     SlurmSpec,
@@ -254,9 +255,11 @@ SETTINGS_KEYS: tuple[Key, ...] = (
     ),
     Key(
         "duet",
-        "bool",
+        "duet",
         "run the two workloads of the comparison at the same time, each pinned to its own "
-        "CPU, released together (docs/duet.md)",
+        "CPU, released together: true, or a mapping of force, solo_every, asymmetry, cpus "
+        "(docs/duet.md)",
+        nullable=True,
     ),
     Key(
         "hook_timeout",
@@ -389,6 +392,33 @@ EXECUTOR_KEYS: tuple[Key, ...] = (
         "failure) before the campaign stops",
         minimum=0,
         maximum=MAX_RESUBMITS,
+    ),
+)
+
+#: most passes between two solo passes of a duet campaign
+MAX_SOLO_EVERY = 1_000_000
+
+DUET_KEYS: tuple[Key, ...] = (
+    Key("force", "bool", "run on when a side uses more than one CPU (else the campaign stops)"),
+    Key(
+        "solo_every",
+        "int",
+        "every this-many-th pass runs both sides alone, for the asymmetry check (0: none)",
+        minimum=0,
+        maximum=MAX_SOLO_EVERY,
+    ),
+    Key(
+        "asymmetry",
+        "enum",
+        "when the pair interferes asymmetrically: warn, or refuse the duet verdict",
+        choices=("warn", "refuse"),
+    ),
+    Key(
+        "cpus",
+        "enum",
+        "which side gets which CPU: alternate (swapped every pass) or random (seeded, "
+        "balanced in blocks of four passes)",
+        choices=("alternate", "random"),
     ),
 )
 
@@ -678,6 +708,8 @@ def _fragment(key: Key) -> dict[str, Any]:
                 {"type": "string", "pattern": f"{SLURM_TIME_PATTERN}|{DURATION_PATTERN}"},
             ]
         }
+    elif kind == "duet":
+        frag = {"anyOf": [{"type": "boolean"}, _section(DUET_KEYS)]}
     elif kind == "readings":
         frag = _section(READINGS_KEYS)
         frag["anyOf"] = [{"required": ["pattern"]}, {"required": ["field"]}]
@@ -719,8 +751,10 @@ def json_schema() -> dict[str, Any]:
     workload_props = props["workloads"]["items"]["properties"]
     readings_props = workload_props["readings"]["properties"]
     executor_props = props["executor"]["anyOf"][1]["properties"]
+    duet_props = props["settings"]["properties"]["duet"]["anyOf"][0]["anyOf"][1]["properties"]
     for cls, section in (
         (Settings, props["settings"]["properties"]),
+        (DuetSpec, duet_props),
         (SlurmSpec, executor_props),
         (Workload, workload_props),
         (ReadingsSpec, readings_props),

@@ -406,13 +406,19 @@ def _boot_id() -> str:
 
 
 def record_inflight(
-    path: Path, pid: int | None, cgroup: Path | None, campaign_id: int | None = None
+    path: Path,
+    pid: int | None,
+    cgroup: Path | None,
+    campaign_id: int | None = None,
+    others: tuple[int, ...] = (),
 ) -> None:
     """Write the in-flight record of a round: before its spawn (``pid`` None, the cgroup it
     will run in), then again with the pid of its process group leader and that process's
-    start time. A write that fails (a full disk) removes the record instead: the round
-    still runs; only a crash during it would have needed the record."""
-    doc = {
+    start time. ``others``: the leaders of further process groups in flight with it (the
+    other side of a duet, docs/duet.md), each recorded with its start time. A write that
+    fails (a full disk) removes the record instead: the round still runs; only a crash
+    during it would have needed the record."""
+    doc: dict[str, Any] = {
         "pid": pid,
         "pgid": pid,
         "start_ticks": None if pid is None else start_ticks(pid),
@@ -421,6 +427,8 @@ def record_inflight(
         "campaign_id": campaign_id,
         "runner_pid": os.getpid(),
     }
+    if others:
+        doc["others"] = [{"pgid": o, "start_ticks": start_ticks(o)} for o in others]
     text = json.dumps(doc) + "\n"
     spare = _spare(path)
     if _SPARES.get(spare) == text:  # the same record as after the last round: put it back
@@ -527,6 +535,14 @@ def end_leftovers(path: Path) -> str | None:
     killed = False
     if same_boot and pid is not None and ticks is not None and _ours(pid, ticks):
         killed = kill_group(pid)
+    others = doc.get("others") if same_boot else None
+    for other in others or ():
+        try:
+            opid, oticks = int(other["pgid"]), int(other["start_ticks"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if _ours(opid, oticks):
+            killed = kill_group(opid) or killed
     cgroup = doc.get("cgroup")
     if cgroup and same_boot:
         rounds = Path(cgroup)

@@ -28,9 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+import numpy as np
+
 from benchrun.runner.config.cpulist import format_cpu_list, parse_cpu_list
 from benchrun.runner.errors import UserError
-from benchrun.runner.execute.containment import kill_group
+from benchrun.runner.execute.containment import clear_inflight, kill_group, record_inflight
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec
 from benchrun.runner.execute.local import (
     _AFTER_KILL_READ,
@@ -138,11 +140,38 @@ def plan_duet(
     return DuetPlan(chosen, None, True, smt, words)
 
 
-def duet_cpus(plan: DuetPlan, duet_index: int) -> tuple[tuple[int], tuple[int]]:
-    """The CPU of the first and of the second side in duet ``duet_index``: swapped every
-    duet, so that neither side keeps a faster core (or the runner's)."""
+#: passes over which the random CPU pattern is balanced (each side on each CPU half of them)
+CPU_BLOCK = 4
+#: second word of the random pattern's seed, so it draws apart from the pass order's
+_CPU_STREAM = 0x64756574  # "duet"
+
+
+def duet_swapped(duet_index: int, pattern: str = "alternate", seed: int = 1) -> bool:
+    """Whether the sides swap CPUs in duet ``duet_index`` (the second side on the first CPU).
+
+    ``alternate``: every odd duet. ``random``: in each block of :data:`CPU_BLOCK` duets
+    (indices ``4k .. 4k+3``) a permutation of (no, no, yes, yes) drawn from
+    ``numpy.random.default_rng([seed, "duet", k])``: each side gets each CPU in exactly two
+    duets of every block, the order unpredictable, and the same for a given seed whatever
+    was run before (a resumed campaign continues the pattern).
+    """
+    if pattern == "alternate":
+        return duet_index % 2 == 1
+    if pattern != "random":
+        raise ValueError(f"unknown duet CPU pattern {pattern!r}; use alternate or random")
+    block, at = divmod(duet_index, CPU_BLOCK)
+    rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, _CPU_STREAM, block])
+    half = CPU_BLOCK // 2
+    return bool(rng.permutation([0] * half + [1] * half)[at])
+
+
+def duet_cpus(
+    plan: DuetPlan, duet_index: int, pattern: str = "alternate", seed: int = 1
+) -> tuple[tuple[int], tuple[int]]:
+    """The CPU of the first and of the second side in duet ``duet_index``: swapped as
+    :func:`duet_swapped` says, so that neither side keeps a faster core (or the runner's)."""
     a, b = plan.cpus
-    return ((a,), (b,)) if duet_index % 2 == 0 else ((b,), (a,))
+    return ((b,), (a,)) if duet_swapped(duet_index, pattern, seed) else ((a,), (b,))
 
 
 class DuetCapable(Protocol):
@@ -257,6 +286,12 @@ def local_duet(
             whole = executor.readings_stdout_limit if side.spec.readings is not None else None
             side.stdout = _Stream(side.spec.output_limit, whole)
             side.stderr = _Stream(side.spec.output_limit, None)
+        started = tuple(side.proc.pid for side in sides if side.proc is not None)
+        if executor.inflight_path is not None and started:
+            # a runner killed now leaves both sides for the next run to end (docs/loop.md)
+            record_inflight(
+                executor.inflight_path, started[0], None, executor.inflight_campaign, started[1:]
+            )
         _await_ready(sides)
         t0 = time.monotonic_ns()
         started_at = time.time()
@@ -270,12 +305,16 @@ def local_duet(
         for side in sides:  # nothing a side started outlives the duet
             if side.proc is not None and kill_group(side.proc.pid):
                 side.watched.extra["leftovers_killed"] = True
+        if executor.inflight_path is not None:
+            clear_inflight(executor.inflight_path)
     except BaseException:
         for side in sides:
             if side.proc is not None and side.watched.end_ns == 0:
                 _killpg(side.proc.pid, signal.SIGKILL)
                 os.wait4(side.proc.pid, 0)
                 side.proc.returncode = -1
+        if executor.inflight_path is not None:
+            clear_inflight(executor.inflight_path)
         raise
     finally:
         for side in sides:

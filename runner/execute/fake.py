@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Callable, Mapping
@@ -162,6 +163,10 @@ class FakeExecutor:
         Per node, a factor multiplying the wall time and readings of every round it runs
         (1.1 = 10 % slower); nodes not listed run at 1.0. A simulation with a known truth:
         the true mean of a workload over nodes is its mean times the mean factor.
+    duet_slowdown : mapping of str to float
+        Per workload, the factor its wall (and CPU) time is multiplied by when it runs in
+        a duet (:meth:`launch_duet`), the slowdown the other side causes; 1 when absent.
+        Unequal factors model asymmetric interference (docs/duet.md).
     """
 
     scripts: Mapping[str, Script]
@@ -173,6 +178,7 @@ class FakeExecutor:
     node_speed: Mapping[str, float] = field(default_factory=dict)
     launched: list[RoundSpec] = field(default_factory=list)
     duets: list[tuple[RoundSpec, RoundSpec]] = field(default_factory=list)
+    duet_slowdown: Mapping[str, float] = field(default_factory=dict)
     clock: float = 0.0
     interrupts: int = 0
     _counts: dict[str, int] = field(default_factory=dict)
@@ -221,8 +227,9 @@ class FakeExecutor:
     def launch_duet(self, a: RoundSpec, b: RoundSpec) -> tuple[RoundOutcome, RoundOutcome]:
         """Play the next scripted rounds of ``a`` and ``b`` as one duet (docs/duet.md):
         both start at the same virtual time (so a ``drift`` of the clock is the same for
-        both), and the clock advances by the longer of the two. Both specs are kept in
-        :attr:`launched` (``a`` first) and in :attr:`duets` as a pair."""
+        both), each side's time is multiplied by its :attr:`duet_slowdown`, and the clock
+        advances by the longer of the two. Both specs are kept in :attr:`launched` (``a``
+        first) and in :attr:`duets` as a pair."""
         self._interrupted = False
         if self.on_launch is not None:
             self.on_launch(a, len(self.launched))
@@ -238,6 +245,10 @@ class FakeExecutor:
             k = self._counts.get(spec.workload, 0)
             self._counts[spec.workload] = k + 1
             r = self.scripts[spec.workload](spec, k, self.clock)
+            slow = self.duet_slowdown.get(spec.workload, 1.0)
+            if slow != 1.0:
+                cpu = None if r.cpu_s is None else r.cpu_s * slow
+                r = dataclasses.replace(r, wall_s=r.wall_s * slow, cpu_s=cpu)
             if r.wall_s > spec.timeout:
                 r = FakeRound(
                     spec.timeout,

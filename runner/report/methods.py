@@ -618,6 +618,20 @@ def _rule_compare(model: CampaignModel, groups: list[Group]) -> tuple[str, str]:
     )
 
 
+def _with_duet(model: CampaignModel, status: tuple[str, str]) -> tuple[str, str]:
+    """Rule 7 of a duet campaign (docs/duet.md): the asymmetry check's sentence added; a
+    pair found to interfere asymmetrically (its duet ratio is biased) or a side on more
+    than one CPU makes the rule missing."""
+    from benchrun.runner.results.duet import duet_lines, duet_summary
+
+    summary = duet_summary(model.events)
+    if summary is None:
+        return status
+    check = summary.get("asymmetry") or {}
+    bad = bool(summary["multi_cpu"]) or bool(check.get("flagged"))
+    return (MISSING if bad else status[0], status[1] + "; " + "; ".join(duet_lines(summary)))
+
+
 def _rule_percentiles(views: list[WorkloadView], groups: list[Group]) -> tuple[str, str]:
     """Rule 8: median, quartiles and tail percentiles for every workload with readings; the
     workloads whose mean lies outside their median's CI (skewed) are named."""
@@ -728,7 +742,7 @@ def rules_checklist(
         _rule_ratios(suite),
         _rule_cis(model),
         _rule_normality(views),
-        _rule_compare(model, groups),
+        _with_duet(model, _rule_compare(model, groups)),
         _rule_percentiles(views, groups),
         _rule_setup(model),
         _rule_techniques(model),

@@ -61,7 +61,8 @@ def stored(exp: Experiment) -> tuple[Any, dict[str, list[Any]], list[Any]]:
         return campaign, rounds, store.events(campaign.id)
 
 
-FIXED = "adaptive: false\nrounds: 8\nwarmup_rounds: 1\nseed: 7\nduet: true"
+#: without solo passes: every pass is a duet
+FIXED = "adaptive: false\nrounds: 8\nwarmup_rounds: 1\nseed: 7\nduet: {solo_every: 0}"
 ADAPTIVE = "seed: 3\nmin_round_time: 0\nmax_time: 10min\nci_rel_width: 0.02\nduet: true"
 
 
@@ -246,19 +247,35 @@ def test_duet_with_a_third_workload_runs_it_alone_in_each_pass(tmp_path: Path) -
     assert len(fake.duets) == 9
 
 
-def test_a_side_on_more_than_one_cpu_is_reported_once(tmp_path: Path) -> None:
-    # b burns 3 CPU-seconds per wall second (three threads): duet's premise of one CPU
-    # per side fails, which the campaign says once, naming b and the ratio
+def test_a_side_on_more_than_one_cpu_stops_the_campaign_unless_forced(tmp_path: Path) -> None:
+    # b burns 3 CPU-seconds per wall second (it escaped its pin): duet's premise of one
+    # CPU per side fails; the campaign stops after that duet, keeping what it stored
     from benchrun.runner.execute.fake import FakeRound
 
+    def three_cpus(spec: RoundSpec, k: int, clock: float) -> FakeRound:
+        return FakeRound(0.1, cpu_s=0.3 if k >= 2 else 0.1)  # from its third round on
+
     exp = experiment(tmp_path, FIXED)
-    fake = FakeExecutor({"a": constant(0.1), "b": lambda spec, k, clock: FakeRound(0.1, cpu_s=0.3)})
     display = NullDisplay()
-    assert run_campaign(exp, fake, display).exit_code == 0
-    said = [m for m in display.messages if "more than one CPU" in m]
-    assert len(said) == 1 and said[0].startswith("duet: b used 3.0x its wall time")
+    out = run_campaign(exp, FakeExecutor({"a": constant(0.1), "b": three_cpus}), display)
+    assert (out.status, out.exit_code) == ("failed", 1)
+    assert "b used 3.0 CPUs in duet 2" in out.message and "duet: {force: true}" in out.message
+    assert "\n" not in out.message
+    _, rounds, events = stored(exp)
+    assert len(rounds["a"]) == len(rounds["b"]) == 3  # the finished rounds are kept
+    (said,) = [e for e in events if e.kind == "duet-multi-cpu"]
+    assert said.data["workload"] == "b" and said.data["cpus_used"] == pytest.approx(3.0)
+    # forced: it runs to the end and says so once
+    exp2 = experiment(
+        tmp_path / "2", FIXED.replace("{solo_every: 0}", "{solo_every: 0, force: true}")
+    )
+    loud = NullDisplay()
+    out2 = run_campaign(exp2, FakeExecutor({"a": constant(0.1), "b": three_cpus}), loud)
+    assert out2.exit_code == 0
+    said2 = [m for m in loud.messages if "CPUs in duet" in m]
+    assert len(said2) == 1 and said2[0].startswith("duet: b used 3.0 CPUs in duet 2")
     # one CPU each: nothing said
-    exp2 = experiment(tmp_path / "2", FIXED)
+    exp3 = experiment(tmp_path / "3", FIXED)
     quiet = NullDisplay()
-    run_campaign(exp2, FakeExecutor({"a": constant(0.1), "b": constant(0.1)}), quiet)
-    assert not any("more than one CPU" in m for m in quiet.messages)
+    run_campaign(exp3, FakeExecutor({"a": constant(0.1), "b": constant(0.1)}), quiet)
+    assert not any("CPUs in duet" in m for m in quiet.messages)

@@ -10,7 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+from scipy import stats as sps
 
 from benchrun.runner.execute.duet import duet_cpus, local_duet, plan_duet
 from benchrun.runner.execute.executor import RoundSpec
@@ -140,3 +142,168 @@ def test_system_says_whether_this_machine_can_run_duets() -> None:
         timeout=120,
     )
     assert "Duets" in human.stdout and "SMT siblings" in human.stdout
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][:1]
+    except OSError:
+        return False
+    return state not in "ZX"
+
+
+RUNNER = """
+import os, sys
+from pathlib import Path
+from benchrun.runner.execute.duet import local_duet
+from benchrun.runner.execute.executor import RoundSpec
+from benchrun.runner.execute.local import LocalExecutor
+ex = LocalExecutor(use_cgroup=False)
+ex.inflight_path = Path(sys.argv[1])
+spec = lambda n, c: RoundSpec(n, ("sleep", "60"), dict(os.environ), 120.0, cpus=(c,))
+local_duet(ex, spec("a", 0), spec("b", 1))
+"""
+
+
+def test_a_runner_killed_during_a_duet_leaves_both_sides_to_the_next_run(tmp_path: Path) -> None:
+    from benchrun.runner.execute.containment import end_leftovers, start_ticks
+
+    inflight = tmp_path / "inflight.json"
+    runner = subprocess.Popen([sys.executable, "-c", RUNNER, str(inflight)])
+    try:
+        deadline = time.monotonic() + 20
+        doc: dict[str, object] = {}
+        while time.monotonic() < deadline:
+            try:
+                doc = json.loads(inflight.read_text())
+            except (OSError, ValueError):
+                doc = {}
+            if doc.get("others"):
+                break
+            time.sleep(0.02)
+        assert doc.get("others"), "the duet's in-flight record never named both sides"
+        pids = [int(doc["pid"]), int(doc["others"][0]["pgid"])]  # type: ignore[index]
+        assert all(start_ticks(p) is not None for p in pids)
+    finally:
+        runner.kill()  # SIGKILL: the duet's sides live on, in their own sessions
+        runner.wait()
+    assert all(_running(p) for p in pids)
+    said = end_leftovers(inflight)
+    assert said is not None and "ended the processes of a round" in said
+    assert not any(_running(p) for p in pids)  # both sides are gone (or zombies)
+    assert not inflight.exists()
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchrun.runner.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+    )
+
+
+def test_self_check_a_against_a_in_duet_contains_one(tmp_path: Path) -> None:
+    """docs/duet.md "Check the method first": the one-line form with the same command
+    twice; the twin ratio's interval (at 99.9 %, so the test fails about once in a
+    thousand runs on a sound machine) contains 1, the solo passes are stored apart, and
+    the asymmetry check is computed and contains 1 too."""
+    from benchrun.runner.results.comparisons import campaign_verdicts
+
+    cmd = f"{sys.executable} -c 'sum(range(200000))'"
+    done = _run(
+        [
+            "run",
+            "-c",
+            cmd,
+            "-c",
+            cmd,
+            "--set",
+            "duet=true",
+            "--set",
+            "rounds=30",
+            "--set",
+            "confidence=0.999",
+            "-o",
+            "out",
+            "--quiet",
+        ],
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    (db,) = (tmp_path / "out").glob("*/benchrun.db")
+    with Store.open(db) as store:
+        campaign = store.campaign()
+        events = store.events(campaign.id)
+        verdicts = campaign_verdicts(store, campaign, events)
+        rounds = store.rounds(campaign.id)
+    assert verdicts is not None
+    (pair,) = verdicts["pairs"]
+    # the twin ratio's interval, from the stored duets (t interval of the log ratios)
+    by_pass: dict[int, dict[int, float]] = {}
+    for r in rounds:
+        if r.status == "ok" and not r.warmup:
+            by_pass.setdefault(r.pass_, {})[r.workload_id] = r.wall_ns / 1e9
+    d = np.log([v[max(v)] / v[min(v)] for v in by_pass.values() if len(v) == 2])
+    assert len(d) == 30
+    low, high = np.exp(sps.t.interval(0.999, len(d) - 1, loc=d.mean(), scale=sps.sem(d)))
+    assert low <= 1.0 <= high, (low, high)
+    # the campaign's own ratio (of that series after MSER-5's warm-up cut) lies in it
+    assert low <= pair["ratio"] <= high
+    solo = [r for r in rounds if "duet-solo" in r.flags]
+    assert len(solo) >= 2 * 5 and all(r.warmup and r.status == "ok" for r in solo)
+    (check,) = [e for e in events if e.kind == "duet-asymmetry"]
+    assert check.data["computed"] and check.data["n_solo"] == len(solo) // 2
+    assert check.data["low"] <= 1.0 <= check.data["high"], check.data
+
+
+#: a side that escapes its pin: it widens its own affinity to every CPU and keeps two
+#: children busy for 0.3 s of wall time each (2 CPU-seconds per wall second on a machine
+#: that has the two CPUs to give)
+ESCAPING = (
+    "import os, time\n"
+    "os.sched_setaffinity(0, range(os.cpu_count()))\n"
+    "kids = []\n"
+    "for _ in range(2):\n"
+    "    pid = os.fork()\n"
+    "    if pid == 0:\n"
+    "        t = time.monotonic()\n"
+    "        while time.monotonic() - t < 0.3: pass\n"
+    "        os._exit(0)\n"
+    "    kids.append(pid)\n"
+    "for pid in kids: os.waitpid(pid, 0)\n"
+)
+
+
+def test_a_side_on_two_cpus_stops_the_duet_campaign_unless_forced(tmp_path: Path) -> None:
+    (tmp_path / "wide.py").write_text(ESCAPING)
+    text = (
+        "name: wide\n"
+        "output: out\n"
+        "settings: {{rounds: 8, warmup_rounds: 0, duet: {duet}}}\n"
+        "workloads:\n"
+        "  - {{name: a, command: 'sleep 0.3'}}\n"
+        f"  - {{{{name: b, command: [{sys.executable}, wide.py]}}}}\n"
+    )
+    (tmp_path / "e.yaml").write_text(text.format(duet="true"))
+    done = _run(["run", "e.yaml"], tmp_path)
+    if done.returncode == 0 and os.getloadavg()[0] > len(os.sched_getaffinity(0)):
+        # others kept the CPUs busy: the escaping side never got two at once
+        pytest.skip(f"the machine is saturated (load {os.getloadavg()[0]:.1f})")
+    assert done.returncode == 1, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert "b used" in last and "CPUs in duet" in last and "duet: {force: true}" in last
+    assert "Traceback" not in done.stderr
+    with Store.open(tmp_path / "out" / "wide" / "benchrun.db") as store:
+        campaign = store.campaign()
+        rounds = store.rounds(campaign.id)
+        (said,) = [e for e in store.events(campaign.id) if e.kind == "duet-multi-cpu"]
+    assert len(rounds) == 2 * (said.data["duet"] + 1)  # the duets up to it are kept
+    assert said.data["workload"] == "b" and said.data["cpus_used"] > 1.5
+    (tmp_path / "e.yaml").write_text(text.format(duet="{force: true, solo_every: 0}"))
+    forced = _run(["run", "e.yaml", "--new"], tmp_path)
+    assert forced.returncode == 0, forced.stderr
+    assert forced.stderr.count("CPUs in duet") <= 1  # said once at most (load permitting)
+    with Store.open(tmp_path / "out" / "wide" / "benchrun.db") as store:
+        assert len(store.rounds(store.campaign().id)) == 16  # forced: every duet ran
