@@ -14,7 +14,10 @@ after the other, each on its CPU of that pass; their rounds are stored flagged
 campaign ends, :func:`finish_duet` compares the duets' ratio with the solo passes'
 (runner/control/duet_asymmetry.py), stores the result as a ``duet-asymmetry`` event, and
 with ``asymmetry: refuse`` refuses the duet verdict of an asymmetric pair. A side that
-uses more than one CPU stops the campaign unless ``force`` is set.
+uses more than one CPU stops the campaign unless ``force`` is set: before its first duet
+of a run each side runs once alone on both duet CPUs (a *probe* round, flagged
+``duet-probe``, stored as warm-up), where a multi-threaded side shows its CPU time above
+its wall time; after every duet, a side that escaped its one CPU shows the same.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 
 from benchrun.runner.campaign.session import (
     CALIBRATION_FLAG,
+    DUET_PROBE_FLAG,
     DUET_SOLO_FLAG,
     CampaignOutcome,
     Display,
@@ -122,6 +126,8 @@ def run_pass(
                 after(name)
             continue
         if both and name in pair:
+            if not _probe(launcher, pair, cpus, pass_index, work, spec):
+                return False
             outcomes = launcher.launch_duet(
                 pair,
                 pass_index,
@@ -154,8 +160,48 @@ MULTI_CPU_RATIO = 1.5
 MULTI_CPU_MIN_WALL_S = 0.01
 
 
+def _probe(
+    launcher: RoundLauncher,
+    pair: tuple[str, str],
+    cpus: tuple[tuple[int, ...], tuple[int, ...]],
+    pass_index: int,
+    work: Callable[[str], int | None],
+    spec: DuetSpec,
+) -> bool:
+    """Each side not probed yet in this run gets one round alone on both duet CPUs (the
+    union of ``cpus``), stored as warm-up flagged ``duet-probe``, and is checked by
+    :func:`_check_one_cpu`: a multi-threaded side that respects its pin runs on one CPU in
+    a duet and is not seen there, but given two it uses them. False when the campaign
+    must end (interrupted, a failure stop, a side on more than one CPU without force)."""
+    both_cpus = tuple(sorted(set(cpus[0]) | set(cpus[1])))
+    for side in pair:
+        if side in launcher.duet_probed:
+            continue
+        launcher.duet_probed.add(side)
+        out = launcher.launch(
+            side,
+            pass_index,
+            work=work(side),
+            warmup=True,
+            flags=DUET_PROBE_FLAG,
+            cpus=both_cpus,
+            extra_facts={"duet_probe": pass_index},
+        )
+        if out is None or launcher.failure_stop:
+            return False
+        if not _check_one_cpu(launcher, side, out, spec, pass_index, probe=True):
+            return False
+    return True
+
+
 def _check_one_cpu(
-    launcher: RoundLauncher, name: str, outcome: RoundOutcome, spec: DuetSpec, duet: int
+    launcher: RoundLauncher,
+    name: str,
+    outcome: RoundOutcome,
+    spec: DuetSpec,
+    duet: int,
+    *,
+    probe: bool = False,
 ) -> bool:
     """Whether the campaign may go on after ``name``'s round in duet ``duet``.
 
@@ -164,7 +210,9 @@ def _check_one_cpu(
     it was pinned to one (it set its own affinity): it takes the other side's CPU, so the
     duet's premise (one CPU each, symmetric interference) fails. Without ``force`` that
     stops the campaign (:attr:`RoundLauncher.failure_stop`, the rounds so far kept, a
-    ``duet-multi-cpu`` event); with it, the output says so once per side."""
+    ``duet-multi-cpu`` event); with it, the output says so once per side. ``probe``: the
+    round was the side's probe (:func:`_probe`, alone on both duet CPUs, before duet
+    ``duet``)."""
     wall = outcome.wall_ns / 1e9
     if outcome.status != "ok" or wall < MULTI_CPU_MIN_WALL_S:
         return True
@@ -172,8 +220,9 @@ def _check_one_cpu(
     ratio = cpu / wall
     if ratio <= MULTI_CPU_RATIO:
         return True
+    where = f"alone on two CPUs before duet {duet}" if probe else f"in duet {duet}"
     said = (
-        f"duet: {name} used {ratio:.1f} CPUs in duet {duet} ({cpu:.3g} s of CPU time in "
+        f"duet: {name} used {ratio:.1f} CPUs {where} ({cpu:.3g} s of CPU time in "
         f"{wall:.3g} s of wall time), but a duet gives each side one CPU"
     )
     if spec.force:
@@ -187,7 +236,14 @@ def _check_one_cpu(
         launcher.campaign.id,
         MULTI_CPU_EVENT,
         said,
-        {"workload": name, "duet": duet, "cpus_used": ratio, "cpu_s": cpu, "wall_s": wall},
+        {
+            "workload": name,
+            "duet": duet,
+            "probe": probe,
+            "cpus_used": ratio,
+            "cpu_s": cpu,
+            "wall_s": wall,
+        },
     )
     launcher.failure_stop = (
         f"{said}; run this pair without duet (--set duet=false), or set duet: "

@@ -173,7 +173,7 @@ def _duet_passes(
             order,
             pass_index,
             work=lambda n: states[n].workload.work,
-            warmup=lambda n: states[n].launched < settings.warmup_rounds,
+            warmup=lambda n: states[n].warmup_launched < settings.warmup_rounds,
             stop=lambda: bool(out_of_time) or stop(),
             after=after,
         )

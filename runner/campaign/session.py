@@ -41,6 +41,8 @@ CALIBRATION_FLAG = "calibration"
 #: flag of a round of a duet campaign's solo pass (docs/duet.md): stored as warm-up, so
 #: no analysis but the asymmetry check (runner/campaign/duets.py) reads it
 DUET_SOLO_FLAG = "duet-solo"
+#: flag of a duet side's probe round: alone, on both duet CPUs, before its first duet
+DUET_PROBE_FLAG = "duet-probe"
 
 
 class Display(Protocol):
@@ -74,8 +76,8 @@ class WorkloadState:
     passes: set[int] = field(default_factory=set)
     stopped: str | None = None  # reason the workload was stopped early
     calibration: int = 0  # rounds launched to calibrate {work} (stored, flagged)
-    warmup_launched: int = 0  # warm-up rounds stored (calibration and solo rounds excluded)
-    solo: int = 0  # rounds of a duet campaign's solo passes (stored, flagged)
+    warmup_launched: int = 0  # warm-up rounds stored (calibration, solo, probe excluded)
+    solo: int = 0  # a duet campaign's solo-pass and probe rounds (stored, flagged)
     #: readings of every steady ok round, in launch order, and the work amount of each
     steady_readings: list[tuple[float, ...]] = field(default_factory=list)
     steady_work: list[int | None] = field(default_factory=list)
@@ -103,7 +105,7 @@ class WorkloadState:
         marks = flags.split(",")
         if CALIBRATION_FLAG in marks:
             self.calibration += 1
-        elif DUET_SOLO_FLAG in marks:
+        elif DUET_SOLO_FLAG in marks or DUET_PROBE_FLAG in marks:
             self.solo += 1
         elif warmup:
             self.warmup_launched += 1
@@ -360,6 +362,8 @@ class RoundLauncher:
         self.display = display
         #: duet sides already reported as using more than one CPU (campaign/duets.py)
         self.duet_multi_cpu: set[str] = set()
+        #: duet sides whose probe round (both CPUs, docs/duet.md) ran in this run
+        self.duet_probed: set[str] = set()
         self.states = states
         self.interrupts = interrupts
         self.round_facts_fn = round_facts_fn
