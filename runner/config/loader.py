@@ -1125,9 +1125,9 @@ def _check_fleet_names(data: dict[str, Any], smap: SourceMap) -> None:
         with smap.recover():
             smap.error(
                 ("compare",),
-                "compare: and executor node_types: do not go together: in a fleet the "
-                "comparison is across node types (each workload on one type against the "
-                "same workload on the others); remove compare:",
+                "not with executor node_types: in a fleet the comparison is across node "
+                "types (each workload on one type against the same workload on the "
+                "others); remove compare:",
             )
 
 
