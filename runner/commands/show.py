@@ -121,6 +121,9 @@ class CampaignSummary:
     latest: bool = True
     #: each Slurm node's metadata record (its ``node-metadata`` event), by node name
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: a fleet (executor node_types, docs/slurm.md): node type -> the nodes its rounds
+    #: ran on, in the experiment's order; None for other campaigns
+    fleet: dict[str, list[str]] | None = None
 
 
 def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
@@ -187,7 +190,26 @@ def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
             for e in events
             if e.kind == "node-metadata" and e.data and e.data.get("node")
         },
+        fleet=fleet_nodes(experiment, {w.id: w.name for w in workloads}, rounds),
     )
+
+
+def fleet_nodes(
+    experiment: Any, names: dict[int, str], rounds: list[RoundRow]
+) -> dict[str, list[str]] | None:
+    """Node type -> the nodes (sorted) its rounds ran on (the rounds' ``node`` fact), for
+    an experiment with ``executor: {node_types: ...}``; None for any other."""
+    spec = None if experiment is None else experiment.executor
+    if spec is None or not spec.node_types:
+        return None
+    out: dict[str, set[str]] = {t: set() for t in spec.node_type_names}
+    for r in rounds:
+        node = (r.facts or {}).get("node")
+        name = names.get(r.workload_id)
+        kind = experiment.node_type_of(name) if name in experiment.names else None
+        if node and kind in out:
+            out[kind].add(str(node))
+    return {t: sorted(ns) for t, ns in out.items()}
 
 
 def resume_command(campaign_dir: Path) -> str:
@@ -314,6 +336,8 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
         # record as collected there, and the facts that differ between nodes
         "nodes": s.nodes,
         "node_differences": _node_differences(s.nodes),
+        # a fleet's node types and the nodes each ran on (None: not a fleet)
+        "fleet": s.fleet,
         "created_at": campaign.created_at,
         "updated_at": campaign.updated_at,
         "workloads": [
@@ -404,6 +428,15 @@ def main(args: argparse.Namespace) -> int:
             )
             for line in lines:
                 _print_indented(console, line)
+        if s.fleet is not None:
+            console.print(
+                f"fleet: {len(s.fleet)} node types, each workload measured on every one and "
+                "compared across them (benchrun report: the Fleet section)",
+                markup=False,
+                highlight=False,
+            )
+            for kind, names in s.fleet.items():
+                _print_indented(console, f"{kind}: {', '.join(names) or 'no round yet'}")
         if s.nodes:
             from benchrun.runner.machine.nodes import node_differences, node_summary
 

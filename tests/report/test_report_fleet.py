@@ -291,3 +291,14 @@ def test_one_benchmark_gets_its_verdict_and_says_why_no_hpt(tmp_path: Path) -> N
     assert report.fleet is not None and report.hardware_suite is None
     assert [v.benchmark for v in report.fleet.verdicts] == ["a"]
     assert any("at least 2 benchmarks" in n for n in report.fleet.notes)
+
+
+def test_show_says_the_campaign_is_a_fleet(fleet_db: Path, capsys) -> None:
+    assert main(["show", str(fleet_db.parent)]) == 0
+    out = capsys.readouterr().out
+    assert "fleet: 2 node types" in out
+    assert "alpha: n1, n2" in out and "beta: n3" in out
+    assert main(["show", str(fleet_db.parent), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    doc = doc[0] if isinstance(doc, list) else doc
+    assert doc["fleet"] == {"alpha": ["n1", "n2"], "beta": ["n3"]}
