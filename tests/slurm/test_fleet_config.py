@@ -220,3 +220,21 @@ def test_benchrun_validate_takes_the_example_fleet() -> None:
     # sbatch may be missing where this runs: that is the only error allowed
     others = [e for e in doc.get("errors", []) if "sbatch is not on PATH" not in e["message"]]
     assert others == [], doc
+
+
+def test_benchrun_validate_says_it_is_a_fleet() -> None:
+    exe = shutil.which("benchrun")
+    assert exe is not None
+    done = subprocess.run(
+        [exe, "validate", "configs/fleet.yaml"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    if shutil.which("sbatch") is None:
+        pytest.skip("sbatch is not on PATH: validate refuses executor slurm here")
+    assert done.returncode == 0, done.stderr
+    assert "fleet:    2 node types: alpha (partition alpha), beta (partition beta)" in done.stdout
+    assert "sum[n=20000,node_type=alpha] ~ sum[n=20000,node_type=beta]" in done.stdout
