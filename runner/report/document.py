@@ -312,7 +312,7 @@ def build_report(
         analyse_suite(suite, model.confidence, resamples)
     meta = model.campaign.metadata or {}
     fleet = find_fleet(model)
-    if fleet is not None and (suite is None or suite.factor != "node_type"):
+    if fleet is not None and suite is None:
         fleet.notes.append(
             "HPT, r-speedup and the Speedup-Test compare node types across a suite: they "
             f"need at least 2 benchmarks measured on every node type (this fleet has "
