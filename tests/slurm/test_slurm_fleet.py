@@ -34,6 +34,9 @@ def write(tmp_path: Path) -> Path:
         "  time: '10:00'\n"
         "  exclusive: false\n"
         "  pending_limit: 5m\n"  # the cluster is shared with other tests: wait for a CPU
+        # ahead of the other tests' jobs (root may): an exclusive job queued between our two
+        # would wait for our first, held for the campaign, while our second waits for it
+        "  sbatch_args: [--nice=-5000]\n"
         "  node_types:\n"
         "    alpha: {partition: alpha}\n"
         "    beta: {partition: beta}\n"
