@@ -203,10 +203,10 @@ def fleet_nodes(
     if spec is None or not spec.node_types:
         return None
     out: dict[str, set[str]] = {t: set() for t in spec.node_type_names}
+    kinds = {w.name: str(w.params.get("node_type")) for w in experiment.workloads}
     for r in rounds:
         node = (r.facts or {}).get("node")
-        name = names.get(r.workload_id)
-        kind = experiment.node_type_of(name) if name in experiment.names else None
+        kind = kinds.get(names.get(r.workload_id, ""))
         if node and kind in out:
             out[kind].add(str(node))
     return {t: sorted(ns) for t, ns in out.items()}

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from benchrun.runner.config.experiment import Experiment
+from benchrun.runner.config.experiment import NODE_TYPE_PARAM, Experiment
 from benchrun.runner.config.placeholders import LAUNCH_TIME
 from benchrun.runner.execute.local import LocalExecutor
 
@@ -36,7 +36,7 @@ def make_executor(
         return _slurm(experiment, spec, experiment.names, f"benchrun-{experiment.name}", on_message)
     from benchrun.runner.execute.fleet import FleetExecutor as Fleet  # fleets only
 
-    routes = {w.name: experiment.node_type_of(w.name) or "" for w in experiment.workloads}
+    routes = {w.name: str(w.params.get(NODE_TYPE_PARAM)) for w in experiment.workloads}
     members: dict[str, SlurmExecutor] = {}
     for i, (name, type_spec) in enumerate(spec.node_types):
         names = tuple(w for w, t in routes.items() if t == name)
