@@ -31,6 +31,7 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.execute.containment import INFLIGHT_FILE, discard_spare, end_leftovers
 from benchrun.runner.execute.duet import launch_duet
 from benchrun.runner.execute.executor import Executor, RoundOutcome, RoundSpec
+from benchrun.runner.execute.fleet import FleetExecutor
 from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.execute.slurm import SlurmExecutor
 from benchrun.runner.machine.quiet import quiet_settings, wait_for_quiet
@@ -938,7 +939,7 @@ def campaign_session(
         )
         if isinstance(executor, LocalExecutor):
             executor.inflight_campaign = campaign.id
-        if isinstance(executor, SlurmExecutor):  # each node's record, once (docs/slurm.md)
+        if isinstance(executor, (SlurmExecutor, FleetExecutor)):  # each node's record, once
             executor.on_node = functools.partial(store_node_metadata, store, campaign.id)
         if ended:
             store.add_event(campaign.id, "leftovers", ended, {})

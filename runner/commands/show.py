@@ -123,6 +123,9 @@ class CampaignSummary:
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: a duet campaign's checks (runner/results/duet.py), None without
     duet: dict[str, Any] | None = None
+    #: a fleet (executor node_types, docs/slurm.md): node type -> the nodes its rounds
+    #: ran on, in the experiment's order; None for other campaigns
+    fleet: dict[str, list[str]] | None = None
 
 
 def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
@@ -191,7 +194,26 @@ def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
             if e.kind == "node-metadata" and e.data and e.data.get("node")
         },
         duet=duet_summary(events),
+        fleet=fleet_nodes(experiment, {w.id: w.name for w in workloads}, rounds),
     )
+
+
+def fleet_nodes(
+    experiment: Any, names: dict[int, str], rounds: list[RoundRow]
+) -> dict[str, list[str]] | None:
+    """Node type -> the nodes (sorted) its rounds ran on (the rounds' ``node`` fact), for
+    an experiment with ``executor: {node_types: ...}``; None for any other."""
+    spec = None if experiment is None else experiment.executor
+    if spec is None or not spec.node_types:
+        return None
+    out: dict[str, set[str]] = {t: set() for t in spec.node_type_names}
+    kinds = {w.name: str(w.params.get("node_type")) for w in experiment.workloads}
+    for r in rounds:
+        node = (r.facts or {}).get("node")
+        kind = kinds.get(names.get(r.workload_id, ""))
+        if node and kind in out:
+            out[kind].add(str(node))
+    return {t: sorted(ns) for t, ns in out.items()}
 
 
 def resume_command(campaign_dir: Path) -> str:
@@ -320,6 +342,8 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
         "node_differences": _node_differences(s.nodes),
         # a duet campaign's asymmetry check and multi-CPU stops (docs/duet.md)
         "duet": s.duet,
+        # a fleet's node types and the nodes each ran on (None: not a fleet)
+        "fleet": s.fleet,
         "created_at": campaign.created_at,
         "updated_at": campaign.updated_at,
         "workloads": [
@@ -421,6 +445,15 @@ def main(args: argparse.Namespace) -> int:
             )
             for line in lines:
                 _print_indented(console, line)
+        if s.fleet is not None:
+            console.print(
+                f"fleet: {len(s.fleet)} node types, each workload measured on every one and "
+                "compared across them (benchrun report: the Fleet section)",
+                markup=False,
+                highlight=False,
+            )
+            for kind, names in s.fleet.items():
+                _print_indented(console, f"{kind}: {', '.join(names) or 'no round yet'}")
         if s.nodes:
             from benchrun.runner.machine.nodes import node_differences, node_summary
 

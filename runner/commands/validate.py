@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrun.runner.config.cpulist import available_cpus, format_cpu_list
-from benchrun.runner.config.experiment import HOOK_KINDS, Experiment
+from benchrun.runner.config.experiment import HOOK_KINDS, Experiment, SlurmSpec
 from benchrun.runner.config.loader import load_experiment
 from benchrun.runner.config.schema import json_schema
 from benchrun.runner.config.yamlsource import ConfigError, ConfigErrors, SourceError
@@ -109,8 +109,16 @@ def summary_lines(exp: Experiment, display: str) -> list[str]:
         for n in [sum(w.hook(kind) is not None for w in exp.workloads)]
         if n
     ]
+    fleet = []
+    if exp.executor is not None and exp.executor.node_types:
+        where = ", ".join(f"{name} ({_where(t)})" for name, t in exp.executor.node_types)
+        fleet = [
+            f"  fleet:    {len(exp.executor.node_types)} node types: {where}; each workload "
+            "runs on each, compared across them"
+        ]
     return [
         f"{display}: OK, experiment {exp.name!r}",
+        *fleet,
         f"  workloads ({len(names)}): {shown}",
         *([f"  hooks:    {', '.join(hooks)}; untimed"] if hooks else []),
         f"  compare:  {compare}",
@@ -119,6 +127,17 @@ def summary_lines(exp: Experiment, display: str) -> list[str]:
         f"timeout {s.timeout:g} s per round",
         f"  results:  {db}",
     ]
+
+
+def _where(spec: SlurmSpec) -> str:
+    """``partition alpha, constraint skylake``: where a node type's jobs run."""
+    parts = [
+        f"{key} {value if isinstance(value, str | int) else ','.join(value)}"
+        for key in ("partition", "constraint", "nodes", "account")
+        for value in [getattr(spec, key)]
+        if value is not None and not (key == "nodes" and value == 1)
+    ]
+    return ", ".join(parts) or "the cluster's default partition"
 
 
 def validation_errors(file: str) -> tuple[Experiment | None, list[ConfigError]]:

@@ -207,6 +207,10 @@ class Settings:
     duet: DuetSpec | None = None
 
 
+#: the param (and name part, ``bench[node_type=alpha]``) of a fleet's node type; reserved
+#: as a matrix factor and param name when ``executor:`` has ``node_types:``
+NODE_TYPE_PARAM = "node_type"
+
 #: what ``executor:`` may name: this machine, or a Slurm cluster
 EXECUTOR_KINDS: tuple[str, ...] = ("local", "slurm")
 
@@ -242,6 +246,23 @@ class SlurmSpec:
     python: str | None = None
     pending_limit: float = 600.0
     max_resubmits: int = 3
+    #: a fleet (docs/slurm.md "Fleet"): each node type's name and the spec its jobs use
+    #: (this mapping's keys with the type's ``partition``, ``constraint``, ``nodes``,
+    #: ``account``, ``sbatch_args``, ``exclusive`` on top; its own ``node_types`` empty);
+    #: empty: one kind of node
+    node_types: tuple[tuple[str, SlurmSpec], ...] = ()
+
+    @property
+    def node_type_names(self) -> tuple[str, ...]:
+        """The fleet's node type names in file order (empty without node types)."""
+        return tuple(name for name, _ in self.node_types)
+
+    def node_type(self, name: str) -> SlurmSpec:
+        """The spec of node type ``name`` (KeyError when there is none)."""
+        for n, spec in self.node_types:
+            if n == name:
+                return spec
+        raise KeyError(name)
 
     @property
     def node_count(self) -> int | None:
@@ -304,6 +325,15 @@ class Experiment:
             a, b = self.compare[0]
             return (a, b)
         return None
+
+    def node_type_of(self, name: str) -> str | None:
+        """The node type workload ``name`` runs on (its ``node_type`` param in a fleet,
+        docs/slurm.md "Fleet"); None outside a fleet."""
+        if self.executor is None or not self.executor.node_types:
+            return None
+        w = next(w for w in self.workloads if w.name == name)
+        value = w.params.get(NODE_TYPE_PARAM)
+        return None if value is None else str(value)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -369,6 +399,15 @@ class Experiment:
                 "constraint": e.constraint,
                 "nodes": e.nodes if isinstance(e.nodes, int) else list(e.nodes),
             }
+            if e.node_types:  # only in a fleet, so other Slurm campaigns keep theirs
+                doc["executor"]["node_types"] = {
+                    name: {
+                        "partition": t.partition,
+                        "constraint": t.constraint,
+                        "nodes": t.nodes if isinstance(t.nodes, int) else list(t.nodes),
+                    }
+                    for name, t in e.node_types
+                }
         blob = json.dumps(doc, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()
 

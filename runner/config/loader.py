@@ -35,6 +35,7 @@ from benchrun.runner.config.durations import parse_job_time
 from benchrun.runner.config.experiment import (
     DEFAULT_OUTPUT,
     HOOK_KINDS,
+    NODE_TYPE_PARAM,
     DuetSpec,
     Experiment,
     Hook,
@@ -48,7 +49,12 @@ from benchrun.runner.config.schema import (
     DUET_KEYS,
     EXECUTOR_KEYS,
     MAX_JOB_TIME,
+    MAX_NODE_TYPE_NAME,
     MAX_NODES,
+    MIN_NODE_TYPES,
+    NODE_TYPE_KEY_NAMES,
+    NODE_TYPE_KEYS,
+    NODE_TYPE_NAME_PATTERN,
     READINGS_KEYS,
     SETTINGS_KEYS,
     SIMPLE_KINDS,
@@ -141,9 +147,17 @@ def build_experiment(
     if "executor" in data:
         with smap.recover():
             executor = _parse_executor(data["executor"], ("executor",), smap, check_commands)
+    fleet = executor is not None and bool(executor.node_types)
+    if fleet:
+        _check_fleet_names(data, smap)
     workloads, complete = _parse_workloads(
         data.get("workloads"), matrix, settings, base_dir, smap, check_commands, defaults
     )
+    fleet_groups: tuple[tuple[str, ...], ...] = ()
+    if fleet and complete:
+        assert executor is not None
+        with smap.recover():
+            workloads, fleet_groups = _expand_node_types(workloads, executor, settings, smap)
     names = [w.name for w in workloads]
     if settings.baseline is not None and check_commands:
         where = Path(settings.baseline).expanduser()
@@ -165,7 +179,10 @@ def build_experiment(
                     f"no workload named {settings.reference!r}; valid: {_listing(names)}",
                 )
         with smap.recover():
-            compare = _parse_compare(data.get("compare"), workloads, matrix, smap)
+            if fleet:  # the same workload across node types (compare: is refused above)
+                compare = fleet_groups
+            else:
+                compare = _parse_compare(data.get("compare"), workloads, matrix, smap)
         with smap.recover():
             if settings.reference is not None and compare is not None:
                 if not any(settings.reference in g for g in compare):
@@ -969,26 +986,12 @@ def _parse_executor(raw: Any, path: PathT, smap: SourceMap, check: bool) -> Slur
                     path + (extra[0],), f"{extra[0]} is a key of kind: slurm; kind local has none"
                 )
             return None
-        values: dict[str, Any] = {}
-        for key in EXECUTOR_KEYS:
-            if key.name == "kind" or key.name not in raw:
-                continue
-            where = path + (key.name,)
-            with smap.recover():
-                value = raw[key.name]
-                if key.kind == "nodes":
-                    values["nodes"] = _parse_nodes(value, where, smap)
-                elif key.kind == "slurm_time":
-                    values["time"] = _parse_job_time(value, key, where, smap)
-                else:
-                    values[key.name] = _simple(raw, EXECUTOR_KEYS, key.name, path, smap, None)
-                if key.name in ("partition", "constraint", "account", "python"):
-                    _slurm_name(values[key.name], key.name, where, smap)
-                elif key.name == "sbatch_args":
-                    _check_sbatch_args(values["sbatch_args"], where, smap)
-                elif key.name == "listen":
-                    _check_listen(values["listen"], where, smap)
+        keys = tuple(k for k in EXECUTOR_KEYS if k.name != "node_types")
+        values = _executor_values(raw, keys, path, smap)
         spec = SlurmSpec(**{k: v for k, v in values.items() if v is not None or k == "time"})
+        if "node_types" in raw:
+            types = _parse_node_types(raw["node_types"], values, path + ("node_types",), smap)
+            spec = dataclasses.replace(spec, node_types=types)
     else:
         smap.error(path, f"got {describe(raw)}; valid: local | slurm, or a mapping with kind:")
     if check and shutil.which("sbatch") is None:
@@ -998,6 +1001,166 @@ def _parse_executor(raw: Any, path: PathT, smap: SourceMap, check: bool) -> Slur
             "sbatch is not on PATH; run benchrun on a submit host of the cluster",
         )
     return spec
+
+
+def _executor_values(
+    raw: dict[str, Any], keys: tuple[Key, ...], path: PathT, smap: SourceMap
+) -> dict[str, Any]:
+    """The keys of ``keys`` that ``raw`` gives (``kind`` aside), checked and converted
+    to :class:`SlurmSpec` field values (a collecting map goes on past a bad one)."""
+    values: dict[str, Any] = {}
+    for key in keys:
+        if key.name == "kind" or key.name not in raw:
+            continue
+        where = path + (key.name,)
+        with smap.recover():
+            value = raw[key.name]
+            if key.kind == "nodes":
+                values["nodes"] = _parse_nodes(value, where, smap)
+            elif key.kind == "slurm_time":
+                values["time"] = _parse_job_time(value, key, where, smap)
+            else:
+                values[key.name] = _simple(raw, keys, key.name, path, smap, None)
+            if key.name in ("partition", "constraint", "account", "python"):
+                _slurm_name(values[key.name], key.name, where, smap)
+            elif key.name == "sbatch_args":
+                _check_sbatch_args(values["sbatch_args"], where, smap)
+            elif key.name == "listen":
+                _check_listen(values["listen"], where, smap)
+    return values
+
+
+def _parse_node_types(
+    raw: Any, shared: dict[str, Any], path: PathT, smap: SourceMap
+) -> tuple[tuple[str, SlurmSpec], ...]:
+    """``node_types:`` (docs/slurm.md, Fleet): name -> where-keys (:data:`NODE_TYPE_KEYS`),
+    each type's spec being the shared keys ``shared`` with its own on top."""
+    if not isinstance(raw, dict):
+        smap.error(
+            path,
+            f"expected a mapping of node type name -> {{partition: ..., constraint: ...}}, "
+            f"got {describe(raw)}",
+        )
+    if len(raw) < MIN_NODE_TYPES:
+        smap.error(
+            path,
+            f"a fleet compares at least {MIN_NODE_TYPES} node types, got {len(raw)}; for one "
+            "kind of node give its partition/constraint in executor: itself",
+        )
+    types: list[tuple[str, SlurmSpec]] = []
+    for name, item in raw.items():
+        where = path + (name,)
+        with smap.recover():
+            if not isinstance(name, str) or not re.match(NODE_TYPE_NAME_PATTERN, name):
+                smap.error(
+                    where,
+                    f"bad node type name {describe(name)}: it is part of workload names "
+                    f"(bench[{NODE_TYPE_PARAM}=NAME]), so 1 to {MAX_NODE_TYPE_NAME} letters, "
+                    "digits, '_', '-', '.', '+', starting with a letter or digit",
+                )
+            if item is None:
+                item = {}
+            if not isinstance(item, dict):
+                smap.error(
+                    where,
+                    f"expected a mapping of {', '.join(NODE_TYPE_KEY_NAMES)}, got {describe(item)}",
+                )
+            for key in item:
+                if key not in NODE_TYPE_KEY_NAMES:
+                    with smap.recover():
+                        shared_key = key in key_names(EXECUTOR_KEYS)
+                        smap.error(
+                            where + (key,),
+                            f"{key} is shared by every node type: give it in executor: itself"
+                            if shared_key
+                            else unknown_key_message(key, NODE_TYPE_KEY_NAMES),
+                        )
+            own = _executor_values(item, NODE_TYPE_KEYS, where, smap)
+            merged = {**shared, **own}
+            spec = SlurmSpec(**{k: v for k, v in merged.items() if v is not None or k == "time"})
+            types.append((name, spec))
+    seen: dict[SlurmSpec, str] = {}
+    for name, spec in types:
+        if spec in seen:
+            with smap.recover():
+                smap.error(
+                    path + (name,),
+                    f"node types {seen[spec]} and {name} ask for the same jobs: a node type "
+                    "compared with itself; give each type its own partition, constraint or nodes",
+                )
+        seen.setdefault(spec, name)
+    return tuple(types)
+
+
+def _expand_node_types(
+    workloads: list[Workload],
+    executor: SlurmSpec,
+    settings: Settings,
+    smap: SourceMap,
+) -> tuple[list[Workload], tuple[tuple[str, ...], ...]]:
+    """Each workload once per node type (param ``node_type``, name ``bench[node_type=alpha]``
+    or ``loop[n=1,node_type=alpha]``), and the comparison groups: each workload's
+    copies, "the same benchmark across node types" (docs/slurm.md, Fleet)."""
+    names = executor.node_type_names
+    count = len(workloads) * len(names)
+    if count > settings.max_workloads:
+        smap.error(
+            ("executor", "node_types"),
+            f"{len(workloads)} workloads on {len(names)} node types are {count} workloads, and "
+            f"the experiment may have at most {settings.max_workloads} (settings: "
+            "max_workloads); raise max_workloads if you mean it",
+        )
+    out: list[Workload] = []
+    groups: list[tuple[str, ...]] = []
+    for w in workloads:
+        copies = []
+        for t in names:
+            part = f"{NODE_TYPE_PARAM}={t}"
+            if w.base_name is not None and w.name.endswith("]"):
+                name = f"{w.name[:-1]},{part}]"
+            else:
+                name = f"{w.name}[{part}]"
+            copies.append(
+                dataclasses.replace(
+                    w,
+                    name=name,
+                    params={**w.params, NODE_TYPE_PARAM: t},
+                    base_name=w.base_name or w.name,
+                )
+            )
+        out.extend(copies)
+        groups.append(tuple(c.name for c in copies))
+    return out, tuple(groups)
+
+
+def _check_fleet_names(data: dict[str, Any], smap: SourceMap) -> None:
+    """``node_type`` is the fleet's own factor: no ``matrix:`` factor and no param has it."""
+    matrix = data.get("matrix")
+    if isinstance(matrix, dict) and NODE_TYPE_PARAM in matrix:
+        with smap.recover():
+            smap.error(
+                ("matrix", NODE_TYPE_PARAM),
+                f"{NODE_TYPE_PARAM} is the fleet's own factor (executor: node_types:), every "
+                "workload runs on each node type; rename this factor",
+            )
+    raw = data.get("workloads")
+    for i, item in enumerate(raw if isinstance(raw, list) else []):
+        params = item.get("params") if isinstance(item, dict) else None
+        if isinstance(params, dict) and NODE_TYPE_PARAM in params:
+            with smap.recover():
+                smap.error(
+                    ("workloads", i, "params", NODE_TYPE_PARAM),
+                    f"{NODE_TYPE_PARAM} is set by the fleet (executor: node_types:) to each "
+                    "node type in turn; rename this param",
+                )
+    if data.get("compare") is not None:
+        with smap.recover():
+            smap.error(
+                ("compare",),
+                "not with executor node_types: in a fleet the comparison is across node "
+                "types (each workload on one type against the same workload on the "
+                "others); remove compare:",
+            )
 
 
 def _parse_nodes(value: Any, path: PathT, smap: SourceMap) -> int | tuple[str, ...]:

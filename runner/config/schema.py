@@ -393,6 +393,13 @@ EXECUTOR_KEYS: tuple[Key, ...] = (
         minimum=0,
         maximum=MAX_RESUBMITS,
     ),
+    Key(
+        "node_types",
+        "node_types",
+        "a fleet: node type name -> where its jobs run (partition, constraint, nodes, "
+        "account, sbatch_args, exclusive; the other keys here are shared defaults); each "
+        "workload runs on every type and is compared across them (docs/slurm.md, Fleet)",
+    ),
 )
 
 #: most passes between two solo passes of a duet campaign
@@ -421,6 +428,20 @@ DUET_KEYS: tuple[Key, ...] = (
         choices=("alternate", "random"),
     ),
 )
+#: where-keys a node type may set (the rest of ``executor:`` is shared by every type)
+NODE_TYPE_KEY_NAMES: tuple[str, ...] = (
+    "partition",
+    "constraint",
+    "nodes",
+    "account",
+    "sbatch_args",
+    "exclusive",
+)
+NODE_TYPE_KEYS: tuple[Key, ...] = tuple(k for k in EXECUTOR_KEYS if k.name in NODE_TYPE_KEY_NAMES)
+#: fewest node types a fleet compares
+MIN_NODE_TYPES = 2
+#: longest node type name (it is part of every workload name)
+MAX_NODE_TYPE_NAME = 64
 
 READINGS_KEYS: tuple[Key, ...] = (
     Key("format", "enum", "regex (pattern) or jsonl (field)", choices=("regex", "jsonl")),
@@ -445,6 +466,11 @@ READINGS_KEYS: tuple[Key, ...] = (
         maximum=MAX_MATCH_TIMEOUT,
     ),
 )
+
+
+#: a node type name: letters, digits, ``_``, ``-``, ``.``, ``+``, starting with a letter or
+#: digit (it becomes part of workload names, ``bench[node_type=NAME]``)
+NODE_TYPE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$"
 
 
 def key_names(keys: tuple[Key, ...]) -> tuple[str, ...]:
@@ -694,6 +720,13 @@ def _fragment(key: Key) -> dict[str, Any]:
         frag = {"type": "array", "minItems": 1, "items": group}
     elif kind == "executor":
         frag = {"anyOf": [{"enum": list(EXECUTOR_KINDS)}, _section(EXECUTOR_KEYS)]}
+    elif kind == "node_types":
+        frag = {
+            "type": "object",
+            "minProperties": MIN_NODE_TYPES,
+            "propertyNames": {"pattern": NODE_TYPE_NAME_PATTERN},
+            "additionalProperties": _section(NODE_TYPE_KEYS),
+        }
     elif kind == "nodes":
         frag = {
             "anyOf": [
@@ -760,7 +793,7 @@ def json_schema() -> dict[str, Any]:
         (ReadingsSpec, readings_props),
     ):
         for f in fields(cls):
-            if f.name in section and f.default is not MISSING:
+            if f.name in section and f.default is not MISSING and f.name != "node_types":
                 section[f.name]["default"] = f.default
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -2,40 +2,94 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from benchrun.runner.config.experiment import Experiment
+from benchrun.runner.config.experiment import NODE_TYPE_PARAM, Experiment
 from benchrun.runner.config.placeholders import LAUNCH_TIME
 from benchrun.runner.execute.local import LocalExecutor
 
 if TYPE_CHECKING:
+    from benchrun.runner.config.experiment import SlurmSpec
+    from benchrun.runner.execute.fleet import FleetExecutor
     from benchrun.runner.execute.slurm import SharedCheck, SlurmExecutor
 
 
 def make_executor(
     experiment: Experiment, *, on_message: Callable[[str], None] | None = None
-) -> LocalExecutor | SlurmExecutor:
-    """A :class:`LocalExecutor` for ``executor: local`` (the default), else a
-    :class:`SlurmExecutor` for the experiment's ``executor:`` mapping.
+) -> LocalExecutor | SlurmExecutor | FleetExecutor:
+    """A :class:`LocalExecutor` for ``executor: local`` (the default), a
+    :class:`SlurmExecutor` for the experiment's ``executor:`` mapping, or with
+    ``node_types:`` a :class:`FleetExecutor` holding one SlurmExecutor per node type.
 
-    Both have ``close()``; use ``contextlib.closing``. ``on_message`` is told the Slurm
-    executor's events (job submitted, started, ended, resubmitted); default: stderr.
+    All have ``close()``; use ``contextlib.closing``. ``on_message`` is told the Slurm
+    executors' events (job submitted, started, ended, resubmitted); default: stderr. In a
+    fleet each event is prefixed with its node type (``alpha: slurm job 12 ...``).
     """
     spec = experiment.executor
     if spec is None:
         return LocalExecutor(stay_in_cgroup=True)
+    if not spec.node_types:
+        return _slurm(experiment, spec, experiment.names, f"benchrun-{experiment.name}", on_message)
+    from benchrun.runner.execute.fleet import FleetExecutor as Fleet  # fleets only
+
+    routes = {w.name: str(w.params.get(NODE_TYPE_PARAM)) for w in experiment.workloads}
+    members: dict[str, SlurmExecutor] = {}
+    for i, (name, type_spec) in enumerate(spec.node_types):
+        names = tuple(w for w, t in routes.items() if t == name)
+        tell = on_message if on_message is not None else _to_stderr
+        members[name] = _slurm(
+            experiment,
+            _own_port(type_spec, i),
+            names,
+            f"benchrun-{experiment.name}-{name}",
+            functools.partial(_prefixed, tell, name),
+        )
+    return Fleet(members, routes)
+
+
+def _slurm(
+    experiment: Experiment,
+    spec: SlurmSpec,
+    names: tuple[str, ...],
+    job_name: str,
+    on_message: Callable[[str], None] | None,
+) -> SlurmExecutor:
+    """The SlurmExecutor of ``spec`` for the workloads ``names`` of ``experiment``."""
     from benchrun.runner.execute.slurm import SlurmExecutor as Slurm  # Slurm campaigns only
 
+    chosen = [w for w in experiment.workloads if w.name in names]
     return Slurm(
         spec,
-        job_name=f"benchrun-{experiment.name}"[:128],
+        job_name=job_name[:128],
         pin=experiment.settings.pin,
-        checks=shared_checks(experiment),
-        env_keys=frozenset(experiment.settings.env)
-        | {k for w in experiment.workloads for k in w.env},
+        checks=tuple(c for c in shared_checks(experiment) if c.workload in names),
+        env_keys=frozenset(experiment.settings.env) | {k for w in chosen for k in w.env},
         on_message=on_message,
     )
+
+
+def _own_port(spec: SlurmSpec, index: int) -> SlurmSpec:
+    """``spec`` listening on PORT + ``index`` when ``listen:`` gives a port: the node
+    types' executors listen at the same time, each on its own port."""
+    listen = spec.listen
+    if listen is None or listen.count(":") != 1:
+        return spec
+    host, port = listen.rsplit(":", 1)
+    if not port.isdigit() or int(port) == 0:
+        return spec
+    return dataclasses.replace(spec, listen=f"{host}:{int(port) + index}")
+
+
+def _prefixed(tell: Callable[[str], None], node_type: str, text: str) -> None:
+    tell(f"{node_type}: {text}")
+
+
+def _to_stderr(text: str) -> None:
+    print(f"benchrun: {text}", file=sys.stderr, flush=True)
 
 
 def shared_checks(experiment: Experiment) -> tuple[SharedCheck, ...]:

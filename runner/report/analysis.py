@@ -44,8 +44,18 @@ QUANTREG_MAX = 400
 QUANTREG_PAIRS = 6
 #: percentiles of the quantile-regression plot (HOEFLER Fig. 4 spans 5th..95th)
 QUANTILES = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
-#: matrix factors recognised as "the system" of a suite
-SYSTEM_FACTORS = ("system", "machine", "version", "variant", "impl", "implementation", "compiler")
+#: matrix factors recognised as "the system" of a suite (``node_type``: a fleet's node
+#: types, docs/slurm.md "Fleet")
+SYSTEM_FACTORS = (
+    "node_type",
+    "system",
+    "machine",
+    "version",
+    "variant",
+    "impl",
+    "implementation",
+    "compiler",
+)
 #: bootstrap resamples in reports (docs/methods.md §9 asks >= 10 000 for published CIs)
 BOOTSTRAP_RESAMPLES = 10_000
 

@@ -28,6 +28,7 @@ from benchrun.runner.report.analysis import (
     find_suite,
     rank_groups,
 )
+from benchrun.runner.report.fleet import Fleet, find_fleet
 from benchrun.runner.report.methods import (
     METHODS_REFERENCES,
     RuleStatus,
@@ -57,6 +58,8 @@ SECTIONS_COMPARISONS_FIRST: tuple[tuple[str, str], ...] = (
     SECTIONS[1],
     *SECTIONS[3:],
 )
+#: the section of a fleet (docs/slurm.md, Fleet): first, since it is what a fleet asks
+FLEET_SECTION = ("fleet", "Fleet: the hardware comparison")
 
 
 def comparison_line(c: StoredComparison) -> str:
@@ -153,14 +156,23 @@ class Report:
     biplot: plots.Plot | None = None
     #: per workload: :func:`workload_notes`
     notes: dict[str, list[str]] = field(default_factory=dict)
+    #: a fleet's node types compared (runner/report/fleet.py); None for other campaigns
+    fleet: Fleet | None = None
+
+    @property
+    def hardware_suite(self) -> Suite | None:
+        """The suite across a fleet's node types (HPT, Speedup-Test: the hardware
+        comparison, shown in the Fleet section rather than under the comparisons)."""
+        if self.fleet is not None and self.suite is not None and self.suite.factor == "node_type":
+            return self.suite
+        return None
 
     @property
     def sections(self) -> tuple[tuple[str, str], ...]:
         """(id, title) of the sections in the order every format shows them: the
         comparisons first when the campaign has any (:attr:`CampaignModel.verdicts`)."""
-        if self.model.verdicts is not None:
-            return SECTIONS_COMPARISONS_FIRST
-        return SECTIONS
+        base = SECTIONS_COMPARISONS_FIRST if self.model.verdicts is not None else SECTIONS
+        return base if self.fleet is None else (FLEET_SECTION, *base)
 
     @property
     def headlines(self) -> list[str]:
@@ -265,6 +277,15 @@ class Report:
                 "biplot": self.suite.biplot,
                 "notes": self.suite.notes,
             },
+            "fleet": None
+            if self.fleet is None
+            else {
+                **self.fleet.to_dict(),
+                # HPT, r-speedup, Speedup-Test across the node types: the suite's comparisons
+                "hardware_comparison": None
+                if self.hardware_suite is None
+                else self.hardware_suite.comparisons,
+            },
             "machine": {
                 "record": c.metadata,
                 "rows": [{"section": s, "label": k, "text": v} for s, k, v in self.machine],
@@ -290,6 +311,13 @@ def build_report(
     if suite is not None:
         analyse_suite(suite, model.confidence, resamples)
     meta = model.campaign.metadata or {}
+    fleet = find_fleet(model)
+    if fleet is not None and suite is None:
+        fleet.notes.append(
+            "HPT, r-speedup and the Speedup-Test compare node types across a suite: they "
+            f"need at least 2 benchmarks measured on every node type (this fleet has "
+            f"{len(fleet.benchmarks)}); each benchmark's verdict is above."
+        )
     report = Report(
         model=model,
         groups=groups,
@@ -300,6 +328,7 @@ def build_report(
         unchecked=unknown_noise_settings(meta) if meta else [],
         machine=describe_machine(meta) if meta else [],
         notes={w.name: workload_notes(model, w) for w in model.workloads},
+        fleet=fleet,
     )
     if with_plots:
         draw(report)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 from html import escape
 
-from benchrun.runner.report import tables
+from benchrun.runner.report import fleet_tables, tables
 from benchrun.runner.report.document import Report
 from benchrun.runner.report.plots import Plot
 
@@ -87,7 +87,7 @@ def _comparisons(report: Report) -> list[str]:
         out.append(f'<p class="no-comparison">{escape(why)}</p>')
     for p in report.quantile_plots:
         out.append(_figure(p))
-    if report.suite is not None:
+    if report.suite is not None and report.hardware_suite is None:
         s = report.suite
         out.append(
             f"<h3>Suite: {len(s.systems)} systems ({escape(s.factor)}) x "
@@ -97,6 +97,41 @@ def _comparisons(report: Report) -> list[str]:
             out.append(_table(t))
         out.append(_figure(report.biplot))
         out.extend(f"<p>{escape(n)}</p>" for n in s.notes)
+    out.append("</section>")
+    return out
+
+
+def _fleet(report: Report) -> list[str]:
+    """The Fleet section: each benchmark's verdicts between node types, the hardware
+    comparison across the suite (HPT with its confidence, r-speedup, Speedup-Test), and
+    the node types' metadata side by side (runner/report/fleet.py)."""
+    f = report.fleet
+    assert f is not None
+    out = [
+        '<section id="fleet"><h2>Fleet: the hardware comparison</h2>',
+        f"<p>{len(f.benchmarks)} benchmark(s) on {len(f.node_types)} node types: "
+        + escape(", ".join(f"{t} ({', '.join(f.nodes[t]) or 'no node'})" for t in f.node_types))
+        + ".</p>",
+    ]
+    if f.verdicts:
+        out.append(_table(fleet_tables.verdicts_table(f, report.model.confidence), {2: True}))
+    s = report.hardware_suite
+    if s is not None:
+        out.append(
+            f"<h3>Hardware comparison: {escape(' vs '.join(s.systems))} across "
+            f"{len(s.benchmarks)} benchmarks</h3>"
+        )
+        for t in tables.suite_tables(s):
+            out.append(_table(t))
+        out.append(_figure(report.biplot))
+        out.extend(f"<p>{escape(n)}</p>" for n in s.notes)
+    out.append(_table(fleet_tables.metadata_table(f)))
+    for kind, lines in f.within.items():
+        out.append(
+            f'<p class="note">Nodes of {escape(kind)} differ: {escape("; ".join(lines))}; '
+            "their rounds differ for reasons of their own.</p>"
+        )
+    out.extend(f'<p class="note">{escape(n)}</p>' for n in f.notes)
     out.append("</section>")
     return out
 
@@ -155,6 +190,8 @@ def render_html(report: Report) -> str:
     per.append("</section>")
     parts["workloads"] = per
     parts["comparisons"] = _comparisons(report)
+    if report.fleet is not None:
+        parts["fleet"] = _fleet(report)
     # machine
     mach = ['<section id="machine"><h2>The machine</h2>']
     if report.machine:

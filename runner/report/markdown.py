@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchrun.runner.report import tables
+from benchrun.runner.report import fleet_tables, tables
 from benchrun.runner.report.document import Report
 from benchrun.runner.report.methods import METHODS_REFERENCES
 from benchrun.runner.report.plots import Plot
@@ -63,7 +63,7 @@ def _comparisons(report: Report, fig: _Figures) -> list[str]:
         out += [_cell(why), ""]
     for p in report.quantile_plots:
         out += fig(p)
-    if report.suite is not None:
+    if report.suite is not None and report.hardware_suite is None:
         s = report.suite
         out += [
             f"### Suite: {len(s.systems)} systems ({s.factor}) x {len(s.benchmarks)} benchmarks",
@@ -73,6 +73,43 @@ def _comparisons(report: Report, fig: _Figures) -> list[str]:
             out += _table(t)
         out += fig(report.biplot)
         out += [_cell(n) for n in s.notes] + ([""] if s.notes else [])
+    return out
+
+
+def _fleet(report: Report, fig: _Figures) -> list[str]:
+    """The Fleet section (as in runner/report/html.py)."""
+    f = report.fleet
+    assert f is not None
+    where = ", ".join(f"{t} ({', '.join(f.nodes[t]) or 'no node'})" for t in f.node_types)
+    out = [
+        "## Fleet: the hardware comparison",
+        "",
+        _cell(f"{len(f.benchmarks)} benchmark(s) on {len(f.node_types)} node types: {where}."),
+        "",
+    ]
+    if f.verdicts:
+        out += _table(fleet_tables.verdicts_table(f, report.model.confidence))
+    s = report.hardware_suite
+    if s is not None:
+        out += [
+            f"### Hardware comparison: {_cell(' vs '.join(s.systems))} across "
+            f"{len(s.benchmarks)} benchmarks",
+            "",
+        ]
+        for t in tables.suite_tables(s):
+            out += _table(t)
+        out += fig(report.biplot)
+        out += [_cell(n) for n in s.notes] + ([""] if s.notes else [])
+    out += _table(fleet_tables.metadata_table(f))
+    for kind, lines in f.within.items():
+        out += [
+            _cell(
+                f"> Nodes of {kind} differ: {'; '.join(lines)}; their rounds differ for reasons "
+                "of their own."
+            ),
+            "",
+        ]
+    out += [f"> {_cell(n)}\n" for n in f.notes]
     return out
 
 
@@ -117,6 +154,8 @@ def render_markdown(report: Report, figure_dir: Path | None) -> str:
         per += fig(report.workload_plots.get(w.name))
     parts["workloads"] = per
     parts["comparisons"] = _comparisons(report, fig)
+    if report.fleet is not None:
+        parts["fleet"] = _fleet(report, fig)
     mach = ["## The machine", ""]
     mach += _table(tables.machine(report)) if report.machine else ["No machine record.", ""]
     if report.warnings or report.unchecked:

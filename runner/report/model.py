@@ -263,6 +263,9 @@ class CampaignModel:
     verdicts: StoredVerdicts | None = None
     #: the stored experiment, re-read (for its ``compare:`` groups); None if unreadable
     experiment: Experiment | None = None
+    #: workload name -> the compute nodes its rounds ran on (rounds' ``node`` fact,
+    #: executor: slurm), sorted; empty lists for rounds run on this machine
+    nodes: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -481,6 +484,10 @@ def load_campaign(
         for w, res in zip(workloads, results, strict=True)
     ]
     cpus = sorted({r.cpus for r in rounds if r.cpus})
+    nodes = {
+        w.name: sorted({str(n) for r in by_w.get(w.id, []) if (n := (r.facts or {}).get("node"))})
+        for w in workloads
+    }
     return CampaignModel(
         db,
         campaign,
@@ -490,6 +497,7 @@ def load_campaign(
         cpus,
         verdicts=None if verdicts is None else verdicts_from_dict(verdicts),
         experiment=experiment,
+        nodes=nodes,
     )
 
 
