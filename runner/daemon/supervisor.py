@@ -164,6 +164,22 @@ class Supervisor:
         killed = child_process.kill_leftovers(crashed, self.queue.path)
         if killed:
             log(f"killed leftover workload processes {killed}")
+        for e in self.queue.entries(("queued",)):
+            if e.id in crashed:
+                self._cancel_slurm_jobs(e)
+
+    def _cancel_slurm_jobs(self, entry: Entry) -> None:
+        """Cancel the Slurm jobs a dead child of ``entry`` left queued or running: no one
+        waits for their agents (docs/slurm.md, "The daemon and --resume")."""
+        jobs = child_process.cancel_slurm_jobs(entry.config_text, Path(entry.db_path).parent)
+        if jobs:
+            msg = (
+                f"cancelled slurm job(s) {', '.join(jobs)} left by the dead child of "
+                f"campaign {entry.id}"
+            )
+            self.queue.log(entry.id, "slurm-cancel", msg)
+            append_line(Path(entry.log_path), f"[benchrun daemon] {msg}")
+            log(msg)
 
     # -- stopping --------------------------------------------------------------------------
 
@@ -349,6 +365,8 @@ class Supervisor:
         self.child = self.child_entry = self.child_pidfd = None
         entry = self.queue.get(entry_id)
         assert entry is not None
+        if code < 0 or code >= 128:  # killed: it may not have closed its Slurm jobs
+            self._cancel_slurm_jobs(entry)
         db = Path(entry.db_path)
         found = child_process.campaign_after(db, entry.base_campaign_id or 0)
         cancelled = self.cancel_requested == entry_id

@@ -26,6 +26,7 @@ def make_executor(
     if spec is None:
         return LocalExecutor(stay_in_cgroup=True)
     from benchrun.runner.execute.slurm import SlurmExecutor as Slurm  # Slurm campaigns only
+    from benchrun.runner.execute.slurm_jobs import campaign_comment
 
     return Slurm(
         spec,
@@ -35,6 +36,8 @@ def make_executor(
         env_keys=frozenset(experiment.settings.env)
         | {k for w in experiment.workloads for k in w.env},
         on_message=on_message,
+        # marks the campaign's jobs: a later run cancels those a dead run left
+        comment=campaign_comment(experiment.campaign_dir),
     )
 
 

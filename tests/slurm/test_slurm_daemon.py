@@ -1,0 +1,269 @@
+"""Slurm campaigns through the daemon and ``--resume`` on the real one-node cluster (issue 19).
+
+The daemon (``python -m benchrun.runner.daemon``, private XDG directories) and
+``benchrun run`` are real processes; the jobs are real jobs of the cluster of
+tests/slurm/cluster.sh. What is checked after each fault: every finished round is kept,
+no round index is stored twice, the readings are those the workload prints (computed
+here), and Slurm holds no job of the campaign at the end (their ``--comment`` marks them:
+runner/execute/slurm_jobs.py).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "daemon"))
+
+from daemon_util import Env, count_rounds, rounds_of, wait_for, xdg_env  # noqa: E402
+
+from benchrun.runner.execute.slurm import SlurmCommands  # noqa: E402
+from benchrun.runner.execute.slurm_jobs import (  # noqa: E402
+    campaign_comment,
+    jobs_with_comment,
+    squeue_argv,
+)
+
+pytestmark = pytest.mark.usefixtures("slurm_cluster")
+
+
+@pytest.fixture
+def xdg() -> Iterator[Env]:
+    with xdg_env() as env:
+        yield env
+
+
+def experiment(tmp_path: Path, rounds: int, sleep: float, name: str = "sd") -> Path:
+    """A Slurm experiment whose workload prints ``v=<7 r mod 13>`` in round r after
+    sleeping ``sleep`` seconds (fixed mode, no warm-up)."""
+    path = tmp_path / f"{name}.yaml"
+    code = f"import time; time.sleep({sleep}); print('v=%d' % ({{round}} * 7 % 13))"
+    path.write_text(
+        f"name: {name}\noutput: {tmp_path / 'out'}\n"
+        "executor: {kind: slurm, partition: alpha, time: '10:00', pending_limit: 5m}\n"
+        f"settings: {{adaptive: false, rounds: {rounds}, warmup_rounds: 0, pin: none}}\n"
+        "workloads:\n"
+        f'  - name: a\n    command: ["python3", "-c", "{code}"]\n'
+        "    metric: readings\n    readings: {pattern: 'v=([0-9]+)', unit: u}\n"
+    )
+    return path
+
+
+def campaign_dir(tmp_path: Path, name: str = "sd") -> Path:
+    return tmp_path / "out" / name
+
+
+def jobs(directory: Path) -> dict[str, str]:
+    """The campaign's jobs Slurm still holds: job id -> state (squeue)."""
+    done = subprocess.run(
+        [*squeue_argv()[:-1], "%i|%k"], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    ids = jobs_with_comment(done.stdout, campaign_comment(directory))
+    states = {}
+    for job_id in ids:
+        state = SlurmCommands().state(job_id)
+        states[job_id] = state.state if state is not None else "GONE"
+    return states
+
+
+def final_state(job_id: str) -> str:
+    state = SlurmCommands().state(job_id)
+    return state.state if state is not None else "forgotten by Slurm"
+
+
+def assert_complete(db: Path, rounds: int) -> None:
+    """Every round index once, ok, with the reading the workload prints."""
+    got = rounds_of(db)
+    assert [(w, i, s) for w, i, s, _ in got] == [("a", i, "ok") for i in range(rounds)]
+    assert [v for *_, v in got] == [(float(i * 7 % 13),) for i in range(rounds)]
+
+
+def nodes_and_jobs(db: Path) -> tuple[set[str], set[str]]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        facts = [json.loads(f or "{}") for (f,) in conn.execute("SELECT facts_json FROM round")]
+    finally:
+        conn.close()
+    return {f.get("node") for f in facts}, {f.get("slurm_job") for f in facts}
+
+
+def hold_node() -> str:
+    """Submit a job that takes the whole node (alpha) so that the next ones pend."""
+    done = subprocess.run(
+        ["sbatch", "--parsable", "--exclusive", "-p", "alpha", "-J", "benchrun-test-hold",
+         "-o", "/dev/null", "--wrap", "sleep 240"],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    job_id = done.stdout.strip().split(";")[0]
+    wait_for(lambda: final_state(job_id) == "RUNNING", 120, "the holding job to run", 0.5)
+    return job_id
+
+
+def test_a_slurm_campaign_runs_through_the_daemon(xdg: Env, tmp_path: Path) -> None:
+    path = experiment(tmp_path, rounds=4, sleep=0.0)
+    xdg.start_daemon()
+    done = xdg.cli("submit", str(path))
+    assert done.returncode == 0, done.stderr
+    entry_id = int(done.stdout)
+    entry = xdg.wait_state(entry_id, ("done",), 180)
+    db = Path(entry["db_path"])
+    assert_complete(db, 4)
+    node_names, job_ids = nodes_and_jobs(db)
+    assert len(node_names) == 1 and None not in node_names
+    assert len(job_ids) == 1
+    logs = xdg.cli("logs", str(entry_id))
+    assert f"campaign {entry_id} done" in logs.stdout, logs.stdout
+    status = xdg.cli("status", str(entry_id), "--json")
+    assert json.loads(status.stdout)["entry"]["state"] == "done"
+    assert jobs(campaign_dir(tmp_path)) == {}
+    assert final_state(job_ids.pop()) in ("COMPLETED", "forgotten by Slurm")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["sigkill", "stop"])
+def test_the_daemon_dies_while_the_job_runs(xdg: Env, tmp_path: Path, how: str) -> None:
+    """SIGKILL (the child dies with the daemon; the agent sees its connection end and the
+    job ends) or ``daemon stop`` (the child closes its job); on restart the campaign is
+    resumed in a new job and finishes with every round once."""
+    rounds = 8
+    path = experiment(tmp_path, rounds=rounds, sleep=0.4)
+    daemon = xdg.start_daemon()
+    entry_id = int(xdg.cli("submit", str(path)).stdout)
+    db = campaign_dir(tmp_path) / "benchrun.db"
+    wait_for(lambda: count_rounds(db) >= 2, 180, "two rounds stored", 0.1)
+    (first_job,) = jobs(campaign_dir(tmp_path))
+    child = xdg.entry(entry_id)["pid"]
+    if how == "sigkill":
+        daemon.send_signal(signal.SIGKILL)
+        daemon.wait(10)
+    else:
+        stopped = xdg.run("daemon", "stop", timeout=120)
+        assert stopped.returncode == 0, stopped.stderr
+        daemon.wait(60)
+    wait_for(lambda: not _alive(child), 10, "the child to end")
+    kept = {i for _, i, _, _ in rounds_of(db)}
+    # nobody serves the job any more: its agent ends it (no daemon involved)
+    wait_for(lambda: first_job not in jobs(campaign_dir(tmp_path)), 30, "the job to end", 0.5)
+    assert final_state(first_job) in ("COMPLETED", "forgotten by Slurm")
+    xdg.start_daemon()
+    xdg.wait_state(entry_id, ("done",), 240)
+    assert_complete(db, rounds)
+    assert kept <= {i for _, i, _, _ in rounds_of(db)}
+    _, job_ids = nodes_and_jobs(db)
+    assert first_job in job_ids and len(job_ids) == 2  # the resume ran in a new job
+    assert jobs(campaign_dir(tmp_path)) == {}
+    kinds = [k for k, _ in xdg.queue_log(entry_id)]
+    assert ("crash-detected" if how == "sigkill" else "requeued") in kinds
+
+
+@pytest.mark.slow
+def test_a_pending_job_of_a_dead_child_is_cancelled_on_restart(xdg: Env, tmp_path: Path) -> None:
+    holder = hold_node()
+    try:
+        path = experiment(tmp_path, rounds=3, sleep=0.0)
+        daemon = xdg.start_daemon()
+        entry_id = int(xdg.cli("submit", str(path)).stdout)
+        wait_for(lambda: bool(jobs(campaign_dir(tmp_path))), 60, "the job to be queued", 0.2)
+        ((orphan, state),) = jobs(campaign_dir(tmp_path)).items()
+        assert state == "PENDING"
+        child = xdg.entry(entry_id)["pid"]
+        daemon.send_signal(signal.SIGKILL)
+        daemon.wait(10)
+        wait_for(lambda: not _alive(child), 10, "the child to die with the daemon")
+        time.sleep(1.0)
+        assert jobs(campaign_dir(tmp_path)) == {orphan: "PENDING"}  # left behind, today
+        xdg.start_daemon()
+        # the restarted daemon cancels it before resuming: it never starts an agent
+        wait_for(lambda: final_state(orphan) == "CANCELLED", 30, "the orphan cancelled", 0.2)
+        said = [m for k, m in xdg.queue_log(entry_id) if k == "slurm-cancel"]
+        assert len(said) == 1 and orphan in said[0]
+        wait_for(lambda: bool(jobs(campaign_dir(tmp_path))), 60, "the new job", 0.2)
+        assert orphan not in jobs(campaign_dir(tmp_path))
+    finally:
+        subprocess.run(["scancel", holder], timeout=30)
+    entry = xdg.wait_state(entry_id, ("done",), 240)
+    assert_complete(Path(entry["db_path"]), 3)
+    assert jobs(campaign_dir(tmp_path)) == {}
+
+
+@pytest.mark.slow
+def test_resume_after_the_submitting_benchrun_was_killed(tmp_path: Path) -> None:
+    """``benchrun run`` SIGKILLed mid-campaign: the job ends by itself (its agent sees the
+    connection close), then ``--resume`` keeps the finished rounds in a new job."""
+    rounds = 6
+    path = experiment(tmp_path, rounds=rounds, sleep=0.4)
+    db = campaign_dir(tmp_path) / "benchrun.db"
+    run = subprocess.Popen(
+        ["benchrun", "run", str(path), "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        wait_for(lambda: count_rounds(db) >= 2, 180, "two rounds stored", 0.1)
+        (first_job,) = jobs(campaign_dir(tmp_path))
+    finally:
+        run.kill()
+        run.wait(10)
+    kept = {i for _, i, _, _ in rounds_of(db)}
+    wait_for(lambda: first_job not in jobs(campaign_dir(tmp_path)), 30, "the job to end", 0.5)
+    assert final_state(first_job) in ("COMPLETED", "forgotten by Slurm")
+    done = subprocess.run(
+        ["benchrun", "run", str(path), "--resume", "-q"], capture_output=True, text=True,
+        timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert_complete(db, rounds)
+    assert kept <= {i for _, i, _, _ in rounds_of(db)}
+    _, job_ids = nodes_and_jobs(db)
+    assert first_job in job_ids and len(job_ids) == 2
+    assert jobs(campaign_dir(tmp_path)) == {}
+
+
+@pytest.mark.slow
+def test_resume_cancels_the_pending_job_a_killed_run_left(tmp_path: Path) -> None:
+    holder = hold_node()
+    try:
+        path = experiment(tmp_path, rounds=2, sleep=0.0)
+        run = subprocess.Popen(
+            ["benchrun", "run", str(path), "-q"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            wait_for(lambda: bool(jobs(campaign_dir(tmp_path))), 60, "the job queued", 0.2)
+        finally:
+            run.kill()
+            run.wait(10)
+        ((orphan, state),) = jobs(campaign_dir(tmp_path)).items()
+        assert state == "PENDING"
+        resumed = subprocess.Popen(
+            ["benchrun", "run", str(path), "--resume"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        wait_for(lambda: final_state(orphan) == "CANCELLED", 60, "the orphan cancelled", 0.2)
+    finally:
+        subprocess.run(["scancel", holder], timeout=30)
+    _, err = resumed.communicate(timeout=240)
+    assert resumed.returncode == 0, err
+    assert f"cancelled job {orphan}, left by an earlier run of this campaign" in err
+    assert_complete(campaign_dir(tmp_path) / "benchrun.db", 2)
+    assert jobs(campaign_dir(tmp_path)) == {}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][:1] != "Z"
+    except OSError:
+        return False
