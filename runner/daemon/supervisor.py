@@ -89,6 +89,14 @@ def outcome(
     return Outcome("failed", said or f"benchrun run exited with code {code}")
 
 
+def unfinished(entry: Entry) -> bool:
+    """True when the entry's campaign exists in its results DB and did not end (``running``
+    or ``interrupted``): its child stopped on an error (e.g. a Slurm campaign whose jobs
+    could not run) and ``--resume`` can continue it."""
+    found = child_process.campaign_after(Path(entry.db_path), entry.base_campaign_id or 0)
+    return found is not None and found[1] in ("running", "interrupted")
+
+
 class Supervisor:
     """Runs the queue's campaigns, one ``benchrun run`` child at a time.
 
@@ -380,18 +388,21 @@ class Supervisor:
             stopping=self.stopping,
             said=child_process.last_error_line(Path(entry.log_path)),
         )
+        message = end.message
+        if end.state == "failed" and found is not None and found[1] in ("running", "interrupted"):
+            message += f"; its campaign did not end: `benchrun resume {entry_id}` continues it"
         self.queue.update(
             entry_id,
             state=end.state,
             exit_code=code,
-            message=end.message,
+            message=message,
             finished_at=time.time() if end.state in FINAL_STATES else None,
             campaign_id=found[0] if found else entry.campaign_id,
             auto_resume=end.auto_resume,
         )
-        self.queue.log(entry_id, end.state, f"exit code {code}: {end.message}")
+        self.queue.log(entry_id, end.state, f"exit code {code}: {message}")
         append_line(
             Path(entry.log_path),
-            f"[benchrun daemon] campaign {entry_id} {end.state}: {end.message}",
+            f"[benchrun daemon] campaign {entry_id} {end.state}: {message}",
         )
         log(f"campaign {entry_id}: {end.state} (exit code {code})")

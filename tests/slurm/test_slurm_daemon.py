@@ -11,6 +11,8 @@ runner/execute/slurm_jobs.py).
 from __future__ import annotations
 
 import json
+import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -42,14 +44,17 @@ def xdg() -> Iterator[Env]:
         yield env
 
 
-def experiment(tmp_path: Path, rounds: int, sleep: float, name: str = "sd") -> Path:
+def experiment(
+    tmp_path: Path, rounds: int, sleep: float, name: str = "sd", pending_limit: str = "5m"
+) -> Path:
     """A Slurm experiment whose workload prints ``v=<7 r mod 13>`` in round r after
     sleeping ``sleep`` seconds (fixed mode, no warm-up)."""
     path = tmp_path / f"{name}.yaml"
     code = f"import time; time.sleep({sleep}); print('v=%d' % ({{round}} * 7 % 13))"
     path.write_text(
         f"name: {name}\noutput: {tmp_path / 'out'}\n"
-        "executor: {kind: slurm, partition: alpha, time: '10:00', pending_limit: 5m}\n"
+        "executor: {kind: slurm, partition: alpha, time: '10:00', "
+        f"pending_limit: {pending_limit}}}\n"
         f"settings: {{adaptive: false, rounds: {rounds}, warmup_rounds: 0, pin: none}}\n"
         "workloads:\n"
         f'  - name: a\n    command: ["python3", "-c", "{code}"]\n'
@@ -193,6 +198,62 @@ def test_a_pending_job_of_a_dead_child_is_cancelled_on_restart(xdg: Env, tmp_pat
     finally:
         subprocess.run(["scancel", holder], timeout=30)
     entry = xdg.wait_state(entry_id, ("done",), 240)
+    assert_complete(Path(entry["db_path"]), 3)
+    assert jobs(campaign_dir(tmp_path)) == {}
+
+
+@pytest.mark.slow
+def test_cancel_or_a_killed_child_leaves_no_pending_job(xdg: Env, tmp_path: Path) -> None:
+    """``benchrun cancel`` while the job pends: the child's executor cancels it as it
+    closes. The child SIGKILLed by someone (the daemon lives): the daemon cancels it."""
+    holder = hold_node()
+    try:
+        path = experiment(tmp_path, rounds=2, sleep=0.0)
+        xdg.start_daemon()
+        first = int(xdg.cli("submit", str(path)).stdout)
+        wait_for(lambda: bool(jobs(campaign_dir(tmp_path))), 60, "the job queued", 0.2)
+        (pending,) = jobs(campaign_dir(tmp_path))
+        assert xdg.cli("cancel", str(first)).returncode == 0
+        xdg.wait_state(first, ("cancelled",), 60)
+        assert final_state(pending) == "CANCELLED"
+        assert jobs(campaign_dir(tmp_path)) == {}
+        assert not [m for k, m in xdg.queue_log(first) if k == "slurm-cancel"]  # it closed
+
+        second = int(xdg.cli("submit", str(path)).stdout)
+        wait_for(lambda: bool(jobs(campaign_dir(tmp_path))), 60, "the job queued", 0.2)
+        (orphan,) = jobs(campaign_dir(tmp_path))
+        os.kill(xdg.entry(second)["pid"], signal.SIGKILL)
+        entry = xdg.wait_state(second, ("interrupted",), 60)
+        assert "SIGKILL" in entry["message"]
+        assert final_state(orphan) == "CANCELLED"
+        said = [m for k, m in xdg.queue_log(second) if k == "slurm-cancel"]
+        assert len(said) == 1 and orphan in said[0]
+        assert jobs(campaign_dir(tmp_path)) == {}
+    finally:
+        subprocess.run(["scancel", holder], timeout=30)
+
+
+@pytest.mark.slow
+def test_a_job_pending_too_long_stops_the_campaign_and_resume_continues_it(
+    xdg: Env, tmp_path: Path
+) -> None:
+    """Past ``pending_limit`` the job is cancelled and the child stops with Slurm's state
+    and reason: the entry is ``failed`` with that line (its campaign is not ended), and
+    ``benchrun resume`` continues it once the node is free."""
+    path = experiment(tmp_path, rounds=3, sleep=0.0, pending_limit="4s")
+    xdg.start_daemon()
+    holder = hold_node()
+    try:
+        entry_id = int(xdg.cli("submit", str(path)).stdout)
+        entry = xdg.wait_state(entry_id, ("failed",), 120)
+    finally:
+        subprocess.run(["scancel", holder], timeout=30)
+    message = entry["message"]
+    assert re.search(r"slurm: job \d+ is still PENDING \(\w+\) after 4 s", message), message
+    assert f"`benchrun resume {entry_id}` continues it" in message
+    assert jobs(campaign_dir(tmp_path)) == {}
+    assert xdg.cli("resume", str(entry_id)).returncode == 0
+    entry = xdg.wait_state(entry_id, ("done",), 180)
     assert_complete(Path(entry["db_path"]), 3)
     assert jobs(campaign_dir(tmp_path)) == {}
 
