@@ -28,7 +28,8 @@ sys.path.insert(0, str(REPO / "tests" / "daemon"))
 
 from daemon_util import Env, count_rounds, rounds_of, wait_for, xdg_env  # noqa: E402
 
-from benchrun.runner.execute.slurm import SlurmCommands  # noqa: E402
+from benchrun.runner.execute.agent import CONNECT_TIMEOUT  # noqa: E402
+from benchrun.runner.execute.slurm import AGENT_LOG, SlurmCommands  # noqa: E402
 from benchrun.runner.execute.slurm_jobs import (  # noqa: E402
     campaign_comment,
     jobs_with_comment,
@@ -328,3 +329,33 @@ def _alive(pid: int) -> bool:
             return f.read().split(") ")[-1][:1] != "Z"
     except OSError:
         return False
+
+
+@pytest.mark.slow
+def test_an_orphan_job_that_starts_ends_by_itself(tmp_path: Path) -> None:
+    """No one resumes the campaign of a killed ``benchrun run``: its pending job starts
+    later, its agent finds nobody listening and gives up after its connect timeout
+    (``CONNECT_TIMEOUT``, 60 s), and the job ends."""
+    holder = hold_node()
+    try:
+        path = experiment(tmp_path, rounds=2, sleep=0.0)
+        run = subprocess.Popen(
+            ["benchrun", "run", str(path), "-q"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            wait_for(lambda: bool(jobs(campaign_dir(tmp_path))), 60, "the job queued", 0.2)
+        finally:
+            run.kill()
+            run.wait(10)
+        (orphan,) = jobs(campaign_dir(tmp_path))
+    finally:
+        subprocess.run(["scancel", holder], timeout=30)
+    wait_for(lambda: final_state(orphan) != "PENDING", 60, "the orphan to start", 0.2)
+    started = time.monotonic()
+    wait_for(lambda: orphan not in jobs(campaign_dir(tmp_path)), CONNECT_TIMEOUT + 30, "its end", 1)
+    assert time.monotonic() - started < CONNECT_TIMEOUT + 30
+    assert final_state(orphan) in ("FAILED", "forgotten by Slurm")
+    said = Path(AGENT_LOG.replace("%j", orphan)).read_text()
+    assert "cannot reach" in said and "Connection refused" in said
