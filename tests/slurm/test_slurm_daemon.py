@@ -137,6 +137,35 @@ def test_a_slurm_campaign_runs_through_the_daemon(xdg: Env, tmp_path: Path) -> N
 
 
 @pytest.mark.slow
+def test_a_job_cancelled_under_a_round_through_the_daemon(xdg: Env, tmp_path: Path) -> None:
+    """``scancel`` from outside while a round runs: that round is stored failed with
+    Slurm's state and exit code, the next round goes to a new job, the campaign ends."""
+    path = experiment(tmp_path, rounds=3, sleep=1.0)
+    xdg.start_daemon()
+    entry_id = int(xdg.cli("submit", str(path)).stdout)
+    db = campaign_dir(tmp_path) / "benchrun.db"
+    wait_for(lambda: count_rounds(db) >= 1, 180, "a round stored", 0.05)
+    (first_job,) = jobs(campaign_dir(tmp_path))
+    time.sleep(0.3)  # the next round is on the node
+    subprocess.run(["scancel", first_job], timeout=30)
+    xdg.wait_state(entry_id, ("done",), 180)
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        stored = conn.execute(
+            "SELECT round_index, status, reason FROM round ORDER BY round_index"
+        ).fetchall()
+    finally:
+        conn.close()
+    assert [i for i, _, _ in stored] == list(range(len(stored)))
+    failed = [(i, why) for i, status, why in stored if status != "ok"]
+    assert len(failed) == 1 and len(stored) == 4, stored
+    assert re.fullmatch(rf"slurm job {first_job} CANCELLED \(exit \d+:\d+\)", failed[0][1])
+    _, job_ids = nodes_and_jobs(db)
+    assert len(job_ids) == 2 and first_job in job_ids
+    assert jobs(campaign_dir(tmp_path)) == {}
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["sigkill", "stop"])
 def test_the_daemon_dies_while_the_job_runs(xdg: Env, tmp_path: Path, how: str) -> None:
     """SIGKILL (the child dies with the daemon; the agent sees its connection end and the
