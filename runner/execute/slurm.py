@@ -462,8 +462,14 @@ class SlurmExecutor:
 
     def _cancel_leftovers(self, comment: str) -> None:
         """Cancel the jobs an earlier run of this campaign left queued or running (it died
-        without closing them; the campaign lock says no one else serves them)."""
-        for job_id in self.commands.jobs_with_comment(comment):
+        without closing them; the campaign lock says no one else serves them). Best
+        effort: when squeue cannot tell, the campaign goes on and says so."""
+        try:
+            leftovers = self.commands.jobs_with_comment(comment)
+        except UserError as exc:
+            self.on_message(f"{exc}; jobs left by an earlier run were not looked for")
+            return
+        for job_id in leftovers:
             self._cancel(job_id)
             self.on_message(
                 f"slurm: cancelled job {job_id}, left by an earlier run of this campaign"

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from benchrun.runner.config.experiment import SlurmSpec
 from benchrun.runner.daemon.child import cancel_slurm_jobs
-from benchrun.runner.execute.slurm import JobState, SlurmCommands
+from benchrun.runner.execute.slurm import JobState, SlurmCommands, SlurmExecutor
 from benchrun.runner.execute.slurm_jobs import (
     campaign_comment,
     cancel_leftover_jobs,
@@ -172,3 +173,45 @@ def test_no_squeue_on_path_cancels_nothing(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("PATH", str(empty))
     assert cancel_slurm_jobs("executor: slurm\n", tmp_path / "c") == []
     assert cancel_leftover_jobs(tmp_path / "c") == []
+
+
+def test_the_executor_marks_its_jobs_and_cancels_those_a_dead_run_left(
+    slurm_bin: StandIns, tmp_path: Path
+) -> None:
+    mine = campaign_comment(tmp_path / "c")
+    slurm_bin.command("squeue", f"41|{mine}\n42|{mine}/x\n")
+    slurm_bin.command("scancel")
+    said: list[str] = []
+    spec = SlurmSpec(listen="127.0.0.1")
+    executor = SlurmExecutor(spec, on_message=said.append, comment=mine)
+    try:
+        assert f"--comment={mine}" in executor.sbatch_options()
+        executor._preflight()  # what the first launch does before it submits
+    finally:
+        executor.close()
+    assert slurm_bin.calls("scancel") == ["41"]
+    assert said == ["slurm: cancelled job 41, left by an earlier run of this campaign"]
+    assert "--comment" not in " ".join(SlurmExecutor(spec).sbatch_options())
+
+
+def test_the_campaign_goes_on_when_squeue_does_not_answer(
+    slurm_bin: StandIns, tmp_path: Path
+) -> None:
+    script = slurm_bin.dir / "squeue"
+    script.write_text("#!/bin/sh\nexec sleep 30\n")
+    script.chmod(0o755)
+    slurm_bin.command("scancel")
+    said: list[str] = []
+    executor = SlurmExecutor(
+        SlurmSpec(listen="127.0.0.1"),
+        commands=SlurmCommands(timeout=0.3),
+        on_message=said.append,
+        comment=campaign_comment(tmp_path),
+    )
+    try:
+        executor._preflight()
+    finally:
+        executor.close()
+    assert len(said) == 1 and "did not answer within 0.3 s" in said[0]
+    assert said[0].endswith("jobs left by an earlier run were not looked for")
+    assert slurm_bin.calls("scancel") == []
