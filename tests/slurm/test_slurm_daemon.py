@@ -46,16 +46,23 @@ def xdg() -> Iterator[Env]:
 
 
 def experiment(
-    tmp_path: Path, rounds: int, sleep: float, name: str = "sd", pending_limit: str = "5m"
+    tmp_path: Path,
+    rounds: int,
+    sleep: float,
+    name: str = "sd",
+    pending_limit: str = "5m",
+    held: bool = False,
 ) -> Path:
     """A Slurm experiment whose workload prints ``v=<7 r mod 13>`` in round r after
-    sleeping ``sleep`` seconds (fixed mode, no warm-up)."""
+    sleeping ``sleep`` seconds (fixed mode, no warm-up). ``held``: its jobs are submitted
+    held (``sbatch --hold``: PENDING, reason JobHeldUser) until the test releases them,
+    which makes a job pend without taking the node from anyone else."""
     path = tmp_path / f"{name}.yaml"
     code = f"import time; time.sleep({sleep}); print('v=%d' % ({{round}} * 7 % 13))"
     path.write_text(
         f"name: {name}\noutput: {tmp_path / 'out'}\n"
         "executor: {kind: slurm, partition: alpha, time: '10:00', "
-        f"pending_limit: {pending_limit}}}\n"
+        f"pending_limit: {pending_limit}{', sbatch_args: [--hold]' if held else ''}}}\n"
         f"settings: {{adaptive: false, rounds: {rounds}, warmup_rounds: 0, pin: none}}\n"
         "workloads:\n"
         f'  - name: a\n    command: ["python3", "-c", "{code}"]\n'
@@ -205,29 +212,24 @@ def test_the_daemon_dies_while_the_job_runs(xdg: Env, tmp_path: Path, how: str) 
 
 @pytest.mark.slow
 def test_a_pending_job_of_a_dead_child_is_cancelled_on_restart(xdg: Env, tmp_path: Path) -> None:
-    holder = hold_node()
-    try:
-        path = experiment(tmp_path, rounds=3, sleep=0.0)
-        daemon = xdg.start_daemon()
-        entry_id = int(xdg.cli("submit", str(path)).stdout)
-        wait_for(lambda: bool(jobs(campaign_dir(tmp_path))), 60, "the job to be queued", 0.2)
-        ((orphan, state),) = jobs(campaign_dir(tmp_path)).items()
-        assert state == "PENDING"
-        child = xdg.entry(entry_id)["pid"]
-        daemon.send_signal(signal.SIGKILL)
-        daemon.wait(10)
-        wait_for(lambda: not _alive(child), 10, "the child to die with the daemon")
-        time.sleep(1.0)
-        assert jobs(campaign_dir(tmp_path)) == {orphan: "PENDING"}  # left behind, today
-        xdg.start_daemon()
-        # the restarted daemon cancels it before resuming: it never starts an agent
-        wait_for(lambda: final_state(orphan) == "CANCELLED", 30, "the orphan cancelled", 0.2)
-        said = [m for k, m in xdg.queue_log(entry_id) if k == "slurm-cancel"]
-        assert len(said) == 1 and orphan in said[0]
-        wait_for(lambda: bool(jobs(campaign_dir(tmp_path))), 60, "the new job", 0.2)
-        assert orphan not in jobs(campaign_dir(tmp_path))
-    finally:
-        subprocess.run(["scancel", holder], timeout=30)
+    path = experiment(tmp_path, rounds=3, sleep=0.0, held=True)
+    daemon = xdg.start_daemon()
+    entry_id = int(xdg.cli("submit", str(path)).stdout)
+    orphan = one_pending_job(tmp_path)
+    child = xdg.entry(entry_id)["pid"]
+    daemon.send_signal(signal.SIGKILL)
+    daemon.wait(10)
+    wait_for(lambda: not _alive(child), 10, "the child to die with the daemon")
+    time.sleep(1.0)
+    assert jobs(campaign_dir(tmp_path)) == {orphan: "PENDING"}  # left behind by the child
+    xdg.start_daemon()
+    # the restarted daemon cancels it before resuming: it never starts an agent
+    wait_for(lambda: final_state(orphan) == "CANCELLED", 30, "the orphan cancelled", 0.2)
+    said = [m for k, m in xdg.queue_log(entry_id) if k == "slurm-cancel"]
+    assert len(said) == 1 and orphan in said[0]
+    resumed = one_pending_job(tmp_path)
+    assert resumed != orphan
+    release(resumed)
     entry = xdg.wait_state(entry_id, ("done",), 240)
     assert_complete(Path(entry["db_path"]), 3)
     assert jobs(campaign_dir(tmp_path)) == {}
@@ -237,31 +239,25 @@ def test_a_pending_job_of_a_dead_child_is_cancelled_on_restart(xdg: Env, tmp_pat
 def test_cancel_or_a_killed_child_leaves_no_pending_job(xdg: Env, tmp_path: Path) -> None:
     """``benchrun cancel`` while the job pends: the child's executor cancels it as it
     closes. The child SIGKILLed by someone (the daemon lives): the daemon cancels it."""
-    holder = hold_node()
-    try:
-        path = experiment(tmp_path, rounds=2, sleep=0.0)
-        xdg.start_daemon()
-        first = int(xdg.cli("submit", str(path)).stdout)
-        wait_for(lambda: bool(jobs(campaign_dir(tmp_path))), 60, "the job queued", 0.2)
-        (pending,) = jobs(campaign_dir(tmp_path))
-        assert xdg.cli("cancel", str(first)).returncode == 0
-        xdg.wait_state(first, ("cancelled",), 60)
-        assert final_state(pending) == "CANCELLED"
-        assert jobs(campaign_dir(tmp_path)) == {}
-        assert not [m for k, m in xdg.queue_log(first) if k == "slurm-cancel"]  # it closed
+    path = experiment(tmp_path, rounds=2, sleep=0.0, held=True)
+    xdg.start_daemon()
+    first = int(xdg.cli("submit", str(path)).stdout)
+    pending = one_pending_job(tmp_path)
+    assert xdg.cli("cancel", str(first)).returncode == 0
+    xdg.wait_state(first, ("cancelled",), 60)
+    assert final_state(pending) == "CANCELLED"
+    assert jobs(campaign_dir(tmp_path)) == {}
+    assert not [m for k, m in xdg.queue_log(first) if k == "slurm-cancel"]  # it closed
 
-        second = int(xdg.cli("submit", str(path)).stdout)
-        wait_for(lambda: bool(jobs(campaign_dir(tmp_path))), 60, "the job queued", 0.2)
-        (orphan,) = jobs(campaign_dir(tmp_path))
-        os.kill(xdg.entry(second)["pid"], signal.SIGKILL)
-        entry = xdg.wait_state(second, ("interrupted",), 60)
-        assert "SIGKILL" in entry["message"]
-        assert final_state(orphan) == "CANCELLED"
-        said = [m for k, m in xdg.queue_log(second) if k == "slurm-cancel"]
-        assert len(said) == 1 and orphan in said[0]
-        assert jobs(campaign_dir(tmp_path)) == {}
-    finally:
-        subprocess.run(["scancel", holder], timeout=30)
+    second = int(xdg.cli("submit", str(path)).stdout)
+    orphan = one_pending_job(tmp_path)
+    os.kill(xdg.entry(second)["pid"], signal.SIGKILL)
+    entry = xdg.wait_state(second, ("interrupted",), 60)
+    assert "SIGKILL" in entry["message"]
+    assert final_state(orphan) == "CANCELLED"
+    said = [m for k, m in xdg.queue_log(second) if k == "slurm-cancel"]
+    assert len(said) == 1 and orphan in said[0]
+    assert jobs(campaign_dir(tmp_path)) == {}
 
 
 @pytest.mark.slow
@@ -338,35 +334,71 @@ def test_resume_after_the_submitting_benchrun_was_killed(tmp_path: Path) -> None
 
 @pytest.mark.slow
 def test_resume_cancels_the_pending_job_a_killed_run_left(tmp_path: Path) -> None:
-    holder = hold_node()
+    path = experiment(tmp_path, rounds=2, sleep=0.0, held=True)
+    killed_run(path)
+    orphan = one_pending_job(tmp_path)
+    resumed = subprocess.Popen(
+        ["benchrun", "run", str(path), "--resume"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
-        path = experiment(tmp_path, rounds=2, sleep=0.0)
-        run = subprocess.Popen(
-            ["benchrun", "run", str(path), "-q"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            wait_for(lambda: bool(jobs(campaign_dir(tmp_path))), 60, "the job queued", 0.2)
-        finally:
-            run.kill()
-            run.wait(10)
-        ((orphan, state),) = jobs(campaign_dir(tmp_path)).items()
-        assert state == "PENDING"
-        resumed = subprocess.Popen(
-            ["benchrun", "run", str(path), "--resume"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
         wait_for(lambda: final_state(orphan) == "CANCELLED", 60, "the orphan cancelled", 0.2)
+        release(one_pending_job(tmp_path))
+        _, err = resumed.communicate(timeout=240)
     finally:
-        subprocess.run(["scancel", holder], timeout=30)
-    _, err = resumed.communicate(timeout=240)
+        if resumed.poll() is None:
+            resumed.terminate()  # its executor cancels its job
+            resumed.wait(30)
     assert resumed.returncode == 0, err
     assert f"cancelled job {orphan}, left by an earlier run of this campaign" in err
     assert_complete(campaign_dir(tmp_path) / "benchrun.db", 2)
     assert jobs(campaign_dir(tmp_path)) == {}
+
+
+@pytest.mark.slow
+def test_an_orphan_job_that_starts_ends_by_itself(tmp_path: Path) -> None:
+    """No one resumes the campaign of a killed ``benchrun run``: its pending job starts
+    later, its agent finds nobody listening and gives up after its connect timeout
+    (``CONNECT_TIMEOUT``, 60 s), and the job ends."""
+    path = experiment(tmp_path, rounds=2, sleep=0.0, held=True)
+    killed_run(path)
+    orphan = one_pending_job(tmp_path)
+    release(orphan)
+    wait_for(lambda: final_state(orphan) != "PENDING", 300, "the orphan to start", 0.2)
+    started = time.monotonic()
+    wait_for(lambda: orphan not in jobs(campaign_dir(tmp_path)), CONNECT_TIMEOUT + 30, "its end", 1)
+    assert time.monotonic() - started < CONNECT_TIMEOUT + 30
+    assert final_state(orphan) in ("FAILED", "forgotten by Slurm")
+    said = Path(AGENT_LOG.replace("%j", orphan)).read_text()
+    assert "cannot reach" in said and "Connection refused" in said
+
+
+def one_pending_job(tmp_path: Path) -> str:
+    """Wait for the campaign's one job and check that it pends."""
+    wait_for(lambda: bool(jobs(campaign_dir(tmp_path))), 60, "the job queued", 0.2)
+    ((job_id, state),) = jobs(campaign_dir(tmp_path)).items()
+    assert state == "PENDING"
+    return job_id
+
+
+def release(job_id: str) -> None:
+    done = subprocess.run(["scontrol", "release", job_id], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def killed_run(path: Path) -> None:
+    """``benchrun run PATH``, SIGKILLed once its (held) job is queued."""
+    run = subprocess.Popen(
+        ["benchrun", "run", str(path), "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        directory = campaign_dir(path.parent, path.stem)
+        wait_for(lambda: bool(jobs(directory)), 60, "the job queued", 0.2)
+    finally:
+        run.kill()
+        run.wait(10)
 
 
 def _alive(pid: int) -> bool:
@@ -375,33 +407,3 @@ def _alive(pid: int) -> bool:
             return f.read().split(") ")[-1][:1] != "Z"
     except OSError:
         return False
-
-
-@pytest.mark.slow
-def test_an_orphan_job_that_starts_ends_by_itself(tmp_path: Path) -> None:
-    """No one resumes the campaign of a killed ``benchrun run``: its pending job starts
-    later, its agent finds nobody listening and gives up after its connect timeout
-    (``CONNECT_TIMEOUT``, 60 s), and the job ends."""
-    holder = hold_node()
-    try:
-        path = experiment(tmp_path, rounds=2, sleep=0.0)
-        run = subprocess.Popen(
-            ["benchrun", "run", str(path), "-q"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            wait_for(lambda: bool(jobs(campaign_dir(tmp_path))), 60, "the job queued", 0.2)
-        finally:
-            run.kill()
-            run.wait(10)
-        (orphan,) = jobs(campaign_dir(tmp_path))
-    finally:
-        subprocess.run(["scancel", holder], timeout=30)
-    wait_for(lambda: final_state(orphan) != "PENDING", 60, "the orphan to start", 0.2)
-    started = time.monotonic()
-    wait_for(lambda: orphan not in jobs(campaign_dir(tmp_path)), CONNECT_TIMEOUT + 30, "its end", 1)
-    assert time.monotonic() - started < CONNECT_TIMEOUT + 30
-    assert final_state(orphan) in ("FAILED", "forgotten by Slurm")
-    said = Path(AGENT_LOG.replace("%j", orphan)).read_text()
-    assert "cannot reach" in said and "Connection refused" in said
