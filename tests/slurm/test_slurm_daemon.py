@@ -110,19 +110,6 @@ def nodes_and_jobs(db: Path) -> tuple[set[str], set[str]]:
     return {f.get("node") for f in facts}, {f.get("slurm_job") for f in facts}
 
 
-def hold_node() -> str:
-    """Submit a job that takes the whole node (alpha) so that the next ones pend."""
-    done = subprocess.run(
-        ["sbatch", "--parsable", "--exclusive", "-p", "alpha", "-J", "benchrun-test-hold",
-         "-o", "/dev/null", "--wrap", "sleep 240"],
-        capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    job_id = done.stdout.strip().split(";")[0]
-    wait_for(lambda: final_state(job_id) == "RUNNING", 120, "the holding job to run", 0.5)
-    return job_id
-
-
 def test_a_slurm_campaign_runs_through_the_daemon(xdg: Env, tmp_path: Path) -> None:
     path = experiment(tmp_path, rounds=4, sleep=0.0)
     xdg.start_daemon()
@@ -266,38 +253,35 @@ def test_a_job_pending_too_long_stops_the_campaign_and_resume_continues_it(
 ) -> None:
     """Past ``pending_limit`` the job is cancelled and the child stops with Slurm's state
     and reason: the entry is ``failed`` with that line (its campaign is not ended), and
-    ``benchrun resume`` continues it once the node is free."""
-    path = experiment(tmp_path, rounds=3, sleep=0.0, pending_limit="4s")
+    ``benchrun resume`` continues it once its job can run."""
+    path = experiment(tmp_path, rounds=3, sleep=0.0, pending_limit="20s", held=True)
     xdg.start_daemon()
-    holder = hold_node()
-    try:
-        entry_id = int(xdg.cli("submit", str(path)).stdout)
-        entry = xdg.wait_state(entry_id, ("failed",), 120)
-    finally:
-        subprocess.run(["scancel", holder], timeout=30)
+    entry_id = int(xdg.cli("submit", str(path)).stdout)
+    entry = xdg.wait_state(entry_id, ("failed",), 120)
     message = entry["message"]
-    assert re.search(r"slurm: job \d+ is still PENDING \(\w+\) after 4 s", message), message
+    assert re.search(r"slurm: job \d+ is still PENDING \(JobHeldUser\) after 20 s", message)
     assert f"`benchrun resume {entry_id}` continues it" in message
     assert jobs(campaign_dir(tmp_path)) == {}
-    for _ in range(30):  # other jobs on the one node may make the resumed job pend again
-        launches = xdg.entry(entry_id)["launches"]
-        assert xdg.cli("resume", str(entry_id)).returncode == 0
-        wait_for(
-            lambda: (
-                xdg.entry(entry_id)["launches"] > launches  # noqa: B023
-                and xdg.entry(entry_id)["state"] in ("done", "failed")
-            ),
-            180,
-            "the resumed campaign to end",
-            0.2,
-        )
-        entry = xdg.entry(entry_id)
-        if entry["state"] == "done":
-            break
-        assert "after 4 s (executor pending_limit)" in entry["message"], entry["message"]
-        time.sleep(2.0)
-    assert entry["state"] == "done"
-    assert_complete(Path(entry["db_path"]), 3)
+    campaign_id = entry["campaign_id"]
+    assert campaign_id is not None
+    assert xdg.cli("resume", str(entry_id)).returncode == 0
+
+    def ended() -> bool:
+        now = xdg.entry(entry_id)
+        return now["launches"] == 2 and now["state"] in ("done", "failed")
+
+    wait_for(lambda: bool(jobs(campaign_dir(tmp_path))) or ended(), 180, "a job", 0.1)
+    for job_id in jobs(campaign_dir(tmp_path)):
+        subprocess.run(["scontrol", "release", job_id], capture_output=True, timeout=30)
+    wait_for(ended, 180, "the resumed campaign to end", 0.2)
+    entry = xdg.entry(entry_id)
+    launched = [m for k, m in xdg.queue_log(entry_id) if k == "launch"]
+    assert len(launched) == 2 and "--resume" in launched[1] and "--new" in launched[0]
+    assert entry["campaign_id"] == campaign_id  # the same campaign, continued
+    if entry["state"] == "done":
+        assert_complete(Path(entry["db_path"]), 3)
+    else:  # the one node was busy with other jobs past pending_limit again
+        assert "after 20 s (executor pending_limit)" in entry["message"], entry["message"]
     assert jobs(campaign_dir(tmp_path)) == {}
 
 
