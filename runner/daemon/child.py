@@ -10,6 +10,8 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import os
+import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -20,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+
+from benchrun.runner.execute.slurm_jobs import cancel_leftover_jobs
 
 #: exit code of ``benchrun run`` when the store's disk is full (runner.store.database.StoreFull)
 EXIT_STORE_FULL = 75
@@ -354,6 +358,25 @@ def kill_leftovers(entry_ids: set[int], queue_path: Path | None = None) -> list[
         except (psutil.Error, OSError):
             continue
     return killed
+
+
+#: an experiment text that may run through Slurm (``executor: slurm`` or ``kind: slurm``)
+_SLURM_TEXT = re.compile(r"\bslurm\b")
+
+
+def cancel_slurm_jobs(config_text: str, campaign_dir: Path) -> list[str]:
+    """Cancel the Slurm jobs a dead child left for the campaign in ``campaign_dir``
+    (:func:`runner.execute.slurm_jobs.cancel_leftover_jobs`), when its experiment text
+    mentions Slurm and ``squeue`` is on ``PATH``; else nothing is run.
+
+    Returns
+    -------
+    list of str
+        The job ids cancelled.
+    """
+    if not _SLURM_TEXT.search(config_text) or shutil.which("squeue") is None:
+        return []
+    return cancel_leftover_jobs(campaign_dir)
 
 
 def append_line(path: Path, line: str) -> None:

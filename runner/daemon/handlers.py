@@ -19,7 +19,7 @@ from benchrun.runner.daemon.log import log
 from benchrun.runner.daemon.paths import DaemonPaths
 from benchrun.runner.daemon.protocol import ProtocolError, decode_request, encode, error_reply
 from benchrun.runner.daemon.queue import FINAL_STATES, Entry, QueueDB
-from benchrun.runner.daemon.supervisor import Supervisor
+from benchrun.runner.daemon.supervisor import Supervisor, unfinished
 from benchrun.runner.errors import UserError
 
 
@@ -161,12 +161,15 @@ def cancel(daemon: DaemonState, req: Request) -> dict[str, Any]:
 
 
 def resume(daemon: DaemonState, req: Request) -> dict[str, Any]:
-    """``resume``: queue a paused or interrupted entry again."""
+    """``resume``: queue a paused or interrupted entry again, or a failed one whose
+    campaign did not end (e.g. a Slurm campaign stopped by the cluster's faults)."""
     entry = _entry(daemon, req)
-    if entry.state not in ("paused", "interrupted"):
+    if entry.state not in ("paused", "interrupted") and not (
+        entry.state == "failed" and unfinished(entry)
+    ):
         raise UserError(
-            f"campaign {entry.id} is {entry.state}; only paused or interrupted campaigns "
-            "can be resumed"
+            f"campaign {entry.id} is {entry.state}; only paused or interrupted campaigns, "
+            "and failed ones whose campaign did not end, can be resumed"
         )
     why = f"resumed by `benchrun resume` after it was {entry.state}"
     daemon.queue.update(entry.id, state="queued", resume=True, message=why)

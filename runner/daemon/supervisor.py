@@ -89,6 +89,14 @@ def outcome(
     return Outcome("failed", said or f"benchrun run exited with code {code}")
 
 
+def unfinished(entry: Entry) -> bool:
+    """True when the entry's campaign exists in its results DB and did not end (``running``
+    or ``interrupted``): its child stopped on an error (e.g. a Slurm campaign whose jobs
+    could not run) and ``--resume`` can continue it."""
+    found = child_process.campaign_after(Path(entry.db_path), entry.base_campaign_id or 0)
+    return found is not None and found[1] in ("running", "interrupted")
+
+
 class Supervisor:
     """Runs the queue's campaigns, one ``benchrun run`` child at a time.
 
@@ -164,6 +172,22 @@ class Supervisor:
         killed = child_process.kill_leftovers(crashed, self.queue.path)
         if killed:
             log(f"killed leftover workload processes {killed}")
+        for e in self.queue.entries(("queued",)):
+            if e.id in crashed:
+                self._cancel_slurm_jobs(e)
+
+    def _cancel_slurm_jobs(self, entry: Entry) -> None:
+        """Cancel the Slurm jobs a dead child of ``entry`` left queued or running: no one
+        waits for their agents (docs/slurm.md, "The daemon and --resume")."""
+        jobs = child_process.cancel_slurm_jobs(entry.config_text, Path(entry.db_path).parent)
+        if jobs:
+            msg = (
+                f"cancelled slurm job(s) {', '.join(jobs)} left by the dead child of "
+                f"campaign {entry.id}"
+            )
+            self.queue.log(entry.id, "slurm-cancel", msg)
+            append_line(Path(entry.log_path), f"[benchrun daemon] {msg}")
+            log(msg)
 
     # -- stopping --------------------------------------------------------------------------
 
@@ -349,6 +373,8 @@ class Supervisor:
         self.child = self.child_entry = self.child_pidfd = None
         entry = self.queue.get(entry_id)
         assert entry is not None
+        if code < 0 or code >= 128:  # killed: it may not have closed its Slurm jobs
+            self._cancel_slurm_jobs(entry)
         db = Path(entry.db_path)
         found = child_process.campaign_after(db, entry.base_campaign_id or 0)
         cancelled = self.cancel_requested == entry_id
@@ -362,18 +388,21 @@ class Supervisor:
             stopping=self.stopping,
             said=child_process.last_error_line(Path(entry.log_path)),
         )
+        message = end.message
+        if end.state == "failed" and found is not None and found[1] in ("running", "interrupted"):
+            message += f"; its campaign did not end: `benchrun resume {entry_id}` continues it"
         self.queue.update(
             entry_id,
             state=end.state,
             exit_code=code,
-            message=end.message,
+            message=message,
             finished_at=time.time() if end.state in FINAL_STATES else None,
             campaign_id=found[0] if found else entry.campaign_id,
             auto_resume=end.auto_resume,
         )
-        self.queue.log(entry_id, end.state, f"exit code {code}: {end.message}")
+        self.queue.log(entry_id, end.state, f"exit code {code}: {message}")
         append_line(
             Path(entry.log_path),
-            f"[benchrun daemon] campaign {entry_id} {end.state}: {end.message}",
+            f"[benchrun daemon] campaign {entry_id} {end.state}: {message}",
         )
         log(f"campaign {entry_id}: {end.state} (exit code {code})")

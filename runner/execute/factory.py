@@ -60,6 +60,7 @@ def _slurm(
 ) -> SlurmExecutor:
     """The SlurmExecutor of ``spec`` for the workloads ``names`` of ``experiment``."""
     from benchrun.runner.execute.slurm import SlurmExecutor as Slurm  # Slurm campaigns only
+    from benchrun.runner.execute.slurm_jobs import campaign_comment
 
     chosen = [w for w in experiment.workloads if w.name in names]
     return Slurm(
@@ -69,6 +70,8 @@ def _slurm(
         checks=tuple(c for c in shared_checks(experiment) if c.workload in names),
         env_keys=frozenset(experiment.settings.env) | {k for w in chosen for k in w.env},
         on_message=on_message,
+        # marks the campaign's jobs: a later run cancels those a dead run left
+        comment=campaign_comment(experiment.campaign_dir),
     )
 
 

@@ -45,6 +45,7 @@ from benchrun.runner.execute.agent import (
     spec_to_dict,
 )
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec, RoundStatus
+from benchrun.runner.execute.slurm_jobs import jobs_with_comment, squeue_argv
 
 #: job states after which a job will not run again (sacct/scontrol words)
 FINISHED_STATES = frozenset(
@@ -171,6 +172,11 @@ class SlurmCommands:
     def cancel(self, job_id: str) -> None:
         """``scancel JOB`` (a job that already ended is no error)."""
         self._run(["scancel", job_id])
+
+    def jobs_with_comment(self, comment: str) -> list[str]:
+        """This user's jobs not ended yet whose ``--comment`` is ``comment`` (squeue)."""
+        done = self._run(squeue_argv())
+        return jobs_with_comment(done.stdout, comment) if done.returncode == 0 else []
 
     def state(self, job_id: str) -> JobState | None:
         """The job's state from ``sacct``, else ``scontrol show job``; None if Slurm
@@ -307,6 +313,10 @@ class SlurmExecutor:
         connects, with the node's metadata record from the agent's hello (the campaign
         stores it as a ``node-metadata`` event); the records are also kept in
         :attr:`node_metadata`.
+    comment : str, optional
+        The jobs' ``--comment``, marking them as this campaign's
+        (:func:`runner.execute.slurm_jobs.campaign_comment`); the first launch cancels
+        the jobs still carrying it, which a run that died left behind. None: no mark.
     """
 
     def __init__(
@@ -322,6 +332,7 @@ class SlurmExecutor:
         interrupt_grace: float = INTERRUPT_GRACE,
         running_poll: float = RUNNING_POLL,
         on_node: Callable[[str, dict[str, Any]], None] | None = None,
+        comment: str | None = None,
     ) -> None:
         self.spec = spec
         self.job_name = job_name
@@ -339,6 +350,7 @@ class SlurmExecutor:
         #: each node's metadata record, from the hello of the first job on it
         self.node_metadata: dict[str, dict[str, Any]] = {}
         self.on_node = on_node
+        self.comment = comment
         self._job: _Job | None = None
         self._listener: socket.socket | None = None
         self._address: tuple[str, int] | None = None
@@ -520,8 +532,25 @@ class SlurmExecutor:
         for name in (self.spec.partition or "").split(","):
             if name:
                 self.commands.check_partition(name)
+        if self.comment is not None:
+            self._cancel_leftovers(self.comment)
         self._listen()
         self._preflight_done = True
+
+    def _cancel_leftovers(self, comment: str) -> None:
+        """Cancel the jobs an earlier run of this campaign left queued or running (it died
+        without closing them; the campaign lock says no one else serves them). Best
+        effort: when squeue cannot tell, the campaign goes on and says so."""
+        try:
+            leftovers = self.commands.jobs_with_comment(comment)
+        except UserError as exc:
+            self.on_message(f"{exc}; jobs left by an earlier run were not looked for")
+            return
+        for job_id in leftovers:
+            self._cancel(job_id)
+            self.on_message(
+                f"slurm: cancelled job {job_id}, left by an earlier run of this campaign"
+            )
 
     def _listen(self) -> None:
         host, port = None, 0
@@ -575,6 +604,8 @@ class SlurmExecutor:
         """The sbatch options of every job: the executor's keys, then ``sbatch_args``."""
         s = self.spec
         options = [f"--job-name={self.job_name}", f"--output={AGENT_LOG}"]
+        if self.comment is not None:
+            options.append(f"--comment={self.comment}")
         if s.partition:
             options.append(f"--partition={s.partition}")
         if s.constraint:

@@ -114,7 +114,8 @@ def test_submit_get_queue_resume_cancel(daemon: DaemonState, tmp_path: Path) -> 
 
     refused = ask(daemon, op="resume", id=first)
     assert refused["error"] == (
-        f"campaign {first} is queued; only paused or interrupted campaigns can be resumed"
+        f"campaign {first} is queued; only paused or interrupted campaigns, and failed ones "
+        "whose campaign did not end, can be resumed"
     )
     assert refused["code"] == 2  # UserError: bad input
     assert ask(daemon, op="cancel", id=first)["state"] == "cancelled"
@@ -125,6 +126,38 @@ def test_submit_get_queue_resume_cancel(daemon: DaemonState, tmp_path: Path) -> 
     assert ask(daemon, op="resume", id=second)["state"] == "queued"
     entry = daemon.queue.get(second)
     assert entry is not None and entry.resume
+
+
+def test_a_failed_entry_whose_campaign_did_not_end_can_be_resumed(
+    daemon: DaemonState, tmp_path: Path
+) -> None:
+    """A Slurm campaign stopped by the cluster (pending_limit, max_resubmits) exits 2 and
+    is ``failed`` in the queue, but its campaign is still ``running`` in the results DB:
+    ``benchrun resume`` continues it. A failed entry whose campaign ended stays refused."""
+    from benchrun.runner.store.database import Store
+
+    entry_id = submit(daemon, tmp_path)
+    db = Path(submission(tmp_path)["db_path"])
+    db.parent.mkdir(parents=True)
+    with Store.create_or_open(db) as store:
+        cid = store.create_campaign(
+            name="e",
+            config_path=None,
+            config_text="",
+            fingerprint="f",
+            settings={},
+            workloads=[],
+            benchrun_version="0",
+            command_line=None,
+        )
+    daemon.queue.update(entry_id, state="failed", base_campaign_id=0, launches=1)
+    assert ask(daemon, op="resume", id=entry_id)["state"] == "queued"
+    entry = daemon.queue.get(entry_id)
+    assert entry is not None and entry.resume
+    with Store.create_or_open(db) as store:
+        store.set_status(cid, "failed", "workloads failed")
+    daemon.queue.update(entry_id, state="failed")
+    assert "can be resumed" in ask(daemon, op="resume", id=entry_id)["error"]
 
 
 @pytest.mark.parametrize(
