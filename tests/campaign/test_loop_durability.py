@@ -286,3 +286,64 @@ def test_sigkill_mid_round_ends_the_round_from_its_record_and_redoes_it(tmp_path
     assert f"sleep 3{mark}" not in ps  # the killed run's round was ended
     assert not (db.parent / "inflight.json").exists()
     assert not (db.parent / "inflight.json.next").exists()
+
+
+class _CountingDisplay:
+    """A Display that counts the rounds it was told of and prints nothing."""
+
+    def __init__(self) -> None:
+        self.rounds = 0
+
+    def start(self, campaign: object, targets: dict[str, int], done: dict[str, int]) -> None:
+        pass
+
+    def round_done(self, workload: str, outcome: object, value: object, warmup: bool) -> None:
+        self.rounds += 1
+
+    def message(self, text: str) -> None:
+        pass
+
+    def show_decision(self, decision: object, eta_s: float | None) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("wall_s", [0.001, 0.1])
+def test_each_launch_sees_what_is_committed_and_reported(tmp_path: Path, wall_s: float) -> None:
+    """At every launch (fake executor, real store read by a second connection): the display
+    was never told of a round that is not committed; rounds of 50 ms or more are all
+    committed before the next launch (no group stays open while a long round runs), and
+    short rounds are grouped (some launch starts with rounds not committed yet)."""
+    from benchrun.runner.campaign.run import run_campaign
+    from benchrun.runner.config.loader import parse_experiment
+    from benchrun.runner.execute.fake import FakeExecutor, constant
+
+    rounds = 20
+    exp = parse_experiment(
+        f"name: g\noutput: {tmp_path / 'out'}\nsettings: {{adaptive: false, rounds: {rounds},"
+        " warmup_rounds: 0, pin: none, seed: 1}\nworkloads:\n"
+        "  - {name: a, command: [work, a]}\n  - {name: b, command: [work, b]}\n",
+        base_dir=tmp_path,
+        check_commands=False,
+    )
+    display = _CountingDisplay()
+    seen: list[tuple[int, int, int]] = []  # (launch index, committed rounds, reported)
+
+    def at_launch(spec: object, index: int) -> None:
+        with sqlite3.connect(exp.db_path, timeout=5) as other:
+            (committed,) = other.execute("SELECT count(*) FROM round").fetchone()
+        seen.append((index, committed, display.rounds))
+
+    fake = FakeExecutor({"a": constant(wall_s), "b": constant(wall_s)}, on_launch=at_launch)
+    out = run_campaign(exp, fake, display)
+    assert out.status == "done"
+    assert len(seen) == 2 * rounds
+    assert all(reported <= committed <= index for index, committed, reported in seen)
+    if wall_s >= 0.05:
+        assert all(committed == index for index, committed, _ in seen)
+    else:
+        assert any(committed < index for index, committed, _ in seen)
+    assert display.rounds == 2 * rounds  # every round reported in the end
+    assert len(_rounds(exp.db_path)) == 2 * rounds
