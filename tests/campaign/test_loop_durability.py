@@ -37,12 +37,18 @@ KILL_AFTER = 5  # the runner kills itself right after a commit once this many ro
 # The runner: `benchrun run` in this process. Every COMMIT of the store is watched
 # (Store._committed runs right after one returned): once KILL_AFTER rounds are committed,
 # the process prints how many and gets SIGKILL. Every round the display is told of is
-# appended to REPORTED (argv[3]) first, so the test sees what was reported.
+# appended to REPORTED (argv[3]) first, so the test sees what was reported. The group
+# window is 2 ms, so that groups of a few rounds are committed well before the campaign's
+# end (with 50 ms, 24 rounds of `true` may all wait for the last commit, and the resume
+# would then launch nothing).
 _RUNNER = """
 import os, signal, sys
+from benchrun.runner.campaign import session
 from benchrun.runner.store import database
 from benchrun.runner.ui import display
 from benchrun.runner.cli import main
+
+session.GROUP_COMMIT_S = 0.002
 
 kill_after = int(sys.argv[2])
 reported = open(sys.argv[3], "a", buffering=1)
