@@ -26,10 +26,16 @@ one invocation gives the before/after table.
 Then one fixed campaign (N rounds) and one adaptive campaign (2 workloads, N/2 rounds each)
 run in a child process under cProfile, and the loop's time is split by phase from the
 cumulative times of disjoint functions (launch: ``LocalExecutor.launch``; store:
-``Store.add_round``; collect: the adaptive loop's ``stats`` and ``pass_series``; decide:
+``Store.add_round`` and ``Store.commit_group``, the group commit; collect: the adaptive loop's ``stats`` and ``pass_series``; decide:
 ``Controller.decide``; status: ``write_status``; display: every function of
 runner/ui/display.py, own time). cProfile slows Python code more than the child's run, so
 read the phase shares, not their absolute values.
+
+``--timers R`` also runs R fixed campaigns (N rounds of ``true``) per version in a child
+process with a few functions of the loop wrapped in ``perf_counter_ns`` timers (:data:`TIMERS`:
+the spawn and its hand-off to the pinned thread, ``Popen``, the watch, the in-flight record,
+the store), about 0.2 us per call, and prints microseconds per round in each: close to
+what an unprofiled run spends there.
 
 ``--readings N`` (0 to skip) checks that the change does not shift what a round measures:
 fixed campaigns of N rounds of ``true`` and of ``python3 -c pass`` (current code, and the
@@ -37,7 +43,7 @@ fixed campaigns of N rounds of ``true`` and of ``python3 -c pass`` (current code
 range and the 10th-90th percentile range of the stored wall times; medians over repeats.
 
 Usage: python benchmarks/loop_speed.py [--rounds 2000] [--repeats 3] [--before DIR]
-       [--readings 300] [--json out.json]
+       [--readings 300] [--timers 0] [--no-profile] [--json out.json]
 """
 
 from __future__ import annotations
@@ -167,7 +173,7 @@ def reading_figures(rows: list[tuple[float, int]]) -> dict[str, float]:
 #: phase -> (module path suffix, function name or None for every function of the module)
 PHASES: dict[str, tuple[str, str | None]] = {
     "launch": ("execute/local.py", "launch"),
-    "store": ("store/database.py", "add_round"),
+    "store": ("store/database.py", "add_round|commit_group"),
     "collect": ("campaign/adaptive.py", "stats|pass_series"),
     "decide": ("control/controller.py", "decide"),
     "status": ("campaign/adaptive.py", "write_status"),
@@ -207,13 +213,75 @@ def profile_one(exp: str) -> dict[str, float]:
     return result
 
 
-def phases(text: str, name: str, tmp: Path, src: str | None) -> dict[str, float]:
-    """:func:`profile_one` in a child process running the code in ``src``."""
+#: (module, attribute path, label) of the functions the low-overhead timers wrap; nested
+#: ones are indented under the function that calls them
+TIMERS: tuple[tuple[str, str, str], ...] = (
+    ("benchrun.runner.campaign.session", "RoundLauncher.launch", "round (launch + store)"),
+    ("benchrun.runner.execute.local", "LocalExecutor.launch", "  executor.launch"),
+    ("benchrun.runner.execute.local", "LocalExecutor._spawn", "    spawn (hand-off + Popen)"),
+    ("subprocess", "Popen.__init__", "      Popen"),
+    ("benchrun.runner.execute.local", "LocalExecutor._watch", "    watch (child runs, reap)"),
+    ("benchrun.runner.execute.local", "record_inflight", "    in-flight record"),
+    ("benchrun.runner.execute.local", "clear_inflight", "    in-flight record aside"),
+    ("benchrun.runner.execute.containment", "Containment.end_round", "    cgroup check"),
+    ("benchrun.runner.campaign.session", "RoundLauncher._store", "  store + report"),
+    ("benchrun.runner.store.database", "Store.add_round", "    add_round"),
+    ("benchrun.runner.store.database", "Store.commit_group", "    commit_group"),
+)
+
+
+def timers_one(exp: str) -> dict[str, float]:
+    """Seconds per round spent in each function of :data:`TIMERS` during the campaign
+    ``exp`` run in this process: each wrapped with two ``perf_counter_ns`` calls (about
+    0.2 us a call), so unlike cProfile the figures are close to an unprofiled run's."""
+    import importlib
+
+    from benchrun.runner.cli import main
+
+    spent: dict[str, int] = dict.fromkeys((t[2] for t in TIMERS), 0)
+
+    def wrap(owner: Any, attr: str, label: str) -> None:
+        inner = getattr(owner, attr)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t = time.perf_counter_ns()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                spent[label] += time.perf_counter_ns() - t
+
+        setattr(owner, attr, timed)
+
+    for module, path, label in TIMERS:
+        owner: Any = importlib.import_module(module)
+        *parents, attr = path.split(".")
+        for p in parents:
+            owner = getattr(owner, p)
+        if hasattr(owner, attr):
+            wrap(owner, attr, label)
+    t0 = time.perf_counter_ns()
+    with contextlib.redirect_stdout(io.StringIO()):
+        main(["run", exp, "-q", "--new"])
+    total = time.perf_counter_ns() - t0
+    text = Path(exp).read_text()
+    name = text.split("name: ", 1)[1].split("\n", 1)[0]
+    out_dir = text.split("output: ", 1)[1].split("\n", 1)[0]
+    rounds = len(_rounds(Path(out_dir) / name / "benchrun.db"))
+    out = {k: v / 1e9 / rounds for k, v in spent.items()}
+    out["whole run / rounds"] = total / 1e9 / rounds
+    return out
+
+
+def phases(
+    text: str, name: str, tmp: Path, src: str | None, how: str = "--profile-one"
+) -> dict[str, float]:
+    """:func:`profile_one` (or with ``how="--timers-one"`` :func:`timers_one`) in a child
+    process running the code in ``src``."""
     exp = tmp / f"{name}.yaml"
     exp.write_text(text)
     shutil.rmtree(tmp / "out" / name, ignore_errors=True)
     done = subprocess.run(
-        [sys.executable, __file__, "--profile-one", str(exp)],
+        [sys.executable, __file__, how, str(exp)],
         check=True,
         capture_output=True,
         text=True,
@@ -237,10 +305,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--no-profile", action="store_true", help="skip the cProfile phase split")
     ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument(
+        "--timers",
+        type=int,
+        default=0,
+        metavar="R",
+        help="also time the loop's functions in R fixed campaigns per version (low overhead)",
+    )
     ap.add_argument("--profile-one", help=argparse.SUPPRESS)
+    ap.add_argument("--timers-one", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.profile_one:
         print(json.dumps(profile_one(args.profile_one)))
+        return 0
+    if args.timers_one:
+        print(json.dumps(timers_one(args.timers_one)))
         return 0
     n = args.rounds
     has_hf = shutil.which("hyperfine") is not None
@@ -250,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     per: dict[str, list[dict[str, float]]] = {}
     shift: dict[str, list[dict[str, float]]] = {}
     prof: dict[str, dict[str, float]] = {}
+    timed: dict[str, list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         out = tmp / "out"
@@ -289,6 +369,11 @@ def main(argv: list[str] | None = None) -> int:
                     for tag, src in versions:
                         rows = run_benchrun(text, name, tmp, src)
                         shift.setdefault(f"{label}{tag}", []).append(reading_figures(rows))
+        tfixed = FIXED.format(name="tfixed", out=out, rounds=n, workloads=_workloads(1))
+        for _ in range(args.timers):
+            for tag, src in versions:
+                row = phases(tfixed, "tfixed", tmp, src, "--timers-one")
+                timed.setdefault(f"fixed{tag}", []).append(row)
         if not args.no_profile:
             pfixed = FIXED.format(name="pfixed", out=out, rounds=n, workloads=_workloads(1))
             pad2 = ADAPTIVE.format(name="pad2", out=out, rounds=n // 2, workloads=_workloads(2))
@@ -297,16 +382,17 @@ def main(argv: list[str] | None = None) -> int:
                 prof[f"adaptive x2{tag}"] = phases(pad2, "pad2", tmp, src)
     ref_name = "hyperfine -N" if has_hf else "bare loop"
     med = {m: _median_rows(rows) for m, rows in per.items()}
-    ref = med[ref_name]["per_round"]
+    ref = med[ref_name]["per_round"] if med else 1.0  # --repeats 0: no table of methods
     print(
         f"python {sys.version.split()[0]}, CPUs {sorted(os.sched_getaffinity(0))}, {n} rounds of "
         f"`true` per method, medians over {args.repeats} repeats; ratio to {ref_name}; "
         f"load average {os.getloadavg()[0]:.1f}"
     )
-    print(
-        f"{'method':<32} {'ms/round':>9} {'ratio':>6} {'first 1/5':>10} {'last 1/5':>9} "
-        f"{'startup s':>10}"
-    )
+    if med:
+        print(
+            f"{'method':<32} {'ms/round':>9} {'ratio':>6} {'first 1/5':>10} {'last 1/5':>9} "
+            f"{'startup s':>10}"
+        )
     for m, row in med.items():
         first = f"{row['first'] * 1e3:10.3f}" if "first" in row else f"{'-':>10}"
         last = f"{row['last'] * 1e3:9.3f}" if "last" in row else f"{'-':>9}"
@@ -327,8 +413,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'phase':<11}" + "".join(f" {k:>22}" for k in names))
         for phase in next(iter(prof.values())):
             print(f"{phase:<11}" + "".join(f" {prof[k][phase] * 1e3:22.3f}" for k in names))
+    if timed:
+        tmed = {k: _median_rows(rows) for k, rows in timed.items()}
+        print(
+            f"\nfixed mode, {n} rounds of `true`, us per round in each function (timers "
+            f"around them, medians over {args.timers} campaigns; nested ones indented):"
+        )
+        print(f"{'function':<30}" + "".join(f" {k:>16}" for k in tmed))
+        for label in next(iter(tmed.values())):
+            print(f"{label:<30}" + "".join(f" {tmed[k].get(label, 0.0) * 1e6:16.1f}" for k in tmed))
     if args.json:
         doc: dict[str, Any] = {"medians": med, "readings": shift_med, "phases": prof}
+        if timed:
+            doc["timers"] = {k: _median_rows(rows) for k, rows in timed.items()}
         Path(args.json).write_text(json.dumps(doc, indent=2))
     return 0
 

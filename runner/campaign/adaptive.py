@@ -417,7 +417,9 @@ class _Adaptive:
         return pairs
 
     def decide(self) -> Decision:
-        """Collect, decide, store the events, tell the user, rewrite status.json."""
+        """Commit the rounds so far, collect, decide, store the events, tell the user,
+        rewrite status.json (nothing is reported that is not committed)."""
+        self.launcher.commit()
         retired = {n: st.stopped for n, st in self.states.items() if st.stopped}
         stats = self.stats()
         decision = self.controller.decide(
@@ -591,5 +593,6 @@ def run_adaptive(
                 loop.duet = plan
                 reason = loop.run()
         finally:
+            launcher.commit()  # every round committed, then shown
             display.stop()
         return finish_duet(launcher, finish_campaign(launcher, reason))

@@ -78,6 +78,7 @@ def run_fixed(
                         experiment, launcher, plan, needs_round, budget, display, cleanup_warnings
                     )
             finally:
+                launcher.commit()  # every round committed, then shown
                 display.stop()
             ended = finish_campaign(
                 launcher, out_of_time or f"{settings.rounds} rounds of every workload"
@@ -109,6 +110,7 @@ def run_fixed(
                 if not needs_round(name):  # its last round: clean up before the others go on
                     cleanup_warnings.extend(w for w in [launcher.cleanup(name)] if w)
         finally:
+            launcher.commit()  # every round committed, then shown
             display.stop()
         ended = finish_campaign(
             launcher, out_of_time or f"{settings.rounds} rounds of every workload"

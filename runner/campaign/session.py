@@ -4,9 +4,12 @@ This module owns the loop of docs/design.md's data flow in fixed mode
 (``settings.rounds`` steady rounds per workload): scheduler -> executor -> store, with
 interruption (SIGINT/SIGTERM) and resume. Nothing here computes statistics.
 
-Durability contract: a round is committed (one SQLite transaction) before the next one is
-launched; a round killed by an interruption is not stored as a round but as an event, and
-is redone on resume. A lock file keeps two runners off the same campaign directory.
+Durability contract (docs/loop.md "Durability"): a round is committed before the campaign
+reports it (the display, status.json, a decision, an event); short ok rounds are committed
+in groups (:data:`GROUP_COMMIT_S`), any other round at once, so a crash loses at most the
+rounds of the last group window and the round in flight. A round killed by an
+interruption is not stored as a round but as an event, and is redone on resume. A lock
+file keeps two runners off the same campaign directory.
 """
 
 from __future__ import annotations
@@ -44,6 +47,10 @@ CALIBRATION_FLAG = "calibration"
 DUET_SOLO_FLAG = "duet-solo"
 #: flag of a duet side's probe round: alone, on both duet CPUs, before its first duet
 DUET_PROBE_FLAG = "duet-probe"
+#: ok rounds are committed in groups: the open group is committed once its first round is
+#: this many seconds old, and before a round that may take this long is launched
+#: (docs/loop.md "Durability"); 0 commits every round on its own
+GROUP_COMMIT_S = 0.05
 
 
 class Display(Protocol):
@@ -377,9 +384,33 @@ class RoundLauncher:
         self._guarded_pass: int | None = None
         #: the command that continues this campaign (printed when it is interrupted)
         self.resume_command = resume_command or default_resume_command(experiment)
+        #: the group commit window, s (GROUP_COMMIT_S; 0: one commit per round)
+        self.group_commit_s = GROUP_COMMIT_S
+        #: the display calls of the rounds in the open group, made once it is committed
+        self._unreported: list[tuple[str, RoundOutcome, float | None, bool]] = []
+        #: wall time of each workload's last round in this run, ns
+        self._last_wall: dict[str, int] = {}
         self._setup_done: set[str] = set()  # workloads whose setup ran in this run
         self._started: set[str] = set()  # workloads that launched something in this run
         self._cleaned: set[str] = set()  # workloads whose cleanup ran in this run
+
+    def commit(self) -> None:
+        """Commit the open group of rounds, then report them (the display): a round is
+        never reported before it is committed. Called by the loops before they report
+        anything else (a decision, status.json, the end of the campaign)."""
+        self.store.commit_group()
+        unreported, self._unreported = self._unreported, []
+        for name, outcome, value, warmup in unreported:
+            self.display.round_done(name, outcome, value, warmup)
+
+    def _commit_before_launch(self, name: str) -> None:
+        """Commit the open group before a round of ``name`` that may be long: the first
+        of ``name`` in this run, or one after a round of GROUP_COMMIT_S or more, so that no
+        group stays open while a long round runs."""
+        if self.store.group_rounds and (
+            self._last_wall.get(name, 1 << 62) >= self.group_commit_s * 1e9
+        ):
+            self.commit()
 
     def before_pass(self, pass_index: int) -> None:
         """Quiet-machine guard (``settings.quiet_load``, runner/machine/quiet.py): before the first
@@ -392,6 +423,7 @@ class RoundLauncher:
         if max_load is None or pass_index == self._guarded_pass:
             return
         self._guarded_pass = pass_index
+        self.commit()  # no group stays open through a wait
         waited = wait_for_quiet(max_load, max_wait, should_stop=lambda: self.interrupted)
         if waited < 0.05 or self.interrupted:  # quiet at once: nothing worth recording
             return
@@ -478,6 +510,7 @@ class RoundLauncher:
         hook = self.states[name].workload.hook(kind)
         assert hook is not None
         argv = hook.render(round_index or 0, work)
+        self.commit()  # a hook may take long: no group stays open while it runs
         outcome = self.executor.launch(self.hook_spec(name, kind, argv, pass_index))
         record = NewHook(
             campaign_id=self.campaign.id,
@@ -499,6 +532,7 @@ class RoundLauncher:
         return outcome.status == "interrupted" or (self.interrupted and outcome.status != "ok")
 
     def _round_interrupted(self, name: str, round_index: int, what: str = "") -> None:
+        self.commit()
         self.store.add_event(
             self.campaign.id,
             "round-interrupted",
@@ -534,6 +568,7 @@ class RoundLauncher:
         if not isinstance(before, list):
             return before
         hooks = before
+        self._commit_before_launch(name)
         spec = self.spec(name, argv, pass_index)
         if cpus is not None:
             spec = dataclasses.replace(spec, cpus=cpus)
@@ -579,6 +614,8 @@ class RoundLauncher:
                     return results[0], results[1]
                 continue
             prepared.append((i, argv, before))
+        for i, _, _ in prepared:
+            self._commit_before_launch(names[i])
         if len(prepared) == 1:  # the other side could not run: this one runs alone
             i, argv, hooks = prepared[0]
             name = names[i]
@@ -742,6 +779,10 @@ class RoundLauncher:
             if "slurm_job" in outcome.extra:
                 facts["slurm_job"] = outcome.extra["slurm_job"]
         readings = round_readings(w, outcome)
+        ok = outcome.status == "ok"
+        grouped = ok and self.group_commit_s > 0
+        if not grouped:
+            self.commit()  # the rounds before it first, reported in order
         self.store.add_round(
             NewRound(
                 campaign_id=self.campaign.id,
@@ -767,21 +808,19 @@ class RoundLauncher:
                 facts=facts,
                 flags=flags,
                 hooks=hooks,
-            )
+            ),
+            group=grouped,
         )
         self.seq += 1
-        st.record(
-            outcome.status == "ok",
-            warmup,
-            pass_index,
-            readings,
-            work,
-            flags,
-            outcome.wall_ns,
-            outcome.node,
-        )
-        ok = outcome.status == "ok"
-        self.display.round_done(name, outcome, metric_value(w, outcome) if ok else None, warmup)
+        self._last_wall[name] = outcome.wall_ns
+        st.record(ok, warmup, pass_index, readings, work, flags, outcome.wall_ns, outcome.node)
+        value = metric_value(w, outcome) if ok else None
+        if grouped:  # reported once committed
+            self._unreported.append((name, outcome, value, warmup))
+            if self.store.group_age() >= self.group_commit_s:
+                self.commit()
+            return outcome
+        self.display.round_done(name, outcome, value, warmup)
         if ok:
             return outcome
         self.display.message(f"{name}: round {round_index} {outcome.status}: {outcome.reason}")
@@ -836,6 +875,7 @@ class RoundLauncher:
 
     def stop_workload(self, name: str, reason: str) -> None:
         """Give up on a workload for good (stored, so a resume does not retry it)."""
+        self.commit()
         st = self.states[name]
         st.stopped = reason
         self.store.set_workload_status(st.workload_id, "stopped", reason)
@@ -864,6 +904,7 @@ def finish_campaign(launcher: RoundLauncher, done_reason: str) -> CampaignOutcom
     """Run the cleanups, store how the campaign ended and say which exit code and message go
     to the user: interrupted (128 + signal), fail_fast (1), workloads stopped by failures
     (1), done (0); a failed cleanup is a warning and changes none of these."""
+    launcher.commit()
     warnings = tuple(launcher.cleanup_all())
     outcome = _finish(launcher, done_reason)
     return dataclasses.replace(outcome, warnings=warnings)

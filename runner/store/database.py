@@ -1,11 +1,13 @@
 """The durable store: one SQLite file per campaign directory (docs/design.md "The store").
 
-WAL journal, ``synchronous=NORMAL``, one transaction per round: a crash of the process
-(SIGKILL, an exception, OOM) loses at most the round in flight, because a transaction's WAL
-frames are in the operating system's cache when COMMIT returns; the WAL is also flushed to
-the disk (fsync) at most :data:`SYNC_EVERY_S` after a commit, so a power loss or kernel
-crash loses at most the rounds of that last second and never damages the file
-(docs/loop.md "Durability"). And ``UNIQUE(workload_id, round_index)`` makes a duplicate round
+WAL journal, ``synchronous=NORMAL``, one transaction per round or per *group* of rounds
+(:meth:`Store.add_round` with ``group=True``, committed by :meth:`Store.commit_group`): a
+crash of the process (SIGKILL, an exception, OOM) loses at most the rounds not committed
+yet (the open group and the round in flight), because a transaction's WAL frames are in
+the operating system's cache when COMMIT returns; the WAL is also flushed to the disk
+(fsync) at most :data:`SYNC_EVERY_S` after a commit, so a power loss or kernel crash loses
+at most the rounds of that last second and never damages the file (docs/loop.md
+"Durability"). And ``UNIQUE(workload_id, round_index)`` makes a duplicate round
 impossible. Raw data is never rewritten by analysis; flags decide what is used.
 
 Several campaigns may live in one file (each ``benchrun run`` without ``--resume`` starts a
@@ -398,6 +400,10 @@ class Store:
         self._unsynced = False
         #: when add_round last set each campaign's updated_at (Unix s)
         self._updated_at: dict[int, float] = {}
+        #: rounds in the open group transaction (add_round(group=True)), and the monotonic
+        #: time its first round was added
+        self._group_rounds = 0
+        self._group_since = 0.0
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -501,9 +507,42 @@ class Store:
                 )
 
     def close(self) -> None:
+        """Commit the open group of rounds (if any), flush the WAL, close the connection."""
+        if self._group_rounds:
+            try:
+                self.commit_group()
+            except sqlite3.Error:
+                pass  # e.g. a full disk: the rounds committed before stay intact
         if self._unsynced:
             self.sync()
         self.conn.close()
+
+    @property
+    def group_rounds(self) -> int:
+        """How many rounds the open group holds (0: no group is open)."""
+        return self._group_rounds
+
+    def group_age(self) -> float:
+        """Seconds since the first round of the open group was added (0.0 without one)."""
+        return time.monotonic() - self._group_since if self._group_rounds else 0.0
+
+    def commit_group(self) -> int:
+        """Commit the open group of rounds (:meth:`add_round` with ``group=True``); returns
+        how many rounds it held (0 when none was open: nothing is done).
+
+        A full disk rolls the group back and raises :class:`StoreFull`: the rounds of that
+        group are lost, every round committed before stays intact."""
+        n = self._group_rounds
+        if not n:
+            return 0
+        self._group_rounds = 0
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            self._rollback_quietly()
+            raise self._full_or(exc) from exc
+        self._committed()
+        return n
 
     def sync(self) -> None:
         """Flush the WAL (every commit so far) to the disk: fsync of ``<db>-wal``.
@@ -549,9 +588,13 @@ class Store:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any exception).
 
-        A full disk (SQLITE_FULL, ENOSPC) rolls the transaction back and raises
-        :class:`StoreFull`: every round committed before stays intact.
+        An open group of rounds is committed first (:meth:`commit_group`), so a write of
+        its own never rolls back rounds, and never waits behind them. A full disk
+        (SQLITE_FULL, ENOSPC) rolls the transaction back and raises :class:`StoreFull`:
+        every round committed before stays intact.
         """
+        if self._group_rounds:
+            self.commit_group()
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
@@ -568,6 +611,10 @@ class Store:
         except sqlite3.OperationalError as exc:
             self._rollback_quietly()
             raise self._full_or(exc) from exc
+        self._committed()
+
+    def _committed(self) -> None:
+        """After a COMMIT: flush the WAL when the last flush is SYNC_EVERY_S old."""
         self._unsynced = True
         if time.monotonic() - self._synced_at >= SYNC_EVERY_S:
             self.sync()
@@ -732,14 +779,55 @@ class Store:
     # -- rounds ----------------------------------------------------------------------------
 
     @_guarded
-    def add_round(self, new: NewRound | None = None, /, **fields: Any) -> int:
+    def add_round(
+        self, new: NewRound | None = None, /, *, group: bool = False, **fields: Any
+    ) -> int:
         """Append one round and its readings in ONE transaction; returns the round id.
 
         ``new`` is the round; keyword arguments (the fields of :class:`NewRound`) build one
         instead. A second insert of the same (workload, round_index) raises
         ``sqlite3.IntegrityError``: rounds are never duplicated.
+
+        ``group=True``: the round joins the open *group* transaction (opened by the first
+        such round) and is committed with it by :meth:`commit_group`, by the next write of
+        its own (:meth:`transaction`) or by :meth:`close`; until then other connections do
+        not see it and a crash of the process loses it (docs/loop.md "Durability"). A
+        round that fails to insert is undone alone (a savepoint); the group stays open.
         """
         rec = new if new is not None else NewRound(**fields)
+        if group:
+            return self._add_grouped(rec)
+        with self.transaction() as c:
+            return self._insert_round(c, rec)
+
+    def _add_grouped(self, rec: NewRound) -> int:
+        c = self.conn
+        if not self._group_rounds:
+            try:
+                c.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise self._full_or(exc) from exc
+            self._group_since = time.monotonic()
+        c.execute("SAVEPOINT grouped_round")
+        try:
+            round_id = self._insert_round(c, rec)
+        except BaseException as exc:
+            try:
+                c.execute("ROLLBACK TO grouped_round")
+                c.execute("RELEASE grouped_round")
+            except sqlite3.Error:
+                pass
+            if not self._group_rounds:  # the group held nothing: end its transaction
+                self._rollback_quietly()
+            if isinstance(exc, sqlite3.OperationalError) and _is_disk_full(exc):
+                raise StoreFull(self.path, exc) from exc
+            raise
+        c.execute("RELEASE grouped_round")
+        self._group_rounds += 1
+        return round_id
+
+    def _insert_round(self, c: sqlite3.Connection, rec: NewRound) -> int:
+        """INSERT the round, its readings and hooks inside the caller's transaction."""
         row = rec.columns()
         sql = _INSERT_ROUND.get(tuple(row))
         if sql is None:
@@ -747,21 +835,20 @@ class Store:
             marks = ", ".join("?" * len(row))
             sql = _INSERT_ROUND[tuple(row)] = f"INSERT INTO round ({names}) VALUES ({marks})"
         now = time.time()
-        with self.transaction() as c:
-            cur = c.execute(sql, tuple(row.values()))
-            round_id = int(cur.lastrowid or 0)
-            if len(rec.readings) == 1:
-                c.execute(_INSERT_READING, (round_id, 0, float(rec.readings[0])))
-            elif rec.readings:
-                c.executemany(
-                    _INSERT_READING, [(round_id, i, float(v)) for i, v in enumerate(rec.readings)]
-                )
-            if rec.hooks:
-                c.executemany(_INSERT_HOOK, [h.row() for h in rec.hooks])
-            # the campaign's updated_at: to the second (a row write fewer in most rounds)
-            if now - self._updated_at.get(rec.campaign_id, 0.0) >= 1.0:
-                self._updated_at[rec.campaign_id] = now
-                c.execute("UPDATE campaign SET updated_at = ? WHERE id = ?", (now, rec.campaign_id))
+        cur = c.execute(sql, tuple(row.values()))
+        round_id = int(cur.lastrowid or 0)
+        if len(rec.readings) == 1:
+            c.execute(_INSERT_READING, (round_id, 0, float(rec.readings[0])))
+        elif rec.readings:
+            c.executemany(
+                _INSERT_READING, [(round_id, i, float(v)) for i, v in enumerate(rec.readings)]
+            )
+        if rec.hooks:
+            c.executemany(_INSERT_HOOK, [h.row() for h in rec.hooks])
+        # the campaign's updated_at: to the second (a row write fewer in most rounds)
+        if now - self._updated_at.get(rec.campaign_id, 0.0) >= 1.0:
+            self._updated_at[rec.campaign_id] = now
+            c.execute("UPDATE campaign SET updated_at = ? WHERE id = ?", (now, rec.campaign_id))
         return round_id
 
     @_guarded

@@ -1,12 +1,19 @@
 """The fast loop's durability at its worst moments (docs/loop.md "Durability", issue 18).
 
-The store commits each round with ``synchronous=NORMAL``: when COMMIT returns the round is
-in the operating system's cache, not yet on the disk. The worst moment for that scheme is
-a SIGKILL right after a commit returns; it must lose nothing, since the cache outlives the
-process. It is also the worst moment for the runner staying in its rounds' cgroup between
-rounds and for the in-flight record moved aside after each round: the dead runner is then
-inside its cgroup, and its record waits as ``inflight.json.next``. The next run must clean
-both up and continue with every round exactly once.
+The store commits short ok rounds in groups, each COMMIT with ``synchronous=NORMAL``: when
+COMMIT returns the rounds are in the operating system's cache, not yet on the disk. Two
+worst moments, each checked with a runner killed by SIGKILL:
+
+- right after a COMMIT returned (the worst moment for ``NORMAL``): it must lose nothing,
+  since the cache outlives the process. It is also the worst moment for the runner staying
+  in its rounds' cgroup between rounds and for the in-flight record moved aside after each
+  round: the dead runner is then inside its cgroup, and its record waits as
+  ``inflight.json.next``. The next run must clean both up and continue with every round
+  exactly once.
+- right before the COMMIT of a group of several rounds (the worst moment for the group
+  commit): the whole group is lost, nothing else; none of its rounds had been reported
+  (the display was told of committed rounds only), and the resume runs them again, each
+  exactly once.
 """
 
 from __future__ import annotations
@@ -25,27 +32,73 @@ import pytest
 from benchrun.runner.execute.containment import Containment
 
 ROUNDS = 12
-KILL_AFTER = 5  # the runner kills itself right after the commit of this many rounds
+KILL_AFTER = 5  # the runner kills itself right after a commit once this many rounds are in
 
-# The runner: `benchrun run` in this process, with the store's add_round wrapped so that
-# the process gets SIGKILL the moment the KILL_AFTER-th round's COMMIT has returned.
+# The runner: `benchrun run` in this process. Every COMMIT of the store is watched
+# (Store._committed runs right after one returned): once KILL_AFTER rounds are committed,
+# the process prints how many and gets SIGKILL. Every round the display is told of is
+# appended to REPORTED (argv[3]) first, so the test sees what was reported. The group
+# window is 2 ms, so that groups of a few rounds are committed well before the campaign's
+# end (with 50 ms, 24 rounds of `true` may all wait for the last commit, and the resume
+# would then launch nothing).
 _RUNNER = """
 import os, signal, sys
+from benchrun.runner.campaign import session
 from benchrun.runner.store import database
+from benchrun.runner.ui import display
 from benchrun.runner.cli import main
 
+session.GROUP_COMMIT_S = 0.002
+
 kill_after = int(sys.argv[2])
-add_round = database.Store.add_round
-committed = []
+reported = open(sys.argv[3], "a", buffering=1)
+committed = database.Store._committed
+round_done = display.RichDisplay.round_done
 
-def add_and_die(self, *args, **kwargs):
-    round_id = add_round(self, *args, **kwargs)
-    committed.append(round_id)
-    if len(committed) == kill_after:
+def committed_and_die(self):
+    committed(self)
+    (n,) = self.conn.execute("SELECT count(*) FROM round").fetchone()
+    if n >= kill_after:
+        print(f"committed {n}", file=sys.stderr, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
-    return round_id
 
-database.Store.add_round = add_and_die
+def round_done_logged(self, workload, *args, **kwargs):
+    reported.write(workload + "\\n")
+    return round_done(self, workload, *args, **kwargs)
+
+database.Store._committed = committed_and_die
+display.RichDisplay.round_done = round_done_logged
+sys.exit(main(["run", sys.argv[1], "-q"]))
+"""
+
+# The runner killed right before the COMMIT of a group of at least KILL_GROUP rounds (the
+# window is widened to 10 s so that the group holds most of the campaign's rounds).
+KILL_GROUP = 3
+_GROUP_RUNNER = """
+import os, signal, sys
+from benchrun.runner.campaign import session
+from benchrun.runner.store import database
+from benchrun.runner.ui import display
+from benchrun.runner.cli import main
+
+session.GROUP_COMMIT_S = 10.0
+kill_group = int(sys.argv[2])
+reported = open(sys.argv[3], "a", buffering=1)
+commit_group = database.Store.commit_group
+round_done = display.RichDisplay.round_done
+
+def die_before_commit(self):
+    if self.group_rounds >= kill_group:
+        print(f"group {self.group_rounds}", file=sys.stderr, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    return commit_group(self)
+
+def round_done_logged(self, workload, *args, **kwargs):
+    reported.write(workload + "\\n")
+    return round_done(self, workload, *args, **kwargs)
+
+database.Store.commit_group = die_before_commit
+display.RichDisplay.round_done = round_done_logged
 sys.exit(main(["run", sys.argv[1], "-q"]))
 """
 
@@ -108,19 +161,24 @@ def test_sigkill_right_after_a_commit_loses_nothing_and_resume_cleans_up(
     exp = _experiment(tmp_path, mode)
     db = tmp_path / "out" / "dur" / "benchrun.db"
     campaign_dir = db.parent
+    reported = tmp_path / "reported"
     killed = subprocess.Popen(
-        [sys.executable, "-c", _RUNNER, str(exp), str(KILL_AFTER)],
+        [sys.executable, "-c", _RUNNER, str(exp), str(KILL_AFTER), str(reported)],
         stderr=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
     )
     _, err = killed.communicate(timeout=120)
     assert killed.returncode == -signal.SIGKILL, err
+    n_committed = int(err.rsplit("committed ", 1)[1].split()[0])
+    assert n_committed >= KILL_AFTER
     # every committed round is there: the commit was in the OS cache when the process died
     stored = _rounds(db)
-    assert len(stored) == KILL_AFTER
-    assert [seq for _, _, seq, _ in stored] == list(range(KILL_AFTER))
+    assert len(stored) == n_committed
+    assert [seq for _, _, seq, _ in stored] == list(range(n_committed))
     assert all(status == "ok" for *_, status in stored)
+    # nothing was reported that is not stored (and the display was told of some rounds)
+    assert 1 <= len(reported.read_text().split()) <= n_committed
     # the dead runner was between rounds: no round in flight, its record moved aside
     assert not (campaign_dir / "inflight.json").exists()
     assert (campaign_dir / "inflight.json.next").exists()
@@ -129,10 +187,20 @@ def test_sigkill_right_after_a_commit_loses_nothing_and_resume_cleans_up(
     dead = f"benchrun-{killed.pid}-"
 
     first = stored
+    _resume_and_check(exp, db, first, mode, dead)
+
+
+def _resume_and_check(
+    exp: Path, db: Path, first: list[tuple[str, int, int, str]], mode: str, dead: str
+) -> None:
+    """``--resume`` completes the campaign: the killed run's stored rounds as they were,
+    each round exactly once, nothing of the killed run left behind."""
+    campaign_dir = db.parent
+    tmp_path = exp.parent
     resumed = _cli("run", str(exp), "-q", "--resume", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     stored = _rounds(db)
-    assert stored[:KILL_AFTER] == first  # the killed run's rounds, as they were
+    assert stored[: len(first)] == first  # the killed run's rounds, as they were
     per = {(name, index) for name, index, _, _ in stored}
     assert len(per) == len(stored)  # each round exactly once
     for name in ("a", "b"):  # round indexes without a gap
@@ -150,6 +218,38 @@ def test_sigkill_right_after_a_commit_loses_nothing_and_resume_cleans_up(
     assert not (campaign_dir / "inflight.json").exists()
     assert not (campaign_dir / "inflight.json.next").exists()
     assert not any(n.startswith(dead) for n in _own_cgroups())
+
+
+@pytest.mark.parametrize("mode", ["fixed", "adaptive"])
+def test_sigkill_right_before_a_group_commit_loses_that_group_only(
+    tmp_path: Path, mode: str
+) -> None:
+    """The worst moment for the group commit: SIGKILL when a group of several ok rounds is
+    about to be committed. Exactly the rounds committed before are stored (a prefix of the
+    launch order), the group is lost, none of its rounds was reported, and the resume runs
+    them again, each once."""
+    exp = _experiment(tmp_path, mode)
+    db = tmp_path / "out" / "dur" / "benchrun.db"
+    reported = tmp_path / "reported"
+    killed = subprocess.Popen(
+        [sys.executable, "-c", _GROUP_RUNNER, str(exp), str(KILL_GROUP), str(reported)],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    _, err = killed.communicate(timeout=120)
+    assert killed.returncode == -signal.SIGKILL, err
+    lost = int(err.rsplit("group ", 1)[1].split()[0])
+    assert lost >= KILL_GROUP
+    stored = _rounds(db)
+    # the first round of each workload in a run is committed on its own (it may be long),
+    # then the rest joined the open group, lost with the runner
+    assert [seq for _, _, seq, _ in stored] == list(range(len(stored)))
+    assert 1 <= len(stored) <= 2
+    reported_rounds = reported.read_text().split()
+    assert 1 <= len(reported_rounds) <= len(stored)  # reported only once committed
+    assert not (db.parent / "inflight.json").exists()  # killed between rounds
+    _resume_and_check(exp, db, stored, mode, f"benchrun-{killed.pid}-")
 
 
 def test_sigkill_mid_round_ends_the_round_from_its_record_and_redoes_it(tmp_path: Path) -> None:
@@ -192,3 +292,64 @@ def test_sigkill_mid_round_ends_the_round_from_its_record_and_redoes_it(tmp_path
     assert f"sleep 3{mark}" not in ps  # the killed run's round was ended
     assert not (db.parent / "inflight.json").exists()
     assert not (db.parent / "inflight.json.next").exists()
+
+
+class _CountingDisplay:
+    """A Display that counts the rounds it was told of and prints nothing."""
+
+    def __init__(self) -> None:
+        self.rounds = 0
+
+    def start(self, campaign: object, targets: dict[str, int], done: dict[str, int]) -> None:
+        pass
+
+    def round_done(self, workload: str, outcome: object, value: object, warmup: bool) -> None:
+        self.rounds += 1
+
+    def message(self, text: str) -> None:
+        pass
+
+    def show_decision(self, decision: object, eta_s: float | None) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("wall_s", [0.001, 0.1])
+def test_each_launch_sees_what_is_committed_and_reported(tmp_path: Path, wall_s: float) -> None:
+    """At every launch (fake executor, real store read by a second connection): the display
+    was never told of a round that is not committed; rounds of 50 ms or more are all
+    committed before the next launch (no group stays open while a long round runs), and
+    short rounds are grouped (some launch starts with rounds not committed yet)."""
+    from benchrun.runner.campaign.run import run_campaign
+    from benchrun.runner.config.loader import parse_experiment
+    from benchrun.runner.execute.fake import FakeExecutor, constant
+
+    rounds = 20
+    exp = parse_experiment(
+        f"name: g\noutput: {tmp_path / 'out'}\nsettings: {{adaptive: false, rounds: {rounds},"
+        " warmup_rounds: 0, pin: none, seed: 1}\nworkloads:\n"
+        "  - {name: a, command: [work, a]}\n  - {name: b, command: [work, b]}\n",
+        base_dir=tmp_path,
+        check_commands=False,
+    )
+    display = _CountingDisplay()
+    seen: list[tuple[int, int, int]] = []  # (launch index, committed rounds, reported)
+
+    def at_launch(spec: object, index: int) -> None:
+        with sqlite3.connect(exp.db_path, timeout=5) as other:
+            (committed,) = other.execute("SELECT count(*) FROM round").fetchone()
+        seen.append((index, committed, display.rounds))
+
+    fake = FakeExecutor({"a": constant(wall_s), "b": constant(wall_s)}, on_launch=at_launch)
+    out = run_campaign(exp, fake, display)
+    assert out.status == "done"
+    assert len(seen) == 2 * rounds
+    assert all(reported <= committed <= index for index, committed, reported in seen)
+    if wall_s >= 0.05:
+        assert all(committed == index for index, committed, _ in seen)
+    else:
+        assert any(committed < index for index, committed, _ in seen)
+    assert display.rounds == 2 * rounds  # every round reported in the end
+    assert len(_rounds(exp.db_path)) == 2 * rounds
