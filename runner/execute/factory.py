@@ -38,6 +38,9 @@ def make_executor(
 
     routes = {w.name: str(w.params.get(NODE_TYPE_PARAM)) for w in experiment.workloads}
     members: dict[str, SlurmExecutor] = {}
+    # the types' jobs carry the campaign's one comment: none may take another's for a
+    # job left by a dead run (SlurmExecutor own_jobs)
+    own_jobs: set[str] = set()
     for i, (name, type_spec) in enumerate(spec.node_types):
         names = tuple(w for w, t in routes.items() if t == name)
         tell = on_message if on_message is not None else _to_stderr
@@ -47,6 +50,7 @@ def make_executor(
             names,
             f"benchrun-{experiment.name}-{name}",
             functools.partial(_prefixed, tell, name),
+            own_jobs,
         )
     return Fleet(members, routes)
 
@@ -57,8 +61,10 @@ def _slurm(
     names: tuple[str, ...],
     job_name: str,
     on_message: Callable[[str], None] | None,
+    own_jobs: set[str] | None = None,
 ) -> SlurmExecutor:
-    """The SlurmExecutor of ``spec`` for the workloads ``names`` of ``experiment``."""
+    """The SlurmExecutor of ``spec`` for the workloads ``names`` of ``experiment``;
+    ``own_jobs``: the job ids of this run, shared by a fleet's executors."""
     from benchrun.runner.execute.slurm import SlurmExecutor as Slurm  # Slurm campaigns only
     from benchrun.runner.execute.slurm_jobs import campaign_comment
 
@@ -72,6 +78,7 @@ def _slurm(
         on_message=on_message,
         # marks the campaign's jobs: a later run cancels those a dead run left
         comment=campaign_comment(experiment.campaign_dir),
+        own_jobs=own_jobs,
     )
 
 

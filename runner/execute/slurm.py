@@ -317,6 +317,11 @@ class SlurmExecutor:
         The jobs' ``--comment``, marking them as this campaign's
         (:func:`runner.execute.slurm_jobs.campaign_comment`); the first launch cancels
         the jobs still carrying it, which a run that died left behind. None: no mark.
+    own_jobs : set of str, optional
+        Job ids submitted by this run of the campaign, never taken for leftovers; the
+        executor adds each job it submits. The executors of one campaign (a fleet's node
+        types) share one set, since their jobs carry the same comment. Default: a set of
+        this executor's own.
     """
 
     def __init__(
@@ -333,6 +338,7 @@ class SlurmExecutor:
         running_poll: float = RUNNING_POLL,
         on_node: Callable[[str, dict[str, Any]], None] | None = None,
         comment: str | None = None,
+        own_jobs: set[str] | None = None,
     ) -> None:
         self.spec = spec
         self.job_name = job_name
@@ -351,6 +357,7 @@ class SlurmExecutor:
         self.node_metadata: dict[str, dict[str, Any]] = {}
         self.on_node = on_node
         self.comment = comment
+        self.own_jobs: set[str] = own_jobs if own_jobs is not None else set()
         self._job: _Job | None = None
         self._listener: socket.socket | None = None
         self._address: tuple[str, int] | None = None
@@ -547,6 +554,8 @@ class SlurmExecutor:
             self.on_message(f"{exc}; jobs left by an earlier run were not looked for")
             return
         for job_id in leftovers:
+            if job_id in self.own_jobs:  # another executor of this run submitted it
+                continue
             self._cancel(job_id)
             self.on_message(
                 f"slurm: cancelled job {job_id}, left by an earlier run of this campaign"
@@ -626,6 +635,7 @@ class SlurmExecutor:
     def _submit(self) -> _Job:
         token = secrets.token_hex(16)
         job_id = self.commands.submit(self.batch_script(token), self.sbatch_options())
+        self.own_jobs.add(job_id)
         job = _Job(job_id, token, time.monotonic(), expected=self.node_count)
         self.jobs.append(job)
         self._job = job

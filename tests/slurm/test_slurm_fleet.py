@@ -74,7 +74,8 @@ def test_the_fleet_report_from_two_partitions_of_one_node(tmp_path: Path) -> Non
     # one job per node type served all its rounds while the other type's job served its
     # own (interleaved rounds): the two jobs were held at the same time
     jobs = {t: {r.facts["slurm_job"] for r in rounds if names[r.workload_id].endswith(f"={t}]")} for t in ("alpha", "beta")}  # fmt: skip
-    assert len(jobs["alpha"]) == len(jobs["beta"]) == 1 and jobs["alpha"] != jobs["beta"]
+    assert len(jobs["alpha"]) == len(jobs["beta"]) == 1, (jobs, done.stderr)
+    assert jobs["alpha"] != jobs["beta"]
     types = [names[r.workload_id].rsplit("=", 1)[1] for r in sorted(rounds, key=lambda r: r.seq)]
     switches = sum(a != b for a, b in zip(types, types[1:], strict=False))
     assert switches >= ROUNDS  # the types alternated through the campaign

@@ -194,6 +194,35 @@ def test_the_executor_marks_its_jobs_and_cancels_those_a_dead_run_left(
     assert "--comment" not in " ".join(SlurmExecutor(spec).sbatch_options())
 
 
+def test_a_fleets_node_types_never_cancel_each_others_jobs(
+    slurm_bin: StandIns, tmp_path: Path
+) -> None:
+    """A fleet's executors share the campaign's comment: the second type's first launch
+    sees the first type's job in squeue, and must take only a dead run's job for a
+    leftover (a real fleet run cancelled its own alpha job 0.16 s after it started)."""
+    mine = campaign_comment(tmp_path / "c")
+    slurm_bin.command("sbatch", "51\n")
+    slurm_bin.command("squeue", f"50|{mine}\n51|{mine}\n")
+    slurm_bin.command("scancel")
+    said: list[str] = []
+    shared: set[str] = set()
+    alpha = SlurmExecutor(
+        SlurmSpec(listen="127.0.0.1"), on_message=said.append, comment=mine, own_jobs=shared
+    )
+    beta = SlurmExecutor(
+        SlurmSpec(listen="127.0.0.1"), on_message=said.append, comment=mine, own_jobs=shared
+    )
+    try:
+        alpha._listen()
+        alpha._submit()  # alpha's job 51 is queued (the stand-in sbatch's answer)
+        beta._preflight()  # then beta's first launch looks for leftovers
+    finally:
+        alpha.close()
+        beta.close()
+    assert slurm_bin.calls("scancel") == ["50"]  # the dead run's job only
+    assert beta.own_jobs is alpha.own_jobs == {"51"}
+
+
 def test_the_campaign_goes_on_when_squeue_does_not_answer(
     slurm_bin: StandIns, tmp_path: Path
 ) -> None:
