@@ -43,7 +43,6 @@ from benchrun.runner.control.duet_asymmetry import (
     Asymmetry,
     duet_asymmetry,
 )
-from benchrun.runner.control.pairing import round_values_by_pass
 from benchrun.runner.execute.duet import DuetPlan, duet_cpus, plan_duet
 from benchrun.runner.execute.executor import RoundOutcome
 from benchrun.runner.execute.pinning import PinPlan, pinned_runner
@@ -258,6 +257,9 @@ def pair_values(
     """Pass -> value of workload ``workload_id``'s ok rounds, for its duets (steady rounds
     with a ``duet`` fact) and for its solo passes (flagged ``duet-solo``); ``rounds`` are
     the store's rows, ``workload`` the experiment's :class:`Workload`."""
+    # the pairing (and with it scipy) only at the campaign's end: docs/loop.md, Startup
+    from benchrun.runner.control.pairing import round_values_by_pass
+
     duet: list[Any] = []
     solo: list[Any] = []
     for r in rounds:

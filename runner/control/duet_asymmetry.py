@@ -24,9 +24,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
-
-from benchrun.stats.compare import welch
 
 __all__ = ["ASYMMETRY_EVENT", "MULTI_CPU_EVENT", "Asymmetry", "duet_asymmetry"]
 
@@ -116,6 +113,12 @@ def duet_asymmetry(
     >>> round(r.asymmetry, 3), r.flagged
     (1.1, True)
     """
+    # scipy only here, at the campaign's end: importing this module (the duet pass loop
+    # does) must not load scipy before the first round (docs/loop.md, Startup)
+    from scipy.special import stdtrit
+
+    from benchrun.stats.compare import welch
+
     da, db = _logs(duet_a, duet_b)
     sa, sb = _logs(solo_a, solo_b)
     if da.size < 2 or sa.size < 2:
@@ -131,7 +134,7 @@ def duet_asymmetry(
     half = 0.0
     if n_solo > 1 and float(np.ptp(e)) > 0.0:
         sd = float(e.std(ddof=1))
-        half = float(sps.t.ppf(0.5 + confidence / 2, n_solo - 1)) * sd / math.sqrt(n_solo)
+        half = float(stdtrit(n_solo - 1, 0.5 + confidence / 2)) * sd / math.sqrt(n_solo)
     return Asymmetry(
         asymmetry=math.exp(diff),
         low=math.exp(low),
