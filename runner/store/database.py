@@ -536,12 +536,7 @@ class Store:
         if not n:
             return 0
         self._group_rounds = 0
-        try:
-            self.conn.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
-            self._rollback_quietly()
-            raise self._full_or(exc) from exc
-        self._committed()
+        self._commit_now()
         return n
 
     def sync(self) -> None:
@@ -606,6 +601,11 @@ class Store:
             if isinstance(exc, sqlite3.OperationalError) and _is_disk_full(exc):
                 raise StoreFull(self.path, exc) from exc
             raise
+        self._commit_now()
+
+    def _commit_now(self) -> None:
+        """COMMIT the open transaction (a failed COMMIT is rolled back and raised as
+        :class:`StoreFull` when the disk is full), then :meth:`_committed`."""
         try:
             self.conn.execute("COMMIT")
         except sqlite3.OperationalError as exc:
