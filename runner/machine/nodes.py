@@ -89,6 +89,15 @@ def node_differences(records: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def node_rows(records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, ...]]:
+    """One row per node, in name order: the node's name, then each :data:`COMPARED` fact
+    as shown (``unknown`` where its record lacks it); the report's table of nodes."""
+    return [
+        (name, *(_shown(fact(records[name], section, key)) for _, section, key in COMPARED))
+        for name in sorted(records)
+    ]
+
+
 def node_summary(node: str, record: Mapping[str, Any]) -> str:
     """``vm: AMD EPYC 7B13, kernel 6.1.0-18-amd64``: one node's line in ``show``."""
     model = _shown(fact(record, "hardware", "cpu_model"))

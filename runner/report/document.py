@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchrun.runner.machine.describe import describe_machine
+from benchrun.runner.machine.nodes import node_differences
 from benchrun.runner.machine.noise import unknown_noise_settings
 from benchrun.runner.report import plots
 from benchrun.runner.report.analysis import (
@@ -28,7 +29,7 @@ from benchrun.runner.report.analysis import (
     find_suite,
     rank_groups,
 )
-from benchrun.runner.report.fleet import Fleet, find_fleet
+from benchrun.runner.report.fleet import Fleet, find_fleet, node_records
 from benchrun.runner.report.methods import (
     METHODS_REFERENCES,
     RuleStatus,
@@ -148,6 +149,8 @@ class Report:
     warnings: list[dict[str, str]]
     unchecked: list[tuple[str, str]]
     machine: list[tuple[str, str, str]]
+    #: each compute node's metadata record (a Slurm campaign's ``node-metadata`` events)
+    node_records: dict[str, dict[str, Any]] = field(default_factory=dict)
     workload_plots: dict[str, plots.Plot] = field(default_factory=dict)
     ranking_plots: list[plots.Plot] = field(default_factory=list)
     quantile_plots: list[plots.Plot] = field(default_factory=list)
@@ -289,6 +292,9 @@ class Report:
             "machine": {
                 "record": c.metadata,
                 "rows": [{"section": s, "label": k, "text": v} for s, k, v in self.machine],
+                # the Slurm nodes' records (node-metadata events) and what differs between them
+                "nodes": self.node_records,
+                "node_differences": node_differences(self.node_records),
                 "noise_warnings": self.warnings,
                 "not_checked": [{"setting": s, "reason": r} for s, r in self.unchecked],
             },
@@ -327,6 +333,7 @@ def build_report(
         warnings=machine_warnings(model),
         unchecked=unknown_noise_settings(meta) if meta else [],
         machine=describe_machine(meta) if meta else [],
+        node_records=node_records(model),
         notes={w.name: workload_notes(model, w) for w in model.workloads},
         fleet=fleet,
     )

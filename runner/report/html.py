@@ -198,6 +198,9 @@ def render_html(report: Report) -> str:
         mach.append(_table(tables.machine(report)))
     else:
         mach.append("<p>No machine record was stored with this campaign.</p>")
+    nodes = tables.compute_nodes(report)
+    if nodes is not None:
+        mach.append("<h3>Compute nodes</h3>" + _table(nodes))
     if report.warnings or report.unchecked:
         mach.append(_table(tables.warnings(report)))
     else:

@@ -158,6 +158,9 @@ def render_markdown(report: Report, figure_dir: Path | None) -> str:
         parts["fleet"] = _fleet(report, fig)
     mach = ["## The machine", ""]
     mach += _table(tables.machine(report)) if report.machine else ["No machine record.", ""]
+    nodes = tables.compute_nodes(report)
+    if nodes is not None:
+        mach += ["### Compute nodes", ""] + _table(nodes)
     if report.warnings or report.unchecked:
         mach += _table(tables.warnings(report))
     else:

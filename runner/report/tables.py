@@ -446,6 +446,34 @@ def machine(report: Report) -> Table:
     )
 
 
+def compute_nodes(report: Report) -> Table | None:
+    """The compute nodes a Slurm campaign's rounds ran on, each with the facts compared
+    between nodes (runner/machine/nodes.py), and which of them differ; None for a
+    campaign measured on this machine only."""
+    from benchrun.runner.machine.nodes import COMPARED, node_differences, node_rows
+
+    if not report.node_records:
+        return None
+    differ = node_differences(report.node_records)
+    if differ:
+        caption = (
+            "FLAGGED: these nodes differ ("
+            + "; ".join(differ)
+            + "): rounds from them differ for reasons of their own, so they are not one "
+            "level of a comparison (docs/slurm.md, Node metadata)."
+        )
+    elif len(report.node_records) > 1:
+        caption = "The nodes agree on every compared fact."
+    else:
+        caption = "Collected on the node by benchrun's agent (docs/slurm.md, Node metadata)."
+    return Table(
+        "compute nodes",
+        ("node", *(label for label, _, _ in COMPARED)),
+        node_rows(report.node_records),
+        caption,
+    )
+
+
 def warnings(report: Report) -> Table:
     rows = [(w["setting"], w["found"], w["why"], w["fix_command"]) for w in report.warnings]
     rows += [(s, "not checked", r, "") for s, r in report.unchecked]
