@@ -7,6 +7,7 @@ import base64
 from html import escape
 
 from benchrun.runner.report import fleet_tables, tables
+from benchrun.runner.report.analysis import Suite
 from benchrun.runner.report.document import Report
 from benchrun.runner.report.plots import Plot
 
@@ -89,16 +90,19 @@ def _comparisons(report: Report) -> list[str]:
         out.append(_figure(p))
     if report.suite is not None and report.hardware_suite is None:
         s = report.suite
-        out.append(
-            f"<h3>Suite: {len(s.systems)} systems ({escape(s.factor)}) x "
-            f"{len(s.benchmarks)} benchmarks</h3>"
-        )
-        for t in tables.suite_tables(s):
-            out.append(_table(t))
-        out.append(_figure(report.biplot))
-        out.extend(f"<p>{escape(n)}</p>" for n in s.notes)
+        title = f"Suite: {len(s.systems)} systems ({s.factor}) x {len(s.benchmarks)} benchmarks"
+        out += _suite(report, s, title)
     out.append("</section>")
     return out
+
+
+def _suite(report: Report, s: Suite, title: str) -> list[str]:
+    """A suite's tables (HPT, r-speedup, Speedup-Test, ratio of geometric means), its
+    biplot and notes under the heading ``title`` (plain text, escaped here)."""
+    out = [f"<h3>{escape(title)}</h3>"]
+    out += [_table(t) for t in tables.suite_tables(s)]
+    out.append(_figure(report.biplot))
+    return out + [f"<p>{escape(n)}</p>" for n in s.notes]
 
 
 def _fleet(report: Report) -> list[str]:
@@ -117,14 +121,10 @@ def _fleet(report: Report) -> list[str]:
         out.append(_table(fleet_tables.verdicts_table(f, report.model.confidence), {2: True}))
     s = report.hardware_suite
     if s is not None:
-        out.append(
-            f"<h3>Hardware comparison: {escape(' vs '.join(s.systems))} across "
-            f"{len(s.benchmarks)} benchmarks</h3>"
+        title = (
+            f"Hardware comparison: {' vs '.join(s.systems)} across {len(s.benchmarks)} benchmarks"
         )
-        for t in tables.suite_tables(s):
-            out.append(_table(t))
-        out.append(_figure(report.biplot))
-        out.extend(f"<p>{escape(n)}</p>" for n in s.notes)
+        out += _suite(report, s, title)
     out.append(_table(fleet_tables.metadata_table(f)))
     for kind, lines in f.within.items():
         out.append(

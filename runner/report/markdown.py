@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchrun.runner.report import fleet_tables, tables
+from benchrun.runner.report.analysis import Suite
 from benchrun.runner.report.document import Report
 from benchrun.runner.report.methods import METHODS_REFERENCES
 from benchrun.runner.report.plots import Plot
@@ -65,15 +66,19 @@ def _comparisons(report: Report, fig: _Figures) -> list[str]:
         out += fig(p)
     if report.suite is not None and report.hardware_suite is None:
         s = report.suite
-        out += [
-            f"### Suite: {len(s.systems)} systems ({s.factor}) x {len(s.benchmarks)} benchmarks",
-            "",
-        ]
-        for t in tables.suite_tables(s):
-            out += _table(t)
-        out += fig(report.biplot)
-        out += [_cell(n) for n in s.notes] + ([""] if s.notes else [])
+        title = f"Suite: {len(s.systems)} systems ({s.factor}) x {len(s.benchmarks)} benchmarks"
+        out += _suite(report, s, title, fig)
     return out
+
+
+def _suite(report: Report, s: Suite, title: str, fig: _Figures) -> list[str]:
+    """A suite's tables (HPT, r-speedup, Speedup-Test, ratio of geometric means), its
+    biplot and notes under the heading ``title``."""
+    out = [f"### {title}", ""]
+    for t in tables.suite_tables(s):
+        out += _table(t)
+    out += fig(report.biplot)
+    return out + [_cell(n) for n in s.notes] + ([""] if s.notes else [])
 
 
 def _fleet(report: Report, fig: _Figures) -> list[str]:
@@ -91,15 +96,11 @@ def _fleet(report: Report, fig: _Figures) -> list[str]:
         out += _table(fleet_tables.verdicts_table(f, report.model.confidence))
     s = report.hardware_suite
     if s is not None:
-        out += [
-            f"### Hardware comparison: {_cell(' vs '.join(s.systems))} across "
-            f"{len(s.benchmarks)} benchmarks",
-            "",
-        ]
-        for t in tables.suite_tables(s):
-            out += _table(t)
-        out += fig(report.biplot)
-        out += [_cell(n) for n in s.notes] + ([""] if s.notes else [])
+        title = (
+            f"Hardware comparison: {_cell(' vs '.join(s.systems))} across "
+            f"{len(s.benchmarks)} benchmarks"
+        )
+        out += _suite(report, s, title, fig)
     out += _table(fleet_tables.metadata_table(f))
     for kind, lines in f.within.items():
         out += [
