@@ -34,6 +34,23 @@ from benchrun.runner.execute.containment import Containment
 ROUNDS = 12
 KILL_AFTER = 5  # the runner kills itself right after a commit once this many rounds are in
 
+#: what both runner scripts import
+_HEAD = """
+import os, signal, sys
+from benchrun.runner.campaign import session
+from benchrun.runner.store import database
+from benchrun.runner.ui import display
+from benchrun.runner.cli import main
+"""
+
+#: the display wrapper both use: every reported round's workload, appended to argv[3]
+_LOGGED = """
+def round_done_logged(self, workload, *args, **kwargs):
+    reported.write(workload + "\\n")
+    return round_done(self, workload, *args, **kwargs)
+display.RichDisplay.round_done = round_done_logged
+"""
+
 # The runner: `benchrun run` in this process. Every COMMIT of the store is watched
 # (Store._committed runs right after one returned): once KILL_AFTER rounds are committed,
 # the process prints how many and gets SIGKILL. Every round the display is told of is
@@ -41,12 +58,9 @@ KILL_AFTER = 5  # the runner kills itself right after a commit once this many ro
 # window is 2 ms, so that groups of a few rounds are committed well before the campaign's
 # end (with 50 ms, 24 rounds of `true` may all wait for the last commit, and the resume
 # would then launch nothing).
-_RUNNER = """
-import os, signal, sys
-from benchrun.runner.campaign import session
-from benchrun.runner.store import database
-from benchrun.runner.ui import display
-from benchrun.runner.cli import main
+_RUNNER = (
+    _HEAD
+    + """
 
 session.GROUP_COMMIT_S = 0.002
 
@@ -62,24 +76,20 @@ def committed_and_die(self):
         print(f"committed {n}", file=sys.stderr, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
 
-def round_done_logged(self, workload, *args, **kwargs):
-    reported.write(workload + "\\n")
-    return round_done(self, workload, *args, **kwargs)
-
 database.Store._committed = committed_and_die
-display.RichDisplay.round_done = round_done_logged
+"""
+    + _LOGGED
+    + """
 sys.exit(main(["run", sys.argv[1], "-q"]))
 """
+)
 
 # The runner killed right before the COMMIT of a group of at least KILL_GROUP rounds (the
 # window is widened to 10 s so that the group holds most of the campaign's rounds).
 KILL_GROUP = 3
-_GROUP_RUNNER = """
-import os, signal, sys
-from benchrun.runner.campaign import session
-from benchrun.runner.store import database
-from benchrun.runner.ui import display
-from benchrun.runner.cli import main
+_GROUP_RUNNER = (
+    _HEAD
+    + """
 
 session.GROUP_COMMIT_S = 10.0
 kill_group = int(sys.argv[2])
@@ -93,14 +103,13 @@ def die_before_commit(self):
         os.kill(os.getpid(), signal.SIGKILL)
     return commit_group(self)
 
-def round_done_logged(self, workload, *args, **kwargs):
-    reported.write(workload + "\\n")
-    return round_done(self, workload, *args, **kwargs)
-
 database.Store.commit_group = die_before_commit
-display.RichDisplay.round_done = round_done_logged
+"""
+    + _LOGGED
+    + """
 sys.exit(main(["run", sys.argv[1], "-q"]))
 """
+)
 
 
 def _experiment(tmp_path: Path, mode: str) -> Path:
