@@ -12,20 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+from test_round_records import _store  # one campaign of one workload
 
-from benchrun.runner.store.database import NewRound, Store
-
-
-def _store(tmp_path: Path) -> tuple[Store, int, int]:
-    store = Store.create_or_open(tmp_path / "benchrun.db")
-    cid = store.create_campaign(
-        name="t", config_path=None, config_text="", fingerprint="f", settings={},
-        workloads=[{"name": "w", "metric": "wall_time", "unit": "s",
-                    "direction": "lower_is_better", "spec": {}}],
-        benchrun_version="0", command_line=None,
-    )  # fmt: skip
-    (w,) = store.workloads(cid)
-    return store, cid, w.id
+from benchrun.runner.store.database import NewRound
 
 
 def _round(cid: int, wid: int, index: int) -> NewRound:
