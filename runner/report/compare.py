@@ -987,6 +987,10 @@ def _control(
         row.normalised = {**test.to_dict(), "control": name, "used": use}
         tests.append((row, test))
     if use:
+        for row in rows:
+            if row.name == name:  # its ratio is the machine's change: never the gate's verdict
+                row.regression = False
+                row.note = "the control: its ratio is divided out of the others'"
         adjusted = holm([t.p_value for _, t in tests]) if tests else ()
         for (row, test), p_holm in zip(tests, adjusted, strict=True):
             _set_test(row, test, float(p_holm), alpha, threshold)
