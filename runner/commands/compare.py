@@ -85,7 +85,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="PCT",
         help="CI gate: exit 1 when a workload is significantly slower by more than PCT "
         "(e.g. 5%%); exit 3 when none is, but a workload is undecided (too few processes, "
-        "or neither different nor equivalent); 2 means bad input",
+        "or neither different nor equivalent) or not comparable (the two sides' conditions "
+        "differ materially: docs/conditions.md); 2 means bad input",
     )
     p.add_argument(
         "--allow-undecided",

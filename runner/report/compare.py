@@ -274,19 +274,26 @@ def _export_conditions(doc: dict[str, Any], label: str) -> Conditions:
         return unknown_conditions(label)
     per = []
     for w in doc.get("workloads") or []:
+        if not isinstance(w, dict):
+            continue
+        raw = w.get("rounds")
         rounds = [
             r
-            for r in w.get("rounds") or []
+            for r in (raw if isinstance(raw, list) else [])
             if isinstance(r, dict) and r.get("status") == "ok" and not r.get("warmup")
         ]
-        shift = (w.get("result") or {}).get("level_shift_at")
+        result = w.get("result")
+        shift = result.get("level_shift_at") if isinstance(result, dict) else None
+        spec = w.get("spec")
         per.append(
             WorkloadConditions(
                 name=str(w.get("name")),
                 rounds=len(rounds),
                 contended=sum(is_contended(r.get("flags")) for r in rounds),
                 level_shift_at=int(shift) if isinstance(shift, (int, float)) else None,
-                python=runs_python((w.get("spec") or {}).get("command") or w.get("command")),
+                python=runs_python(
+                    (spec.get("command") if isinstance(spec, dict) else None) or w.get("command")
+                ),
             )
         )
     return Conditions(

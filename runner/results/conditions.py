@@ -225,9 +225,10 @@ def runs_python(command: Any) -> bool:
     return bool(_PYTHON.match(os.path.basename(str(command[0]))))
 
 
-def is_contended(flags: str | None) -> bool:
-    """True when a round's ``flags`` (comma-separated) hold ``contended``."""
-    return CONTENDED_FLAG in (flags or "").split(",")
+def is_contended(flags: object) -> bool:
+    """True when a round's ``flags`` (comma-separated text) hold ``contended``; False for
+    anything else (an export is a file anyone can write)."""
+    return isinstance(flags, str) and CONTENDED_FLAG in flags.split(",")
 
 
 def conditions_of(

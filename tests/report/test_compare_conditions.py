@@ -272,3 +272,19 @@ def test_campaign_level_verdict_is_welch_on_campaign_log_means(tmp_path: Path, c
     rc, doc = gate(tmp_path / "old" / "c", campaign(tmp_path / "one", {"b": 0.2}, 99), capsys,
                    "--campaign-level")  # fmt: skip
     assert rc == 3 and "at least 2 per side" in doc["workloads"][0]["reason"]
+
+
+def test_an_export_carries_its_conditions(
+    pair: tuple[Path, Path, Path], tmp_path: Path, capsys
+) -> None:
+    old, same, _ = pair
+    flagged = flag_contended(same, 0.25)
+    set_fact(same, "software", "kernel_release", "0.0.2-exported")
+    out = tmp_path / "same.json"
+    assert main(["export", str(same), "-o", str(out)]) == 0
+    capsys.readouterr()
+    rc, doc = gate(old, out, capsys)
+    new = doc["conditions"]["new"]
+    assert new["known"] and new["fingerprint"]["kernel"] == "0.0.2-exported"
+    assert new["contended"] == flagged and new["rounds"] == 2 * ROUNDS
+    assert rc == 3 and doc["conditions"]["material"] is True
