@@ -100,7 +100,12 @@ def report(rows: list[dict[str, tuple[float, float]]]) -> None:
     )
     print(f"between-campaign sd of ln C: {100 * np.std(c, ddof=1):.2f} %")
     print(f"correlation of ln W and ln C across campaigns: {corr:.2f}")
-    print(f"median within-campaign se of ln W: {100 * se_w:.2f} %")
+    se_c = float(np.nanmedian([r["control"][1] for r in rows]))
+    print(f"median within-campaign se of ln W: {100 * se_w:.2f} %, of ln C: {100 * se_c:.2f} %")
+    print(
+        "sd of ln W - ln C expected from the within-campaign se alone: "
+        f"{100 * math.hypot(se_w, se_c):.2f} %"
+    )
 
 
 def main() -> None:
