@@ -293,7 +293,7 @@ def _print_control(console: Any, cmp: Any, pc: str) -> None:
         n = r.normalised
         console.print(
             f"divided by control {escape(cmp.control)}: {escape(r.name)} "
-            f"{n['ratio']:.4g}x [{pc} CI {n['low']:.4g}, {n['high']:.4g}]",
+            f"{n['ratio']:.3f}x [{pc} CI {n['low']:.3f}, {n['high']:.3f}]",
             soft_wrap=True,
         )
 
