@@ -280,7 +280,9 @@ def _export_conditions(doc: dict[str, Any], label: str) -> Conditions:
         rounds = [
             r
             for r in (raw if isinstance(raw, list) else [])
-            if isinstance(r, dict) and r.get("status") == "ok" and not r.get("warmup")
+            if isinstance(r, dict)
+            and not r.get("warmup")
+            and (r.get("status") == "ok" or is_contended(r.get("flags")))
         ]
         result = w.get("result")
         shift = result.get("level_shift_at") if isinstance(result, dict) else None

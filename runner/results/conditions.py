@@ -83,8 +83,8 @@ class Fingerprint:
 class WorkloadConditions:
     """One workload's conditions in one campaign.
 
-    ``rounds``: its measured rounds (status ok, not warm-up); ``contended``: how many of
-    them carry the ``contended`` flag; ``level_shift_at``: the round index of a level shift
+    ``rounds``: its measured rounds (not warm-up; status ok, or flagged contended);
+    ``contended``: how many of them carry the ``contended`` flag; ``level_shift_at``: the round index of a level shift
     the collector found (None: none, or a benchrun that does not look for one);
     ``drift``: the drift line's text when the drift test rejected (None otherwise),
     ``drift_span``: the span of its block means, relative (0.12 = 12 %); ``python``: its
@@ -258,7 +258,8 @@ def conditions_of(
     contended: dict[str, int] = {w.name: 0 for w in workloads}
     for r in rounds:
         w = by_id.get(r.workload_id)
-        if w is None or r.warmup or r.status != "ok":
+        # a contended round counts whatever status the contention part gives it
+        if w is None or r.warmup or (r.status != "ok" and not is_contended(r.flags)):
             continue
         measured[w.name] += 1
         contended[w.name] += is_contended(r.flags)
