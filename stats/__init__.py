@@ -102,6 +102,12 @@ _EXPORTS: dict[str, str] = {
     "gmean_ratio_ci": "resampling",
     "runs_for_ci_width": "resampling",
     "biplot": "resampling",
+    # §15 across campaigns: a control's double ratio, the campaign level
+    "LogRatioTest": "campaigns",
+    "log_ratio_test": "campaigns",
+    "double_ratio_test": "campaigns",
+    "campaign_level_test": "campaigns",
+    "between_campaign_sd": "campaigns",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -12,8 +12,14 @@ Exit codes with ``--fail-on-regression 5%`` (for CI pipelines):
 - 1 (:data:`EXIT_REGRESSION`): a workload got significantly slower by more than 5 %;
 - 2: bad input (a usage error or a file benchrun cannot read), one line on stderr;
 - 3 (:data:`EXIT_UNDECIDED`): no regression, but a workload is undecided (or not
-  comparable: no data or another unit on one side); one line on stderr names each with
-  its reason (too few processes, or how many per side would decide).
+  comparable: no data or another unit on one side, or the two sides' conditions differ
+  materially, docs/conditions.md); one line on stderr names each with its reason (too few
+  processes, how many per side would decide, or the differences).
+
+Both sides' conditions (machine fingerprint, load, contended rounds, level shifts, drift;
+runner/results/conditions.py) are printed with every comparison; a material difference
+makes the workloads it concerns "not comparable: <reasons>" unless
+``--allow-different-conditions``.
 
 Without ``--fail-on-regression`` the exit code is 0 (2 on bad input). Workloads on one
 side only are listed, never dropped silently, and do not change the exit code.
@@ -79,7 +85,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="PCT",
         help="CI gate: exit 1 when a workload is significantly slower by more than PCT "
         "(e.g. 5%%); exit 3 when none is, but a workload is undecided (too few processes, "
-        "or neither different nor equivalent); 2 means bad input",
+        "or neither different nor equivalent) or not comparable (the two sides' conditions "
+        "differ materially: docs/conditions.md); 2 means bad input",
     )
     p.add_argument(
         "--allow-undecided",
@@ -95,6 +102,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--confidence", type=level_conf, default=0.95, help="CI level (default 0.95)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--allow-different-conditions",
+        action="store_true",
+        help="keep the verdicts when the two sides' conditions differ materially (another "
+        "CPU, microcode, kernel, governor, SMT, benchrun or Python version, contended "
+        "rounds, a level shift or a large drift); the differences are still printed. "
+        "Without it such workloads are 'not comparable' (exit 3 with "
+        "--fail-on-regression; docs/conditions.md)",
+    )
+    p.add_argument(
+        "--normalise-by-control",
+        action="store_true",
+        help="decide on each workload's ratio divided by the ratio of the control workload "
+        "(settings.control: a workload that does not change between campaigns), which "
+        "cancels a speed change of the whole machine between the campaigns; without it "
+        "the divided ratio is printed beside the verdict",
+    )
+    p.add_argument(
+        "--campaign-level",
+        action="store_true",
+        help="decide on one mean per campaign: every finished campaign of the same "
+        "experiment in each side's store, Welch on their log means (n - 1 degrees of "
+        "freedom per side); needs at least 2 campaigns per side",
+    )
     p.set_defaults(func=main)
 
 
@@ -146,7 +177,12 @@ def main(args: argparse.Namespace) -> int:
         margin=args.margin,
         confidence=args.confidence,
         threshold=args.fail_on_regression,
+        allow_different_conditions=args.allow_different_conditions,
+        normalise_by_control=args.normalise_by_control,
+        campaign_level=args.campaign_level,
     )
+    if args.normalise_by_control and not cmp.normalise_by_control:
+        raise UserError(f"--normalise-by-control: {cmp.control_note}")
     if args.json:
         print(json.dumps(cmp.to_dict(), indent=2, allow_nan=False))
     else:
@@ -226,6 +262,8 @@ def _print(cmp: Any, args: argparse.Namespace) -> None:
             console.print(f"[yellow]{label}:[/] {escape(', '.join(names))}")
     for note in old.notes + new.notes:
         console.print(f"note: {escape(note)}")
+    _print_control(console, cmp, pc)
+    _print_conditions(console, cmp)
     if args.fail_on_regression is not None:
         pct = f"{100 * args.fail_on_regression:g} %"
         if cmp.regressions:
@@ -235,3 +273,44 @@ def _print(cmp: Any, args: argparse.Namespace) -> None:
             )
         else:
             console.print(f"no workload significantly slower by more than {pct}")
+
+
+def _print_control(console: Any, cmp: Any, pc: str) -> None:
+    """One line per workload divided by the control's ratio (unless the verdicts use it)."""
+    if cmp.control is None:
+        return
+    if cmp.control_note:
+        console.print(escape(cmp.control_note))
+        return
+    rows = [r for r in cmp.rows if r.normalised]
+    if cmp.normalise_by_control:
+        console.print(
+            f"verdicts on each ratio divided by control {escape(cmp.control)}'s ratio "
+            "(--normalise-by-control)"
+        )
+        return
+    for r in rows:
+        n = r.normalised
+        console.print(
+            f"divided by control {escape(cmp.control)}: {escape(r.name)} "
+            f"{n['ratio']:.3f}x [{pc} CI {n['low']:.3f}, {n['high']:.3f}]",
+            soft_wrap=True,
+        )
+
+
+def _print_conditions(console: Any, cmp: Any) -> None:
+    """Both sides' conditions, one line each, their differences, and the assumption
+    about campaign-to-campaign variation."""
+    cc = cmp.conditions
+    if cc is not None:
+        for line in cc.lines():
+            console.print(f"conditions {escape(line)}", soft_wrap=True)
+        if cc.material:
+            tail = (
+                "verdicts kept (--allow-different-conditions)"
+                if cmp.allow_different_conditions
+                else "the workloads they concern are not comparable "
+                "(--allow-different-conditions keeps the verdicts; docs/conditions.md)"
+            )
+            console.print(f"[yellow]conditions differ materially[/]: {tail}")
+    console.print(escape(cmp.assumption()), soft_wrap=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from benchrun.runner.commands import add_set_option
 from benchrun.runner.config.experiment import Experiment
@@ -121,6 +122,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="compare every workload with earlier results of the same name: a campaign "
         "directory, its benchrun.db, or a JSON summary (overrides settings.baseline)",
+    )
+    p.add_argument(
+        "--allow-different-conditions",
+        action="store_true",
+        help="with --baseline: keep the baseline verdicts when the two campaigns' conditions "
+        "differ materially (another CPU, microcode, kernel, governor, SMT, benchrun or Python "
+        "version, contended rounds, a level shift, a large drift); without it they are 'not "
+        "comparable' and --fail-on-unmet exits 3 (docs/conditions.md)",
     )
     p.add_argument(
         "--fail-on-unmet",
@@ -504,11 +513,29 @@ def main(args: argparse.Namespace) -> int:
 
     summary = read_summary(outcome.db_path, outcome.campaign_id)
     campaign, verdicts = summary.campaign, summary.verdicts
+    conditions = _baseline_conditions(experiment, outcome)
+    allow = bool(getattr(args, "allow_different_conditions", False))
     if args.json:  # only the JSON on stdout: the progress and messages are on stderr
         doc = {**summary_json(summary), "exit_code": outcome.exit_code, "message": outcome.message}
+        if conditions is not None:
+            doc["baseline_conditions"] = {
+                **conditions.to_dict(),
+                "allow_different_conditions": allow,
+            }
         print(json.dumps(doc, indent=2))
     else:
         print_results(stdout_console(), summary, after_run=True)
+        for line in conditions.lines() if conditions is not None else ():
+            stdout_console().print(f"baseline conditions {escape(line)}", soft_wrap=True)
+    not_comparable = conditions is not None and conditions.material and not allow
+    if not_comparable:
+        assert conditions is not None
+        reasons = sorted({r for n in experiment.names for r in conditions.reasons(n)})
+        print(
+            "benchrun: baseline verdicts not comparable: " + "; ".join(reasons) + " "
+            "(--allow-different-conditions keeps them; docs/conditions.md)",
+            file=sys.stderr,
+        )
     for warning in outcome.warnings:
         print(f"benchrun: warning: {warning}", file=sys.stderr)
     if outcome.exit_code:
@@ -522,4 +549,17 @@ def main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_UNMET
+    if args.fail_on_unmet and not_comparable:
+        return EXIT_UNMET
     return 0
+
+
+def _baseline_conditions(experiment: Experiment, outcome: Any) -> Any:
+    """Both sides' conditions when the campaign had a baseline (runner/results/baseline.py
+    ``baseline_conditions``), None without one or when the baseline is gone."""
+    path = experiment.settings.baseline
+    if path is None or not Path(path).exists():
+        return None
+    from benchrun.runner.results.baseline import baseline_conditions
+
+    return baseline_conditions(path, outcome.db_path, outcome.campaign_id, list(experiment.names))

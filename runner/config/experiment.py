@@ -205,6 +205,9 @@ class Settings:
     hook_timeout: float | None = None
     #: run the compared pair at the same time, one CPU each (docs/duet.md); None: off
     duet: DuetSpec | None = None
+    #: a workload that does not change between campaigns (a fixed CPU loop): `compare` also
+    #: gives every other workload's ratio divided by the control's (docs/conditions.md)
+    control: str | None = None
 
 
 #: the param (and name part, ``bench[node_type=alpha]``) of a fleet's node type; reserved

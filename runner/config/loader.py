@@ -179,6 +179,12 @@ def build_experiment(
                     f"no workload named {settings.reference!r}; valid: {_listing(names)}",
                 )
         with smap.recover():
+            if settings.control is not None and settings.control not in names:
+                smap.error(
+                    ("settings", "control"),
+                    f"no workload named {settings.control!r}; valid: {_listing(names)}",
+                )
+        with smap.recover():
             if fleet:  # the same workload across node types (compare: is refused above)
                 compare = fleet_groups
             else:

@@ -269,6 +269,13 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         exclusive_minimum=0,
         maximum=MAX_TIMEOUT,
     ),
+    Key(
+        "control",
+        "str",
+        "a workload that does not change between campaigns (a fixed CPU loop): compare also "
+        "gives each workload's ratio divided by the control's (docs/conditions.md)",
+        nullable=True,
+    ),
 )
 
 WORKLOAD_KEYS: tuple[Key, ...] = (

@@ -77,6 +77,7 @@ def _hardware(ref_cpu: int) -> dict[str, Any]:
             "cpu_flags_notable",
             "virtualized",
             "cpu_identity_source",
+            "microcode",
         ),
         probes.probe_cpu_identity,
     )

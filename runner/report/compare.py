@@ -39,7 +39,21 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.format import DisplayUnit, display_unit
 from benchrun.runner.importers.dataset import Dataset, display_name
 from benchrun.runner.importers.processes import plural, summarize_processes
+from benchrun.runner.results.campaigns import CampaignMeans
+from benchrun.runner.results.conditions import (
+    Conditions,
+    ConditionsComparison,
+    compare_conditions,
+    unknown_conditions,
+)
 from benchrun.stats.autocorr import subsession_means
+from benchrun.stats.campaigns import (
+    LogRatioTest,
+    between_campaign_sd,
+    campaign_level_test,
+    double_ratio_test,
+)
+from benchrun.stats.multi import holm
 from benchrun.stats.paired import ratio_of_means_ci
 from benchrun.stats.resampling import gmean_ratio_ci
 from benchrun.stats.results import jsonable
@@ -107,6 +121,14 @@ class Side:
     notes: list[str] = field(default_factory=list)
     #: workloads present but without any analysed reading (every round failed, say)
     empty: list[str] = field(default_factory=list)
+    #: the conditions the side ran under (runner/results/conditions.py); unknown for data
+    #: benchrun did not measure
+    conditions: Conditions | None = None
+    #: the campaign's stored settings (``control``); empty for imported data
+    settings: dict[str, Any] = field(default_factory=dict)
+    #: per workload, its mean in each repeated campaign of the side's store
+    #: (runner/results/campaigns.py); empty with one campaign
+    campaigns: dict[str, CampaignMeans] = field(default_factory=dict)
 
 
 def _uncertified(source: Any) -> dict[str, Any]:
@@ -161,7 +183,38 @@ def _from_campaign(path: Path) -> Side:
             **marked,
         )
     label = f"{model.campaign.name} (campaign {model.campaign.id})"
-    return Side(label, "campaign", entries, empty=empty)
+    conditions, campaigns = _store_facts(model, label)
+    return Side(
+        label,
+        "campaign",
+        entries,
+        empty=empty,
+        conditions=conditions,
+        settings=dict(model.settings),
+        campaigns=campaigns,
+    )
+
+
+def _store_facts(model: Any, label: str) -> tuple[Conditions, dict[str, CampaignMeans]]:
+    """The conditions of the model's campaign and, when its store holds repeated
+    campaigns of the same experiment, each workload's mean per campaign."""
+    from benchrun.runner.results.campaigns import campaign_means, repeated_campaigns
+    from benchrun.runner.results.conditions import conditions_of
+    from benchrun.runner.store.database import Store
+
+    with Store.open(model.database) as store:
+        campaign = model.campaign
+        conditions = conditions_of(
+            campaign,
+            store.workloads(campaign.id),
+            store.rounds(campaign.id),
+            {w.name: w.collected for w in model.workloads},
+            {w.name: w.drift for w in model.workloads},
+            label,
+        )
+        repeated = repeated_campaigns(store, campaign)
+        campaigns = campaign_means(store, campaign) if len(repeated) > 1 else {}
+    return conditions, campaigns
 
 
 def _from_export(doc: dict[str, Any], source: str) -> Side:
@@ -199,7 +252,62 @@ def _from_export(doc: dict[str, Any], source: str) -> Side:
                 )
         else:
             notes.append(f"{w['name']}: no result in the export")
-    return Side(f"{(doc.get('campaign') or {}).get('name')} (export)", "export", entries, notes)
+    label = f"{(doc.get('campaign') or {}).get('name')} (export)"
+    return Side(label, "export", entries, notes, conditions=_export_conditions(doc, label))
+
+
+def _export_conditions(doc: dict[str, Any], label: str) -> Conditions:
+    """The conditions an export says: the fingerprint and load of its campaign's metadata,
+    the contended share of its rounds, the level shift of each result; unknown without
+    metadata."""
+    from benchrun.runner.results.conditions import (
+        WorkloadConditions,
+        fingerprint_of,
+        is_contended,
+        runs_python,
+        start_load,
+    )
+
+    campaign = doc.get("campaign") or {}
+    metadata = campaign.get("metadata")
+    if not isinstance(metadata, dict):
+        return unknown_conditions(label)
+    per = []
+    for w in doc.get("workloads") or []:
+        if not isinstance(w, dict):
+            continue
+        raw = w.get("rounds")
+        rounds = [
+            r
+            for r in (raw if isinstance(raw, list) else [])
+            if isinstance(r, dict)
+            and not r.get("warmup")
+            and (r.get("status") == "ok" or is_contended(r.get("flags")))
+        ]
+        result = w.get("result")
+        shift = result.get("level_shift_at") if isinstance(result, dict) else None
+        spec = w.get("spec")
+        per.append(
+            WorkloadConditions(
+                name=str(w.get("name")),
+                rounds=len(rounds),
+                contended=sum(is_contended(r.get("flags")) for r in rounds),
+                level_shift_at=int(shift) if isinstance(shift, (int, float)) else None,
+                python=runs_python(
+                    (spec.get("command") if isinstance(spec, dict) else None) or w.get("command")
+                ),
+            )
+        )
+    return Conditions(
+        label=label,
+        known=True,
+        fingerprint=fingerprint_of(metadata),
+        load=start_load(metadata),
+        rounds=sum(w.rounds for w in per),
+        contended=sum(w.contended for w in per),
+        workloads=tuple(per),
+        campaign_id=campaign.get("id"),
+    )
 
 
 def _summarised(name: str, x: np.ndarray, unit: str, direction: str, warmup: str) -> Entry:
@@ -350,7 +458,8 @@ def side_from_dataset(ds: Dataset, label: str) -> Side:
     notes = list(ds.notes)
     if ds.processes:
         notes.append(f"{label}: each {ds.process_word} is one observation (its mean)")
-    return Side(f"{label} ({ds.source_format})", ds.source_format, entries, notes)
+    name = f"{label} ({ds.source_format})"
+    return Side(name, ds.source_format, entries, notes, conditions=unknown_conditions(name))
 
 
 @dataclass
@@ -392,6 +501,12 @@ class Row:
     new_interval: tuple[float | None, float | None] = (None, None)
     old_interval_note: str | None = None
     new_interval_note: str | None = None
+    #: the ratio divided by the control workload's ratio (stats/campaigns.py
+    #: ``LogRatioTest.to_dict()`` plus ``control``); None without a control
+    normalised: dict[str, Any] | None = None
+    #: the test on one mean per campaign (``LogRatioTest.to_dict()``) when the verdict is
+    #: at the campaign level (``--campaign-level``); None otherwise
+    campaign_level: dict[str, Any] | None = None
 
     def estimate_text(self, side: str, mark: str | None = None) -> str:
         """One side's estimate as every output prints it, in :attr:`display`: "37.59 ms ±
@@ -432,6 +547,39 @@ class Comparison:
     threshold: float | None
     #: ratio of geometric means new/old over the compared workloads with a bootstrap CI
     overall: dict[str, Any] | None = None
+    #: both sides' conditions and their differences (runner/results/conditions.py)
+    conditions: ConditionsComparison | None = None
+    #: --allow-different-conditions: material differences are stated, verdicts stand
+    allow_different_conditions: bool = False
+    #: the control workload (settings.control) and whether the verdicts use the double
+    #: ratio (--normalise-by-control); why there is no normalisation when asked
+    control: str | None = None
+    normalise_by_control: bool = False
+    control_note: str | None = None
+    #: verdicts on one mean per campaign (--campaign-level)
+    campaign_level: bool = False
+    #: the campaign-to-campaign variation measured in each side's store: one dict per
+    #: workload and side with ``workload``, ``side``, ``campaigns``, ``sd`` (of the log
+    #: means, relative)
+    campaign_variation: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def not_comparable(self) -> list[Row]:
+        """Rows whose verdict is ``not comparable`` because of their conditions."""
+        return [r for r in self.rows if r.reason.startswith(NOT_COMPARABLE)]
+
+    def assumption(self) -> str:
+        """What the verdicts assume about campaign-to-campaign variation (docs/conditions.md)."""
+        if self.campaign_level:
+            return "campaign level: one mean per campaign, Welch on the per-campaign log means"
+        text = "one campaign per side: no campaign-to-campaign variation assumed"
+        if self.campaign_variation:
+            shown = ", ".join(
+                f"{v['workload']} {100 * v['sd']:.2g} % ({v['campaigns']} campaigns, {v['side']})"
+                for v in self.campaign_variation
+            )
+            text += f"; between-campaign sd measured on the stores: {shown}"
+        return text
 
     @property
     def regressions(self) -> list[Row]:
@@ -457,6 +605,15 @@ class Comparison:
             "regressions": [r.name for r in self.regressions],
             "undecided": [{"name": r.name, "reason": r.reason} for r in self.undecided],
             "overall": self.overall,
+            "conditions": None if self.conditions is None else self.conditions.to_dict(),
+            "allow_different_conditions": self.allow_different_conditions,
+            "not_comparable": [{"name": r.name, "reason": r.reason} for r in self.not_comparable],
+            "control": self.control,
+            "normalise_by_control": self.normalise_by_control,
+            "control_note": self.control_note,
+            "campaign_level": self.campaign_level,
+            "campaign_assumption": self.assumption(),
+            "campaign_variation": self.campaign_variation,
         }
 
 
@@ -525,7 +682,11 @@ def headline(row: Row, margin: float) -> str:
     text = f"{_x(row.ratio)}x"
     if row.ratio_low is not None and row.ratio_high is not None:
         text += f" [{_x(row.ratio_low)}, {_x(row.ratio_high)}]"
+    if row.reason.startswith(NOT_COMPARABLE):
+        return f"{text}, {row.reason}"
     test = "TOST" if row.verdict == "equivalent" else "Welch"
+    if row.normalised and row.normalised.get("used"):
+        test = f"{test} on the ratio divided by control {row.normalised['control']}'s"
     return f"{text} {word} ({test}, {counts})" if counts else f"{text} {word}"
 
 
@@ -537,6 +698,9 @@ def compare_sides(
     margin: float = 0.01,
     confidence: float = 0.95,
     threshold: float | None = None,
+    allow_different_conditions: bool = False,
+    normalise_by_control: bool = False,
+    campaign_level: bool = False,
 ) -> Comparison:
     """Compare every workload present on both sides (module docstring).
 
@@ -553,6 +717,15 @@ def compare_sides(
     threshold
         ``--fail-on-regression``: a ``slower`` workload whose change exceeds this fraction
         is a regression (None: no gate).
+    allow_different_conditions
+        State material differences of the conditions but keep the verdicts (otherwise a
+        workload they concern is ``not comparable``; docs/conditions.md).
+    normalise_by_control
+        Decide on each workload's ratio divided by the control's (``settings.control``);
+        without it the double ratio is reported beside the verdict.
+    campaign_level
+        Decide on one mean per campaign (Welch on the per-campaign log means of each
+        side's repeated campaigns) instead of the newest campaign's estimate.
 
     Returns
     -------
@@ -656,6 +829,19 @@ def compare_sides(
         row.regression = bool(
             threshold is not None and row.verdict == "slower" and (row.change or 0.0) > threshold
         )
+    if campaign_level:
+        _campaign_level(rows, old, new, alpha, margin, confidence, threshold)
+    control, control_note = _control(
+        rows, old, new, alpha, margin, confidence, threshold, normalise_by_control
+    )
+    conditions = None
+    if old.conditions is not None or new.conditions is not None:
+        conditions = compare_conditions(
+            old.conditions or unknown_conditions(old.label),
+            new.conditions or unknown_conditions(new.label),
+            common,
+        )
+        _apply_conditions(rows, conditions, allow_different_conditions)
     for row in rows:
         for side, entries in (("old", old.entries), ("new", new.entries)):
             found = entries.get(row.name)
@@ -676,11 +862,182 @@ def compare_sides(
         margin=margin,
         confidence=confidence,
         threshold=threshold,
+        conditions=conditions,
+        allow_different_conditions=allow_different_conditions,
+        control=control,
+        normalise_by_control=normalise_by_control and control is not None,
+        control_note=control_note,
+        campaign_level=campaign_level,
+        campaign_variation=[] if campaign_level else _variation(old, new, common),
     )
     cmp.overall = overall_ratio(
         old, new, [r.name for r in rows if r.welch_p is not None], confidence
     )
     return cmp
+
+
+#: the start of a row's reason when its conditions make it not comparable
+NOT_COMPARABLE = "not comparable:"
+
+#: the word for one campaign as the unit of a campaign-level test
+CAMPAIGN = "campaign"
+
+
+def _verdict(test: LogRatioTest, p_holm: float, alpha: float, lower: bool) -> str:
+    """``slower``/``faster`` when Holm's p < alpha (by the metric's direction), else
+    ``equivalent`` when TOST's p < alpha, else ``undecided``."""
+    if p_holm < alpha:
+        return "slower" if (test.log_ratio > 0) == lower else "faster"
+    return "equivalent" if test.tost_p < alpha else "undecided"
+
+
+def _set_test(
+    row: Row, test: LogRatioTest, p_holm: float, alpha: float, threshold: float | None
+) -> None:
+    """Put a log-scale test's ratio, CI, p-values and verdict into ``row``."""
+    lower = row.direction == "lower_is_better"
+    row.ratio, row.ratio_low, row.ratio_high = test.ratio, test.low, test.high
+    row.welch_p, row.welch_p_holm, row.tost_p = test.p_value, p_holm, test.tost_p
+    row.change = test.ratio - 1 if lower else 1 - test.ratio
+    row.verdict = _verdict(test, p_holm, alpha, lower)
+    row.reason = (
+        ""
+        if row.verdict != "undecided"
+        else (
+            f"neither different (Holm p {p_holm:.3g} >= {alpha:g}) nor equivalent "
+            f"(TOST p {test.tost_p:.3g})"
+        )
+    )
+    row.regression = bool(
+        threshold is not None and row.verdict == "slower" and row.change > threshold
+    )
+
+
+def _campaign_level(
+    rows: list[Row],
+    old: Side,
+    new: Side,
+    alpha: float,
+    margin: float,
+    confidence: float,
+    threshold: float | None,
+) -> None:
+    """Replace each tested row's verdict by the campaign-level one (Welch on per-campaign
+    log means, Holm over the workloads; stats/campaigns.py); a row with fewer than two
+    campaigns on a side becomes undecided, saying so."""
+    tests: list[tuple[Row, LogRatioTest]] = []
+    for row in rows:
+        if row.verdict == "not comparable":
+            continue
+        a, b = old.campaigns.get(row.name), new.campaigns.get(row.name)
+        ka, kb = (a.k if a else 1), (b.k if b else 1)
+        row.old_n, row.new_n, row.old_unit, row.new_unit = ka, kb, CAMPAIGN, CAMPAIGN
+        if a is None or b is None or ka < 2 or kb < 2:
+            row.ratio = row.ratio_low = row.ratio_high = None
+            row.welch_p = row.welch_p_holm = row.tost_p = None
+            row.verdict, row.regression = "undecided", False
+            row.reason = (
+                f"campaign level: {ka} old and {kb} new campaigns of this experiment in the "
+                "stores, at least 2 per side are needed"
+            )
+            continue
+        test = campaign_level_test(a.means, b.means, margin=margin, confidence=confidence)
+        row.campaign_level = test.to_dict()
+        tests.append((row, test))
+    adjusted = holm([t.p_value for _, t in tests]) if tests else ()
+    for (row, test), p_holm in zip(tests, adjusted, strict=True):
+        _set_test(row, test, float(p_holm), alpha, threshold)
+        row.note = ""
+
+
+def _control(
+    rows: list[Row],
+    old: Side,
+    new: Side,
+    alpha: float,
+    margin: float,
+    confidence: float,
+    threshold: float | None,
+    use: bool,
+) -> tuple[str | None, str | None]:
+    """The double ratio of every tested row by the control (``settings.control`` of the
+    new side, else the old); with ``use`` the verdicts are decided on it (Holm over the
+    workloads). Returns the control's name and, when there is none to use, why."""
+    name = new.settings.get("control") or old.settings.get("control")
+    if not name:
+        return None, "no control workload (settings.control)" if use else None
+    a_c, b_c = old.entries.get(name), new.entries.get(name)
+    if a_c is None or b_c is None or not (a_c.usable and b_c.usable):
+        return name, f"control {name} has no usable estimate on both sides"
+    assert a_c.variance is not None and b_c.variance is not None and a_c.n_q and b_c.n_q
+    if not (a_c.mean > 0 and b_c.mean > 0):
+        return name, f"control {name} has a mean <= 0"
+    tests: list[tuple[Row, LogRatioTest]] = []
+    for row in rows:
+        a, b = old.entries.get(row.name), new.entries.get(row.name)
+        if (
+            row.name == name
+            or row.welch_p is None
+            or a is None
+            or b is None
+            or a.unit != b.unit
+            or not (a.usable and b.usable and a.mean > 0 and b.mean > 0)
+        ):
+            continue
+        assert a.variance is not None and b.variance is not None and a.n_q and b.n_q
+        test = double_ratio_test(
+            (a.mean, a.variance, a.n_q),
+            (b.mean, b.variance, b.n_q),
+            (a_c.mean, a_c.variance, a_c.n_q),
+            (b_c.mean, b_c.variance, b_c.n_q),
+            margin=margin,
+            confidence=confidence,
+        )
+        row.normalised = {**test.to_dict(), "control": name, "used": use}
+        tests.append((row, test))
+    if use:
+        for row in rows:
+            if row.name == name:  # its ratio is the machine's change: never the gate's verdict
+                row.regression = False
+                row.note = "the control: its ratio is divided out of the others'"
+        adjusted = holm([t.p_value for _, t in tests]) if tests else ()
+        for (row, test), p_holm in zip(tests, adjusted, strict=True):
+            _set_test(row, test, float(p_holm), alpha, threshold)
+            row.note = f"divided by control {name}'s ratio"
+    return name, None
+
+
+def _apply_conditions(rows: list[Row], cc: ConditionsComparison, allow: bool) -> None:
+    """Each row its material differences concern becomes ``not comparable: <reasons>``
+    (never a regression); with ``allow`` the reasons are only noted."""
+    for row in rows:
+        reasons = cc.reasons(row.name)
+        if not reasons:
+            continue
+        text = "; ".join(reasons)
+        if allow:
+            extra = f"conditions differ (allowed): {text}"
+            row.note = f"{row.note}; {extra}" if row.note else extra
+            continue
+        row.verdict, row.regression = "not comparable", False
+        row.reason = f"{NOT_COMPARABLE} {text}"
+
+
+def _variation(old: Side, new: Side, names: list[str]) -> list[dict[str, Any]]:
+    """The between-campaign sd of the log means of each compared workload, in each side's
+    store that holds two or more repeated campaigns of it."""
+    out: list[dict[str, Any]] = []
+    for name in names:
+        for side, label in ((old, "old"), (new, "new")):
+            series = side.campaigns.get(name)
+            sd = None if series is None else between_campaign_sd(series.means)
+            item = {"workload": name, "side": label, "campaigns": series.k if series else 0}
+            if sd is not None and not any(  # the same store on both sides: once
+                v["workload"] == name and v["campaigns"] == item["campaigns"] and v["sd"] == sd
+                for v in out
+            ):
+                out.append({**item, "sd": sd})
+    return out
 
 
 #: bootstrap resamples of the overall ratio (docs/methods.md §4: B >= 10 000)

@@ -22,6 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from benchrun.runner.errors import UserError
+from benchrun.runner.results.conditions import (
+    ConditionsComparison,
+    campaign_conditions,
+    compare_conditions,
+    unknown_conditions,
+)
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,39 @@ def _from_store(db: Path) -> dict[str, BaselineResult]:
         if res is not None:
             out[r.name] = res
     return out
+
+
+def _store_path(path: str | Path) -> Path | None:
+    """The SQLite store a baseline path names, None for a JSON summary or a missing file."""
+    p = Path(path).expanduser()
+    if p.is_dir():
+        p = p / "benchrun.db"
+    if not p.is_file() or p.suffix == ".json":
+        return None
+    with p.open("rb") as fh:
+        return p if fh.read(16).startswith(b"SQLite format 3") else None
+
+
+def baseline_conditions(
+    path: str | Path, db: Path, campaign_id: int, names: list[str]
+) -> ConditionsComparison:
+    """The conditions of the baseline (its store's newest campaign; unknown for a JSON
+    summary) against those of campaign ``campaign_id`` of ``db``, over the workloads
+    ``names`` (runner/results/conditions.py; docs/conditions.md)."""
+    from benchrun.runner.store.database import Store
+
+    base = _store_path(path)
+    if base is None:
+        old = unknown_conditions(f"{path} (JSON summary)")
+    else:
+        with Store.open(base) as store:
+            campaign = store.campaign()
+            old = campaign_conditions(
+                store, campaign, f"baseline {campaign.name} (campaign {campaign.id})"
+            )
+    with Store.open(db) as store:
+        new = campaign_conditions(store, store.campaign(campaign_id))
+    return compare_conditions(old, new, names)
 
 
 def load_baseline(path: str | Path) -> dict[str, BaselineResult]:
