@@ -18,6 +18,7 @@ in pyproject.toml; docs/testing.md).
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 
@@ -31,6 +32,10 @@ def pytest_configure_node(node) -> None:  # type: ignore[no-untyped-def]  # xdis
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # each pytest process (each xdist worker) reserves CPUs in a directory of its own, so
+    # that the `benchrun run` of one worker's test never waits for, or is refused by, the
+    # other worker's (docs/reservation.md); tests of the reservation set their own
+    os.environ.setdefault("BENCHRUN_CPU_LOCK_DIR", tempfile.mkdtemp(prefix="benchrun-cpus-"))
     wanted = getattr(config, "workerinput", {}).get("benchrun_terminal")
     for key, value in (wanted or {}).items():
         if value is None:

@@ -205,6 +205,9 @@ class Settings:
     hook_timeout: float | None = None
     #: run the compared pair at the same time, one CPU each (docs/duet.md); None: off
     duet: DuetSpec | None = None
+    #: seconds `benchrun run` waits while another run holds the CPUs it needs
+    #: (docs/reservation.md); None: refuse at once (exit 4); --wait-for-cpus overrides
+    wait_for_cpus: float | None = None
 
 
 #: the param (and name part, ``bench[node_type=alpha]``) of a fleet's node type; reserved

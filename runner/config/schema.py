@@ -269,6 +269,15 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         exclusive_minimum=0,
         maximum=MAX_TIMEOUT,
     ),
+    Key(
+        "wait_for_cpus",
+        "duration",
+        "longest wait while another benchrun run holds the CPUs this one needs "
+        "(docs/reservation.md); null: refuse at once (exit 4)",
+        nullable=True,
+        minimum=0,
+        maximum=MAX_TIMEOUT,
+    ),
 )
 
 WORKLOAD_KEYS: tuple[Key, ...] = (
