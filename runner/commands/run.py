@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import shlex
@@ -483,19 +484,22 @@ def main(args: argparse.Namespace) -> int:
     display = RichDisplay({w.name: w.unit for w in experiment.workloads}, quiet=args.quiet)
     err = Console(stderr=True)
     with contextlib.ExitStack() as held:
+        notes: list[str] = []
         if experiment.executor is None:  # rounds on this machine: reserve their CPUs
             from benchrun.runner.campaign.session import campaign_lock
 
             with campaign_lock(experiment.campaign_dir):
                 pass  # measured right now by another runner: say so, not "CPUs reserved"
-            reservation = reserve_cpus(experiment, wait_for_cpus(args, experiment), args.quiet)
+            reservation, notes = reserve_cpus(
+                experiment, wait_for_cpus(args, experiment), args.quiet
+            )
             if reservation is not None:
                 held.callback(reservation.close)
                 if reservation.cpus:
                     plan = reservation.plan
         if not args.quiet and plan.reason:
             err.print(f"pinning: {plan.reason}")
-        return _run(args, experiment, plan, display, err, env_names)
+        return _run(args, experiment, plan, display, err, env_names, notes)
 
 
 def wait_for_cpus(args: argparse.Namespace, experiment: Experiment) -> float | None:
@@ -514,11 +518,15 @@ def wait_for_cpus(args: argparse.Namespace, experiment: Experiment) -> float | N
         raise UserError(f"--wait-for-cpus {given}: {exc}") from None
 
 
-def reserve_cpus(experiment: Experiment, wait_s: float | None, quiet: bool) -> Reservation | None:
-    """Reserve the CPUs of ``experiment``'s pin (docs/reservation.md) and print the one
-    "machine is loaded" line when it applies; with ``pin: none`` only announce the run
-    and warn when another benchrun run is active. Raises :class:`UserError` (exit 4) when
-    the CPUs stay held by another run."""
+def reserve_cpus(
+    experiment: Experiment, wait_s: float | None, quiet: bool
+) -> tuple[Reservation | None, list[str]]:
+    """Reserve the CPUs of ``experiment``'s pin (docs/reservation.md); with ``pin: none``
+    only announce the run. Returns the reservation and the lines to print once the
+    campaign is open: the warning of ``pin: none`` when another benchrun run is active,
+    and the one "machine is loaded" line when it applies. Raises :class:`UserError`
+    (exit 4) when the CPUs stay held by another run; progress lines of a wait go to
+    stderr at once (the first even with ``quiet``)."""
     from benchrun.runner.machine.quiet import load_note
 
     settings = experiment.settings
@@ -527,11 +535,12 @@ def reserve_cpus(experiment: Experiment, wait_s: float | None, quiet: bool) -> R
     def tell(line: str) -> None:
         print(f"benchrun: {line}", file=sys.stderr, flush=True)
 
+    notes: list[str] = []
     if settings.pin == "none":
         reservation = register_unpinned(campaign)
         others = active_runs()
         if others:
-            tell(
+            notes.append(
                 "warning: pin: none, and another benchrun run is active ("
                 + "; ".join(h.describe() for h in others)
                 + "): rounds of both may share a CPU; pin: auto reserves CPUs"
@@ -554,8 +563,17 @@ def reserve_cpus(experiment: Experiment, wait_s: float | None, quiet: bool) -> R
         others = active_runs()
     note = load_note([h.describe() for h in others])
     if note is not None:
-        tell(note)
-    return reservation
+        notes.append(note)
+    return reservation, notes
+
+
+def _say_notes(notes: list[str], quiet: bool, store: Store, campaign_id: int) -> None:
+    """Store each start note as a ``machine-load`` event and print it on stderr: warnings
+    always, the "machine is loaded" line unless ``quiet`` (``-q``: only the results)."""
+    for note in notes:
+        store.add_event(campaign_id, "machine-load", note, {})
+        if not quiet or note.startswith("warning:"):
+            print(f"benchrun: {note}", file=sys.stderr, flush=True)
 
 
 def _run(
@@ -565,8 +583,11 @@ def _run(
     display: RichDisplay,
     err: Console,
     env_names: list[str],
+    notes: list[str],
 ) -> int:
-    """The campaign itself, its CPUs reserved: run it, print its results, the exit code."""
+    """The campaign itself, its CPUs reserved: run it, print its results, the exit code.
+    ``notes``: printed on stderr and stored as ``machine-load`` events once the campaign is
+    open (a start refused by the campaign stays one line)."""
     from benchrun.runner.campaign.run import run_campaign
     from benchrun.runner.machine.metadata import collect_metadata, round_facts
 
@@ -599,6 +620,7 @@ def _run(
             round_facts_fn=round_facts if local else None,
             workload_cpus=plan.workload_cpus,
             resume_command=resume_command(experiment.campaign_dir, args),
+            on_start=functools.partial(_say_notes, notes, args.quiet),
         )
     # the results as `benchrun show` prints them, read back from the store (commands/show.py;
     # imported here, after the campaign: it needs the statistics, the loop may not)

@@ -5,13 +5,14 @@ read back from both stores with plain sqlite3."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from e2e_util import benchrun_argv, query, write_experiment
+from e2e_util import benchrun_argv, cli, query, write_experiment
 
 EXPERIMENT = """\
 name: {name}
@@ -31,10 +32,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _start(cwd: Path, *args: str, locks: Path) -> subprocess.Popen[str]:
+def _start(cwd: Path, *args: str, locks: Path, quiet: bool = True) -> subprocess.Popen[str]:
     env = {**os.environ, "BENCHRUN_CPU_LOCK_DIR": str(locks)}
     return subprocess.Popen(
-        [*benchrun_argv(), "run", *args, "-q"],
+        [*benchrun_argv(), "run", *args, *(["-q"] if quiet else [])],
         cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,
@@ -146,7 +147,7 @@ def test_pin_none_warns_when_another_run_is_active(tmp_path: Path) -> None:
     a = _start(tmp_path, "exp.yaml", locks=tmp_path / "locks")
     try:
         time.sleep(1.5)
-        b = _start(tmp_path, "b.yaml", locks=tmp_path / "locks")
+        b = _start(tmp_path, "b.yaml", locks=tmp_path / "locks", quiet=False)
         _, err = b.communicate(timeout=30)
     finally:
         a.kill()
@@ -154,7 +155,12 @@ def test_pin_none_warns_when_another_run_is_active(tmp_path: Path) -> None:
     assert b.returncode == 0, err
     warning = next(line for line in err.splitlines() if "warning: pin: none" in line)
     assert f"pid {a.pid}" in warning and "CPUs 0-1" in warning
-    assert "machine is loaded" in err and f"pid {a.pid}" in err
+    (loaded,) = [line for line in err.splitlines() if "machine is loaded" in line]
+    assert f"other benchrun runs: pid {a.pid} (" in loaded
+    events = query(
+        tmp_path / "out/b/benchrun.db", "SELECT message FROM event WHERE kind = 'machine-load'"
+    )
+    assert sorted(m for (m,) in events) == sorted([warning[len("benchrun: ") :], loaded[10:]])
 
 
 def test_a_sigkilled_runner_leaves_its_cpus_free(tmp_path: Path) -> None:
@@ -195,3 +201,23 @@ def test_the_option_without_a_value_before_the_experiment(tmp_path: Path) -> Non
         env={**os.environ, "BENCHRUN_CPU_LOCK_DIR": str(tmp_path / "locks")},
     )
     assert bad.returncode == 2 and bad.stderr.startswith("benchrun: error: --wait-for-cpus soon")
+
+
+def test_system_lists_who_holds_which_cpu(tmp_path: Path) -> None:
+    write_experiment(tmp_path, EXPERIMENT.format(name="a", rounds=20, pin="[1]", sleep=0.3))
+    locks = tmp_path / "locks"
+    a = _start(tmp_path, "exp.yaml", locks=locks)
+    try:
+        time.sleep(1.5)
+        shown = cli("system", "--json", env={"BENCHRUN_CPU_LOCK_DIR": str(locks)})
+        text = cli("system", env={"BENCHRUN_CPU_LOCK_DIR": str(locks)})
+    finally:
+        a.kill()
+        a.communicate()
+    assert shown.returncode == 0, shown.stderr
+    doc = json.loads(shown.stdout)["cpu_reservations"]
+    assert doc["directory"] == str(locks)
+    (run,) = doc["runs"]
+    # pin: [1] on two CPUs: CPU 1 for the workload, CPU 0 for the runner
+    assert (run["pid"], run["cpus"], run["campaign"]) == (a.pid, [0, 1], str(tmp_path / "out/a"))
+    assert f"pid {a.pid} (" in text.stdout and "CPUs 0-1" in text.stdout
