@@ -71,6 +71,10 @@ STALE_AFTER_S = 60.0
 POLL_S = 0.5
 PROGRESS_EVERY_S = 10.0
 
+#: the lock a run holds while it chooses its CPUs, and the longest wait for it (s)
+CHOOSE_LOCK = "choose.lock"
+CHOOSE_TIMEOUT_S = 10.0
+
 _OPEN_FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
@@ -258,9 +262,9 @@ def _open_regular(dir_fd: int, name: str, flags: int, mode: int = 0o444) -> int:
     return fd
 
 
-def _lock_fd(dir_fd: int, directory: Path, cpu: int) -> int:
-    """The open lock file of ``cpu`` (made if missing; never written)."""
-    name = f"cpu{cpu}.lock"
+def _lock_fd(dir_fd: int, directory: Path, name: str) -> int:
+    """The open lock file ``name`` (``cpu<N>.lock``, ``choose.lock``; made if missing;
+    never written)."""
     try:
         try:
             return _open_regular(dir_fd, name, os.O_RDONLY)
@@ -399,7 +403,8 @@ def _plan_within(
     """The pin plan inside the ``free`` CPUs and the CPUs it reserves, or what it needs
     (a phrase) when ``free`` is too small. Whole physical cores only: a core with a CPU
     held elsewhere is not free."""
-    cores, _ = physical_cores(usable, sysfs)
+    cores, known = physical_cores(usable, sysfs)
+    note = "" if known else " (CPU topology unreadable; each CPU treated as a core)"
     free_cores = [core for core in cores if set(core) <= free]
     if isinstance(pin, str):  # auto
         if len(cores) < 2:  # one core (or CPU): nothing pinned, the run needs all of it
@@ -417,7 +422,7 @@ def _plan_within(
             workload,
             runner,
             f"pin: auto; workload on {_cpus(workload)} (the last free core), runner on "
-            f"{_cpus(runner)}",
+            f"{_cpus(runner)}{note}",
         )
         return plan, tuple(sorted(workload + runner))
     wanted = {c for core in cores if set(core) & set(pin) for c in core}
@@ -437,7 +442,7 @@ def _plan_within(
     plan = PinPlan(
         tuple(sorted(pin)),
         runner,
-        f"pin: workload on {_cpus(sorted(pin))}, runner on {_cpus(runner)}",
+        f"pin: workload on {_cpus(sorted(pin))}, runner on {_cpus(runner)}{note}",
     )
     return plan, tuple(sorted(wanted | set(runner)))
 
@@ -467,9 +472,14 @@ def try_reserve(
     usable = tuple(sorted(set(allowed))) if allowed is not None else allowed_cpus()
     dir_fd = open_lock_directory(path)
     fds: dict[int, int] = {}
+    choosing: int | None = None
     try:
+        # one run chooses at a time: two runs started at the same moment must not each
+        # take one of two free CPUs and both find too few (held for microseconds)
+        choosing = _lock_fd(dir_fd, path, CHOOSE_LOCK)
+        _lock_within(choosing, path / CHOOSE_LOCK)
         for cpu in usable:
-            fds[cpu] = _lock_fd(dir_fd, path, cpu)
+            fds[cpu] = _lock_fd(dir_fd, path, f"cpu{cpu}.lock")
         got = {cpu for cpu, fd in fds.items() if _try_lock(fd)}
         chosen = _plan_within(pin, got, usable, duet, sysfs)
         if isinstance(chosen, str):
@@ -477,6 +487,7 @@ def try_reserve(
             holders = tuple(h for h in _live_records(dir_fd) if set(h.cpus) & set(busy))
             for fd in fds.values():
                 os.close(fd)
+            os.close(choosing)
             os.close(dir_fd)
             return CpusBusy(chosen, busy, holders)
         plan, cpus = chosen
@@ -485,12 +496,29 @@ def try_reserve(
             os.close(fd)  # closing drops the lock of a CPU taken but not needed
         fds = {}
         record = _write_record(dir_fd, campaign, cpus)
+        os.close(choosing)
         return Reservation(plan, cpus, path, keep, record, dir_fd)
     except BaseException:
         for fd in fds.values():
             os.close(fd)
+        if choosing is not None:
+            os.close(choosing)
         os.close(dir_fd)
         raise
+
+
+def _lock_within(fd: int, shown: Path, timeout_s: float = CHOOSE_TIMEOUT_S) -> None:
+    """``flock(LOCK_EX)`` on ``fd``, polling, at most ``timeout_s`` seconds: the choosing
+    lock is held for microseconds by a run, so a longer hold is someone else's doing."""
+    deadline = time.monotonic() + timeout_s
+    while not _try_lock(fd):
+        if time.monotonic() > deadline:
+            raise UserError(
+                f"CPU reservations: {shown} has been locked for more than {timeout_s:.0f} s "
+                "(by a process that is not choosing CPUs); find it with `fuser` and end it",
+                exit_code=EXIT_CPUS_BUSY,
+            )
+        time.sleep(0.005)
 
 
 def reserve(

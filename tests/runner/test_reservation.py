@@ -7,6 +7,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import select
 import signal
 import stat
 import subprocess
@@ -21,6 +22,7 @@ from benchrun.runner.execute.reservation import (
     EXIT_CPUS_BUSY,
     CpusBusy,
     Reservation,
+    _lock_within,
     active_runs,
     lock_directory,
     open_lock_directory,
@@ -316,3 +318,67 @@ def test_load_note_names_the_load_and_the_other_runs() -> None:
     assert loaded == "machine is loaded: 1-min load average 1.92 on 2 CPUs (above 0.50)"
     shared = load_note(["pid 7 (x)"], loadavg=lambda: (0.1, 0.0, 0.0), cpu_count=8)
     assert shared == "machine is loaded: other benchrun runs: pid 7 (x)"
+
+
+RACER = """
+import sys, time
+from pathlib import Path
+from benchrun.runner.execute.reservation import Reservation, try_reserve
+start = float(sys.argv[2])
+while time.time() < start:
+    pass
+r = try_reserve("auto", "racer", directory=Path(sys.argv[1]), allowed=[0, 1, 2, 3])
+print(",".join(map(str, r.cpus)) if isinstance(r, Reservation) else "busy", flush=True)
+time.sleep(1.5)
+"""
+
+
+def test_runs_started_at_the_same_moment_share_out_the_cores(tmp_path: Path) -> None:
+    """Six processes choose at the same instant among four CPUs (unknown topology here:
+    each CPU a core): exactly two get a pair, disjoint; the others are refused. (On this
+    2-CPU VM the racers rarely interleave inside the choice; the next test shows the
+    choice is serialised.)"""
+    locks = tmp_path / "locks"
+    os.close(open_lock_directory(locks))
+    start = time.time() + 1.0
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, str(locks), repr(start)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(6)
+    ]
+    said = [p.communicate(timeout=30)[0].strip() for p in procs]
+    got = [s for s in said if s != "busy"]
+    assert len(got) == 2, said
+    cpus = [set(map(int, s.split(","))) for s in got]
+    assert cpus[0].isdisjoint(cpus[1]) and cpus[0] | cpus[1] == {0, 1, 2, 3}
+
+
+def test_choosing_is_serialised_and_a_stuck_choosing_lock_is_named(tmp_path: Path) -> None:
+    locks = tmp_path / "locks"
+    os.close(open_lock_directory(locks))
+    fd = os.open(locks / "choose.lock", os.O_RDONLY | os.O_CREAT, 0o444)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a run in the middle of its choice
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(locks)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        # it waits for the choice in progress: nothing said within 1.5 s ...
+        assert select.select([proc.stdout], [], [], 1.5)[0] == []
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        assert proc.stdout.readline().strip() == "Reservation"  # ... and chooses after it
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        other = os.open(locks / "choose.lock", os.O_RDONLY)
+        try:
+            with pytest.raises(UserError, match="choose.lock has been locked") as err:
+                _lock_within(other, locks / "choose.lock", 0.3)
+        finally:
+            os.close(other)
+        assert err.value.exit_code == EXIT_CPUS_BUSY
+    finally:
+        os.close(fd)
+        proc.kill()
+        proc.wait()
