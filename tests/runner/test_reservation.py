@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -382,3 +383,67 @@ def test_choosing_is_serialised_and_a_stuck_choosing_lock_is_named(tmp_path: Pat
         os.close(fd)
         proc.kill()
         proc.wait()
+
+
+RUNUSER = Path("/usr/sbin/runuser")
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not RUNUSER.exists() or not SYSTEM_PYTHON.exists(),
+    reason="needs root, runuser and /usr/bin/python3 to run as another user",
+)
+def test_runs_of_two_users_meet_in_a_sticky_shared_directory() -> None:
+    """As in /run/benchrun/cpus: root's run holds the CPUs of a sticky world-writable
+    directory; user nobody's run (a copy of the package it can read) is refused naming
+    root's run, then takes them once root's run ends, through the lock files root made."""
+    import shutil
+    import tempfile
+
+    import benchrun.runner as package
+
+    tmp_path = Path(tempfile.mkdtemp(prefix="benchrun-users-"))  # pytest's is 0700
+    try:
+        _two_users(tmp_path, shutil.copytree, Path(package.__file__).parent)
+    finally:
+        shutil.rmtree(tmp_path)
+
+
+def _two_users(tmp_path: Path, copytree: Any, source: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    os.chmod(tmp_path, 0o755)
+    copy = tmp_path / "pkg" / "benchrun" / "runner"
+    copytree(source, copy)
+    for root, dirs, files in os.walk(tmp_path / "pkg"):
+        for name in dirs + files:
+            os.chmod(os.path.join(root, name), 0o755)
+    os.chmod(tmp_path / "pkg", 0o755)
+    code = (
+        "from pathlib import Path; from benchrun.runner.execute.reservation import "
+        f"try_reserve; r = try_reserve('auto', 'nobody-campaign', directory=Path('{shared}'), "
+        "allowed=[0, 1]); print(type(r).__name__, getattr(r, 'line', lambda: '')())"
+    )
+
+    def as_nobody() -> str:
+        done = subprocess.run(
+            [str(RUNUSER), "-u", "nobody", "--", str(SYSTEM_PYTHON), "-c", code],
+            capture_output=True,
+            text=True,
+            env={"PYTHONPATH": str(tmp_path / "pkg"), "PATH": "/usr/bin:/bin"},
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    held = try_reserve("auto", "root-campaign", directory=shared, allowed=[0, 1])
+    assert isinstance(held, Reservation)
+    try:
+        refused = as_nobody()
+    finally:
+        held.close()
+    assert refused.startswith("CpusBusy ")
+    assert f"pid {os.getpid()} (user root, campaign root-campaign, CPUs 0-1" in refused
+    assert as_nobody() == "Reservation"
+    assert {p.stat().st_uid for p in shared.glob("cpu*.lock")} == {0}
