@@ -67,6 +67,11 @@ them (--experiment-name NAME instead); results go to results/<name> (-o DIR). Th
 options again with --resume continue it; --print-config prints the experiment file they
 stand for (`benchrun run FILE` runs it the same way).
 
+Every run reserves the CPUs it pins (workload and runner) until it ends; a second run
+takes other free cores, or refuses (exit status 4) naming the run that holds them, or
+waits for them with --wait-for-cpus (docs/reservation.md). At the start it prints one
+line when the machine is loaded (1-minute load average, other benchrun runs).
+
 Output: on a terminal a live table on stderr (rounds per workload, 12/~49 where the total
 is the controller's estimate; CI half-width vs target; undecided pairs; time left), else
 a plain progress line every 5 s on stderr. At the end the results on stdout as `benchrun
@@ -440,11 +445,15 @@ def make_campaign_dir(campaign_dir: Path, given: str) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    # heavy imports (scipy via the statistics) only when the command runs, so that
-    # `benchrun --help` and the other commands start fast
+    # heavy imports (scipy via the statistics) only in _run, when the campaign runs, so
+    # that `benchrun --help` and the other commands start fast
     if args.wait_for_cpus is not None and not args.experiment and not args.commands:
-        # `benchrun run --wait-for-cpus x.yaml`: the optional value took the experiment
-        args.experiment, args.wait_for_cpus = args.wait_for_cpus, "forever"
+        from benchrun.runner.config.durations import parse_duration
+
+        try:
+            parse_duration(args.wait_for_cpus)
+        except ValueError:  # `benchrun run --wait-for-cpus x.yaml`: it took the experiment
+            args.experiment, args.wait_for_cpus = args.wait_for_cpus, "forever"
     if args.resume and args.new:
         raise UserError(
             "--resume and --new contradict each other: --resume continues the interrupted "
