@@ -64,6 +64,8 @@ SYSTEM_LOCK_DIR = Path("/run/benchrun/cpus")
 EXIT_CPUS_BUSY = 4
 #: most bytes read of another run's record
 RECORD_LIMIT = 4096
+#: most records read (a directory others can write may hold any number of files)
+MAX_RECORDS = 256
 #: a record that is not locked is a dead run's; it is removed only when older than this
 #: (seconds), so that a record being created (made, then locked) is never taken for one
 STALE_AFTER_S = 60.0
@@ -329,9 +331,8 @@ def _live_records(dir_fd: int, clean_stale: bool = True) -> list[Holder]:
     :data:`STALE_AFTER_S`) are removed where we may."""
     holders: list[Holder] = []
     euid = os.geteuid()
-    for name in sorted(os.listdir(dir_fd)):
-        if not (name.startswith("run-") and name.endswith(".json")):
-            continue
+    names = [n for n in os.listdir(dir_fd) if n.startswith("run-") and n.endswith(".json")]
+    for name in sorted(names)[:MAX_RECORDS]:
         try:
             fd = _open_regular(dir_fd, name, os.O_RDONLY)
         except OSError:
@@ -340,7 +341,7 @@ def _live_records(dir_fd: int, clean_stale: bool = True) -> list[Holder]:
             st = os.fstat(fd)
             if _try_lock(fd, fcntl.LOCK_SH):  # nobody holds it: a dead run's
                 if clean_stale and time.time() - st.st_mtime > STALE_AFTER_S:
-                    if st.st_uid in (euid, 0) or euid == 0:
+                    if st.st_uid == euid or euid == 0:  # who may unlink it
                         try:
                             os.unlink(name, dir_fd=dir_fd)
                         except OSError:
