@@ -221,3 +221,30 @@ def test_system_lists_who_holds_which_cpu(tmp_path: Path) -> None:
     # pin: [1] on two CPUs: CPU 1 for the workload, CPU 0 for the runner
     assert (run["pid"], run["cpus"], run["campaign"]) == (a.pid, [0, 1], str(tmp_path / "out/a"))
     assert f"pid {a.pid} (" in text.stdout and "CPUs 0-1" in text.stdout
+
+
+def test_an_explicit_pin_that_is_taken_waits_for_the_setting_then_refuses(
+    tmp_path: Path,
+) -> None:
+    from benchrun.runner.execute.reservation import Reservation, try_reserve
+
+    locks = tmp_path / "locks"
+    held = try_reserve([1], "held-here", directory=locks, allowed=[0, 1])  # this process
+    assert isinstance(held, Reservation)
+    write_experiment(
+        tmp_path,
+        EXPERIMENT.format(name="a", rounds=1, pin="[1]", sleep=0.01),
+    )
+    try:
+        t0 = time.monotonic()
+        b = _start(tmp_path, "exp.yaml", "--set", "wait_for_cpus=1s", locks=locks)
+        _, err = b.communicate(timeout=30)
+        took = time.monotonic() - t0
+    finally:
+        held.close()
+    assert b.returncode == 4, err
+    assert took >= 1.0
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("benchrun: error: CPUs still reserved after waiting 1 s: ")
+    assert "needs CPU 1 (pin: [1])" in last and f"pid {os.getpid()} (" in last
+    assert "held-here" in last
