@@ -67,19 +67,33 @@ def _shared(a: Path, b: Path) -> int:
 def _two_runs(
     tmp_path: Path, pin: str, *, second: tuple[str, ...], same_locks: bool = True
 ) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str], Path, Path]:
-    """Run A (4 rounds of 0.4 s) and, 1.5 s later, B with ``second`` options."""
-    for name in ("a", "b"):
+    """Run A (8 rounds of 0.4 s) and B (4 rounds, with ``second`` options) 1.5 s later, or
+    once A has stored its first round if that takes longer (a loaded machine: B must find
+    A measuring, and B's own start-up of 1-3 s still leaves A rounds to go)."""
+    for name, rounds in (("a", 8), ("b", 4)):
         write_experiment(
-            tmp_path, EXPERIMENT.format(name=name, rounds=4, pin=pin, sleep=0.4), f"{name}.yaml"
+            tmp_path,
+            EXPERIMENT.format(name=name, rounds=rounds, pin=pin, sleep=0.4),
+            f"{name}.yaml",
         )
     a = _start(tmp_path, "a.yaml", locks=tmp_path / "locks")
     time.sleep(1.5)
+    _first_round(tmp_path / "out/a/benchrun.db", a)
     b = _start(tmp_path, "b.yaml", *second, locks=tmp_path / ("locks" if same_locks else "own"))
     outs = []
     for proc in (a, b):
         out, err = proc.communicate(timeout=60)
         outs.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
     return outs[0], outs[1], tmp_path / "out/a/benchrun.db", tmp_path / "out/b/benchrun.db"
+
+
+def _first_round(db: Path, proc: subprocess.Popen[str], timeout: float = 60) -> None:
+    """Wait until ``db`` holds a round (or ``proc`` ended)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if db.exists() and query(db, "SELECT count(*) FROM round")[0][0] >= 1:
+            return
+        time.sleep(0.05)
 
 
 def test_without_the_reservation_the_check_sees_shared_rounds(tmp_path: Path) -> None:
@@ -111,7 +125,7 @@ def _pid_of(db: Path) -> str:
 def test_the_second_run_waits_and_never_shares_a_cpu_in_time(tmp_path: Path) -> None:
     ra, rb, da, db = _two_runs(tmp_path, "auto", second=("--wait-for-cpus", "60s"))
     assert ra.returncode == 0 and rb.returncode == 0, (ra.stderr, rb.stderr)
-    assert len(_intervals(da)) == 4 and len(_intervals(db)) == 4
+    assert len(_intervals(da)) == 8 and len(_intervals(db)) == 4
     assert _shared(da, db) == 0
     assert "waiting for CPUs" in rb.stderr and "CPUs free after" not in rb.stderr  # -q
     assert min(s for s, _, _ in _intervals(db)) >= max(e for _, e, _ in _intervals(da))
@@ -126,6 +140,7 @@ def test_wait_for_cpus_gives_up_after_its_duration(tmp_path: Path) -> None:
     a = _start(tmp_path, "exp.yaml", locks=tmp_path / "locks")
     try:
         time.sleep(1.5)
+        _first_round(tmp_path / "out/a/benchrun.db", a)  # A measures: CPUs held
         t0 = time.monotonic()
         b = _start(tmp_path, "b.yaml", "--wait-for-cpus", "2s", locks=tmp_path / "locks")
         _, err = b.communicate(timeout=30)
@@ -147,6 +162,7 @@ def test_pin_none_warns_when_another_run_is_active(tmp_path: Path) -> None:
     a = _start(tmp_path, "exp.yaml", locks=tmp_path / "locks")
     try:
         time.sleep(1.5)
+        _first_round(tmp_path / "out/a/benchrun.db", a)  # A measures: CPUs held
         b = _start(tmp_path, "b.yaml", locks=tmp_path / "locks", quiet=False)
         _, err = b.communicate(timeout=30)
     finally:
@@ -209,6 +225,7 @@ def test_system_lists_who_holds_which_cpu(tmp_path: Path) -> None:
     a = _start(tmp_path, "exp.yaml", locks=locks)
     try:
         time.sleep(1.5)
+        _first_round(tmp_path / "out/a/benchrun.db", a)  # A measures: CPUs held
         shown = cli("system", "--json", env={"BENCHRUN_CPU_LOCK_DIR": str(locks)})
         text = cli("system", env={"BENCHRUN_CPU_LOCK_DIR": str(locks)})
     finally:
