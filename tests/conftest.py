@@ -18,6 +18,8 @@ in pyproject.toml; docs/testing.md).
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -28,9 +30,27 @@ _TERMINAL = ("COLUMNS", "LINES")
 def pytest_configure_node(node) -> None:  # type: ignore[no-untyped-def]  # xdist's hook
     """(controller) what the workers' environment should hold of ``_TERMINAL``."""
     node.workerinput["benchrun_terminal"] = {k: os.environ.get(k) for k in _TERMINAL}
+    # the workers inherit the controller's BENCHRUN_CPU_LOCK_DIR; each makes its own
+    node.workerinput["benchrun_own_lock_dir"] = bool(_OWN_LOCK_DIR)
+
+
+#: the CPU lock directory this pytest process made (removed at its end)
+_OWN_LOCK_DIR: list[str] = []
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for path in _OWN_LOCK_DIR:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # each pytest process (each xdist worker) reserves CPUs in a directory of its own, so
+    # that the `benchrun run` of one worker's test never waits for, or is refused by, the
+    # other worker's (docs/reservation.md); tests of the reservation set their own
+    worker = getattr(config, "workerinput", {})
+    if "BENCHRUN_CPU_LOCK_DIR" not in os.environ or worker.get("benchrun_own_lock_dir"):
+        _OWN_LOCK_DIR.append(tempfile.mkdtemp(prefix="benchrun-cpus-"))
+        os.environ["BENCHRUN_CPU_LOCK_DIR"] = _OWN_LOCK_DIR[0]
     wanted = getattr(config, "workerinput", {}).get("benchrun_terminal")
     for key, value in (wanted or {}).items():
         if value is None:

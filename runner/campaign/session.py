@@ -959,13 +959,16 @@ def campaign_session(
     round_facts_fn: Any = None,
     workload_cpus: tuple[int, ...] | None = None,
     resume_command: str | None = None,
+    on_start: Any = None,
 ) -> Iterator[RoundLauncher]:
     """Everything a campaign loop runs inside: the directory lock, the open store, the
     campaign (new, or resumed with its bookkeeping rebuilt), SIGINT/SIGTERM handling, and
     the :class:`RoundLauncher` that launches and commits rounds. ``metadata_fn()`` gives
     the machine snapshot of a new campaign; ``round_facts_fn(cpus)`` the facts of a round;
     ``resume_command`` the command that continues the campaign, for the messages that
-    suggest it (default :func:`default_resume_command`). Cleanups that
+    suggest it (default :func:`default_resume_command`); ``on_start(store, campaign_id)``
+    is called once the campaign is open (``benchrun run`` says there whether the machine
+    is loaded, docs/reservation.md), so that a refused start stays one line. Cleanups that
     :func:`finish_campaign` did not run (the loop raised) run on the way out, unrecorded."""
     settings = experiment.settings
     with campaign_lock(experiment.campaign_dir), Store.create_or_open(experiment.db_path) as store:
@@ -984,6 +987,8 @@ def campaign_session(
             executor.on_node = functools.partial(store_node_metadata, store, campaign.id)
         if ended:
             store.add_event(campaign.id, "leftovers", ended, {})
+        if on_start is not None:
+            on_start(store, campaign.id)
         with _Interrupts(executor, settings.on_interrupt == "kill") as interrupts:
             launcher = RoundLauncher(
                 store,

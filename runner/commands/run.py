@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import shlex
@@ -25,7 +26,13 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.execute.containment import containment_record
 from benchrun.runner.execute.factory import make_executor
 from benchrun.runner.execute.local import LocalExecutor
-from benchrun.runner.execute.pinning import pinned_runner, plan_pinning
+from benchrun.runner.execute.pinning import PinPlan, pinned_runner, plan_pinning
+from benchrun.runner.execute.reservation import (
+    Reservation,
+    active_runs,
+    register_unpinned,
+    reserve,
+)
 from benchrun.runner.store.database import Store
 from benchrun.runner.ui.display import RichDisplay, stdout_console
 
@@ -60,6 +67,11 @@ literal. The experiment is named after the commands plus a hash of
 them (--experiment-name NAME instead); results go to results/<name> (-o DIR). The same
 options again with --resume continue it; --print-config prints the experiment file they
 stand for (`benchrun run FILE` runs it the same way).
+
+Every run reserves the CPUs it pins (workload and runner) until it ends; a second run
+takes other free cores, or refuses (exit status 4) naming the run that holds them, or
+waits for them with --wait-for-cpus (docs/reservation.md). At the start it prints one
+line when the machine is loaded (1-minute load average, other benchrun runs).
 
 Output: on a terminal a live table on stderr (rounds per workload, 12/~49 where the total
 is the controller's estimate; CI half-width vs target; undecided pairs; time left), else
@@ -136,6 +148,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="exit with status 3 when the campaign ends on a budget (max_time, max_rounds) "
         "with a condition of the stopping rule unmet, e.g. an undecided pair (for CI)",
+    )
+    p.add_argument(
+        "--wait-for-cpus",
+        nargs="?",
+        const="forever",
+        metavar="DURATION",
+        help="when another benchrun run holds the CPUs this one needs (pin: auto takes free "
+        "CPUs when there are any), wait for them, at most DURATION (e.g. 30s, 10m; no value: "
+        "as long as it takes) instead of refusing with exit status 4; overrides "
+        "settings.wait_for_cpus (docs/reservation.md)",
     )
     add_set_option(p, "stored with the campaign")
     p.add_argument(
@@ -432,11 +454,15 @@ def make_campaign_dir(campaign_dir: Path, given: str) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    # heavy imports (scipy via the statistics) only when the command runs, so that
-    # `benchrun --help` and the other commands start fast
-    from benchrun.runner.campaign.run import run_campaign
-    from benchrun.runner.machine.metadata import collect_metadata, round_facts
+    # heavy imports (scipy via the statistics) only in _run, when the campaign runs, so
+    # that `benchrun --help` and the other commands start fast
+    if args.wait_for_cpus is not None and not args.experiment and not args.commands:
+        from benchrun.runner.config.durations import parse_duration
 
+        try:
+            parse_duration(args.wait_for_cpus)
+        except ValueError:  # `benchrun run --wait-for-cpus x.yaml`: it took the experiment
+            args.experiment, args.wait_for_cpus = args.wait_for_cpus, "forever"
     if args.resume and args.new:
         raise UserError(
             "--resume and --new contradict each other: --resume continues the interrupted "
@@ -475,8 +501,114 @@ def main(args: argparse.Namespace) -> int:
     plan = plan_pinning(experiment.settings.pin)
     display = RichDisplay({w.name: w.unit for w in experiment.workloads}, quiet=args.quiet)
     err = Console(stderr=True)
-    if not args.quiet and plan.reason:
-        err.print(f"pinning: {plan.reason}")
+    with contextlib.ExitStack() as held:
+        notes: list[str] = []
+        if experiment.executor is None:  # rounds on this machine: reserve their CPUs
+            from benchrun.runner.campaign.session import campaign_lock
+
+            with campaign_lock(experiment.campaign_dir):
+                pass  # measured right now by another runner: say so, not "CPUs reserved"
+            reservation, notes = reserve_cpus(
+                experiment, wait_for_cpus(args, experiment), args.quiet
+            )
+            if reservation is not None:
+                held.callback(reservation.close)
+                if reservation.cpus:
+                    plan = reservation.plan
+        if not args.quiet and plan.reason:
+            err.print(f"pinning: {plan.reason}")
+        return _run(args, experiment, plan, display, err, env_names, notes)
+
+
+def wait_for_cpus(args: argparse.Namespace, experiment: Experiment) -> float | None:
+    """Seconds to wait for CPUs held by another run: ``--wait-for-cpus [DURATION]`` (no
+    value: without limit), else ``settings.wait_for_cpus``; None: refuse at once."""
+    from benchrun.runner.config.durations import parse_duration
+
+    given = args.wait_for_cpus
+    if given is None:
+        return experiment.settings.wait_for_cpus
+    if given == "forever":
+        return float("inf")
+    try:
+        return parse_duration(given)
+    except ValueError as exc:
+        raise UserError(f"--wait-for-cpus {given}: {exc}") from None
+
+
+def reserve_cpus(
+    experiment: Experiment, wait_s: float | None, quiet: bool
+) -> tuple[Reservation | None, list[str]]:
+    """Reserve the CPUs of ``experiment``'s pin (docs/reservation.md); with ``pin: none``
+    only announce the run. Returns the reservation and the lines to print once the
+    campaign is open: the warning of ``pin: none`` when another benchrun run is active,
+    and the one "machine is loaded" line when it applies. Raises :class:`UserError`
+    (exit 4) when the CPUs stay held by another run; progress lines of a wait go to
+    stderr at once (the first even with ``quiet``)."""
+    from benchrun.runner.machine.quiet import load_note
+
+    settings = experiment.settings
+    campaign = str(experiment.campaign_dir.absolute())
+
+    def tell(line: str) -> None:
+        print(f"benchrun: {line}", file=sys.stderr, flush=True)
+
+    notes: list[str] = []
+    if settings.pin == "none":
+        reservation = register_unpinned(campaign)
+        others = active_runs()
+        if others:
+            notes.append(
+                "warning: pin: none, and another benchrun run is active ("
+                + "; ".join(h.describe() for h in others)
+                + "): rounds of both may share a CPU; pin: auto reserves CPUs"
+            )
+    else:
+        said: list[str] = []
+
+        def waiting(line: str) -> None:  # the first line always, later ones unless -q
+            if not said or not quiet:
+                tell(line)
+            said.append(line)
+
+        reservation = reserve(
+            settings.pin,
+            campaign,
+            wait_s=wait_s,
+            on_wait=waiting,
+            duet=settings.duet is not None,
+        )
+        others = active_runs()
+    note = load_note([h.describe() for h in others])
+    if note is not None:
+        notes.append(note)
+    return reservation, notes
+
+
+def _say_notes(notes: list[str], quiet: bool, store: Store, campaign_id: int) -> None:
+    """Store each start note as a ``machine-load`` event and print it on stderr: warnings
+    always, the "machine is loaded" line unless ``quiet`` (``-q``: only the results)."""
+    for note in notes:
+        store.add_event(campaign_id, "machine-load", note, {})
+        if not quiet or note.startswith("warning:"):
+            print(f"benchrun: {note}", file=sys.stderr, flush=True)
+
+
+def _run(
+    args: argparse.Namespace,
+    experiment: Experiment,
+    plan: PinPlan,
+    display: RichDisplay,
+    err: Console,
+    env_names: list[str],
+    notes: list[str],
+) -> int:
+    """The campaign itself, its CPUs reserved: run it, print its results, the exit code.
+    ``notes``: printed on stderr and stored as ``machine-load`` events once the campaign is
+    open (a start refused by the campaign stays one line)."""
+    from benchrun.runner.campaign.run import run_campaign
+    from benchrun.runner.machine.metadata import collect_metadata, round_facts
+
     executor = make_executor(experiment, on_message=display.message)
     local = isinstance(executor, LocalExecutor)
 
@@ -506,6 +638,7 @@ def main(args: argparse.Namespace) -> int:
             round_facts_fn=round_facts if local else None,
             workload_cpus=plan.workload_cpus,
             resume_command=resume_command(experiment.campaign_dir, args),
+            on_start=functools.partial(_say_notes, notes, args.quiet),
         )
     # the results as `benchrun show` prints them, read back from the store (commands/show.py;
     # imported here, after the campaign: it needs the statistics, the loop may not)

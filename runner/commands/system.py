@@ -11,7 +11,7 @@ import argparse
 import json
 from typing import Any
 
-from benchrun.runner.config.cpulist import parse_kernel_cpu_list
+from benchrun.runner.config.cpulist import format_cpu_list, parse_kernel_cpu_list
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.containment import containment_record, probe_containment
 from benchrun.runner.machine.metadata import (
@@ -99,11 +99,33 @@ def run(args: argparse.Namespace) -> int:
     meta = collect_metadata(workload_cpus=cpus)
     meta["containment"] = containment_record(probe_containment())
     meta["duet"] = duet_capability()
+    meta["cpu_reservations"] = cpu_reservations()
     if args.json:
         print(json.dumps(meta, indent=2, allow_nan=False))
         return 0
     _print_human(meta, cpus)
     return 0
+
+
+def cpu_reservations() -> dict[str, Any]:
+    """The CPU reservations of benchrun runs on this machine (docs/reservation.md): the
+    lock directory and each live run's record (pid, user, campaign, CPUs, start time)."""
+    from benchrun.runner.execute.reservation import active_runs, lock_directory
+
+    directory = lock_directory()
+    return {
+        "directory": str(directory),
+        "runs": [
+            {
+                "pid": h.pid,
+                "user": h.user,
+                "campaign": h.campaign,
+                "cpus": list(h.cpus),
+                "started": h.started,
+            }
+            for h in active_runs(directory)
+        ],
+    }
 
 
 def _print_human(meta: dict[str, Any], cpus: list[int] | None) -> None:
@@ -135,6 +157,20 @@ def _print_human(meta: dict[str, Any], cpus: list[int] | None) -> None:
     console.print(Text("Duets (docs/duet.md)", style="bold"))
     for line in _duet_lines(meta["duet"]):
         console.print(f"  {line}")
+
+    console.print()
+    reservations = meta["cpu_reservations"]
+    console.print(Text("CPU reservations (docs/reservation.md)", style="bold"))
+    console.print(f"  lock directory: {reservations['directory']}")
+    if not reservations["runs"]:
+        console.print("  none: no other benchrun run holds CPUs")
+    for run in reservations["runs"]:
+        cpus_text = format_cpu_list(run["cpus"]) if run["cpus"] else "none (pin: none)"
+        console.print(
+            Text(
+                f"  pid {run['pid']} ({run['user']}): CPUs {cpus_text}, campaign {run['campaign']}"
+            )
+        )
 
     warnings = noise_warnings(meta, cpus)
     unknown = unknown_noise_settings(meta, cpus)

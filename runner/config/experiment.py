@@ -208,6 +208,9 @@ class Settings:
     #: a workload that does not change between campaigns (a fixed CPU loop): `compare` also
     #: gives every other workload's ratio divided by the control's (docs/conditions.md)
     control: str | None = None
+    #: seconds `benchrun run` waits while another run holds the CPUs it needs
+    #: (docs/reservation.md); None: refuse at once (exit 4); --wait-for-cpus overrides
+    wait_for_cpus: float | None = None
 
 
 #: the param (and name part, ``bench[node_type=alpha]``) of a fleet's node type; reserved

@@ -276,6 +276,15 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         "gives each workload's ratio divided by the control's (docs/conditions.md)",
         nullable=True,
     ),
+    Key(
+        "wait_for_cpus",
+        "duration",
+        "longest wait while another benchrun run holds the CPUs this one needs "
+        "(docs/reservation.md); null: refuse at once (exit 4)",
+        nullable=True,
+        minimum=0,
+        maximum=MAX_TIMEOUT,
+    ),
 )
 
 WORKLOAD_KEYS: tuple[Key, ...] = (

@@ -72,7 +72,8 @@ def child_argv(
     Returns
     -------
     list of str
-        ``[python, "-m", "benchrun.runner.cli", "run", ...]``.
+        ``[python, "-m", "benchrun.runner.cli", "run", ...]``, with ``--wait-for-cpus``
+        (no limit): a campaign whose CPUs another run holds waits for them.
     """
     argv = [
         sys.executable,
@@ -84,6 +85,9 @@ def child_argv(
         output,
         "-q",
         "--resume" if resume else "--new",
+        # another benchrun run holding the CPUs makes a queued campaign wait, not fail
+        # (docs/reservation.md); the wait is logged in the campaign's log
+        "--wait-for-cpus",
     ]
     for item in overrides:
         argv += ["--set", item]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 #: environment variables through which the daemon passes its default (``daemon start``)
 ENV_LOAD = "BENCHRUN_QUIET_LOAD"
@@ -126,3 +126,55 @@ def quiet_settings(
     if not (math.isfinite(wait) and wait >= 0):
         wait = quiet_max_wait
     return load, wait
+
+
+#: the 1-minute load average per CPU above which ``run`` says the machine is loaded: an
+#: evenly spread load L on n CPUs keeps each CPU busy with other work about L/n of the
+#: time, and a quarter of the workload's CPU is far above the 1-5 % differences a campaign
+#: resolves (docs/reservation.md "Load at the start")
+LOADED_PER_CPU = 0.25
+#: ... but never below this: on one or two CPUs a single busy process must count
+LOADED_MIN = 0.5
+
+
+def loaded_threshold(cpu_count: int) -> float:
+    """The 1-minute load average above which a machine of ``cpu_count`` CPUs is loaded:
+    ``max(LOADED_MIN, LOADED_PER_CPU * cpu_count)`` (0.5 on 1-2 CPUs, 2.0 on 8, 16 on 64)."""
+    return max(LOADED_MIN, LOADED_PER_CPU * max(1, cpu_count))
+
+
+def load_note(
+    other_runs: Sequence[str],
+    *,
+    loadavg: Callable[[], tuple[float, float, float]] = os.getloadavg,
+    cpu_count: int | None = None,
+) -> str | None:
+    """The one line ``run`` prints at the start when the machine is loaded, else None.
+
+    Parameters
+    ----------
+    other_runs : sequence of str
+        The other benchrun runs active on this machine, each described in a few words
+        (from the CPU reservations, runner/execute/reservation.py).
+    loadavg : callable
+        ``os.getloadavg`` (replaceable in tests).
+    cpu_count : int, optional
+        CPUs of the machine (default ``os.cpu_count()``).
+
+    Returns
+    -------
+    str or None
+        ``"machine is loaded: 1-min load average 1.92 on 2 CPUs (above 0.50); other
+        benchrun runs: ..."``, naming whichever of the two applies; None when neither.
+    """
+    n = cpu_count if cpu_count is not None else (os.cpu_count() or 1)
+    load = loadavg()[0]
+    limit = loaded_threshold(n)
+    parts = []
+    if load > limit:
+        parts.append(f"1-min load average {load:.2f} on {n} CPUs (above {limit:.2f})")
+    if other_runs:
+        parts.append("other benchrun runs: " + "; ".join(other_runs))
+    if not parts:
+        return None
+    return "machine is loaded: " + "; ".join(parts)

@@ -396,6 +396,7 @@ def test_first_launch_runs_new_and_a_clean_exit_is_done(
         str(tmp_path / "out"),
         "-q",
         "--new",
+        "--wait-for-cpus",  # another run's CPUs make the campaign wait, not fail
         "--set",
         "rounds=3",
         "--config-text",
