@@ -408,7 +408,9 @@ def run_benchrun(data: np.ndarray, params: ControllerParams = PARAMS) -> Outcome
         for i, n in enumerate(names):
             if n in active:
                 used[n] += 1
-                stats[n] = collect(data[i, : used[n]], confidence=params.confidence)
+                stats[n] = collect(
+                    data[i, : used[n]], confidence=params.confidence, direction="lower_is_better"
+                )
                 if stats[n].enough and n not in first:
                     first[n] = used[n]
         d = ctrl.decide(stats, used, 0.0)
@@ -553,7 +555,9 @@ def run_benchrun_passes(data: np.ndarray, params: ControllerParams = PARAMS) -> 
             if n in active:
                 series[i, used[n], 0] = data[i, p]
                 used[n] += 1
-                stats[n] = collect(series[i, : used[n]], confidence=params.confidence)
+                stats[n] = collect(
+                    series[i, : used[n]], confidence=params.confidence, direction="lower_is_better"
+                )
                 if paired:
                     by_pass[i][p] = float(data[i, p])
                     src.update(n, dict(by_pass[i]))

@@ -351,6 +351,7 @@ class _Adaptive:
                 warmup_readings=s.warmup_readings,
                 min_subsessions=s.min_subsessions,
                 nodes=st.steady_nodes,
+                direction=st.workload.direction,
             )
         return out
 
