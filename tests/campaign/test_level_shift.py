@@ -110,3 +110,32 @@ def test_steady_and_drift_are_those_of_the_rounds_analysed(
     blocks = np.array([b.mean() for b in np.array_split(x, 5)]) / c["mean"] - 1
     assert d["level_low"] == pytest.approx(blocks.min(), rel=1e-9)
     assert d["level_high"] == pytest.approx(blocks.max(), rel=1e-9)
+
+
+def test_adaptive_campaign_never_stops_on_a_ci_across_a_shift(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Quiet rounds, then +50 % from the 15th steady round: without the rule the collector
+    would cut the quiet rounds and stop on the disturbed ones; now the workload's condition
+    stays unmet ("level shift at round ...") until max_rounds."""
+    rng = np.random.default_rng(13)
+    n = 200
+    levels = np.where(np.arange(n) < 16, 0.1, 0.15) * (1 + 0.01 * rng.standard_normal(n))
+    text = (
+        f"name: shift\noutput: {tmp_path / 'out'}\n"
+        "settings: {pin: none, seed: 3, max_rounds: 60, ci_rel_width: 0.05}\n"
+        "workloads:\n  - {name: a, command: [work]}\n"
+    )
+    exp = parse_experiment(text, base_dir=tmp_path, check_commands=False)
+    run_campaign(exp, FakeExecutor({"a": _series(levels)}), _Quiet())
+    x = _stored(tmp_path / "out")
+    assert x.size == 60  # ran to max_rounds: no stop on a certified CI
+    w = _show_json(capsys, tmp_path / "out")
+    c = w["collected"]
+    assert c["level_shift_at"] == 15 and not c["enough"]  # steady round 16 = launch 17
+    assert w["status"] == "unmet"
+    assert c["level_shift_change"] == pytest.approx(x[15:].mean() / x[:15].mean() - 1, rel=1e-9)
+    conn = sqlite3.connect(next((tmp_path / "out").glob("**/benchrun.db")))
+    reasons = [r for (r,) in conn.execute("SELECT stop_reason FROM campaign")]
+    conn.close()
+    assert any("level shift at round 16" in (r or "") for r in reasons), reasons
