@@ -87,6 +87,30 @@ def test_quiet_then_disturbed_is_a_level_shift_not_warm_up(
     text = capsys.readouterr().out
     pct = 100 * (x[17:].mean() / x[:17].mean() - 1)
     assert f"a: no CI: level shift at round 18 ({pct:+.0f} %)" in " ".join(text.split())
+    md = tmp_path / "report.md"
+    assert main(["report", str(out), "--format", "md", "--no-plots", "-o", str(md)]) == 0
+    report = " ".join(md.read_text().split())
+    assert f"(no CI: level shift at round 18 ({pct:+.0f} %))" in report
+    assert f"left without a CI: a (level shift at round 18 ({pct:+.0f} %))" in report
+    assert "stored and discarded as warm-up" in report and "it found none" in report
+
+
+def test_compare_gives_no_regression_across_a_shift(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The issue's gate: a quiet campaign against one disturbed from round 18 on exited 1
+    ("2.311x slower (regression)") on identical code; the disturbed side now has no CI."""
+    rng = np.random.default_rng(14)
+    quiet = _campaign(tmp_path / "old", 0.115 * (1 + 0.01 * rng.standard_normal(ROUNDS)))
+    k = np.arange(ROUNDS)
+    levels = np.where(k < 17, 0.115, 0.270) * (1 + 0.01 * rng.standard_normal(ROUNDS))
+    disturbed = _campaign(tmp_path / "new", levels)
+    capsys.readouterr()
+    code = main(["compare", str(quiet), str(disturbed), "--fail-on-regression", "5%"])
+    text = " ".join(capsys.readouterr().err.split())  # the gate's one line
+    assert code == 3, text  # undecided: the new side has no CI
+    pct = 100 * (levels[17:].mean() / levels[:17].mean() - 1)
+    assert f"level shift at round 18 ({pct:+.0f} %): no CI across it" in text, text
 
 
 def test_steady_and_drift_are_those_of_the_rounds_analysed(
