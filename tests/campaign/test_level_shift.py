@@ -111,6 +111,15 @@ def test_compare_gives_no_regression_across_a_shift(
     assert code == 3, text  # undecided: the new side has no CI
     pct = 100 * (levels[17:].mean() / levels[:17].mean() - 1)
     assert f"level shift at round 18 ({pct:+.0f} %): no CI across it" in text, text
+    # the same through benchrun's export (the shift travels in its result)
+    exported = tmp_path / "new.json"
+    assert main(["export", str(disturbed), "-o", str(exported)]) == 0
+    result = json.loads(exported.read_text())["workloads"][0]["result"]
+    assert result["level_shift_at"] == 17 and result["enough"] is False
+    capsys.readouterr()
+    code = main(["compare", str(quiet), str(exported), "--fail-on-regression", "5%"])
+    text = " ".join(capsys.readouterr().err.split())
+    assert code == 3 and f"level shift at round 18 ({pct:+.0f} %)" in text, text
 
 
 def test_steady_and_drift_are_those_of_the_rounds_analysed(
