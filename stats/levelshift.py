@@ -344,11 +344,19 @@ def steady_start(
         head, kept = float(x[:d].mean()), float(x[d:].mean())
         if (head <= kept) if worse == "higher" else (head >= kept):
             rejected, d = d, 0
-            w = _warmup_before(x, _split(x), worse, warmup_alpha)
+            w = _warmup_before(x, max(rejected, _split(x)), worse, warmup_alpha)
             k = w + _split(x[w:])
+            for _ in range(3):
+                # a split to a better level in the first half is a warm-up MSER-5's guard
+                # left (too short for it): cut it and split the rest again
+                before, after = float(x[w:k].mean()), float(x[k:].mean())
+                if (after < before) != (worse == "higher") or 2 * k > x.size:
+                    break
+                w = k
+                k = w + _split(x[w:])
             before, after = float(x[w:k].mean()), float(x[k:].mean())
             s = LevelShift(k, before, after, _change(before, after, log), None, None, "prefix")
-            if abs(s.change) >= min_change:
+            if abs(s.change) >= min_change and (after > before) == (worse == "higher"):
                 return SteadyStart(w, s, rejected)
     shift = change_point(x[d:], log=log, min_change=min_change)
     if (
