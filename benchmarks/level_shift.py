@@ -11,7 +11,8 @@ those whose shift lies within 2 rounds of the truth; **cut** = share cut as warm
 and **old cut** = share cut by the rule before (guarded MSER-5 at 0.001, the collector's
 ROUNDS_WARMUP_ALPHA), with their median cut. Before issue 27 every row had shift 0 (the
 rule did not exist) and the steps (b, c) were either cut as warm-up (the quiet first half
-dropped, the disturbed half certified) or kept as one level.
+dropped, the disturbed half certified) or kept as one level. Then benchmarks/mser5_guard.py's
+rows (a planted warm-up of 50 readings in 2 000, clean iid series) before and after.
 
 ``--calibrate`` prints the 99 % and 99.9 % quantiles of the SN statistic for iid, AR(1) φ
 0.5 and 0.7 and lognormal series of each length (20 000 series each, ~25 s): the source
@@ -79,6 +80,34 @@ def rows(reps: int, seed: int) -> None:
             row(f"(e) lognormal n{n} cv{cv:.0%}", 100 * (1 + cv * logn), None)
 
 
+def guard_rows(reps: int, seed: int) -> None:
+    """benchmarks/mser5_guard.py's rows through the new rule: the planted warm-up (2 000
+    readings, 8·exp(-t/25) for t < 50) and clean iid series (the cut at the collector's
+    0.001 before and after; values 100 + N(0, 1))."""
+    rng = np.random.default_rng(seed)
+    n = 2000
+    t = np.arange(n)
+    x = 100 + rng.standard_normal((reps, n)) + np.where(t < 50, 8.0 * np.exp(-t / 25.0), 0.0)
+    old = np.array([mser5(r, alpha=0.001) for r in x])
+    got = [steady_start(r, worse="higher") for r in x]
+    new = np.array([s.warmup for s in got])
+    print(
+        f"planted warm-up of 50 (mser5_guard): same cut as before {np.mean(old == new):.3f}, "
+        f"within ±10: before {np.mean(np.abs(old - 50) <= 10):.3f}, "
+        f"after {np.mean(np.abs(new - 50) <= 10):.3f}, "
+        f"level shift {np.mean([s.shift is not None for s in got]):.3f}"
+    )
+    for n in (20, 40, 100, 400):
+        x = 100 + rng.standard_normal((reps, n))
+        old = np.array([mser5(r, alpha=0.001) for r in x])
+        got = [steady_start(r, worse="higher") for r in x]
+        print(
+            f"clean iid n {n}: cut before {np.mean(old > 0):.3f}, "
+            f"after {np.mean([s.warmup > 0 for s in got]):.3f}, "
+            f"level shift {np.mean([s.shift is not None for s in got]):.3f}"
+        )
+
+
 def calibrate(seed: int) -> None:
     rng = np.random.default_rng(seed)
     for n in (20, 25, 30, 40, 50, 70, 100, 150, 200, 300, 500, 1000):
@@ -108,6 +137,7 @@ def main() -> None:
         calibrate(a.seed)
     else:
         rows(a.reps, a.seed)
+        guard_rows(a.reps, a.seed)
 
 
 if __name__ == "__main__":
