@@ -5,7 +5,7 @@ Run: python benchmarks/level_shift.py [--reps 500] [--seed 5] [--calibrate]   (s
 Per row (per-round values, time metric, lower is better; noise cv 1 % or 5 %; lengths 20,
 40, 100): (a) a real warm-up, +50 % decaying with time constant 3 or 8 rounds; (b/c) a
 step of +20 % / +100 % at the middle; (d) the same warm-up followed by the step; (e)
-stationary iid, AR(1) φ 0.7 and lognormal (σ 1) series. Columns: **shift** = share of
+stationary iid, AR(1) φ 0.7 and 0.9 and lognormal (σ 1) series. Columns: **shift** = share of
 series with a level shift reported (stats.levelshift.steady_start); **at ±2** = share of
 those whose shift lies within 2 rounds of the truth; **cut** = share cut as warm-up now,
 and **old cut** = share cut by the rule before (guarded MSER-5 at 0.001, the collector's
@@ -15,7 +15,7 @@ dropped, the disturbed half certified) or kept as one level. Then benchmarks/mse
 rows (a planted warm-up of 50 readings in 2 000, clean iid series) before and after.
 
 ``--calibrate`` prints the 99 % and 99.9 % quantiles of the SN statistic for iid, AR(1) φ
-0.5 and 0.7 and lognormal series of each length (20 000 series each, ~25 s): the source
+0.5, 0.7 and 0.9 and lognormal series of each length (20 000 series each, ~25 s): the source
 of ``stats.levelshift.SN_TABLE``.
 """
 
@@ -76,6 +76,7 @@ def rows(reps: int, seed: int) -> None:
                 row(f"(d) warm-up+step +{step:.0%} n{n} cv{cv:.0%}", 100 * warm * lvl, k)
             row(f"(e) iid n{n} cv{cv:.0%}", 100 * (1 + cv * rng.standard_normal((reps, n))), None)
             row(f"(e) AR(1) 0.7 n{n} cv{cv:.0%}", 100 * (1 + cv * ar1(0.7, (reps, n), rng)), None)
+            row(f"(e) AR(1) 0.9 n{n} cv{cv:.0%}", 100 * (1 + cv * ar1(0.9, (reps, n), rng)), None)
             logn = (np.exp(rng.standard_normal((reps, n))) - np.exp(0.5)) / 2.16
             row(f"(e) lognormal n{n} cv{cv:.0%}", 100 * (1 + cv * logn), None)
 
@@ -112,7 +113,7 @@ def calibrate(seed: int) -> None:
     rng = np.random.default_rng(seed)
     for n in (20, 25, 30, 40, 50, 70, 100, 150, 200, 300, 500, 1000):
         out = []
-        for kind in ("iid", "ar0.5", "ar0.7", "lognormal"):
+        for kind in ("iid", "ar0.5", "ar0.7", "ar0.9", "lognormal"):
             g = []
             for _ in range(4):
                 if kind == "iid":
