@@ -293,6 +293,7 @@ def steady_start(
     warmup_alpha: float = 0.001,
     log: bool = False,
     min_change: float = MIN_CHANGE,
+    step_warmup: bool = True,
 ) -> SteadyStart:
     """Warm-up to cut and level shift of a series of per-round values (module docstring).
 
@@ -310,6 +311,9 @@ def steady_start(
         Level of MSER-5's significance check (``stats.warmup.mser5``).
     log, min_change
         As in :func:`change_point`.
+    step_warmup : bool
+        A step to a better level in the first half of the kept values is warm-up, cut
+        (True, the default); False reports it as a level shift (when nothing may be cut).
 
     Returns
     -------
@@ -370,7 +374,8 @@ def steady_start(
                 )
     shift = change_point(x[d:], log=log, min_change=min_change)
     if (
-        shift is not None
+        step_warmup
+        and shift is not None
         and worse is not None
         and (shift.change < 0) == (worse == "higher")
         and 2 * shift.at <= x.size - d

@@ -637,6 +637,7 @@ def collect(
             warmup=warmup == "mser5",
             warmup_alpha=ROUNDS_WARMUP_ALPHA,
             log=log_series,
+            step_warmup=warmup == "mser5",  # without detection nothing is cut
         )
         w = start.warmup
         if w:

@@ -100,3 +100,16 @@ def test_stationary_series_rarely_shift(phi: float) -> None:
     x = 100 * (1 + 0.1 * ar1(phi, 40, 600, seed=5) * np.sqrt(1 - phi * phi))
     rate = np.mean([change_point(r) is not None for r in x])
     assert rate <= 0.01 + 3 * np.sqrt(0.01 * 0.99 / 600)
+
+
+def test_a_worse_start_is_cut_only_where_cutting_is_allowed() -> None:
+    """20 rounds at 150 then 40 at 100 (+-1 %): a start worse than the rest. With
+    detection it is cut (MSER-5 or the step rule); where nothing may be cut (warmup
+    'none', an export's analysed rounds) it is a level shift of -33 % at round 21."""
+    rng = np.random.default_rng(9)
+    x = np.r_[np.full(20, 150.0), np.full(40, 100.0)] * (1 + 0.01 * rng.standard_normal(60))
+    cut = steady_start(x, worse="higher")
+    assert cut.warmup == 20 and cut.shift is None
+    kept = steady_start(x, worse="higher", warmup=False, step_warmup=False)
+    assert kept.warmup == 0 and kept.shift is not None and kept.shift.at == 20
+    assert kept.shift.change == pytest.approx(x[20:].mean() / x[:20].mean() - 1)
