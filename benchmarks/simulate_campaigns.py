@@ -1,6 +1,7 @@
 """Simulated campaigns: does the adaptive controller keep its error rates? (docs/methods.md §10)
 
 Drives the REAL :class:`runner.control.controller.Controller` and :func:`runner.control.collector.collect`
+(with ``direction="lower_is_better"``, as the loop passes for time metrics)
 on synthetic workloads whose truth is known (no processes), and runs four other stopping
 rules on exactly the same data:
 

@@ -263,6 +263,12 @@ def change_point(
         the least-squares split differ by at least ``min_change``; None otherwise and for
         fewer than ``MIN_VALUES`` values.
 
+    References
+    ----------
+    .. [1] X. Shao and X. Zhang, "Testing for change points in time series", Journal of
+       the American Statistical Association 105(491):1228-1240, 2010.
+       doi:10.1198/jasa.2010.tm10103
+
     Examples
     --------
     >>> rng = np.random.default_rng(3)
@@ -321,6 +327,14 @@ def steady_start(
         ``warmup`` values to cut (a multiple of 5, or 0), ``shift`` with ``at`` counted in
         ``values`` (not in the kept part), and ``rejected_cut`` (MSER-5's proposal when the
         direction rule refused it).
+
+    References
+    ----------
+    .. [1] K. P. White, "An effective truncation heuristic for bias reduction in simulation
+       output", Simulation 69(6):323-334, 1997. doi:10.1177/003754979706900601
+    .. [2] X. Shao and X. Zhang, "Testing for change points in time series", Journal of
+       the American Statistical Association 105(491):1228-1240, 2010.
+       doi:10.1198/jasa.2010.tm10103
 
     Examples
     --------
