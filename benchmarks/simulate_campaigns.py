@@ -1,6 +1,7 @@
 """Simulated campaigns: does the adaptive controller keep its error rates? (docs/methods.md §10)
 
 Drives the REAL :class:`runner.control.controller.Controller` and :func:`runner.control.collector.collect`
+(with ``direction="lower_is_better"``, as the loop passes for time metrics)
 on synthetic workloads whose truth is known (no processes), and runs four other stopping
 rules on exactly the same data:
 
@@ -408,7 +409,9 @@ def run_benchrun(data: np.ndarray, params: ControllerParams = PARAMS) -> Outcome
         for i, n in enumerate(names):
             if n in active:
                 used[n] += 1
-                stats[n] = collect(data[i, : used[n]], confidence=params.confidence)
+                stats[n] = collect(
+                    data[i, : used[n]], confidence=params.confidence, direction="lower_is_better"
+                )
                 if stats[n].enough and n not in first:
                     first[n] = used[n]
         d = ctrl.decide(stats, used, 0.0)
@@ -553,7 +556,9 @@ def run_benchrun_passes(data: np.ndarray, params: ControllerParams = PARAMS) -> 
             if n in active:
                 series[i, used[n], 0] = data[i, p]
                 used[n] += 1
-                stats[n] = collect(series[i, : used[n]], confidence=params.confidence)
+                stats[n] = collect(
+                    series[i, : used[n]], confidence=params.confidence, direction="lower_is_better"
+                )
                 if paired:
                     by_pass[i][p] = float(data[i, p])
                     src.update(n, dict(by_pass[i]))

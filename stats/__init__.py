@@ -29,6 +29,11 @@ _EXPORTS: dict[str, str] = {
     # §2 warm-up
     "mser5": "warmup",
     "mser5_at_limit": "warmup",
+    "steady_start": "levelshift",
+    "change_point": "levelshift",
+    "sn_statistic": "levelshift",
+    "LevelShift": "levelshift",
+    "SteadyStart": "levelshift",
     # §3 autocorrelation and subsessions
     "autocorrelation": "autocorr",
     "acf": "autocorr",

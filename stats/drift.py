@@ -11,7 +11,8 @@ Two numbers describe it:
   level shift, autocorrelation) makes successive differences small against the spread, so
   VN < 2. The one-sided p-value uses the normal approximation ``z = (VN - 2)/sd``.
 - the spread of the level: the means of ``blocks`` consecutive equal blocks, relative to
-  the overall mean (e.g. -6 % ... +5 %), which says how large the drift was.
+  the mean (the series' own, or a reference such as the estimate a table shows; e.g.
+  -6 % ... +5 %), which says how large the drift was.
 
 Units: VN and p are dimensionless; block levels relative (0.05 = 5 %).
 """
@@ -85,8 +86,8 @@ class DriftResult(HasPValue):
     Attributes:
         n: values in the series.
         von_neumann: VN; ``p_value`` one-sided (small VN), ``drifted`` = p < alpha.
-        level_low, level_high: lowest and highest block mean relative to the overall
-            mean, minus 1 (None when the mean is 0).
+        level_low, level_high: lowest and highest block mean relative to the mean
+            (the series' own, or the ``reference`` given), minus 1 (None when it is 0).
         blocks: number of blocks the levels come from.
     """
 
@@ -110,12 +111,14 @@ class DriftResult(HasPValue):
         if self.level_low is not None and self.level_high is not None:
             span = (
                 f"; means of {self.blocks} consecutive blocks from {100 * self.level_low:+.1f} % "
-                f"to {100 * self.level_high:+.1f} % of the overall mean"
+                f"to {100 * self.level_high:+.1f} % of the mean"
             )
         return f"the level moved during the campaign (von Neumann ratio {self.von_neumann:.2f}, p {self.p_value:.2g}{span})"
 
 
-def drift_check(values: ArrayLike, alpha: float = 0.01, blocks: int = 5) -> DriftResult:
+def drift_check(
+    values: ArrayLike, alpha: float = 0.01, blocks: int = 5, reference: float | None = None
+) -> DriftResult:
     """Test a series in time order for drift (module docstring) at level ``alpha``.
 
     Parameters
@@ -127,12 +130,15 @@ def drift_check(values: ArrayLike, alpha: float = 0.01, blocks: int = 5) -> Drif
         Level of the one-sided test; ``drifted`` is ``pvalue < alpha``.
     blocks : int
         Number of consecutive blocks (``numpy.array_split``) whose means give the levels.
+    reference : float or None
+        The mean the levels are relative to (e.g. the estimate a table shows); None: the
+        mean of ``values``.
 
     Returns
     -------
     DriftResult
         ``von_neumann`` (VN), its one-sided ``pvalue`` (small VN), ``drifted``, and the
-        lowest and highest block mean relative to the overall mean (``level_low``,
+        lowest and highest block mean relative to the mean (or ``reference``) (``level_low``,
         ``level_high``; 0.05 = 5 %). Needs at least ``2·blocks`` values for the levels and
         10 for the test; with fewer, the result says nothing (``drifted`` False, None
         fields). A constant series gives VN None and levels 0.
@@ -205,7 +211,7 @@ def drift_check(values: ArrayLike, alpha: float = 0.01, blocks: int = 5) -> Drif
         )
     sd = math.sqrt(4.0 * (n - 2) / ((n + 1) * (n - 1)))
     p = float(ndtr((vn - 2.0) / sd))
-    m = float(x.mean())
+    m = float(x.mean()) if reference is None else float(reference)
     levels = np.array([b.mean() for b in np.array_split(x, blocks)])
     lo = float(levels.min() / m - 1.0) if m != 0 else None
     hi = float(levels.max() / m - 1.0) if m != 0 else None

@@ -128,7 +128,9 @@ def status_doc(
         st = states[name]
         workloads[name] = {
             "rounds": st.launched,
-            "steady": st.steady_ok,
+            # the rounds analysed (issue 27): a single-reading series shorter than its
+            # rounds lost rounds to the collector's warm-up cut (n >= rounds otherwise)
+            "steady": st.steady_ok - max(0, w["rounds"] - w["n"]),
             "failed": st.failed,
             "mean": w["mean"],
             "ci_low": w["ci_low"],
@@ -351,6 +353,7 @@ class _Adaptive:
                 warmup_readings=s.warmup_readings,
                 min_subsessions=s.min_subsessions,
                 nodes=st.steady_nodes,
+                direction=st.workload.direction,
             )
         return out
 

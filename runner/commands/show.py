@@ -55,7 +55,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "workload is shown in one unit chosen from its mean (--json: numbers in the base "
         "unit, `unit`, with `display_unit`); a calibrated {work} is shown with the file's "
         "value. Tables fit the terminal, or in a pipe COLUMNS (else 160 columns): columns "
-        "that do not fit are left out, and a line says which.",
+        "that do not fit are left out, and a line says which. 'steady' counts the rounds "
+        "analysed (warm-up cut); a workload whose level shifted (faster first rounds, or "
+        "a step later) has no CI and a note 'level shift at round K (+X %)'.",
     )
     p.add_argument(
         "dir", nargs="?", default="results", metavar="DIR", help="campaign directory or database"

@@ -28,10 +28,11 @@ from benchrun.stats.autocorr import (
     choose_subsession_size,
 )
 from benchrun.stats.intervals import as_series
+from benchrun.stats.levelshift import LevelShift, steady_start
 from benchrun.stats.uncertified import MIN_READINGS, uncertified_from
 from benchrun.stats.warmup import mser5, mser5_at_limit
 
-__all__ = ["WorkloadStats", "collect", "interval_text"]
+__all__ = ["WorkloadStats", "collect", "interval_text", "level_shift_text"]
 
 
 def _opt(v: float | None) -> float | None:
@@ -88,6 +89,13 @@ class WorkloadStats:
             ``rel_half_width`` are the node-level ones (mean of the k node means, t over
             them with k - 1 df), while ``q``, ``n_q`` and ``s2_q`` stay those of the
             pooled subsessions (the data condition). None otherwise.
+        level_shift_at: index (0-based, among the rounds given to :func:`collect`) of the
+            first round at a new level when the rounds' level shifted (stats.levelshift,
+            docs/methods.md §2.1): then ``enough`` and ``certified`` are False, there is no
+            interval (no CI across a shift) and ``mean`` is over both levels; None without
+            a shift.
+        level_shift_change: the shift's relative size (0.2 = +20 %, of the earlier level;
+            for a log-ratio series ``exp(Δ) - 1``); None without a shift.
 
     The controller reads only ``enough`` and ``ci_low``/``ci_high`` (None until
     certified), so it never stops on an uncertified interval; outputs print
@@ -122,6 +130,8 @@ class WorkloadStats:
     width_factor: float | None = None
     interval_note: str | None = None
     nodes: dict[str, Any] | None = None
+    level_shift_at: int | None = None
+    level_shift_change: float | None = None
 
     @property
     def n_used(self) -> int:
@@ -177,6 +187,8 @@ class WorkloadStats:
             "width_factor": _opt(self.width_factor),
             "interval_note": self.interval_note,
             "nodes": self.nodes,
+            "level_shift_at": None if self.level_shift_at is None else int(self.level_shift_at),
+            "level_shift_change": _opt(self.level_shift_change),
         }
 
 
@@ -200,6 +212,9 @@ def interval_text(collected: Mapping[str, Any], unit: str | DisplayUnit) -> str:
     lo = collected.get("interval_low", collected.get("ci_low"))
     hi = collected.get("interval_high", collected.get("ci_high"))
     if lo is None or hi is None:
+        shift = level_shift_text(collected)
+        if shift:
+            return f"{du.text(mean)} (no CI: {shift})"
         need = collected.get("readings_needed")
         have = collected.get("n")
         why = f"need ~{need} readings, have {have}" if need else "not enough data"
@@ -214,7 +229,21 @@ def interval_text(collected: Mapping[str, Any], unit: str | DisplayUnit) -> str:
     return text
 
 
+def level_shift_text(collected: Mapping[str, Any]) -> str | None:
+    """``"level shift at round 18 (+135 %)"`` from :meth:`WorkloadStats.to_dict` (round
+    counted 1-based among the steady rounds), None without a level shift."""
+    at = collected.get("level_shift_at")
+    if at is None:
+        return None
+    change = collected.get("level_shift_change")
+    size = "" if change is None else f" ({100 * float(change):+.0f} %)"
+    return f"level shift at round {int(at) + 1}{size}"
+
+
 Warmup = Literal["mser5", "none"] | int
+
+#: which way a warm-up lies for a metric direction (stats.levelshift ``worse``)
+WORSE = {"lower_is_better": "higher", "higher_is_better": "lower"}
 
 
 def _as_rounds(
@@ -454,6 +483,50 @@ def _nodes(
     return info
 
 
+def _shifted(
+    shift: LevelShift,
+    x: np.ndarray,
+    rounds: int,
+    w: int,
+    series: str,
+    q: int,
+    h: int,
+    tau: float | None,
+    ess: float | None,
+    c: float,
+    notes: list[str],
+) -> WorkloadStats:
+    """The :class:`WorkloadStats` of a series whose level shifted (docs/methods.md §2.1): the
+    mean over both levels, no interval, not enough (the controller never stops on it)."""
+    before, after = shift.before, shift.after
+    notes.append(
+        f"{shift.text()}: the rounds before it average {before:.6g}, from it on {after:.6g}; "
+        "no CI across a level shift (docs/methods.md §2.1)"
+    )
+    return WorkloadStats(
+        rounds=rounds,
+        n=int(x.size),
+        warmup_readings=w,
+        series=series,
+        mean=_fmean(x),
+        q=q,
+        n_q=h,
+        s2_q=None,
+        ci_low=None,
+        ci_high=None,
+        rel_half_width=None,
+        enough=False,
+        readings_needed=None,
+        rounds_needed=None,
+        tau=tau,
+        ess=ess,
+        confidence=c,
+        notes=tuple(notes),
+        level_shift_at=shift.at,
+        level_shift_change=shift.change,
+    )
+
+
 def collect(
     rounds: Sequence[Sequence[float]],
     *,
@@ -464,6 +537,8 @@ def collect(
     tau_upper: float | None = TAU_UPPER,
     ci_2q: bool = True,
     nodes: Sequence[str | None] | None = None,
+    direction: str | None = None,
+    log_series: bool = False,
 ) -> WorkloadStats:
     """Statistics of one workload from the readings of its steady rounds (docs/methods.md §2-4).
 
@@ -494,6 +569,16 @@ def collect(
     certified CI and rounds from 2 or more nodes, the node analysis of
     runner/control/nodelevel.py runs on subsessions within each node, and when the nodes
     differ its CI replaces the pooled one (``WorkloadStats.nodes``, docs/methods.md §14).
+
+    Level shifts (docs/methods.md §2.1, :func:`stats.levelshift.steady_start`): with one
+    reading per round, MSER-5's cut is warm-up only when the cut rounds are worse than the
+    rest in the metric's ``direction`` (``"lower_is_better"``/``"higher_is_better"``; None,
+    as for a log-ratio series, accepts either); a cut the other way, or a step the change-point
+    test finds in the kept rounds (the round means with several readings per round), is a
+    level shift: ``level_shift_at``/``level_shift_change`` are set, ``enough`` is False and
+    there is no interval. ``log_series``: the values are logs (per-pass log ratios), so a
+    step's size is ``exp(Δ) - 1``. Rounds from 2 or more nodes are not tested (their levels
+    differ by design; the node analysis handles them).
     """
     c = float(confidence)
     if not 0.0 < c < 1.0:
@@ -544,12 +629,25 @@ def collect(
             )
         w = 0
         lengths = None
-        if warmup == "mser5":
-            w = mser5(x, alpha=ROUNDS_WARMUP_ALPHA)
-            if w:
-                notes.append(f"MSER-5: the first {w} steady rounds are still warm-up")
-        elif warmup not in ("none", 0) or isinstance(warmup, bool):
+        if warmup not in ("mser5", "none", 0) or isinstance(warmup, bool):
             raise ValueError(f"warmup must be 'mser5', 'none' or an int, got {warmup!r}")
+        start = steady_start(
+            x,
+            worse=WORSE.get(direction or ""),  # type: ignore[arg-type]
+            warmup=warmup == "mser5",
+            warmup_alpha=ROUNDS_WARMUP_ALPHA,
+            log=log_series,
+            step_warmup=warmup == "mser5",  # without detection nothing is cut
+        )
+        w = start.warmup
+        if w:
+            notes.append(f"MSER-5: the first {w} steady rounds are still warm-up")
+        if start.rejected_cut:
+            notes.append(
+                f"MSER-5 proposed cutting the first {start.rejected_cut} rounds as warm-up, but "
+                "they were better than the rest: not warm-up (docs/methods.md §2.1)"
+            )
+        shift = start.shift if labels is None else None
         x = x[w:]
         series = "rounds"
         per_round = 1.0
@@ -565,6 +663,21 @@ def collect(
             if isinstance(rs, np.ndarray)
             else np.array([r[d:].mean() for r in rs])
         )
+        shift = None
+        if labels is None:
+            start = steady_start(
+                round_means,
+                worse=WORSE.get(direction or ""),  # type: ignore[arg-type]
+                warmup=False,
+                log=log_series,
+            )
+            shift = start.shift
+            if start.warmup:
+                # whole rounds are not cut here (warmup_readings counts readings per round)
+                notes.append(
+                    f"the first {start.warmup} rounds were worse than the rest (warm-up "
+                    "across rounds?); they are kept: set warmup_rounds to drop them"
+                )
     n = int(x.size)
     # what stats.subsession_size and stats.uncertified_mean_ci each computed from x: the
     # validated series, its deviations from the mean and their lag sums, computed once
@@ -582,6 +695,8 @@ def collect(
     )
     notes.extend(choice.notes)
     q, h = int(choice.q), int(choice.n_subsessions)
+    if shift is not None:
+        return _shifted(shift, x, len(rs), w, series, q, h, choice.tau, choice.ess, c, notes)
     if choice.enough and h < h_min:  # only the deterministic shortcut can get here
         choice = type(choice)(
             q,

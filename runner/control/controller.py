@@ -993,6 +993,13 @@ class Controller:
             need.append(max(1, p.subsessions - r))
         elif self._covered.get(name):
             pass  # its data and width conditions are its paired comparisons' (docs/paired.md)
+        elif s.level_shift_at is not None:
+            change = s.level_shift_change
+            size = "" if change is None else f" ({100 * change:+.0f} %)"
+            unmet.append(
+                f"level shift at round {s.level_shift_at + 1}{size}: no CI across it "
+                "(docs/methods.md §2.1)"
+            )
         elif not s.enough:
             more = s.rounds_needed
             unmet.append(

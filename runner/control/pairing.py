@@ -83,6 +83,7 @@ def pair_stats(
         confidence=confidence,
         warmup=warmup,
         min_subsessions=min_subsessions,
+        log_series=True,
     )
 
 

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from benchrun.runner.control.collector import level_shift_text
 from benchrun.runner.errors import UserError
 from benchrun.runner.format import DisplayUnit, display_unit
 from benchrun.runner.importers.dataset import Dataset, display_name
@@ -148,6 +149,15 @@ def _not_certified(why: str, fields: dict[str, Any]) -> str:
     return f"{why}; its interval: {note}" if note else why
 
 
+def _why_not(collected: dict[str, Any], n: Any, need: Any, marked: dict[str, Any]) -> str:
+    """Why a campaign's side has no certified CI: its level shift ("level shift at round
+    18 (+134 %): no CI across it", docs/methods.md §2.1), else too few readings."""
+    shift = level_shift_text(collected)
+    if shift:
+        return f"{shift}: no CI across it"
+    return _not_certified(_short(n, need), marked)
+
+
 def _is_sqlite(p: Path) -> bool:
     try:
         with p.open("rb") as fh:
@@ -179,7 +189,7 @@ def _from_campaign(path: Path) -> Side:
             ci_low=e.ci_low,
             ci_high=e.ci_high,
             means=_means(w.steady, e.q),
-            why="" if e.usable else _not_certified(_short(e.n, e.readings_needed), marked),
+            why="" if e.usable else _why_not(w.collected or {}, e.n, e.readings_needed, marked),
             **marked,
         )
     label = f"{model.campaign.name} (campaign {model.campaign.id})"
@@ -241,7 +251,7 @@ def _from_export(doc: dict[str, Any], source: str) -> Side:
                 means=_means(raw, r.get("q")),
                 why=""
                 if r.get("enough")
-                else _not_certified(_short(r.get("n"), r.get("readings_needed")), marked),
+                else _why_not(r, r.get("n"), r.get("readings_needed"), marked),
                 **marked,
             )
         elif w.get("rounds"):

@@ -11,7 +11,7 @@
                     "result": {mean, variance, n_q, q, ci_low, ci_high, rel_half_width,
                                confidence, n, warmup_readings, enough, certified,
                                interval_low, interval_high, tau_bound, width_factor,
-                               interval_note, nodes},
+                               interval_note, nodes, level_shift_at, level_shift_change},
                     "collected": {...}, "summary": {...},
                     "rounds": [{seq, pass, round_index, status, reason, exit_code,
                                 started_at, wall_ns, user_s, sys_s, max_rss_kib, cpus,
@@ -53,10 +53,11 @@ from benchrun.runner.store.database import RoundRow, Store
 
 
 def _result(
-    e: Estimate | None, confidence: float, nodes: dict[str, Any] | None = None
+    e: Estimate | None, confidence: float, collected: dict[str, Any] | None = None
 ) -> dict[str, Any] | None:
     if e is None:
         return None
+    c = collected or {}
     return {
         "mean": e.mean,
         "variance": e.variance,
@@ -79,7 +80,11 @@ def _result(
         "interval_note": e.interval_note,
         # rounds on 2+ nodes: the node analysis (docs/methods.md §14); when its ci_from is
         # "nodes", mean and CI are the node-level ones, variance/n_q the pooled subsessions'
-        "nodes": nodes,
+        "nodes": c.get("nodes"),
+        # a level shift (docs/methods.md §2.1): the first round at the new level among the
+        # steady rounds (0-based) and its relative size; no CI across it
+        "level_shift_at": c.get("level_shift_at"),
+        "level_shift_change": c.get("level_shift_change"),
     }
 
 
@@ -152,7 +157,7 @@ def export_document(model: CampaignModel, with_rounds: bool = True) -> dict[str,
             "status_reason": w.status_reason,
             "params": w.params,
             "per_work": w.per_work,
-            "result": _result(w.estimate, model.confidence, (w.collected or {}).get("nodes")),
+            "result": _result(w.estimate, model.confidence, w.collected),
             "collected": w.collected,
             "summary": w.summary,
         }

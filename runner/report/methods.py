@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from benchrun.runner.control.collector import level_shift_text
 from benchrun.runner.format import format_percent
 from benchrun.runner.machine.noise import noise_warnings
 from benchrun.runner.report.analysis import Group, Suite
@@ -34,6 +35,13 @@ METHODS_REFERENCES = (
     "approach for assessing the equivalence of average bioavailability. Journal of "
     "Pharmacokinetics and Biopharmaceutics 15 (1987).",
 )
+
+
+def _rounds_cut(collected: dict[str, Any] | None) -> int:
+    """Steady rounds the collector cut as warm-up (one reading per round), 0 otherwise."""
+    if not collected or collected.get("series") != "rounds":
+        return 0
+    return int(collected.get("warmup_readings") or 0)
 
 
 def _range(values: list[int]) -> str:
@@ -197,7 +205,10 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
         " (on a budget, before every condition of the stopping rule was met)." if budget else "."
     )
     steady = [w.steady_rounds for w in views if w.steady_rounds]
-    warm = sum(w.warmup_rounds - w.calibration_rounds for w in views)
+    # the rounds the collector's MSER-5 cut count as warm-up in warmup_rounds (issue 27);
+    # here they are the "remaining transient" sentence's, not the first rounds'
+    cut = {w.name: _rounds_cut(w.collected) for w in views}
+    warm = sum(w.warmup_rounds - w.calibration_rounds - cut[w.name] for w in views)
     calib = sum(w.calibration_rounds for w in views)
     if steady:
         out.append(
@@ -218,6 +229,16 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
         out.append(
             "A remaining warm-up transient was detected with MSER-5 [MSER]"
             + (f", which discarded {within} readings in total." if within else "; it found none.")
+        )
+    shifts = [
+        f"{w.name} ({level_shift_text(w.collected)})"
+        for w in views
+        if w.collected and level_shift_text(w.collected)
+    ]
+    if shifts:
+        out.append(
+            "A level shift (a start better than the rest, or a step; docs/methods.md §2.1, "
+            "change-point test of Shao & Zhang 2010) left without a CI: " + ", ".join(shifts) + "."
         )
     qs = [w.estimate.q for w in views if w.estimate and w.estimate.q and w.estimate.usable]
     nq = [w.estimate.n_q for w in views if w.estimate and w.estimate.n_q and w.estimate.usable]

@@ -51,8 +51,8 @@ class WorkloadResult:
     unit: str
     direction: str
     rounds: int  # rounds stored
-    steady: int  # ok rounds after warm-up
-    warmup: int
+    steady: int  # ok rounds analysed: after warm-up rounds and the collector's warm-up cut
+    warmup: int  # warm-up rounds: flagged ones and those the collector cut
     failed: int
     status: str
     status_reason: str | None
@@ -155,6 +155,7 @@ def collect_workload(
     warmup_readings: int | None = None,
     min_subsessions: int | None = None,
     nodes: list[str | None] | None = None,
+    direction: str | None = None,
 ) -> WorkloadStats | None:
     """The controller's statistics of one workload (runner/control/collector.py, docs/methods.md §2-4).
 
@@ -162,7 +163,9 @@ def collect_workload(
     round in launch order. ``per_work`` divides each round's readings by its work amount
     (readings per unit of work). ``warmup_readings`` (config) fixes the within-round
     warm-up; None detects it with MSER-5. ``nodes[i]``: the node round i ran on (None:
-    this machine), for the node analysis (docs/methods.md §14). None without any reading.
+    this machine), for the node analysis (docs/methods.md §14). ``direction``: the metric's
+    (``lower_is_better``/``higher_is_better``), which says which way a warm-up lies
+    (docs/methods.md §2.1). None without any reading.
     """
     if not any(readings):
         return None
@@ -174,6 +177,7 @@ def collect_workload(
         per_work=pw,
         min_subsessions=min_subsessions,
         nodes=nodes,
+        direction=direction,
     )
 
 
@@ -231,13 +235,24 @@ def collect_stored(
         warmup_readings=None if warmup is None or single else int(warmup),
         min_subsessions=settings.get("min_subsessions"),
         nodes=[(r.facts or {}).get("node") for r in steady],
+        direction=workload.direction,
     )
 
 
-def drift_of(values: np.ndarray) -> dict[str, Any] | None:
-    """:func:`stats.drift_check` of per-round values in time order as a dict with its
-    one-line ``text``; None when the series is too short to say anything."""
-    d = stats.drift_check(values)
+def analysed_cut(collected: WorkloadStats | None) -> int:
+    """Steady rounds the collector cut as warm-up (MSER-5 over rounds, one reading per
+    round), which no output counts as steady: "steady" is the rounds analysed."""
+    if collected is None or collected.series != "rounds":
+        return 0
+    return int(collected.warmup_readings)
+
+
+def drift_of(values: np.ndarray, reference: float | None = None) -> dict[str, Any] | None:
+    """:func:`stats.drift_check` of per-round values in time order (the rounds analysed)
+    as a dict with its one-line ``text``, the block levels relative to ``reference`` (the
+    estimate's mean, the one the tables show; None: the values' mean); None when the series
+    is too short to say anything."""
+    d = stats.drift_check(values, reference=reference)
     if d.von_neumann is None:
         return None
     return {**d.to_dict(), "text": d.describe()}
@@ -266,9 +281,12 @@ def workload_results(
     for w in store.workloads(campaign.id):
         rounds = rounds_by_workload.get(w.id, [])
         values = round_values(w, rounds)
+        collected = collect_stored(w, rounds, campaign.settings) if values.size else None
+        cut = analysed_cut(collected)
+        values = values[cut:]  # the rounds analysed: "steady" in every output (issue 27)
         summary = describe_rounds(values, confidence) if values.size else None
         failures = [r for r in rounds if r.status != "ok"]
-        collected = collect_stored(w, rounds, campaign.settings) if values.size else None
+        mean = None if collected is None else collected.mean
         out.append(
             WorkloadResult(
                 name=w.name,
@@ -276,7 +294,7 @@ def workload_results(
                 direction=w.direction,
                 rounds=len(rounds),
                 steady=int(values.size),
-                warmup=sum(1 for r in rounds if r.warmup),
+                warmup=sum(1 for r in rounds if r.warmup) + cut,
                 failed=len(failures),
                 status=w.status,
                 status_reason=w.status_reason,
@@ -287,7 +305,7 @@ def workload_results(
                     else None
                 ),
                 collected=None if collected is None else collected.to_dict(),
-                drift=drift_of(values),
+                drift=drift_of(values, mean),
             )
         )
     return out

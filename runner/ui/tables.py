@@ -22,6 +22,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markup import escape
 from rich.text import Text
 
+from benchrun.runner.control.collector import level_shift_text
 from benchrun.runner.format import DisplayUnit, format_number
 from benchrun.runner.results.workloads import WorkloadResult
 from benchrun.runner.store.database import EventRow, RoundRow, WorkloadRow
@@ -172,6 +173,12 @@ def estimate_cell(r: WorkloadResult, du: DisplayUnit) -> tuple[str, str | None]:
     lo = c.get("interval_low", c.get("ci_low"))
     hi = c.get("interval_high", c.get("ci_high"))
     if lo is None or hi is None:
+        shift = level_shift_text(c)
+        if shift:
+            return (
+                f"{du.text(mean)} (no CI)",
+                f"{r.name}: no CI: {shift}; the mean spans both levels (docs/methods.md §2.1)",
+            )
         need = c.get("readings_needed")
         why = f"need ~{need} readings, have {c.get('n')}" if need else "not enough data"
         return f"{du.text(mean)} (no CI)", f"{r.name}: no CI: {why}"
