@@ -84,8 +84,9 @@ class WorkloadConditions:
     """One workload's conditions in one campaign.
 
     ``rounds``: its measured rounds (not warm-up; status ok, or flagged contended);
-    ``contended``: how many of them carry the ``contended`` flag; ``level_shift_at``: the round index of a level shift
-    the collector found (None: none, or a benchrun that does not look for one);
+    ``contended``: how many of them carry the ``contended`` flag; ``level_shift_at``: the 0-based index among the
+    steady rounds of the first round at a new level the collector found (None: none, or a
+    benchrun that does not look for one), ``level_shift_change`` its relative size;
     ``drift``: the drift line's text when the drift test rejected (None otherwise),
     ``drift_span``: the span of its block means, relative (0.12 = 12 %); ``python``: its
     command runs a Python interpreter (``python``, ``python3.12`` ...).
@@ -95,9 +96,21 @@ class WorkloadConditions:
     rounds: int = 0
     contended: int = 0
     level_shift_at: int | None = None
+    level_shift_change: float | None = None
     drift: str | None = None
     drift_span: float | None = None
     python: bool = False
+
+    @property
+    def level_shift(self) -> str | None:
+        """``"at round 18 (+135 %)"`` (1-based among the steady rounds, as the collector's
+        note says it), None without a level shift."""
+        if self.level_shift_at is None:
+            return None
+        size = (
+            "" if self.level_shift_change is None else f" ({100 * self.level_shift_change:+.0f} %)"
+        )
+        return f"at round {self.level_shift_at + 1}{size}"
 
 
 @dataclass(frozen=True)
@@ -149,11 +162,7 @@ class Conditions:
             if share is None
             else f"{100 * share:.0f} % of {self.rounds} rounds contended"
         )
-        shifts = [
-            f"{w.name} at round {w.level_shift_at}"
-            for w in self.workloads
-            if w.level_shift_at is not None
-        ]
+        shifts = [f"{w.name} {w.level_shift}" for w in self.workloads if w.level_shift is not None]
         if shifts:
             parts.append("level shift: " + ", ".join(shifts))
         drifts = [f"{w.name} {_pct(w.drift_span)}" for w in self.workloads if w.drift]
@@ -267,6 +276,7 @@ def conditions_of(
     for w in workloads:
         col = collected.get(w.name) or {}
         shift = col.get("level_shift_at")
+        change = col.get("level_shift_change")
         d = drift.get(w.name) or {}
         drifted = bool(d.get("drifted"))
         lo, hi = d.get("level_low"), d.get("level_high")
@@ -276,6 +286,7 @@ def conditions_of(
                 rounds=measured[w.name],
                 contended=contended[w.name],
                 level_shift_at=int(shift) if isinstance(shift, (int, float)) else None,
+                level_shift_change=float(change) if isinstance(change, (int, float)) else None,
                 drift=str(d.get("text")) if drifted else None,
                 drift_span=float(hi - lo)
                 if drifted and lo is not None and hi is not None
@@ -467,14 +478,14 @@ def compare_conditions(
         )
     for n in names:
         wo, wn = old.workload(n), new.workload(n)
-        shift_o = None if wo is None else wo.level_shift_at
-        shift_n = None if wn is None else wn.level_shift_at
+        shift_o = None if wo is None else wo.level_shift
+        shift_n = None if wn is None else wn.level_shift
         if shift_o is not None or shift_n is not None:
             diffs.append(
                 Difference(
                     "level shift",
-                    "none" if shift_o is None else f"at round {shift_o}",
-                    "none" if shift_n is None else f"at round {shift_n}",
+                    "none" if shift_o is None else shift_o,
+                    "none" if shift_n is None else shift_n,
                     True,
                     (n,),
                 )

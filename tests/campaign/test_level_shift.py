@@ -108,8 +108,17 @@ def test_compare_gives_no_regression_across_a_shift(
     capsys.readouterr()
     code = main(["compare", str(quiet), str(disturbed), "--fail-on-regression", "5%"])
     text = " ".join(capsys.readouterr().err.split())  # the gate's one line
-    assert code == 3, text  # undecided: the new side has no CI
+    assert code == 3, text  # not comparable (the conditions), and the new side has no CI
     pct = 100 * (levels[17:].mean() / levels[:17].mean() - 1)
+    assert f"level shift (a): none vs at round 18 ({pct:+.0f} %)" in text, text
+    # with the conditions accepted, the collector's reason remains: no CI across the shift
+    capsys.readouterr()
+    code = main(
+        ["compare", str(quiet), str(disturbed), "--fail-on-regression", "5%"]
+        + ["--allow-different-conditions"]
+    )
+    text = " ".join(capsys.readouterr().err.split())
+    assert code == 3, text
     assert f"level shift at round 18 ({pct:+.0f} %): no CI across it" in text, text
     # the same through benchrun's export (the shift travels in its result)
     exported = tmp_path / "new.json"

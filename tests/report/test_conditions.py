@@ -72,10 +72,12 @@ def side(**kw: object) -> Conditions:
 
 
 def test_level_shift_concerns_its_workload_only() -> None:
-    shifted = side(workloads=(WorkloadConditions("w", level_shift_at=17), WorkloadConditions("py")))
+    shift = WorkloadConditions("w", level_shift_at=17, level_shift_change=1.35)
+    shifted = side(workloads=(shift, WorkloadConditions("py")))
     cc = compare_conditions(side(), shifted, ["w", "py"])
     assert cc.material and cc.reasons("py") == []
-    assert cc.reasons("w") == ["level shift (w): none vs at round 17"]
+    # index 17 is the 18th steady round, as the collector's note counts it
+    assert cc.reasons("w") == ["level shift (w): none vs at round 18 (+135 %)"]
 
 
 def test_drift_is_material_above_its_threshold() -> None:
