@@ -205,6 +205,12 @@ class Settings:
     hook_timeout: float | None = None
     #: run the compared pair at the same time, one CPU each (docs/duet.md); None: off
     duet: DuetSpec | None = None
+    #: what happens to a round that waited for a CPU more than ``contended_threshold`` of
+    #: its wall time (flagged ``contended``; docs/contention.md): left out of the analysis,
+    #: kept in it (counted), or the campaign stops
+    contended: Literal["exclude", "keep", "fail"] = "exclude"
+    #: share of a round's wall time its processes may wait for a CPU before it is contended
+    contended_threshold: float = 0.10
 
 
 #: the param (and name part, ``bench[node_type=alpha]``) of a fleet's node type; reserved

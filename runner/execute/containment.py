@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
+from benchrun.runner.execute.contention import PressureReader
 from benchrun.runner.files import atomic_write_text
 
 ContainmentKind = Literal["cgroup", "process group"]
@@ -130,6 +131,8 @@ class Containment:
         self._affinity: set[int] | None = None
         #: open descriptors of the rounds' cgroup.procs and cgroup.stat (read each round)
         self._fds: tuple[int, int] | None = None
+        #: the rounds' cgroup's cpu.pressure, kept open (docs/contention.md)
+        self._pressure: PressureReader | None = None
 
     @classmethod
     def create(cls, use_cgroup: bool = True) -> Containment:
@@ -234,8 +237,21 @@ class Containment:
             pass
         return False
 
+    def cpu_wait_us(self) -> int | None:
+        """The ``some`` total (µs) of the rounds' cgroup's ``cpu.pressure``: the time at
+        least one of its tasks was runnable but not running; None without a cgroup or PSI.
+        Read before and after a round, the difference is the round's CPU wait."""
+        if self.cgroup is None:
+            return None
+        if self._pressure is None:
+            self._pressure = PressureReader(self.cgroup / "cpu.pressure")
+        return self._pressure.some_us()
+
     def close(self) -> None:
         """Remove the cgroup directories (after killing anything still in them)."""
+        if self._pressure is not None:
+            self._pressure.close()
+            self._pressure = None
         if self._fds is not None:
             for fd in self._fds:
                 os.close(fd)

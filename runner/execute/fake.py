@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from benchrun.runner.execute.contention import SOURCE_FAKE
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec, RoundStatus
 
 #: Unix time (s) at which a :class:`FakeExecutor`'s virtual clock starts by default
@@ -36,6 +37,9 @@ class FakeRound:
         What the round "printed" (its output tails).
     cpu_s : float or None
         User CPU seconds of the round (None: equal to ``wall_s``, one busy CPU).
+    wait_s : float or None
+        Seconds the round waited for a CPU (its contention; the outcome's ``wait_ns``,
+        source ``"fake"``); None: not measured.
     """
 
     wall_s: float
@@ -46,6 +50,7 @@ class FakeRound:
     stdout: str = ""
     stderr: str = ""
     cpu_s: float | None = None
+    wait_s: float | None = None
 
 
 #: A script: (spec, index of this launch for the workload, virtual clock in s) -> round
@@ -284,4 +289,6 @@ class FakeExecutor:
             reason=r.reason,
             stdout_tail=r.stdout,
             stderr_tail=r.stderr,
+            wait_ns=None if r.wait_s is None else int(round(r.wait_s * 1e9)),
+            wait_source=None if r.wait_s is None else SOURCE_FAKE,
         )

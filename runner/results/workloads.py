@@ -28,6 +28,7 @@ import numpy as np
 
 from benchrun import stats
 from benchrun.runner.control.collector import WorkloadStats, collect, interval_text
+from benchrun.runner.execute.contention import flagged_contended, left_out_as_contended
 from benchrun.runner.format import DisplayUnit, display_unit
 from benchrun.runner.store.database import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
 
@@ -63,6 +64,9 @@ class WorkloadResult:
     #: stats.drift_check(...).to_dict() of the steady round values in time order, with
     #: its one-line ``text``; None with too few rounds
     drift: dict[str, Any] | None = None
+    #: ok non-warm-up rounds flagged contended (docs/contention.md); left out of ``steady``
+    #: and of every estimate unless the campaign's ``contended`` setting is ``keep``
+    contended: int = 0
 
     def estimate_text(self, unit: DisplayUnit | None = None) -> str:
         """The mean and its interval as every output prints it (docs/methods.md §4.1):
@@ -133,16 +137,38 @@ def describe_rounds(values: np.ndarray, confidence: float) -> dict[str, Any]:
     return out
 
 
-def round_values(workload: WorkloadRow, rounds: list[RoundRow]) -> np.ndarray:
-    """Per-round metric values of the ok, non-warm-up rounds, in launch order.
+def analysed_rounds(rounds: list[RoundRow], settings: dict[str, Any]) -> list[RoundRow]:
+    """The rounds a stored campaign's analysis uses, in launch order: ok, not warm-up,
+    with readings, and not left out as contended (``settings``: the campaign's stored
+    settings; ``contended`` other than ``keep`` leaves contended rounds out,
+    docs/contention.md)."""
+    policy = settings.get("contended")
+    return [
+        r
+        for r in rounds
+        if r.status == "ok"
+        and not r.warmup
+        and r.readings
+        and not left_out_as_contended(r.flags, policy)
+    ]
+
+
+def contended_count(rounds: list[RoundRow]) -> int:
+    """How many ok non-warm-up rounds are flagged contended (analysed or not)."""
+    return sum(
+        1 for r in rounds if r.status == "ok" and not r.warmup and flagged_contended(r.flags)
+    )
+
+
+def round_values(
+    workload: WorkloadRow, rounds: list[RoundRow], settings: dict[str, Any] | None = None
+) -> np.ndarray:
+    """Per-round metric values of the analysed rounds (:func:`analysed_rounds`), in
+    launch order (``settings``: the campaign's stored settings; None: the defaults).
 
     A round with several readings contributes their mean (units as stored).
     """
-    values = [
-        float(np.mean(r.readings))
-        for r in rounds
-        if r.status == "ok" and not r.warmup and r.readings
-    ]
+    values = [float(np.mean(r.readings)) for r in analysed_rounds(rounds, settings or {})]
     return np.asarray(values, dtype=float)
 
 
@@ -220,7 +246,7 @@ def collect_stored(
 ) -> WorkloadStats | None:
     """:func:`collect_workload` on a stored workload's steady ok rounds (``settings``: the
     campaign's stored settings dict)."""
-    steady = [r for r in rounds if r.status == "ok" and not r.warmup and r.readings]
+    steady = analysed_rounds(rounds, settings)
     warmup = settings.get("warmup_readings")
     single = all(len(r.readings) == 1 for r in steady)
     return collect_workload(
@@ -265,7 +291,7 @@ def workload_results(
         rounds_by_workload.setdefault(r.workload_id, []).append(r)
     for w in store.workloads(campaign.id):
         rounds = rounds_by_workload.get(w.id, [])
-        values = round_values(w, rounds)
+        values = round_values(w, rounds, campaign.settings)
         summary = describe_rounds(values, confidence) if values.size else None
         failures = [r for r in rounds if r.status != "ok"]
         collected = collect_stored(w, rounds, campaign.settings) if values.size else None
@@ -288,6 +314,7 @@ def workload_results(
                 ),
                 collected=None if collected is None else collected.to_dict(),
                 drift=drift_of(values),
+                contended=contended_count(rounds),
             )
         )
     return out
