@@ -126,6 +126,9 @@ class CampaignSummary:
     #: a fleet (executor node_types, docs/slurm.md): node type -> the nodes its rounds
     #: ran on, in the experiment's order; None for other campaigns
     fleet: dict[str, list[str]] | None = None
+    #: the contended rounds' line (runner/results/workloads.py ``contended_line``); None
+    #: when no round was contended
+    contended: str | None = None
 
 
 def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
@@ -142,7 +145,11 @@ def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
     )
     from benchrun.runner.results.comparisons import campaign_verdicts
     from benchrun.runner.results.duet import duet_summary
-    from benchrun.runner.results.workloads import workload_results, workload_states
+    from benchrun.runner.results.workloads import (
+        contended_line,
+        workload_results,
+        workload_states,
+    )
 
     with Store.open(db) as store:
         campaign = store.campaign(campaign_id)
@@ -195,6 +202,7 @@ def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
         },
         duet=duet_summary(events),
         fleet=fleet_nodes(experiment, {w.id: w.name for w in workloads}, rounds),
+        contended=contended_line(results, campaign.settings),
     )
 
 
@@ -346,6 +354,14 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
         "fleet": s.fleet,
         "created_at": campaign.created_at,
         "updated_at": campaign.updated_at,
+        # rounds that waited for a CPU (docs/contention.md): the setting, the threshold
+        # (share of a round's wall time), how many, and the line the tables print
+        "contended": {
+            "policy": campaign.settings.get("contended") or "exclude",
+            "threshold": campaign.settings.get("contended_threshold", 0.10),
+            "rounds": sum(r.contended for r in s.results),
+            "line": s.contended,
+        },
         "workloads": [
             {
                 "name": r.name,
@@ -356,6 +372,7 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
                 "steady": r.steady,
                 "warmup": r.warmup,
                 "failed": r.failed,
+                "contended": r.contended,
                 "status": s.states[r.name],
                 "status_reason": r.status_reason,
                 "summary": r.summary,
@@ -385,6 +402,8 @@ def print_results(console: Console, s: CampaignSummary, *, after_run: bool = Fal
     end of ``benchrun run`` (adds "stopped: REASON" for an adaptive campaign that ended)."""
     confidence = float(s.campaign.settings.get("confidence", 0.95))
     console.print(results_table(s.results, confidence, s.works))
+    if s.contended is not None:
+        print_prose(console, s.contended)
     for line in s.drift.values():
         if line is not None:
             print_prose(console, line)

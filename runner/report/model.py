@@ -232,6 +232,7 @@ class WorkloadView:
             "steady_rounds": self.steady_rounds,
             "warmup_rounds": self.warmup_rounds,
             "failed_rounds": self.failed_rounds,
+            "contended_rounds": self.contended_rounds,
             "last_failure": self.last_failure,
             "estimate": None if self.estimate is None else self.estimate.to_dict(),
             "summary": self.summary,

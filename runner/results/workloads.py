@@ -260,6 +260,31 @@ def collect_stored(
     )
 
 
+def contended_line(results: list[WorkloadResult], settings: dict[str, Any]) -> str | None:
+    """The one line every output prints when rounds were contended (docs/contention.md):
+    which workloads, how many of their rounds, the threshold, and what the analysis did
+    with them (``settings``: the campaign's stored settings); None when none was."""
+    hit = [r for r in results if r.contended]
+    if not hit:
+        return None
+    policy = str(settings.get("contended") or "exclude")
+    threshold = float(settings.get("contended_threshold", 0.10))
+    counts = ", ".join(
+        f"{r.name} {r.contended} of {r.contended + r.steady if policy != 'keep' else r.steady}"
+        for r in hit
+    )
+    total = sum(r.contended for r in hit)
+    done = {
+        "keep": "analysed all the same (contended: keep)",
+        "fail": "the campaign stopped at the first (contended: fail); left out of the analysis",
+    }.get(policy, "left out of the analysis (contended: exclude)")
+    return (
+        f"contended: {total} rounds waited for a CPU longer than "
+        f"{100 * threshold:.3g} % of their wall time ({counts}); {done}; another "
+        "process shared the CPUs: quiet the machine (docs/contention.md)"
+    )
+
+
 def drift_of(values: np.ndarray) -> dict[str, Any] | None:
     """:func:`stats.drift_check` of per-round values in time order as a dict with its
     one-line ``text``; None when the series is too short to say anything."""
