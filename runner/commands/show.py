@@ -335,6 +335,8 @@ def _node_differences(nodes: dict[str, dict[str, Any]]) -> list[str]:
 def summary_json(s: CampaignSummary) -> dict[str, Any]:
     """The JSON document of a campaign (``show --json``, ``run --json``): every number in
     its workload's base unit (``unit``), ``display_unit`` the one the tables show."""
+    from benchrun.runner.config.experiment import DEFAULT_CONTENDED_THRESHOLD
+
     campaign = s.campaign
     return {
         "database": str(s.db),
@@ -358,7 +360,7 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
         # (share of a round's wall time), how many, and the line the tables print
         "contended": {
             "policy": campaign.settings.get("contended") or "exclude",
-            "threshold": campaign.settings.get("contended_threshold", 0.10),
+            "threshold": campaign.settings.get("contended_threshold", DEFAULT_CONTENDED_THRESHOLD),
             "rounds": sum(r.contended for r in s.results),
             "line": s.contended,
         },

@@ -160,6 +160,13 @@ class DuetSpec:
         return {"solo_every": self.solo_every, "cpus": self.cpus}
 
 
+#: default ``settings.contended_threshold``: a round pinned to a CPU it shares with one busy
+#: process for its whole length waits about half its wall time (measured 0.47-0.51 on the
+#: 2-core VM); a quarter flags sharing for at least half the round, and stays above the
+#: wake-up waits of short sleeping rounds on a busy machine (docs/contention.md)
+DEFAULT_CONTENDED_THRESHOLD = 0.25
+
+
 @dataclass(frozen=True)
 class Settings:
     """Campaign-wide settings (documented key by key in ``benchrun init``)."""
@@ -210,7 +217,7 @@ class Settings:
     #: kept in it (counted), or the campaign stops
     contended: Literal["exclude", "keep", "fail"] = "exclude"
     #: share of a round's wall time its processes may wait for a CPU before it is contended
-    contended_threshold: float = 0.10
+    contended_threshold: float = DEFAULT_CONTENDED_THRESHOLD
 
 
 #: the param (and name part, ``bench[node_type=alpha]``) of a fleet's node type; reserved

@@ -17,6 +17,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchrun.runner.config.experiment import DEFAULT_CONTENDED_THRESHOLD
 from benchrun.runner.machine.describe import describe_machine
 from benchrun.runner.machine.nodes import node_differences
 from benchrun.runner.machine.noise import unknown_noise_settings
@@ -120,7 +121,7 @@ def workload_notes(model: CampaignModel, view: WorkloadView) -> list[str]:
         out.append(line)
     if view.contended_rounds:  # docs/contention.md
         policy = str(model.settings.get("contended") or "exclude")
-        threshold = float(model.settings.get("contended_threshold", 0.10))
+        threshold = float(model.settings.get("contended_threshold", DEFAULT_CONTENDED_THRESHOLD))
         done = (
             "analysed all the same (contended: keep)"
             if policy == "keep"

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from benchrun import stats
+from benchrun.runner.config.experiment import DEFAULT_CONTENDED_THRESHOLD
 from benchrun.runner.control.collector import WorkloadStats, collect, interval_text
 from benchrun.runner.execute.contention import flagged_contended, left_out_as_contended
 from benchrun.runner.format import DisplayUnit, display_unit
@@ -268,7 +269,7 @@ def contended_line(results: list[WorkloadResult], settings: dict[str, Any]) -> s
     if not hit:
         return None
     policy = str(settings.get("contended") or "exclude")
-    threshold = float(settings.get("contended_threshold", 0.10))
+    threshold = float(settings.get("contended_threshold", DEFAULT_CONTENDED_THRESHOLD))
     counts = ", ".join(
         f"{r.name} {r.contended} of {r.contended + r.steady if policy != 'keep' else r.steady}"
         for r in hit
