@@ -61,7 +61,9 @@ class RoundOutcome:
     ``wait_ns``: nanoseconds the round's processes were runnable but not running (waiting
     for a CPU) during the round, None when not measured; ``wait_source`` names the signal
     (:mod:`runner.execute.contention`: ``"cgroup cpu.pressure"``, ``"schedstat"``,
-    ``"fake"``; docs/contention.md).
+    ``"fake"``; docs/contention.md). ``extra["contended"]``: set to True by the campaign
+    (runner/campaign/session.py) on the outcome it reports to the display when the round
+    was flagged contended.
     """
 
     status: RoundStatus

@@ -53,7 +53,9 @@ def hogged(base_s: float, seed: int) -> Script:
     return script
 
 
-FIXED = "adaptive: false\nrounds: 30\nwarmup_rounds: 0\npin: none\nseed: 3"
+BASE = "adaptive: false\nrounds: 30\nwarmup_rounds: 0\npin: none\nseed: 3"
+#: exclude is the default, but the suite sets BENCHRUN_CONTENDED=keep (tests/conftest.py)
+FIXED = BASE + "\ncontended: exclude"
 
 
 def run(tmp_path: Path, settings: str) -> Any:
@@ -127,7 +129,7 @@ def test_a_pass_whose_round_is_contended_drops_out_of_the_paired_comparison(
 
 
 def test_keep_analyses_contended_rounds_and_still_counts_them(tmp_path: Path) -> None:
-    exp, out = run(tmp_path, FIXED + "\ncontended: keep")
+    exp, out = run(tmp_path, BASE + "\ncontended: keep")
     assert out.exit_code == 0
     _, rounds, _ = stored(exp)
     summary = read_summary(exp.db_path)
@@ -144,7 +146,7 @@ def test_keep_analyses_contended_rounds_and_still_counts_them(tmp_path: Path) ->
 def test_fail_stops_the_campaign_at_the_first_contended_round_keeping_every_round(
     tmp_path: Path,
 ) -> None:
-    exp, out = run(tmp_path, FIXED + "\ncontended: fail")
+    exp, out = run(tmp_path, BASE + "\ncontended: fail")
     assert out.status == "failed" and out.exit_code != 0
     assert "\n" not in out.message
     assert "round 2 was contended" in out.message and "contended: fail" in out.message
@@ -284,3 +286,21 @@ def test_the_importer_refuses_a_bad_wait_with_one_line(tmp_path: Path) -> None:
     assert str(err.value) == (
         "export.json: workloads[0].rounds[1].wait_ns: expected a whole number of ns >= 0, got -5"
     )
+
+
+def test_the_default_is_exclude_and_the_environment_sets_it_where_the_file_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def policy(setting: str = "") -> str:
+        text = (
+            f"name: x\nsettings:\n  seed: 1\n{setting}workloads:\n  - name: a\n    command: [w]\n"
+        )
+        return parse_experiment(text, base_dir=tmp_path, check_commands=False).settings.contended
+
+    monkeypatch.delenv("BENCHRUN_CONTENDED", raising=False)
+    assert policy() == "exclude"
+    monkeypatch.setenv("BENCHRUN_CONTENDED", "fail")
+    assert policy() == "fail"
+    assert policy("  contended: keep\n") == "keep"  # the file wins
+    monkeypatch.setenv("BENCHRUN_CONTENDED", "sometimes")  # not a choice: ignored
+    assert policy() == "exclude"
