@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from benchrun.runner.config.experiment import DEFAULT_CONTENDED_THRESHOLD
-from benchrun.runner.execute.containment import probe_containment
+from benchrun.runner.execute.containment import Containment, containment_record, probe_containment
 from benchrun.runner.execute.contention import (
     SOURCE_PRESSURE,
     SOURCE_SCHEDSTAT,
@@ -110,3 +110,20 @@ def test_a_campaign_beside_a_hog_stores_its_rounds_flagged_contended(
             pytest.skip(f"the hog did not share CPU {CPU}")
         assert r.wait_ns is not None and r.wait_ns > 0.3 * r.wall_ns
         assert r.flags.split(",") == ["contended"]
+
+
+def test_the_containment_record_names_the_signal_this_machine_gives() -> None:
+    """``benchrun system`` and the campaign metadata say where the waits come from: the
+    cgroup's cpu.pressure when the rounds' cgroup has a readable one, else schedstat."""
+    probe = Containment.create()
+    try:
+        pressure = probe.cgroup is not None and (probe.cgroup / "cpu.pressure").is_file()
+        record = containment_record(probe)
+    finally:
+        probe.close()
+    if pressure:
+        assert record["wait_source"] == SOURCE_PRESSURE
+    else:
+        assert record["wait_source"] == (
+            SOURCE_SCHEDSTAT if Path("/proc/self/schedstat").exists() else "none"
+        )
