@@ -127,3 +127,29 @@ def test_the_containment_record_names_the_signal_this_machine_gives() -> None:
         assert record["wait_source"] == (
             SOURCE_SCHEDSTAT if Path("/proc/self/schedstat").exists() else "none"
         )
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a duet needs two CPUs")
+def test_each_side_of_a_duet_gets_its_own_wait(hog: subprocess.Popen[bytes]) -> None:
+    """Both sides run at once in one cgroup, so each side's wait is its own schedstat
+    growth from the release to its exit: the side on the hog's CPU waits about half its
+    wall time, and each side's wait is its own wall - cpu."""
+    from benchrun.runner.execute.duet import local_duet
+
+    other = min(os.sched_getaffinity(0) - {CPU})
+    ex = LocalExecutor()
+    try:
+        a, b = local_duet(
+            ex,
+            RoundSpec("a", LOOP, ENV, 30, cpus=(other,)),
+            RoundSpec("b", LOOP, ENV, 30, cpus=(CPU,)),
+        )
+    finally:
+        ex.close()
+    assert (a.status, b.status) == ("ok", "ok")
+    _shared(b)
+    for o in (a, b):
+        assert o.wait_source == SOURCE_SCHEDSTAT and o.wait_ns is not None
+        wall, cpu = o.wall_ns / 1e9, o.user_s + o.sys_s
+        assert abs(o.wait_ns / 1e9 - (wall - cpu)) < 0.1 * wall + 0.01
+    assert b.wait_ns is not None and b.wait_ns > 0.3 * b.wall_ns
