@@ -130,6 +130,7 @@ def status_doc(
             "rounds": st.launched,
             "steady": st.steady_ok,
             "failed": st.failed,
+            "contended": st.contended,  # ok non-warm-up rounds flagged contended
             "mean": w["mean"],
             "ci_low": w["ci_low"],
             "ci_high": w["ci_high"],

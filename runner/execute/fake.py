@@ -121,6 +121,28 @@ def failing_every(every: int, inner: Script, reason: str = "exit status 1") -> S
     return script
 
 
+def contended_every(every: int, inner: Script, slowdown: float = 2.0, first: int = 0) -> Script:
+    """``inner`` with a measured wait of 0 s, except that launches ``first``,
+    ``first + every``, ... share their CPU with a busy process: their wall time (and
+    readings) are ``slowdown`` times longer and they waited the difference for the CPU
+    (a hog on the CPU: ``slowdown`` 2, a wait of half the wall time; docs/contention.md)."""
+    if every < 1 or slowdown < 1:
+        raise ValueError("contended_every needs every >= 1 and slowdown >= 1")
+
+    def script(spec: RoundSpec, k: int, clock: float) -> FakeRound:
+        r = inner(spec, k, clock)
+        if k >= first and (k - first) % every == 0:
+            return replace(
+                r,
+                wall_s=r.wall_s * slowdown,
+                readings=tuple(v * slowdown for v in r.readings),
+                wait_s=r.wall_s * (slowdown - 1),
+            )
+        return replace(r, wait_s=0.0)
+
+    return script
+
+
 def _on_node(r: FakeRound, factor: float) -> FakeRound:
     """``r`` on a node ``factor`` times slower: wall time, CPU time and readings scaled."""
     if factor == 1.0:

@@ -27,7 +27,7 @@ from benchrun.runner.commands.show import read_summary, summary_json
 from benchrun.runner.config.loader import parse_experiment
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.executor import RoundOutcome
-from benchrun.runner.execute.fake import FakeExecutor, FakeRound, Script
+from benchrun.runner.execute.fake import FakeExecutor, FakeRound, Script, constant, contended_every
 from benchrun.runner.importers.benchrun_export import read_benchrun
 from benchrun.runner.report.exchange import export_document
 from benchrun.runner.report.model import load_campaign
@@ -304,3 +304,22 @@ def test_the_default_is_exclude_and_the_environment_sets_it_where_the_file_does_
     assert policy("  contended: keep\n") == "keep"  # the file wins
     monkeypatch.setenv("BENCHRUN_CONTENDED", "sometimes")  # not a choice: ignored
     assert policy() == "exclude"
+
+
+def test_contended_every_scripts_a_hog_on_every_nth_launch(tmp_path: Path) -> None:
+    exp = experiment(tmp_path, FIXED)
+    fake = FakeExecutor({"a": contended_every(4, constant(0.1), first=1), "b": constant(0.1)})
+    assert run_campaign(exp, fake, NullDisplay()).exit_code == 0
+    _, rounds, _ = stored(exp)
+    a = rounds["a"]
+    # launches 1, 5, 9, ... took 0.2 s, waited 0.1 s and are contended; the others waited 0
+    assert [r.round_index for r in a if "contended" in r.flags] == [
+        k for k in range(len(a)) if k % 4 == 1
+    ]
+    assert all(
+        (r.wall_ns, r.wait_ns)
+        == ((200_000_000, 100_000_000) if r.round_index % 4 == 1 else (100_000_000, 0))
+        for r in a
+    )
+    assert all(r.wait_ns is None for r in rounds["b"])
+    assert sum(r.status == "ok" and "contended" not in r.flags for r in a) == 30
