@@ -13,6 +13,11 @@ in pyproject.toml; docs/testing.md).
 - An xdist worker starts with ``COLUMNS=80`` and ``LINES=24`` in its environment, which
   a serial run does not have; benchrun (and every ``benchrun`` child) would then fit its
   tables to 80 columns instead of the 160 of a pipe. Workers get the controller's values.
+- ``BENCHRUN_CONTENDED=keep``: experiments that do not set ``contended`` analyse their
+  contended rounds (docs/contention.md). The two workers share both CPUs, so real rounds
+  of one test wait for the other's; with the default (exclude) they would be left out and
+  replaced, and tests of counts and budgets would measure the suite's load. The tests of
+  contention set the policy in their experiments (tests/campaign/test_contention.py).
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if "BENCHRUN_CPU_LOCK_DIR" not in os.environ or worker.get("benchrun_own_lock_dir"):
         _OWN_LOCK_DIR.append(tempfile.mkdtemp(prefix="benchrun-cpus-"))
         os.environ["BENCHRUN_CPU_LOCK_DIR"] = _OWN_LOCK_DIR[0]
+    os.environ.setdefault("BENCHRUN_CONTENDED", "keep")
     wanted = getattr(config, "workerinput", {}).get("benchrun_terminal")
     for key, value in (wanted or {}).items():
         if value is None:

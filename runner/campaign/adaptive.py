@@ -132,6 +132,7 @@ def status_doc(
             # rounds lost rounds to the collector's warm-up cut (n >= rounds otherwise)
             "steady": st.steady_ok - max(0, w["rounds"] - w["n"]),
             "failed": st.failed,
+            "contended": st.contended,  # ok non-warm-up rounds flagged contended
             "mean": w["mean"],
             "ci_low": w["ci_low"],
             "ci_high": w["ci_high"],

@@ -43,6 +43,7 @@ from benchrun.runner.control.duet_asymmetry import (
     Asymmetry,
     duet_asymmetry,
 )
+from benchrun.runner.execute.contention import left_out_as_contended
 from benchrun.runner.execute.duet import DuetPlan, duet_cpus, plan_duet
 from benchrun.runner.execute.executor import RoundOutcome
 from benchrun.runner.execute.pinning import PinPlan, pinned_runner
@@ -252,11 +253,12 @@ def _check_one_cpu(
 
 
 def pair_values(
-    rounds: list[Any], workload_id: int, workload: Any
+    rounds: list[Any], workload_id: int, workload: Any, contended: str = "exclude"
 ) -> tuple[dict[int, float], dict[int, float]]:
     """Pass -> value of workload ``workload_id``'s ok rounds, for its duets (steady rounds
     with a ``duet`` fact) and for its solo passes (flagged ``duet-solo``); ``rounds`` are
-    the store's rows, ``workload`` the experiment's :class:`Workload`."""
+    the store's rows, ``workload`` the experiment's :class:`Workload`; rounds left out as
+    contended under ``contended`` (the setting) are left out here too."""
     # the pairing (and with it scipy) only at the campaign's end: docs/loop.md, Startup
     from benchrun.runner.control.pairing import round_values_by_pass
 
@@ -264,6 +266,8 @@ def pair_values(
     solo: list[Any] = []
     for r in rounds:
         if r.workload_id != workload_id or r.status != "ok":
+            continue
+        if left_out_as_contended(r.flags, contended):
             continue
         marks = r.flags.split(",")
         if DUET_SOLO_FLAG in marks:
@@ -285,11 +289,12 @@ def check_asymmetry(launcher: RoundLauncher, pair: tuple[str, str]) -> Asymmetry
     solo passes, under two of either)."""
     store, campaign = launcher.store, launcher.campaign
     rounds = store.rounds(campaign.id)
+    policy = launcher.experiment.settings.contended
     a_duet, a_solo = pair_values(
-        rounds, launcher.states[pair[0]].workload_id, launcher.states[pair[0]].workload
+        rounds, launcher.states[pair[0]].workload_id, launcher.states[pair[0]].workload, policy
     )
     b_duet, b_solo = pair_values(
-        rounds, launcher.states[pair[1]].workload_id, launcher.states[pair[1]].workload
+        rounds, launcher.states[pair[1]].workload_id, launcher.states[pair[1]].workload, policy
     )
     return duet_asymmetry(
         a_duet, b_duet, a_solo, b_solo, confidence=launcher.experiment.settings.confidence

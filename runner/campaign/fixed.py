@@ -48,10 +48,12 @@ def run_fixed(
             if st.stopped:
                 return False
             if st.launched >= max_launches and st.steady_ok < settings.rounds:
+                # contended rounds left out of the analysis are replaced like failed ones
+                left_out = f" ({st.contended} contended, left out)" if st.contended else ""
                 launcher.stop_workload(
                     name,
                     f"only {st.steady_ok} of {settings.rounds} rounds succeeded in "
-                    f"{st.launched} launches",
+                    f"{st.launched} launches{left_out}",
                 )
                 display.message(f"{name}: stopped: {st.stopped}")
                 return False

@@ -29,14 +29,22 @@ from types import FrameType
 from typing import Any, Protocol
 
 from benchrun.runner import __version__
-from benchrun.runner.config.experiment import Experiment, Workload
+from benchrun.runner.config.experiment import Experiment, Settings, Workload
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.containment import INFLIGHT_FILE, discard_spare, end_leftovers
+from benchrun.runner.execute.contention import (
+    CONTENDED_FLAG,
+    add_flag,
+    flagged_contended,
+    is_contended,
+    left_out_as_contended,
+)
 from benchrun.runner.execute.duet import launch_duet
 from benchrun.runner.execute.executor import Executor, RoundOutcome, RoundSpec
 from benchrun.runner.execute.fleet import FleetExecutor
 from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.execute.slurm import SlurmExecutor
+from benchrun.runner.format import format_percent, format_value
 from benchrun.runner.machine.quiet import quiet_settings, wait_for_quiet
 from benchrun.runner.store.database import CampaignRow, NewHook, NewRound, Store
 
@@ -51,6 +59,19 @@ DUET_PROBE_FLAG = "duet-probe"
 #: this many seconds old, and before a round that may take this long is launched
 #: (docs/loop.md "Durability"); 0 commits every round on its own
 GROUP_COMMIT_S = 0.05
+
+
+def contended_stop(name: str, round_index: int, outcome: RoundOutcome, settings: Settings) -> str:
+    """Why a campaign with ``contended: fail`` stops: the contended round, its wait and
+    wall time, the share against ``contended_threshold`` (``settings``: the Settings)."""
+    wait, wall = outcome.wait_ns or 0, outcome.wall_ns
+    return (
+        f"{name} round {round_index} was contended: it waited {format_value(wait / 1e9, 's')} "
+        f"of its {format_value(wall / 1e9, 's')} for a CPU "
+        f"({format_percent(wait / wall if wall else None, digits=2)} > contended_threshold "
+        f"{format_percent(settings.contended_threshold, digits=2)}; {outcome.wait_source}) "
+        "and contended: fail is set; quiet the machine or set contended: exclude"
+    )
 
 
 class Display(Protocol):
@@ -86,6 +107,9 @@ class WorkloadState:
     calibration: int = 0  # rounds launched to calibrate {work} (stored, flagged)
     warmup_launched: int = 0  # warm-up rounds stored (calibration, solo, probe excluded)
     solo: int = 0  # a duet campaign's solo-pass and probe rounds (stored, flagged)
+    #: ok non-warm-up rounds flagged contended (docs/contention.md); with
+    #: ``contended: exclude`` (or fail) they are not steady: not in the lists below
+    contended: int = 0
     #: readings of every steady ok round, in launch order, and the work amount of each
     steady_readings: list[tuple[float, ...]] = field(default_factory=list)
     steady_work: list[int | None] = field(default_factory=list)
@@ -104,9 +128,11 @@ class WorkloadState:
         flags: str,
         wall_ns: int,
         node: str | None = None,
+        contended: str = "exclude",
     ) -> None:
         """Account for one stored round (as it happens, or when rebuilding on resume);
-        ``node``: where it ran (None: this machine)."""
+        ``node``: where it ran (None: this machine); ``contended``: the campaign's
+        ``settings.contended`` (a round flagged contended is not steady unless ``keep``)."""
         self.launched += 1
         self.passes.add(pass_index)
         self.seconds += wall_ns / 1e9
@@ -122,6 +148,10 @@ class WorkloadState:
             self.consecutive_failures += 1
             return
         self.consecutive_failures = 0
+        if not warmup and flagged_contended(flags):
+            self.contended += 1
+            if left_out_as_contended(flags, contended):
+                return
         if not warmup:
             self.steady_ok += 1
             self.steady_readings.append(readings)
@@ -335,6 +365,7 @@ def load_states(
             r.flags,
             r.wall_ns,
             (r.facts or {}).get("node"),
+            experiment.settings.contended,
         )
     return states
 
@@ -780,6 +811,12 @@ class RoundLauncher:
                 facts["slurm_job"] = outcome.extra["slurm_job"]
         readings = round_readings(w, outcome)
         ok = outcome.status == "ok"
+        contended = ok and is_contended(
+            outcome.wait_ns, outcome.wall_ns, settings.contended_threshold
+        )
+        if contended:  # waited for a CPU (docs/contention.md): flagged, for the display too
+            flags = add_flag(flags, CONTENDED_FLAG)
+            outcome = dataclasses.replace(outcome, extra={**outcome.extra, CONTENDED_FLAG: True})
         grouped = ok and self.group_commit_s > 0
         if not grouped:
             self.commit()  # the rounds before it first, reported in order
@@ -808,12 +845,26 @@ class RoundLauncher:
                 facts=facts,
                 flags=flags,
                 hooks=hooks,
+                wait_ns=outcome.wait_ns,
+                wait_source=outcome.wait_source,
             ),
             group=grouped,
         )
         self.seq += 1
         self._last_wall[name] = outcome.wall_ns
-        st.record(ok, warmup, pass_index, readings, work, flags, outcome.wall_ns, outcome.node)
+        st.record(
+            ok,
+            warmup,
+            pass_index,
+            readings,
+            work,
+            flags,
+            outcome.wall_ns,
+            outcome.node,
+            settings.contended,
+        )
+        if contended and not warmup and settings.contended == "fail" and not self.failure_stop:
+            self.failure_stop = contended_stop(name, round_index, outcome, settings)
         value = metric_value(w, outcome) if ok else None
         if grouped:  # reported once committed
             self._unreported.append((name, outcome, value, warmup))

@@ -58,6 +58,8 @@ READING_COLUMNS = (
     "flag",
     "analysed",
     "node",
+    "wait_ns",
+    "wait_source",
 )
 #: columns of ``--what results``; the parameter columns follow ``workload``
 RESULT_COLUMNS = (
@@ -196,6 +198,8 @@ def readings_csv(doc: dict, steady_only: bool) -> str:
                         f,
                         int(analysed),
                         (r.get("facts") or {}).get("node"),
+                        r.get("wait_ns"),
+                        r.get("wait_source"),
                     )
                 )
     return _csv(rows, _with_params(READING_COLUMNS, params))

@@ -79,7 +79,12 @@ a plain progress line every 5 s on stderr. At the end the results on stdout as `
 show` prints them: each workload's values in one unit, its {work} (calibrated or the
 file's), the comparisons, how it stopped; the tables fit the terminal (in a pipe:
 COLUMNS, else 160 columns) and say which columns they left out. --json prints them as
-one JSON document instead (`benchrun run x.yaml --json | jq`)."""
+one JSON document instead (`benchrun run x.yaml --json | jq`).
+
+Contended rounds: a round that waited for a CPU (another process on its CPU) longer than
+settings.contended_threshold (0.25) of its wall time is flagged contended, left out of the
+analysis and counted in the live display, the progress lines and the results
+(settings.contended: exclude | keep | fail; docs/contention.md)."""
 
 #: the options of the one-line form only (dest, as shown in messages)
 ONE_LINE_ONLY = (

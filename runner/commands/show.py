@@ -128,6 +128,9 @@ class CampaignSummary:
     #: a fleet (executor node_types, docs/slurm.md): node type -> the nodes its rounds
     #: ran on, in the experiment's order; None for other campaigns
     fleet: dict[str, list[str]] | None = None
+    #: the contended rounds' line (runner/results/workloads.py ``contended_line``); None
+    #: when no round was contended
+    contended: str | None = None
 
 
 def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
@@ -144,7 +147,11 @@ def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
     )
     from benchrun.runner.results.comparisons import campaign_verdicts
     from benchrun.runner.results.duet import duet_summary
-    from benchrun.runner.results.workloads import workload_results, workload_states
+    from benchrun.runner.results.workloads import (
+        contended_line,
+        workload_results,
+        workload_states,
+    )
 
     with Store.open(db) as store:
         campaign = store.campaign(campaign_id)
@@ -197,6 +204,7 @@ def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
         },
         duet=duet_summary(events),
         fleet=fleet_nodes(experiment, {w.id: w.name for w in workloads}, rounds),
+        contended=contended_line(results, campaign.settings),
     )
 
 
@@ -329,6 +337,8 @@ def _node_differences(nodes: dict[str, dict[str, Any]]) -> list[str]:
 def summary_json(s: CampaignSummary) -> dict[str, Any]:
     """The JSON document of a campaign (``show --json``, ``run --json``): every number in
     its workload's base unit (``unit``), ``display_unit`` the one the tables show."""
+    from benchrun.runner.config.experiment import DEFAULT_CONTENDED_THRESHOLD
+
     campaign = s.campaign
     return {
         "database": str(s.db),
@@ -348,6 +358,14 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
         "fleet": s.fleet,
         "created_at": campaign.created_at,
         "updated_at": campaign.updated_at,
+        # rounds that waited for a CPU (docs/contention.md): the setting, the threshold
+        # (share of a round's wall time), how many, and the line the tables print
+        "contended": {
+            "policy": campaign.settings.get("contended") or "exclude",
+            "threshold": campaign.settings.get("contended_threshold", DEFAULT_CONTENDED_THRESHOLD),
+            "rounds": sum(r.contended for r in s.results),
+            "line": s.contended,
+        },
         "workloads": [
             {
                 "name": r.name,
@@ -358,6 +376,7 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
                 "steady": r.steady,
                 "warmup": r.warmup,
                 "failed": r.failed,
+                "contended": r.contended,
                 "status": s.states[r.name],
                 "status_reason": r.status_reason,
                 "summary": r.summary,
@@ -387,6 +406,8 @@ def print_results(console: Console, s: CampaignSummary, *, after_run: bool = Fal
     end of ``benchrun run`` (adds "stopped: REASON" for an adaptive campaign that ended)."""
     confidence = float(s.campaign.settings.get("confidence", 0.95))
     console.print(results_table(s.results, confidence, s.works))
+    if s.contended is not None:
+        print_prose(console, s.contended)
     for line in s.drift.values():
         if line is not None:
             print_prose(console, line)

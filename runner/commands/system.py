@@ -152,6 +152,11 @@ def _print_human(meta: dict[str, Any], cpus: list[int] | None) -> None:
     console.print()
     console.print(Text("Containment of rounds", style="bold"))
     console.print(f"  {meta['containment']['detail']}")
+    source = meta["containment"].get("wait_source", "none")
+    console.print(
+        "  each round's CPU wait (contended rounds, docs/contention.md): "
+        + (source if source != "none" else "not measured on this machine")
+    )
 
     console.print()
     console.print(Text("Duets (docs/duet.md)", style="bold"))

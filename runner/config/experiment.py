@@ -160,6 +160,13 @@ class DuetSpec:
         return {"solo_every": self.solo_every, "cpus": self.cpus}
 
 
+#: default ``settings.contended_threshold``: a round pinned to a CPU it shares with one busy
+#: process for its whole length waits about half its wall time (measured 0.47-0.51 on the
+#: 2-core VM); a quarter flags sharing for at least half the round, and stays above the
+#: wake-up waits of short sleeping rounds on a busy machine (docs/contention.md)
+DEFAULT_CONTENDED_THRESHOLD = 0.25
+
+
 @dataclass(frozen=True)
 class Settings:
     """Campaign-wide settings (documented key by key in ``benchrun init``)."""
@@ -211,6 +218,12 @@ class Settings:
     #: seconds `benchrun run` waits while another run holds the CPUs it needs
     #: (docs/reservation.md); None: refuse at once (exit 4); --wait-for-cpus overrides
     wait_for_cpus: float | None = None
+    #: what happens to a round that waited for a CPU more than ``contended_threshold`` of
+    #: its wall time (flagged ``contended``; docs/contention.md): left out of the analysis,
+    #: kept in it (counted), or the campaign stops
+    contended: Literal["exclude", "keep", "fail"] = "exclude"
+    #: share of a round's wall time its processes may wait for a CPU before it is contended
+    contended_threshold: float = DEFAULT_CONTENDED_THRESHOLD
 
 
 #: the param (and name part, ``bench[node_type=alpha]``) of a fleet's node type; reserved

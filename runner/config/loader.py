@@ -378,6 +378,12 @@ def _mapping(value: Any, path: PathT, smap: SourceMap, what: str) -> dict[str, A
 
 # ------------------------------------------------------------------------------ settings
 
+#: the environment variable that sets ``settings.contended`` for files that do not set it
+#: (exclude, keep or fail; anything else is ignored). The test suite sets keep: its two
+#: workers share the machine's CPUs (tests/conftest.py, docs/contention.md)
+ENV_CONTENDED = "BENCHRUN_CONTENDED"
+CONTENDED_CHOICES = ("exclude", "keep", "fail")
+
 
 def _parse_settings(raw: Any, smap: SourceMap) -> Settings:
     path: PathT = ("settings",)
@@ -386,6 +392,10 @@ def _parse_settings(raw: Any, smap: SourceMap) -> Settings:
         section = _mapping(raw, path, smap, "setting: value")
     _check_keys(section, SETTINGS_KEYS, path, smap)
     values = _parse_setting_values(section, smap)
+    if "contended" not in section and os.environ.get(ENV_CONTENDED) in CONTENDED_CHOICES:
+        # the default where the file says nothing (docs/contention.md); stored with the
+        # campaign's settings like a value the file gave
+        values["contended"] = os.environ[ENV_CONTENDED]
     with smap.recover():
         if "adaptive" not in section and "rounds" in section:
             values["adaptive"] = False  # `rounds: N` alone asks for exactly N rounds

@@ -285,6 +285,22 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         minimum=0,
         maximum=MAX_TIMEOUT,
     ),
+    Key(
+        "contended",
+        "enum",
+        "a round that waited for a CPU longer than contended_threshold of its wall time is "
+        "flagged contended: exclude = left out of the analysis (counted and named), keep = "
+        "analysed (counted), fail = the campaign stops (docs/contention.md)",
+        choices=("exclude", "keep", "fail"),
+    ),
+    Key(
+        "contended_threshold",
+        "number",
+        "share of a round's wall time its processes may wait for a CPU (runnable, not "
+        "running) before the round is contended",
+        exclusive_minimum=0,
+        maximum=1,
+    ),
 )
 
 WORKLOAD_KEYS: tuple[Key, ...] = (

@@ -123,11 +123,15 @@ def campaign_live(db_path: Path, campaign_id: int | None, base_id: int = 0) -> C
                 target = settings["rounds"]
                 warmup_target = int(settings.get("warmup_rounds") or 0)
             live.elapsed_s = time.time() - float(row[2])
+            # steady: ok, not warm-up, not a contended round the analysis leaves out
+            # (docs/contention.md; every contended round counts with contended: keep)
+            keep = 1 if settings.get("contended") == "keep" else 0
             counts = conn.execute(
-                "SELECT w.name, sum(r.status = 'ok' AND r.warmup = 0), sum(r.warmup),"
+                "SELECT w.name, sum(r.status = 'ok' AND r.warmup = 0 AND (? OR"
+                " (',' || r.flags || ',') NOT LIKE '%,contended,%')), sum(r.warmup),"
                 " sum(r.status != 'ok'), count(r.id) FROM workload w LEFT JOIN round r"
                 " ON r.workload_id = w.id WHERE w.campaign_id = ? GROUP BY w.id ORDER BY w.position",
-                (campaign_id,),
+                (keep, campaign_id),
             ).fetchall()
         finally:
             conn.close()

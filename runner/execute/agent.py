@@ -182,6 +182,8 @@ def outcome_from_dict(data: Mapping[str, Any]) -> RoundOutcome:
             stderr_tail=str(data.get("stderr_tail", "")),
             extra=dict(data.get("extra") or {}),
             node=None if data.get("node") is None else str(data["node"]),
+            wait_ns=None if data.get("wait_ns") is None else int(data["wait_ns"]),
+            wait_source=None if data.get("wait_source") is None else str(data["wait_source"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ProtocolError(f"bad round outcome: {exc!r}") from None

@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
+from benchrun.runner.execute.contention import SOURCE_PRESSURE, SOURCE_SCHEDSTAT, PressureReader
 from benchrun.runner.files import atomic_write_text
 
 ContainmentKind = Literal["cgroup", "process group"]
@@ -130,6 +131,10 @@ class Containment:
         self._affinity: set[int] | None = None
         #: open descriptors of the rounds' cgroup.procs and cgroup.stat (read each round)
         self._fds: tuple[int, int] | None = None
+        #: the rounds' cgroup's cpu.pressure, kept open (docs/contention.md)
+        self._pressure: PressureReader | None = None
+        #: the signal of a round's CPU wait, once :meth:`wait_signal` looked
+        self._signal: str | None = None
 
     @classmethod
     def create(cls, use_cgroup: bool = True) -> Containment:
@@ -234,8 +239,34 @@ class Containment:
             pass
         return False
 
+    def cpu_wait_us(self) -> int | None:
+        """The ``some`` total (µs) of the rounds' cgroup's ``cpu.pressure``: the time at
+        least one of its tasks was runnable but not running; None without a cgroup or PSI.
+        Read before and after a round, the difference is the round's CPU wait."""
+        if self.cgroup is None:
+            return None
+        if self._pressure is None:
+            self._pressure = PressureReader(self.cgroup / "cpu.pressure")
+        return self._pressure.some_us()
+
+    def wait_signal(self) -> str:
+        """Where a round's CPU wait comes from with this containment (docs/contention.md):
+        ``"cgroup cpu.pressure"``, ``"schedstat"`` (no cgroup, or one without pressure
+        stall information) or ``"none"``; remembered after the first call."""
+        if self._signal is None:
+            if self.cpu_wait_us() is not None:
+                self._signal = SOURCE_PRESSURE
+            elif os.path.exists("/proc/self/schedstat"):
+                self._signal = SOURCE_SCHEDSTAT
+            else:
+                self._signal = "none"
+        return self._signal
+
     def close(self) -> None:
         """Remove the cgroup directories (after killing anything still in them)."""
+        if self._pressure is not None:
+            self._pressure.close()
+            self._pressure = None
         if self._fds is not None:
             for fd in self._fds:
                 os.close(fd)
@@ -248,15 +279,22 @@ class Containment:
 
 
 def probe_containment() -> Containment:
-    """The containment this machine gives (for ``benchrun system``): made, then removed."""
+    """The containment this machine gives (for ``benchrun system``): made, its contention
+    signal looked at, then removed."""
     probe = Containment.create()
+    probe.wait_signal()
     probe.close()
     return probe
 
 
 def containment_record(containment: Containment) -> dict[str, str]:
-    """The campaign metadata's ``containment`` entry: ``kind`` and a one-line ``detail``."""
-    return {"kind": containment.kind, "detail": containment.describe()}
+    """The campaign metadata's ``containment`` entry: ``kind``, a one-line ``detail`` and
+    ``wait_source``, the signal of each round's CPU wait (docs/contention.md)."""
+    return {
+        "kind": containment.kind,
+        "detail": containment.describe(),
+        "wait_source": containment.wait_signal(),
+    }
 
 
 def _remove(*dirs: Path) -> None:

@@ -33,6 +33,11 @@ import numpy as np
 from benchrun.runner.config.cpulist import format_cpu_list, parse_cpu_list
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.containment import clear_inflight, kill_group, record_inflight
+from benchrun.runner.execute.contention import (
+    SOURCE_SCHEDSTAT,
+    open_schedstat,
+    read_run_delay_ns,
+)
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec
 from benchrun.runner.execute.local import (
     _AFTER_KILL_READ,
@@ -214,6 +219,9 @@ class _Side:
     open_fds: dict[int, _Stream] = field(default_factory=dict)
     done: bool = False
     not_run: RoundOutcome | None = None
+    #: the child's run-queue wait (ns, /proc/PID/schedstat) at the release: the side's CPU
+    #: wait is its growth until the exit (docs/contention.md)
+    delay0: int | None = None
 
 
 def _start(executor: LocalExecutor, side: _Side, started_at: float) -> None:
@@ -293,6 +301,12 @@ def local_duet(
                 executor.inflight_path, started[0], None, executor.inflight_campaign, started[1:]
             )
         _await_ready(sides)
+        for side in sides:  # each side's own wait: the cgroup's would mix both sides
+            if side.proc is not None:
+                fd = open_schedstat(side.proc.pid)
+                if fd is not None:
+                    side.watched.schedstat_fd = fd
+                    side.delay0 = read_run_delay_ns(fd)
         t0 = time.monotonic_ns()
         started_at = time.time()
         for side in sides:  # the release: one line each, back to back
@@ -318,10 +332,11 @@ def local_duet(
         raise
     finally:
         for side in sides:
-            for fd in (side.go_w, side.out_r, side.err_r, side.exit_fd):
+            for fd in (side.go_w, side.out_r, side.err_r, side.exit_fd, side.watched.schedstat_fd):
                 if fd >= 0:
                     os.close(fd)
             side.go_w = side.out_r = side.err_r = side.exit_fd = -1
+            side.watched.schedstat_fd = -1
     outcomes = []
     for side in sides:
         if side.not_run is not None:
@@ -449,6 +464,11 @@ def _watch_both(executor: LocalExecutor, sides: list[_Side], t0: int) -> None:
                 if side.watched.cause is not None:
                     _killpg(side.proc.pid, signal.SIGKILL)
                     side.killed = True
+                if side.watched.schedstat_fd >= 0 and side.delay0 is not None:
+                    delay = read_run_delay_ns(side.watched.schedstat_fd)  # before the reap
+                    if delay is not None:
+                        side.watched.wait_ns = max(0, delay - side.delay0)
+                        side.watched.wait_source = SOURCE_SCHEDSTAT
                 _, side.watched.wait_status, side.watched.rusage = os.wait4(side.proc.pid, 0)
                 side.watched.end_ns = side.exited_ns[0] if side.exited_ns else time.monotonic_ns()
                 grace = _AFTER_KILL_READ if side.killed else executor.drain_grace

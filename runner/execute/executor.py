@@ -58,6 +58,12 @@ class RoundOutcome:
     ``readings``: values parsed from stdout (empty unless ``spec.readings``).
     ``reason``: for a non-ok status, one line saying why.
     ``started_at``: Unix time (s) at launch. ``cpus``: CPUs the child was pinned to.
+    ``wait_ns``: nanoseconds the round's processes were runnable but not running (waiting
+    for a CPU) during the round, None when not measured; ``wait_source`` names the signal
+    (:mod:`runner.execute.contention`: ``"cgroup cpu.pressure"``, ``"schedstat"``,
+    ``"fake"``; docs/contention.md). ``extra["contended"]``: set to True by the campaign
+    (runner/campaign/session.py) on the outcome it reports to the display when the round
+    was flagged contended.
     """
 
     status: RoundStatus
@@ -74,6 +80,8 @@ class RoundOutcome:
     stderr_tail: str = ""
     extra: Mapping[str, object] = field(default_factory=dict)
     node: str | None = None  # compute node that ran the round (remote executors); None: here
+    wait_ns: int | None = None
+    wait_source: str | None = None
 
 
 class Executor(Protocol):

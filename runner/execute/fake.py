@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from benchrun.runner.execute.contention import SOURCE_FAKE
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec, RoundStatus
 
 #: Unix time (s) at which a :class:`FakeExecutor`'s virtual clock starts by default
@@ -36,6 +37,9 @@ class FakeRound:
         What the round "printed" (its output tails).
     cpu_s : float or None
         User CPU seconds of the round (None: equal to ``wall_s``, one busy CPU).
+    wait_s : float or None
+        Seconds the round waited for a CPU (its contention; the outcome's ``wait_ns``,
+        source ``"fake"``); None: not measured.
     """
 
     wall_s: float
@@ -46,6 +50,7 @@ class FakeRound:
     stdout: str = ""
     stderr: str = ""
     cpu_s: float | None = None
+    wait_s: float | None = None
 
 
 #: A script: (spec, index of this launch for the workload, virtual clock in s) -> round
@@ -112,6 +117,28 @@ def failing_every(every: int, inner: Script, reason: str = "exit status 1") -> S
         if (k + 1) % every == 0:
             return FakeRound(r.wall_s, status="failed", exit_code=1, reason=reason)
         return r
+
+    return script
+
+
+def contended_every(every: int, inner: Script, slowdown: float = 2.0, first: int = 0) -> Script:
+    """``inner`` with a measured wait of 0 s, except that launches ``first``,
+    ``first + every``, ... share their CPU with a busy process: their wall time (and
+    readings) are ``slowdown`` times longer and they waited the difference for the CPU
+    (a hog on the CPU: ``slowdown`` 2, a wait of half the wall time; docs/contention.md)."""
+    if every < 1 or slowdown < 1:
+        raise ValueError("contended_every needs every >= 1 and slowdown >= 1")
+
+    def script(spec: RoundSpec, k: int, clock: float) -> FakeRound:
+        r = inner(spec, k, clock)
+        if k >= first and (k - first) % every == 0:
+            return replace(
+                r,
+                wall_s=r.wall_s * slowdown,
+                readings=tuple(v * slowdown for v in r.readings),
+                wait_s=r.wall_s * (slowdown - 1),
+            )
+        return replace(r, wait_s=0.0)
 
     return script
 
@@ -284,4 +311,6 @@ class FakeExecutor:
             reason=r.reason,
             stdout_tail=r.stdout,
             stderr_tail=r.stderr,
+            wait_ns=None if r.wait_s is None else int(round(r.wait_s * 1e9)),
+            wait_source=None if r.wait_s is None else SOURCE_FAKE,
         )

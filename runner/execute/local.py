@@ -23,6 +23,12 @@ from benchrun.runner.execute.containment import (
     discard_spare,
     record_inflight,
 )
+from benchrun.runner.execute.contention import (
+    SOURCE_PRESSURE,
+    SOURCE_SCHEDSTAT,
+    open_schedstat,
+    read_run_delay_ns,
+)
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec, RoundStatus
 from benchrun.runner.execute.readings import ReadingsError, check_readings_spec, parse_readings
 
@@ -85,6 +91,11 @@ class _Watched:
     rusage: object = None
     end_ns: int = 0
     extra: dict[str, object] = field(default_factory=dict)
+    #: an open /proc/PID/schedstat of the child, read before the reap (-1: none)
+    schedstat_fd: int = -1
+    #: the round's CPU wait in ns and its source (runner/execute/contention.py)
+    wait_ns: int | None = None
+    wait_source: str | None = None
 
 
 def _signal_name(signum: int) -> str:
@@ -415,6 +426,7 @@ class LocalExecutor:
         # old mm's high-water mark is kept), so a child's max RSS is never below this.
         rss_floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         containment = self.containment
+        wait_before: int | None = None
         if self.inflight_path is not None:  # before the spawn: a crash may come at any time
             record_inflight(self.inflight_path, None, containment.cgroup, self.inflight_campaign)
         try:
@@ -424,6 +436,8 @@ class LocalExecutor:
                 why = f"cannot enter the rounds' cgroup {containment.cgroup}: {exc.strerror or exc}"
                 spawned: _Spawned | RoundOutcome = _not_run(spec, started_at, "failed", why, None)
             else:
+                # the cgroup's stall total before the round (one pread, untimed)
+                wait_before = containment.cpu_wait_us()
                 try:
                     spawned = self._spawn(spec, argv, out_w, err_w, started_at)
                 except BaseException:
@@ -448,8 +462,16 @@ class LocalExecutor:
                     self.inflight_campaign,
                 )
             watched = _Watched()
+            if wait_before is None:  # no cgroup pressure: the leader's schedstat instead
+                fd = open_schedstat(proc.pid)
+                watched.schedstat_fd = -1 if fd is None else fd
             try:
                 self._watch(proc.pid, spec, t0, {out_r: stdout, err_r: stderr}, watched, record_pid)
+                if wait_before is not None:
+                    wait_after = containment.cpu_wait_us()
+                    if wait_after is not None:
+                        watched.wait_ns = max(0, wait_after - wait_before) * 1000
+                        watched.wait_source = SOURCE_PRESSURE
             except BaseException:
                 # e.g. KeyboardInterrupt raised by a signal handler: never leave the
                 # group running or the child unreaped
@@ -458,6 +480,8 @@ class LocalExecutor:
                     os.wait4(proc.pid, 0)
                 raise
             finally:
+                if watched.schedstat_fd >= 0:
+                    os.close(watched.schedstat_fd)
                 proc.returncode = -1  # reaped by us: Popen must never wait on this pid
                 # after the round is timed: nothing it started outlives it
                 if containment.end_round(proc.pid, stay=self.stay_in_cgroup):
@@ -637,6 +661,9 @@ class LocalExecutor:
                     if w.cause is not None:
                         _killpg(pid, signal.SIGKILL)
                         killed = True
+                    if w.schedstat_fd >= 0:  # the zombie's run-queue wait, before the reap
+                        w.wait_ns = read_run_delay_ns(w.schedstat_fd)
+                        w.wait_source = None if w.wait_ns is None else SOURCE_SCHEDSTAT
                     _, w.wait_status, w.rusage = os.wait4(pid, 0)
                     w.end_ns = exited_ns[0] if exited_ns else time.monotonic_ns()
                     grace = _AFTER_KILL_READ if killed else self.drain_grace
@@ -717,4 +744,6 @@ class LocalExecutor:
             stdout_tail=stdout.tail_text(),
             stderr_tail=stderr.tail_text(),
             extra=extra,
+            wait_ns=w.wait_ns,
+            wait_source=w.wait_source,
         )

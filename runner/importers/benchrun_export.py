@@ -4,7 +4,8 @@
 damaged file is one UserError naming the field); :func:`analysed_readings` gives the
 readings a later analysis uses (flag ``""`` or ``outlier``). Each exported workload becomes
 one group (``workload`` = its name) holding the readings the campaign's analysis used, in
-launch order: warm-up rounds, within-round warm-up and failed rounds are left out, Tukey
+launch order: warm-up rounds, within-round warm-up, failed rounds and contended rounds
+the campaign left out (reading flag ``contended``, docs/contention.md) are left out, Tukey
 outliers stay (docs/methods.md §1-2). The dataset says which readings form each round
 (``Dataset.rounds``), so ``analyze`` and ``compare`` estimate each workload as the
 campaign did (the collector over its rounds). A dataset has one unit: workloads in another
@@ -134,6 +135,13 @@ def _check_round(r: Any, where: str) -> None:
             raise UserError(
                 f"{where}.reading_flags: {len(flags)} flags for {len(readings)} readings"
             )
+    wait = r.get("wait_ns")
+    if wait is not None and (not isinstance(wait, int) or isinstance(wait, bool) or wait < 0):
+        raise UserError(f"{where}.wait_ns: expected a whole number of ns >= 0, got {_kind(wait)}")
+    if not isinstance(r.get("wait_source"), str | None):
+        raise UserError(f"{where}.wait_source: expected text, got {_kind(r['wait_source'])}")
+    if not isinstance(r.get("flags", ""), str):
+        raise UserError(f"{where}.flags: expected comma-separated text, got {_kind(r['flags'])}")
     work = r.get("work")
     if work is not None and parse_number(work, f"{where}.work") <= 0:
         raise UserError(f"{where}.work: the amount of work must be positive, got {work!r}")
@@ -169,6 +177,22 @@ def analysed_rounds(workload: dict[str, Any]) -> list[np.ndarray]:
     return out
 
 
+def contended_rounds(workload: dict[str, Any]) -> tuple[int, int]:
+    """How many of an exported workload's ok, non-warm-up rounds are flagged ``contended``
+    (they waited for a CPU, docs/contention.md), and how many of those the campaign's
+    analysis left out (their readings flagged ``contended``; the others it kept)."""
+    flagged = left_out = 0
+    for r in workload.get("rounds") or []:
+        marks = str(r.get("flags") or "").split(",")
+        if r.get("status", "ok") != "ok" or r.get("warmup") or "contended" not in marks:
+            continue
+        flagged += 1
+        flags = r.get("reading_flags") or []
+        if flags and all(f.split(",")[0] == "contended" for f in flags):
+            left_out += 1
+    return flagged, left_out
+
+
 def analysed_readings(workload: dict[str, Any]) -> np.ndarray:
     """The readings of one exported workload that the analysis used, in launch order
     (:func:`analysed_rounds` joined)."""
@@ -195,6 +219,16 @@ def read_benchrun(doc: dict[str, Any], source: str) -> Dataset:
                 "export with `benchrun export --what all`"
             )
         by_round = analysed_rounds(w)
+        flagged, left_out = contended_rounds(w)
+        if flagged:
+            notes.append(
+                f"{w['name']}: {flagged} rounds were contended (waited for a CPU); "
+                + (
+                    f"{left_out} left out as the campaign's analysis did"
+                    if left_out
+                    else "kept, as the campaign's analysis did (contended: keep)"
+                )
+            )
         if not by_round:
             notes.append(f"{w['name']}: no analysed readings, left out")
             continue

@@ -17,6 +17,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchrun.runner.config.experiment import DEFAULT_CONTENDED_THRESHOLD
 from benchrun.runner.machine.describe import describe_machine
 from benchrun.runner.machine.nodes import node_differences
 from benchrun.runner.machine.noise import unknown_noise_settings
@@ -106,6 +107,8 @@ def workload_notes(model: CampaignModel, view: WorkloadView) -> list[str]:
 
     - Drift: the drift line of ``benchrun run`` when the steady rounds drifted
       (stats/drift.py: von Neumann ratio, block levels).
+    - Contended: how many of its rounds waited for a CPU past ``contended_threshold`` and
+      what the analysis did with them (docs/contention.md).
     - Paired: when every comparison of the workload is paired and its own CI is not
       certified (none, or wider than ``ci_rel_width``): its mean describes the period
       measured and its CI was not required, since the stopping rule bounded the ratio CI
@@ -116,6 +119,19 @@ def workload_notes(model: CampaignModel, view: WorkloadView) -> list[str]:
     line = drift_line(view.name, view.drift, paired)
     if line is not None:
         out.append(line)
+    if view.contended_rounds:  # docs/contention.md
+        policy = str(model.settings.get("contended") or "exclude")
+        threshold = float(model.settings.get("contended_threshold", DEFAULT_CONTENDED_THRESHOLD))
+        done = (
+            "analysed all the same (contended: keep)"
+            if policy == "keep"
+            else f"left out of the analysis (contended: {policy})"
+        )
+        out.append(
+            f"contended: {view.name}: {view.contended_rounds} rounds waited for a CPU longer "
+            f"than {100 * threshold:.3g} % of their wall time (another process shared its "
+            f"CPUs); {done}."
+        )
     stopped_by_rule = model.verdicts is not None and model.verdicts.computed is None
     if stopped_by_rule and model.verdicts is not None and model.verdicts.all_paired(view.name):
         if not certified(view, model):

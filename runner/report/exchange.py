@@ -7,7 +7,7 @@
      "campaign": {id, name, status, stop_reason, created_at, updated_at, settings,
                   config_text, metadata, command_line, benchrun_version},
      "workloads": [{name, metric, unit, display_unit: {label, factor}, direction, status,
-                    status_reason, params, per_work,
+                    status_reason, params, per_work, contended_rounds,
                     "result": {mean, variance, n_q, q, ci_low, ci_high, rel_half_width,
                                confidence, n, warmup_readings, enough, certified,
                                interval_low, interval_high, tau_bound, width_factor,
@@ -15,7 +15,7 @@
                     "collected": {...}, "summary": {...},
                     "rounds": [{seq, pass, round_index, status, reason, exit_code,
                                 started_at, wall_ns, user_s, sys_s, max_rss_kib, cpus,
-                                work, warmup, flags, facts,
+                                work, warmup, flags, facts, wait_ns, wait_source,
                                 "readings": [value...], "reading_flags": [flag...]}]}],
      "comparisons": {...} or null,
      "events": [{at, kind, message, data}]}
@@ -25,7 +25,11 @@ Units: ``unit`` is the base unit, the one every number of the workload is stored
 benchrun output shows them in (``label``, and ``factor`` = one label in the base unit:
 shown value = stored value / factor; runner/results/workloads.py ``display_of``).
 ``started_at`` Unix seconds, ``wall_ns`` nanoseconds, ``user_s``/``sys_s`` CPU seconds,
-``max_rss_kib`` KiB. ``result`` holds (mean, s_q², n_q, q) and the CI (docs/methods.md
+``max_rss_kib`` KiB, ``wait_ns`` nanoseconds the round's processes were runnable but not
+running (null: not measured; ``wait_source`` names the signal, docs/contention.md); a
+round whose ``flags`` include ``contended`` waited longer than the campaign's
+``settings.contended_threshold`` of its wall time, and ``contended_rounds`` counts them
+(ok, not warm-up) per workload. ``result`` holds (mean, s_q², n_q, q) and the CI (docs/methods.md
 §3-4): what ``compare`` and a baseline need without the raw data, and the interval every
 output prints (``interval_*``: the CI when ``certified``, else the uncertified interval
 that assumes tau <= ``tau_bound``, docs/methods.md §4.1); ``summary`` only
@@ -33,7 +37,9 @@ descriptive statistics of the per-round values (no second CI). ``comparisons``: 
 campaign's comparisons as every output prints them (:meth:`runner.report.verdicts.
 StoredVerdicts.to_dict`; runner/results/comparisons.py), null when there are none. A reading's flag is ``""`` (analysed), ``warmup-round``,
 ``warmup-reading`` (within-round warm-up, MSER-5 or fixed), ``outlier`` (outside Tukey's
-fences, kept in the analysis), ``failed`` (round did not succeed), plus any flag stored
+fences, kept in the analysis), ``failed`` (round did not succeed), ``contended`` (a
+contended round left out of the analysis; with ``contended: keep`` its readings are
+analysed and flagged ``""``), plus any flag stored
 with the reading. ``--what results`` leaves ``rounds`` out.
 
 Reading an export back (format and version checks, the analysed readings) is
@@ -127,6 +133,8 @@ def _rounds(view: WorkloadView, rounds: list[RoundRow], stored: dict) -> list[di
                 "warmup": r.warmup,
                 "flags": r.flags,
                 "facts": r.facts,
+                "wait_ns": r.wait_ns,
+                "wait_source": r.wait_source,
                 "readings": list(r.readings),
                 "reading_flags": flags,
             }
@@ -157,6 +165,7 @@ def export_document(model: CampaignModel, with_rounds: bool = True) -> dict[str,
             "status_reason": w.status_reason,
             "params": w.params,
             "per_work": w.per_work,
+            "contended_rounds": w.contended_rounds,
             "result": _result(w.estimate, model.confidence, w.collected),
             "collected": w.collected,
             "summary": w.summary,

@@ -35,12 +35,14 @@ import numpy as np
 
 from benchrun.runner.config.experiment import Experiment
 from benchrun.runner.errors import UserError
+from benchrun.runner.execute.contention import CONTENDED_FLAG, left_out_as_contended
 from benchrun.runner.format import DisplayUnit
 from benchrun.runner.importers.dataset import MAX_MAGNITUDE
 from benchrun.runner.report.verdicts import StoredVerdicts, verdicts_from_dict
 from benchrun.runner.results.comparisons import campaign_verdicts, experiment_of
 from benchrun.runner.results.workloads import (
     WorkloadResult,
+    analysed_rounds,
     collect_stored,
     display_of,
     workload_results,
@@ -176,6 +178,8 @@ class WorkloadView:
     all_flags: list[str] = field(default_factory=list)
     #: rounds that calibrated the work amount (flag ``calibration``; also warm-up)
     calibration_rounds: int = 0
+    #: ok non-warm-up rounds flagged contended (docs/contention.md)
+    contended_rounds: int = 0
     #: launch seq of the failed rounds (no readings)
     failed_at: list[int] = field(default_factory=list)
     steady: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -228,6 +232,7 @@ class WorkloadView:
             "steady_rounds": self.steady_rounds,
             "warmup_rounds": self.warmup_rounds,
             "failed_rounds": self.failed_rounds,
+            "contended_rounds": self.contended_rounds,
             "last_failure": self.last_failure,
             "estimate": None if self.estimate is None else self.estimate.to_dict(),
             "summary": self.summary,
@@ -307,19 +312,21 @@ def find_database(path: str | Path) -> Path:
     return p
 
 
-def _steady_rounds(rounds: list[RoundRow]) -> list[RoundRow]:
-    return [r for r in rounds if r.status == "ok" and not r.warmup and r.readings]
+def _steady_rounds(rounds: list[RoundRow], settings: dict[str, Any]) -> list[RoundRow]:
+    return analysed_rounds(rounds, settings)
 
 
 def _flags_and_series(
-    view: WorkloadView, rounds: list[RoundRow], est: Estimate | None
+    view: WorkloadView, rounds: list[RoundRow], est: Estimate | None, settings: dict[str, Any]
 ) -> tuple[np.ndarray, list[str], np.ndarray, int]:
     """All readings with flags, the steady series and d (within-round warm-up per round).
 
     Reproduces runner/control/collector.py: one reading per round -> the rounds in order minus the
     first ``warmup_readings`` steady rounds (MSER-5); several -> every steady round minus
-    its first d readings, concatenated (docs/methods.md §2-3)."""
-    steady = _steady_rounds(rounds)
+    its first d readings, concatenated (docs/methods.md §2-3). A round left out as
+    contended (docs/contention.md) has its readings flagged ``contended``."""
+    steady = _steady_rounds(rounds, settings)
+    policy = settings.get("contended")
     single = bool(steady) and all(len(r.readings) == 1 for r in steady)
     wr = est.warmup_readings if est else 0
     d = 0 if single or not steady else wr // max(1, len(steady))
@@ -336,6 +343,8 @@ def _flags_and_series(
             tag = "failed"
         elif r.warmup:
             tag = "warmup-round"
+        elif left_out_as_contended(r.flags, policy):
+            tag = CONTENDED_FLAG
         else:
             tag = ""
         for i, v in enumerate(r.readings):
@@ -358,7 +367,7 @@ def _convergence(
     w: WorkloadRow, rounds: list[RoundRow], settings: dict[str, Any]
 ) -> list[tuple[int, float | None]]:
     """Relative CI half-width after the first k steady rounds, k on a geometric grid."""
-    steady = _steady_rounds(rounds)
+    steady = _steady_rounds(rounds, settings)
     total = len(steady)
     if total < 2:
         return []
@@ -433,9 +442,10 @@ def build_view(
         drift=getattr(result, "drift", None),
         failed_at=[r.seq for r in rounds if r.status != "ok"],
         calibration_rounds=sum(1 for r in rounds if "calibration" in (r.flags or "")),
+        contended_rounds=getattr(result, "contended", 0),
         command=w.spec.get("command"),
     )
-    values, flags, series, d = _flags_and_series(view, rounds, est)
+    values, flags, series, d = _flags_and_series(view, rounds, est, settings)
     view.all_values, view.all_flags, view.steady, view.within_round_warmup = (
         values,
         flags,

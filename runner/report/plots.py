@@ -68,6 +68,7 @@ COLOURS = {
     "warmup-reading": "#ffbb78",
     "outlier": "#d62728",
     "failed": "#7f7f7f",
+    "contended": "#9467bd",  # left out: it waited for a CPU (docs/contention.md)
 }
 #: colours of the workloads overlaid in one figure, in order
 SERIES = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
@@ -224,6 +225,7 @@ def _readings_panel(ax: Any, w: WorkloadView, du: DisplayUnit) -> None:
         "warmup-reading": "warm-up reading (MSER-5)",
         "outlier": "Tukey outlier",
         "failed": "failed round",
+        "contended": "contended round (left out)",
     }
     for tag, colour in COLOURS.items():
         sel = flags == tag if flags.size else np.zeros(0, bool)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchrun.runner.control.controller import Controller, ControllerParams, Decision
 from benchrun.runner.control.pairing import PassSeries, round_values_by_pass
-from benchrun.runner.results.workloads import collect_stored, final_verdicts
+from benchrun.runner.results.workloads import analysed_rounds, collect_stored, final_verdicts
 from benchrun.runner.store.database import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
 
 if TYPE_CHECKING:
@@ -65,8 +65,8 @@ def experiment_of(config_text: str, names: Iterable[str]) -> Experiment | None:
     return experiment
 
 
-def _steady(rounds: Sequence[RoundRow]) -> list[RoundRow]:
-    return [r for r in rounds if r.status == "ok" and not r.warmup and r.readings]
+def _steady(rounds: Sequence[RoundRow], settings: dict[str, Any]) -> list[RoundRow]:
+    return analysed_rounds(list(rounds), settings)
 
 
 def _group_of(w: WorkloadRow, experiment: Experiment | None) -> str | None:
@@ -159,7 +159,7 @@ def fixed_verdicts(
         used = {}
         values = {}
         for w in members:
-            steady = _steady(rounds.get(w.id, ()))
+            steady = _steady(rounds.get(w.id, ()), settings)
             s = collect_stored(w, list(rounds.get(w.id, ())), settings)
             stats[w.name] = s
             used[w.name] = len(steady)

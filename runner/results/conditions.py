@@ -25,10 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from benchrun.runner.execute.contention import flagged_contended
 from benchrun.runner.store.database import CampaignRow, RoundRow, Store, WorkloadRow
-
-#: the round flag the contention measurement sets (runner/execute, the contention part)
-CONTENDED_FLAG = "contended"
 
 #: a side whose share of contended rounds is above this is not comparable: even with the
 #: contended rounds left out, the rest ran on a busy machine, with contention below the
@@ -237,7 +235,7 @@ def runs_python(command: Any) -> bool:
 def is_contended(flags: object) -> bool:
     """True when a round's ``flags`` (comma-separated text) hold ``contended``; False for
     anything else (an export is a file anyone can write)."""
-    return isinstance(flags, str) and CONTENDED_FLAG in flags.split(",")
+    return isinstance(flags, str) and flagged_contended(flags)
 
 
 def conditions_of(

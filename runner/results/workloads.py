@@ -27,7 +27,9 @@ from typing import Any
 import numpy as np
 
 from benchrun import stats
+from benchrun.runner.config.experiment import DEFAULT_CONTENDED_THRESHOLD
 from benchrun.runner.control.collector import WorkloadStats, collect, interval_text
+from benchrun.runner.execute.contention import flagged_contended, left_out_as_contended
 from benchrun.runner.format import DisplayUnit, display_unit
 from benchrun.runner.store.database import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
 
@@ -63,6 +65,9 @@ class WorkloadResult:
     #: stats.drift_check(...).to_dict() of the steady round values in time order, with
     #: its one-line ``text``; None with too few rounds
     drift: dict[str, Any] | None = None
+    #: ok non-warm-up rounds flagged contended (docs/contention.md); left out of ``steady``
+    #: and of every estimate unless the campaign's ``contended`` setting is ``keep``
+    contended: int = 0
 
     def estimate_text(self, unit: DisplayUnit | None = None) -> str:
         """The mean and its interval as every output prints it (docs/methods.md §4.1):
@@ -133,16 +138,38 @@ def describe_rounds(values: np.ndarray, confidence: float) -> dict[str, Any]:
     return out
 
 
-def round_values(workload: WorkloadRow, rounds: list[RoundRow]) -> np.ndarray:
-    """Per-round metric values of the ok, non-warm-up rounds, in launch order.
+def analysed_rounds(rounds: list[RoundRow], settings: dict[str, Any]) -> list[RoundRow]:
+    """The rounds a stored campaign's analysis uses, in launch order: ok, not warm-up,
+    with readings, and not left out as contended (``settings``: the campaign's stored
+    settings; ``contended`` other than ``keep`` leaves contended rounds out,
+    docs/contention.md)."""
+    policy = settings.get("contended")
+    return [
+        r
+        for r in rounds
+        if r.status == "ok"
+        and not r.warmup
+        and r.readings
+        and not left_out_as_contended(r.flags, policy)
+    ]
+
+
+def contended_count(rounds: list[RoundRow]) -> int:
+    """How many ok non-warm-up rounds are flagged contended (analysed or not)."""
+    return sum(
+        1 for r in rounds if r.status == "ok" and not r.warmup and flagged_contended(r.flags)
+    )
+
+
+def round_values(
+    workload: WorkloadRow, rounds: list[RoundRow], settings: dict[str, Any] | None = None
+) -> np.ndarray:
+    """Per-round metric values of the analysed rounds (:func:`analysed_rounds`), in
+    launch order (``settings``: the campaign's stored settings; None: the defaults).
 
     A round with several readings contributes their mean (units as stored).
     """
-    values = [
-        float(np.mean(r.readings))
-        for r in rounds
-        if r.status == "ok" and not r.warmup and r.readings
-    ]
+    values = [float(np.mean(r.readings)) for r in analysed_rounds(rounds, settings or {})]
     return np.asarray(values, dtype=float)
 
 
@@ -224,7 +251,7 @@ def collect_stored(
 ) -> WorkloadStats | None:
     """:func:`collect_workload` on a stored workload's steady ok rounds (``settings``: the
     campaign's stored settings dict)."""
-    steady = [r for r in rounds if r.status == "ok" and not r.warmup and r.readings]
+    steady = analysed_rounds(rounds, settings)
     warmup = settings.get("warmup_readings")
     single = all(len(r.readings) == 1 for r in steady)
     return collect_workload(
@@ -245,6 +272,31 @@ def analysed_cut(collected: WorkloadStats | None) -> int:
     if collected is None or collected.series != "rounds":
         return 0
     return int(collected.warmup_readings)
+
+
+def contended_line(results: list[WorkloadResult], settings: dict[str, Any]) -> str | None:
+    """The one line every output prints when rounds were contended (docs/contention.md):
+    which workloads, how many of their rounds, the threshold, and what the analysis did
+    with them (``settings``: the campaign's stored settings); None when none was."""
+    hit = [r for r in results if r.contended]
+    if not hit:
+        return None
+    policy = str(settings.get("contended") or "exclude")
+    threshold = float(settings.get("contended_threshold", DEFAULT_CONTENDED_THRESHOLD))
+    counts = ", ".join(
+        f"{r.name} {r.contended} of {r.contended + r.steady if policy != 'keep' else r.steady}"
+        for r in hit
+    )
+    total = sum(r.contended for r in hit)
+    done = {
+        "keep": "analysed all the same (contended: keep)",
+        "fail": "the campaign stopped at the first (contended: fail); left out of the analysis",
+    }.get(policy, "left out of the analysis (contended: exclude)")
+    return (
+        f"contended: {total} rounds waited for a CPU longer than "
+        f"{100 * threshold:.3g} % of their wall time ({counts}); {done}; another "
+        "process shared the CPUs: quiet the machine (docs/contention.md)"
+    )
 
 
 def drift_of(values: np.ndarray, reference: float | None = None) -> dict[str, Any] | None:
@@ -280,7 +332,7 @@ def workload_results(
         rounds_by_workload.setdefault(r.workload_id, []).append(r)
     for w in store.workloads(campaign.id):
         rounds = rounds_by_workload.get(w.id, [])
-        values = round_values(w, rounds)
+        values = round_values(w, rounds, campaign.settings)
         collected = collect_stored(w, rounds, campaign.settings) if values.size else None
         cut = analysed_cut(collected)
         values = values[cut:]  # the rounds analysed: "steady" in every output (issue 27)
@@ -306,6 +358,7 @@ def workload_results(
                 ),
                 collected=None if collected is None else collected.to_dict(),
                 drift=drift_of(values, mean),
+                contended=contended_count(rounds),
             )
         )
     return out

@@ -34,7 +34,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from benchrun.runner.errors import UserError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: the WAL is flushed to the disk (fsync) by the first commit this many seconds after the
 #: last flush (synchronous=NORMAL flushes it only at checkpoints)
 SYNC_EVERY_S = 1.0
@@ -136,8 +136,15 @@ CREATE TABLE hook (
 CREATE INDEX hook_by_campaign ON hook (campaign_id, id);
 """
 
+#: schema 3: each round's CPU wait (ns its processes were runnable but not running) and the
+#: signal it was read from (docs/contention.md); NULL in rounds stored before
+_WAIT_COLUMNS = """
+ALTER TABLE round ADD COLUMN wait_ns INTEGER;
+ALTER TABLE round ADD COLUMN wait_source TEXT;
+"""
+
 #: migrations[v] upgrades a store at version v to v + 1
-_MIGRATIONS: dict[int, str] = {1: _HOOK_TABLE}
+_MIGRATIONS: dict[int, str] = {1: _HOOK_TABLE, 2: _WAIT_COLUMNS}
 
 
 @dataclass(frozen=True)
@@ -200,6 +207,9 @@ class RoundRow:
     stderr_tail: str | None
     facts: dict[str, Any] | None
     readings: tuple[float, ...]
+    #: ns the round waited for a CPU and the signal (schema 3; None before, or unmeasured)
+    wait_ns: int | None = None
+    wait_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -235,6 +245,10 @@ class NewRound:
     flags: str = ""
     #: the hooks stored in the round's transaction (its prepare)
     hooks: Sequence[NewHook] = ()
+    #: ns the round's processes were runnable but not running, and the signal it was read
+    #: from (:class:`runner.execute.executor.RoundOutcome`); None: not measured
+    wait_ns: int | None = None
+    wait_source: str | None = None
 
     def columns(self) -> dict[str, Any]:
         """Column -> value of the ``round`` table row (readings go to ``reading``, hooks
@@ -475,7 +489,7 @@ class Store:
 
     def _create_schema(self) -> None:
         with self.transaction():
-            for statement in (_SCHEMA_V1 + _HOOK_TABLE).split(";"):
+            for statement in (_SCHEMA_V1 + _HOOK_TABLE + _WAIT_COLUMNS).split(";"):
                 if statement.strip():
                     self.conn.execute(statement)
             self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")

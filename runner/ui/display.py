@@ -28,8 +28,9 @@ from rich.markup import escape
 from rich.progress_bar import ProgressBar
 from rich.text import Text
 
+from benchrun.runner.execute.contention import CONTENDED_FLAG
 from benchrun.runner.execute.executor import RoundOutcome
-from benchrun.runner.format import display_unit, format_duration
+from benchrun.runner.format import display_unit, format_duration, format_percent
 from benchrun.runner.ui.fit import Col, fit_table, output_width
 
 if TYPE_CHECKING:
@@ -92,6 +93,8 @@ class _Row:
     done: int = 0  # rounds stored (warm-up and calibration included)
     total: int = 0  # the target: exact in fixed mode, the controller's estimate otherwise
     failed: int = 0
+    #: rounds flagged contended (waited for a CPU, docs/contention.md)
+    contended: int = 0
     last_value: float | None = None  # formatted when shown (not at every round)
     last_warmup: bool = False
     width: str = ""  # "±2.7 % / 10 % ✓"
@@ -195,6 +198,8 @@ class RichDisplay:
         row.done += 1
         if outcome.status != "ok":
             row.failed += 1
+        if outcome.extra.get(CONTENDED_FLAG):  # set by the campaign (runner/campaign/session.py)
+            row.contended += 1
         if value is not None:
             row.last_value, row.last_warmup = value, warmup
         if self.live is not None:
@@ -279,6 +284,7 @@ class RichDisplay:
         rows = list(self.rows.values())
         done = sum(r.done for r in rows)
         failed = sum(r.failed for r in rows)
+        contended = sum(r.contended for r in rows)
         parts = [f"progress {_clock(elapsed)}: {done} rounds stored"]
         eta = self.eta_s
         if not self.estimate:
@@ -294,11 +300,19 @@ class RichDisplay:
                 eta = max(0, total - done) * elapsed / ran
         elif self.unmet:
             parts.append(f"unmet: {self.unmet}")
-        if failed:
-            parts[0] += f" ({failed} failed)"
+        notes = [f"{failed} failed"] if failed else []
+        if contended:
+            notes.append(f"{contended} contended, {contended_share(contended, done)}")
+        if notes:
+            parts[0] += f" ({'; '.join(notes)})"
         if eta is not None:
             parts.append(f"~{format_duration(eta)} left (estimate)")
         return "; ".join(parts)
+
+
+def contended_share(contended: int, stored: int) -> str:
+    """``"12 % of rounds"``: the contended rounds as a share of the rounds stored."""
+    return f"{format_percent(contended / stored if stored else None, digits=2)} of rounds"
 
 
 def _clock(seconds: float) -> str:
@@ -336,6 +350,11 @@ class _LiveView:
                 state = f"[yellow]waits: {r.waiting} pair{'s' if r.waiting > 1 else ''}[/]"
             else:
                 state = ""
+            if r.contended:
+                share = contended_share(r.contended, r.done)
+                state = f"[yellow]{r.contended} contended ({share})[/]" + (
+                    f" {state}" if state else ""
+                )
             if r.failed:
                 state = f"[red]{r.failed} failed[/]" + (f" {state}" if state else "")
             total = max(r.total, r.done, 1)
@@ -356,6 +375,11 @@ class _LiveView:
             foot += f", ~{format_duration(d.eta_s)} left (estimate)"
         if d.estimate:
             foot += "; rounds N/~T: T is the controller's estimate"
+        contended = sum(r.contended for r in d.rows.values())
+        if contended:
+            done = sum(r.done for r in d.rows.values())
+            share = contended_share(contended, done)
+            foot += f"; {contended} rounds contended ({share}: they waited for a CPU)"
         yield Text(foot, style="dim")
         if d.undecided:
             more = len(d.undecided) - SHOWN_PAIRS

@@ -228,12 +228,15 @@ class ResultsTable:
         """The fitted table and the lines under it, for ``width`` columns."""
         pct = f"{self.confidence * 100:g} %"
         any_failed = any(r.failed for r in self.results)
+        any_contended = any(r.contended for r in self.results)
         cols = [Col("workload", fold=True), Col(f"mean ± {pct} CI", "right")]
         if self.works:
             cols.append(Col("work", "right", drop=2))
         cols += [Col("q × n_q", "right", drop=5), Col("steady", "right", drop=4)]
         if any_failed:
             cols.append(Col("failed", "right", drop=3))
+        if any_contended:
+            cols.append(Col("contended", "right", drop=3))
         cols += [
             Col("median", "right", drop=7),
             Col("CoV", "right", drop=6),
@@ -262,6 +265,8 @@ class ResultsTable:
             ]
             if any_failed:
                 row.append(f"[red]{r.failed}[/]" if r.failed else "0")
+            if any_contended:
+                row.append(f"[yellow]{r.contended}[/]" if r.contended else "0")
             row += [
                 du.text(s.get("median")),
                 "-" if cov is None else f"{cov * 100:.2f} %",
@@ -319,8 +324,11 @@ class CountsTable:
             Col("warm-up", "right", drop=3),
             Col("steady", "right", drop=2),
             Col("failed", "right"),
-            Col("status"),
         ]
+        any_contended = any(r.contended for r in self.results)
+        if any_contended:
+            cols.append(Col("contended", "right", drop=2))
+        cols.append(Col("status"))
         rows = []
         notes = []
         for r in self.results:
@@ -331,6 +339,7 @@ class CountsTable:
                     str(r.warmup),
                     str(r.steady),
                     f"[red]{r.failed}[/]" if r.failed else "0",
+                    *([f"[yellow]{r.contended}[/]" if r.contended else "0"] * any_contended),
                     escape(self.states.get(r.name, r.status)),
                 ]
             )

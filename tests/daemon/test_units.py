@@ -164,7 +164,7 @@ def _results_db(path: Path) -> None:
         CREATE TABLE workload (id INTEGER PRIMARY KEY, campaign_id INTEGER, name TEXT,
                                position INTEGER);
         CREATE TABLE round (id INTEGER PRIMARY KEY, workload_id INTEGER, status TEXT,
-                            warmup INTEGER);
+                            warmup INTEGER, flags TEXT NOT NULL DEFAULT '');
         INSERT INTO campaign VALUES (1, 'done', '{}', 0);
         INSERT INTO campaign VALUES (2, 'running', '{"adaptive": false, "rounds": 10,
                                      "warmup_rounds": 1}', strftime('%s', 'now') - 100);

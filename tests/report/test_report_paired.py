@@ -214,7 +214,8 @@ def test_per_workload_drift_and_paired_notes(runs: dict[str, Path], docs: dict[s
             assert "its CI was not required" in paired_note[0]
     # the drifting pair: the drift is there and said; c neither drifts nor is paired
     assert by["a"]["drift"]["drifted"] and by["b"]["drift"]["drifted"]
-    assert by["c"]["notes"] == []
+    # a contended-rounds note depends on the machine's load during the run, not on c
+    assert [n for n in by["c"]["notes"] if not n.startswith("contended:")] == []
     # without enough data for a CI there are no subsession means to plot (no crash)
     if by["a"]["estimate"]["ci_low"] is None:
         assert by["a"]["acf_subsession_means"] is None

@@ -309,7 +309,8 @@ def test_issue_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert dict(exp.matrix) == {"n": (1000000, 2000000)}
 
 
-def test_defaults_match_dataclasses(tmp_path: Path) -> None:
+def test_defaults_match_dataclasses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BENCHRUN_CONTENDED", raising=False)  # the suite sets keep
     exp = load(tmp_path, "name: x\n" + MINIMAL_WORKLOADS)
     assert exp.settings == Settings()
     (w,) = exp.workloads
@@ -354,6 +355,8 @@ def test_every_setting(tmp_path: Path) -> None:
       baseline: null
       reference: a
       warmup_readings: 3
+      contended: fail
+      contended_threshold: 0.4
     workloads:
       - name: a
         command: [python3, -c, "pass"]
@@ -385,6 +388,8 @@ def test_every_setting(tmp_path: Path) -> None:
         baseline=None,
         reference="a",
         warmup_readings=3,
+        contended="fail",
+        contended_threshold=0.4,
     )
     assert s == expected
 

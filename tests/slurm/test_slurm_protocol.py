@@ -100,6 +100,20 @@ def test_round_outcome_round_trip() -> None:
         outcome_from_dict({**outcome_to_dict(outcome), "status": "great"})
 
 
+def test_a_round_outcome_carries_its_cpu_wait_from_the_node() -> None:
+    """The agent sends the round's wait (docs/contention.md) with the outcome; an agent of
+    an older benchrun sends none, read as not measured."""
+    outcome = RoundOutcome(
+        "ok", 10**8, 0.05, 0.0, 1, 0, 1.7e9, wait_ns=51_000_000, wait_source="cgroup cpu.pressure"
+    )
+    back = outcome_from_dict(json.loads(encode(outcome_to_dict(outcome))))
+    assert (back.wait_ns, back.wait_source) == (51_000_000, "cgroup cpu.pressure")
+    old = {k: v for k, v in outcome_to_dict(outcome).items() if not k.startswith("wait_")}
+    assert (outcome_from_dict(old).wait_ns, outcome_from_dict(old).wait_source) == (None, None)
+    with pytest.raises(ProtocolError, match="bad round outcome"):
+        outcome_from_dict({**outcome_to_dict(outcome), "wait_ns": "lots"})
+
+
 @pytest.fixture
 def pair() -> Iterator[tuple[Channel, Channel]]:
     a, b = socket.socketpair()
