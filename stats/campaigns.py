@@ -81,6 +81,46 @@ def log_ratio_test(
 
     The p-value is ``2 (1 - F_t(|d|/se))``; TOST's is the larger of the two one-sided
     p-values against ``±ln(1 + margin)`` (symmetric on the log scale).
+
+    Parameters
+    ----------
+    d : float
+        The log ratio ln(new/old) (dimensionless).
+    se : float
+        Its standard error (>= 0).
+    df : float or None
+        Its degrees of freedom; None (or ``se == 0``): known exactly, no t quantile.
+    margin : float
+        TOST margin, relative (0.01 = ±1 %).
+    confidence : float
+        Level of the CI, in (0, 1).
+    n_old, n_new : int
+        The units behind each side, carried into the result.
+
+    Returns
+    -------
+    LogRatioTest
+        ``ratio = exp(d)``, its CI ``exp(d ± t se)``, the two-sided p-value and TOST's.
+
+    References
+    ----------
+    .. [1] D. J. Schuirmann, "A comparison of the two one-sided tests procedure and the
+       power approach for assessing the equivalence of average bioavailability", Journal
+       of Pharmacokinetics and Biopharmaceutics 15(6), 1987, pp. 657-680.
+
+    Examples
+    --------
+    A log ratio of 0.05 with a standard error of 0.01 on 10 degrees of freedom:
+
+    >>> r = log_ratio_test(0.05, 0.01, 10, margin=0.01, confidence=0.95, n_old=5, n_new=5)
+    >>> round(r.ratio, 4), round(r.low, 4), round(r.high, 4)
+    (1.0513, 1.0281, 1.075)
+
+    The same p-value from scipy's t distribution:
+
+    >>> from scipy import stats as sps
+    >>> bool(math.isclose(r.p_value, 2 * sps.t.sf(5.0, 10)))
+    True
     """
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")
@@ -137,6 +177,14 @@ def double_ratio_test(
     LogRatioTest
         The double ratio, its CI, p-value and TOST p-value; ``n_old``/``n_new`` are the
         workload's units on each side.
+
+    References
+    ----------
+    .. [1] T. Kalibera and R. Jones, "Rigorous benchmarking in reasonable time",
+       Proceedings of the 2013 International Symposium on Memory Management (ISMM '13),
+       ACM, 2013, pp. 63-74. doi:10.1145/2464157.2464160
+    .. [2] B. L. Welch, "The generalization of 'Student's' problem when several different
+       population variances are involved", Biometrika 34(1/2), 1947, pp. 28-35.
 
     Examples
     --------
@@ -197,6 +245,30 @@ def campaign_level_test(
         ``log_ratio = mean(ln new) - mean(ln old)``, ``se² = s_old²/k_old + s_new²/k_new``
         over the log means, Welch-Satterthwaite ``df``; the statistic and p-value are
         scipy's ``ttest_ind(ln new, ln old, equal_var=False)``.
+
+    References
+    ----------
+    .. [1] T. Kalibera and R. Jones, "Rigorous benchmarking in reasonable time",
+       Proceedings of the 2013 International Symposium on Memory Management (ISMM '13),
+       ACM, 2013, pp. 63-74. doi:10.1145/2464157.2464160
+    .. [2] B. L. Welch, "The generalization of 'Student's' problem when several different
+       population variances are involved", Biometrika 34(1/2), 1947, pp. 28-35.
+
+    Examples
+    --------
+    Four campaigns per side, the new ones about 10 % slower:
+
+    >>> old, new = [1.00, 1.02, 0.98, 1.01], [1.10, 1.12, 1.08, 1.11]
+    >>> r = campaign_level_test(old, new)
+    >>> round(r.ratio, 4), round(r.low, 4), round(r.high, 4)
+    (1.0998, 1.0691, 1.1314)
+
+    The p-value is scipy's Welch test on the log means:
+
+    >>> from scipy import stats as sps
+    >>> p = sps.ttest_ind(np.log(new), np.log(old), equal_var=False).pvalue
+    >>> bool(math.isclose(r.p_value, p))
+    True
     """
     a = np.log(np.asarray(old_means, dtype=np.float64))
     b = np.log(np.asarray(new_means, dtype=np.float64))
@@ -219,7 +291,32 @@ def campaign_level_test(
 
 def between_campaign_sd(means: Sequence[float] | ArrayLike) -> float | None:
     """Standard deviation (ddof=1) of the log of per-campaign means: the relative
-    campaign-to-campaign variation (0.02 ≈ 2 %); None with fewer than 2 campaigns."""
+    campaign-to-campaign variation (0.02 ≈ 2 %); None with fewer than 2 campaigns.
+
+    Parameters
+    ----------
+    means : array_like
+        One mean per campaign of the same workload on the same machine (> 0, any unit).
+
+    Returns
+    -------
+    float or None
+        ``std(ln means, ddof=1)`` (dimensionless), None with fewer than 2 campaigns or a
+        mean <= 0.
+
+    References
+    ----------
+    .. [1] T. Kalibera and R. Jones, "Rigorous benchmarking in reasonable time",
+       Proceedings of the 2013 International Symposium on Memory Management (ISMM '13),
+       ACM, 2013, pp. 63-74. doi:10.1145/2464157.2464160
+
+    Examples
+    --------
+    >>> round(between_campaign_sd([1.0, 1.1, 0.9]), 4)
+    0.1004
+    >>> round(float(np.std(np.log([1.0, 1.1, 0.9]), ddof=1)), 4)
+    0.1004
+    """
     x = np.asarray(means, dtype=np.float64)
     if x.size < 2 or not np.all(x > 0):
         return None
