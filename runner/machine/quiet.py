@@ -143,11 +143,58 @@ def loaded_threshold(cpu_count: int) -> float:
     return max(LOADED_MIN, LOADED_PER_CPU * max(1, cpu_count))
 
 
+#: the machine-wide CPU pressure (share of the last 10 s in which some task waited for a
+#: CPU, ``/proc/pressure/cpu`` ``some avg10``, in %) above which ``run`` says so at the
+#: start: a round beside such a load is contended for a tenth of its time or more, the
+#: level at which a whole campaign's contended rounds make it not comparable
+#: (runner/results/conditions.py CONTENDED_MATERIAL, docs/contention.md)
+PRESSURE_NOTED = 10.0
+
+#: the kernel's pressure stall information for CPUs (Linux >= 4.20, CONFIG_PSI)
+CPU_PRESSURE = "/proc/pressure/cpu"
+
+
+def cpu_pressure_avg10(path: str = CPU_PRESSURE) -> float | None:
+    """The machine's CPU pressure over the last 10 s, in %: ``avg10`` of the ``some``
+    line of ``/proc/pressure/cpu`` (the share of time at least one runnable task waited
+    for a CPU; kernel documentation, accounting/psi.rst).
+
+    Parameters
+    ----------
+    path : str
+        The pressure file (default ``/proc/pressure/cpu``).
+
+    Returns
+    -------
+    float or None
+        The percentage (0-100), None when the file is missing (no PSI) or malformed.
+    """
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            text = f.read(4096)
+    except OSError:
+        return None
+    for line in text.splitlines():
+        fields = line.split()
+        if fields[:1] != ["some"]:
+            continue
+        for field in fields[1:]:
+            key, _, value = field.partition("=")
+            if key == "avg10":
+                try:
+                    share = float(value)
+                except ValueError:
+                    return None
+                return share if math.isfinite(share) and 0.0 <= share <= 100.0 else None
+    return None
+
+
 def load_note(
     other_runs: Sequence[str],
     *,
     loadavg: Callable[[], tuple[float, float, float]] = os.getloadavg,
     cpu_count: int | None = None,
+    pressure: Callable[[], float | None] = cpu_pressure_avg10,
 ) -> str | None:
     """The one line ``run`` prints at the start when the machine is loaded, else None.
 
@@ -160,12 +207,16 @@ def load_note(
         ``os.getloadavg`` (replaceable in tests).
     cpu_count : int, optional
         CPUs of the machine (default ``os.cpu_count()``).
+    pressure : callable
+        :func:`cpu_pressure_avg10` (replaceable in tests): the share of the last 10 s in
+        which some task waited for a CPU, in %, or None without PSI.
 
     Returns
     -------
     str or None
-        ``"machine is loaded: 1-min load average 1.92 on 2 CPUs (above 0.50); other
-        benchrun runs: ..."``, naming whichever of the two applies; None when neither.
+        ``"machine is loaded: 1-min load average 1.92 on 2 CPUs (above 0.50); tasks
+        waited for a CPU 35 % of the last 10 s; other benchrun runs: ..."``, naming
+        whichever applies; None when none does.
     """
     n = cpu_count if cpu_count is not None else (os.cpu_count() or 1)
     load = loadavg()[0]
@@ -173,6 +224,9 @@ def load_note(
     parts = []
     if load > limit:
         parts.append(f"1-min load average {load:.2f} on {n} CPUs (above {limit:.2f})")
+    waited = pressure()
+    if waited is not None and waited > PRESSURE_NOTED:
+        parts.append(f"tasks waited for a CPU {waited:.0f} % of the last 10 s")
     if other_runs:
         parts.append("other benchrun runs: " + "; ".join(other_runs))
     if not parts:

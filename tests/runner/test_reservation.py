@@ -31,7 +31,12 @@ from benchrun.runner.execute.reservation import (
     reserve,
     try_reserve,
 )
-from benchrun.runner.machine.quiet import load_note, loaded_threshold
+from benchrun.runner.machine.quiet import (
+    CPU_PRESSURE,
+    cpu_pressure_avg10,
+    load_note,
+    loaded_threshold,
+)
 
 
 def fake_sysfs(tmp_path: Path, siblings: dict[int, str]) -> Path:
@@ -312,12 +317,38 @@ def test_loaded_threshold(cpus: int, limit: float) -> None:
 
 
 def test_load_note_names_the_load_and_the_other_runs() -> None:
-    quiet = load_note([], loadavg=lambda: (0.5, 0.0, 0.0), cpu_count=2)
+    calm = lambda: 0.0  # noqa: E731  (no CPU pressure)
+    quiet = load_note([], loadavg=lambda: (0.5, 0.0, 0.0), cpu_count=2, pressure=calm)
     assert quiet is None  # 0.5 is not above 0.5
-    loaded = load_note([], loadavg=lambda: (1.92, 0.0, 0.0), cpu_count=2)
+    loaded = load_note([], loadavg=lambda: (1.92, 0.0, 0.0), cpu_count=2, pressure=calm)
     assert loaded == "machine is loaded: 1-min load average 1.92 on 2 CPUs (above 0.50)"
-    shared = load_note(["pid 7 (x)"], loadavg=lambda: (0.1, 0.0, 0.0), cpu_count=8)
+    shared = load_note(["pid 7 (x)"], loadavg=lambda: (0.1, 0.0, 0.0), cpu_count=8, pressure=calm)
     assert shared == "machine is loaded: other benchrun runs: pid 7 (x)"
+    waited = load_note([], loadavg=lambda: (0.1, 0.0, 0.0), cpu_count=2, pressure=lambda: 35.2)
+    assert waited == "machine is loaded: tasks waited for a CPU 35 % of the last 10 s"
+    at = load_note([], loadavg=lambda: (0.1, 0.0, 0.0), cpu_count=2, pressure=lambda: 10.0)
+    assert at is None  # 10 % is not above PRESSURE_NOTED
+
+
+def test_cpu_pressure_reads_the_some_line_of_psi(tmp_path: Path) -> None:
+    """The format of the kernel's accounting/psi.rst: ``some`` and ``full`` lines of
+    avg10/avg60/avg300 percentages and a total in microseconds."""
+    psi = tmp_path / "cpu"
+    psi.write_text(
+        "some avg10=12.50 avg60=3.04 avg300=0.71 total=5803216\n"
+        "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+    )
+    assert cpu_pressure_avg10(str(psi)) == 12.5
+    psi.write_text("full avg10=40.00 avg60=0.00 avg300=0.00 total=0\n")  # no some line
+    assert cpu_pressure_avg10(str(psi)) is None
+    psi.write_text("some avg10=nan avg60=0 avg300=0 total=0\n")
+    assert cpu_pressure_avg10(str(psi)) is None
+    psi.write_text("some avg10=250.0 avg60=0 avg300=0 total=0\n")  # not a percentage
+    assert cpu_pressure_avg10(str(psi)) is None
+    assert cpu_pressure_avg10(str(tmp_path / "missing")) is None  # a kernel without PSI
+    if Path(CPU_PRESSURE).exists():  # this machine's, when it has PSI: a percentage
+        value = cpu_pressure_avg10()
+        assert value is not None and 0.0 <= value <= 100.0
 
 
 RACER = """
