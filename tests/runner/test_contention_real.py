@@ -70,6 +70,7 @@ def test_a_round_beside_a_hog_waits_its_wall_minus_cpu_and_is_contended(
         outcomes = [ex.launch(RoundSpec("loop", LOOP, ENV, 30, cpus=(CPU,))) for _ in range(3)]
     finally:
         ex.close()
+    clear = 0
     for o in outcomes:
         assert o.status == "ok"
         _shared(o)
@@ -79,8 +80,13 @@ def test_a_round_beside_a_hog_waits_its_wall_minus_cpu_and_is_contended(
         # the truth of a single-threaded CPU-bound round: it waited wall - cpu (spawn,
         # exec and reap add a few ms to the wall time; user/sys are in ticks)
         assert abs(o.wait_ns / 1e9 - (wall - cpu)) < 0.1 * wall + 0.01
-        assert o.wait_ns > 0.3 * o.wall_ns
-        assert is_contended(o.wait_ns, o.wall_ns, DEFAULT_CONTENDED_THRESHOLD)
+        # flagged whenever the truth is clearly over the threshold (the hog's share of the
+        # CPU varies when the suite's other worker runs beside it: 0.29-0.5 seen)
+        if (wall - cpu) / wall > DEFAULT_CONTENDED_THRESHOLD + 0.05:
+            clear += 1
+            assert is_contended(o.wait_ns, o.wall_ns, DEFAULT_CONTENDED_THRESHOLD)
+    if not clear:
+        pytest.skip("no round waited clearly more than the threshold (the hog got too little)")
 
 
 def test_a_campaign_beside_a_hog_stores_its_rounds_flagged_contended(
@@ -105,11 +111,20 @@ def test_a_campaign_beside_a_hog_stores_its_rounds_flagged_contended(
     with Store.open(tmp_path / "hogged" / "benchrun.db") as store:
         rounds = store.rounds(store.campaign().id)
     assert len(rounds) == 3
+    clear = 0
     for r in rounds:
-        if r.wall_ns / 1e9 < 1.3 * (r.user_s + r.sys_s):
+        wall, cpu = r.wall_ns / 1e9, r.user_s + r.sys_s
+        if wall < 1.3 * cpu:
             pytest.skip(f"the hog did not share CPU {CPU}")
-        assert r.wait_ns is not None and r.wait_ns > 0.3 * r.wall_ns
-        assert r.flags.split(",") == ["contended"]
+        assert r.wait_ns is not None
+        truth = (wall - cpu) / wall  # what a single-threaded round waited, as a share
+        if truth > DEFAULT_CONTENDED_THRESHOLD + 0.05:
+            clear += 1
+            assert r.flags.split(",") == ["contended"]
+        elif truth < DEFAULT_CONTENDED_THRESHOLD - 0.05:
+            assert "contended" not in r.flags.split(",")
+    if not clear:
+        pytest.skip("no round waited clearly more than the threshold (the hog got too little)")
 
 
 def test_the_containment_record_names_the_signal_this_machine_gives() -> None:
@@ -152,4 +167,7 @@ def test_each_side_of_a_duet_gets_its_own_wait(hog: subprocess.Popen[bytes]) -> 
         assert o.wait_source == SOURCE_SCHEDSTAT and o.wait_ns is not None
         wall, cpu = o.wall_ns / 1e9, o.user_s + o.sys_s
         assert abs(o.wait_ns / 1e9 - (wall - cpu)) < 0.1 * wall + 0.01
-    assert b.wait_ns is not None and b.wait_ns > 0.3 * b.wall_ns
+    wall, cpu = b.wall_ns / 1e9, b.user_s + b.sys_s
+    if (wall - cpu) / wall <= DEFAULT_CONTENDED_THRESHOLD + 0.05:
+        pytest.skip("the hog took too little of the side's CPU to call it contended")
+    assert b.wait_ns is not None and b.wait_ns > DEFAULT_CONTENDED_THRESHOLD * b.wall_ns
