@@ -206,11 +206,11 @@ def double_ratio_test(
     for m, v, n in (old, new, control_old, control_new):
         if not m > 0 or n < 2 or v < 0:
             raise ValueError("each side needs a mean > 0, variance >= 0 and n >= 2")
-        terms.append((v / (n * m * m), n))
+        terms.append(((math.sqrt(v) / m) ** 2 / n, n))  # (sd/m)²/n: no underflow of m²
     d = math.log(new[0] / old[0]) - math.log(control_new[0] / control_old[0])
     total = sum(u for u, _ in terms)
-    denom = sum(u * u / (n - 1) for u, n in terms)
-    df = total * total / denom if denom > 0 else None
+    denom = sum((u / total) ** 2 / (n - 1) for u, n in terms) if total > 0 else 0.0
+    df = 1.0 / denom if denom > 0 else None
     return log_ratio_test(
         d,
         math.sqrt(total),

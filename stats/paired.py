@@ -311,7 +311,7 @@ def ratio_of_means_ci(
     -------
     tuple of (float, float or None, float or None)
         ``(r, low, high)`` with ``r = mean_b/mean_a`` (dimensionless); (None, None) bounds
-        when a mean is not > 0 (r is NaN when ``mean_a`` is 0).
+        when a mean is not > 0 (r is NaN when ``mean_a`` is 0) or a variance is infinite.
 
     Notes
     -----
@@ -348,10 +348,16 @@ def ratio_of_means_ci(
     if not (mean_a > 0 and mean_b > 0):
         return (mean_b / mean_a if mean_a else math.nan), None, None
     r = mean_b / mean_a
-    ua, ub = var_a / (n_a * mean_a**2), var_b / (n_b * mean_b**2)
+    # squared coefficients of variation over n, formed as (sd/mean)² so that means near
+    # the smallest floats (1e-300) do not underflow mean² to 0
+    ua = (math.sqrt(var_a) / mean_a) ** 2 / n_a
+    ub = (math.sqrt(var_b) / mean_b) ** 2 / n_b
     se = math.sqrt(ua + ub)
+    if not math.isfinite(se):  # a variance beyond the largest float: no interval
+        return r, None, None
     if se == 0:
         return r, r, r
-    df = (ua + ub) ** 2 / (ua**2 / (n_a - 1) + ub**2 / (n_b - 1))
+    wa, wb = ua / (ua + ub), ub / (ua + ub)  # Welch-Satterthwaite, scale-free
+    df = 1.0 / (wa**2 / (n_a - 1) + wb**2 / (n_b - 1))
     t = float(stats.t.ppf(0.5 + confidence / 2.0, df))
     return r, r * math.exp(-t * se), r * math.exp(t * se)

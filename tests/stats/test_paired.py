@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -128,3 +129,20 @@ def test_ratio_of_means_ci_covers_by_simulation() -> None:
     assert 0.93 <= hits / reps <= 0.965
     assert ratio_of_means_ci(0.0, 1.0, 3, 1.0, 1.0, 3)[1] is None
     assert ratio_of_means_ci(2.0, 0.0, 5, 3.0, 0.0, 5) == (1.5, 1.5, 1.5)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-160, 1e-150, 1e150, 1e300])
+def test_ratio_of_means_ci_is_scale_free_down_to_the_smallest_floats(scale: float) -> None:
+    """A ratio of means and its CI do not depend on the unit: means near 1e-300 (where
+    mean² underflows to 0 and used to raise ZeroDivisionError, issue 29) give the interval
+    of the same data at scale 1 (which the docstring's example checks against scipy) as
+    long as the variances are normal floats; beyond that the ratio stays exact and the
+    interval is degenerate or absent, never a traceback."""
+    base = ratio_of_means_ci(100.0, 4.0, 10, 110.0, 9.0, 12)
+    var_a, var_b = 4.0 * scale * scale, 9.0 * scale * scale  # inf, not OverflowError
+    scaled = ratio_of_means_ci(100.0 * scale, var_a, 10, 110.0 * scale, var_b, 12)
+    assert scaled[0] == pytest.approx(base[0], rel=1e-12)
+    if var_a >= sys.float_info.min and math.isfinite(var_b):
+        assert scaled == pytest.approx(base, rel=1e-9)
+    elif not math.isfinite(var_a):
+        assert scaled[1:] == (None, None)
