@@ -26,18 +26,17 @@ import tempfile
 import time
 from pathlib import Path
 
-EXPERIMENT = """\
+from control_workload import WORKLOADS
+
+EXPERIMENT = (
+    """\
 name: {name}
 settings:
   max_time: {max_time}s
   warmup_rounds: 2
-  control: control
-workloads:
-  - name: control
-    command: ["python3", "-c", "sum(range(3000000))"]
-  - name: zlib
-    command: ["python3", "-c", "import zlib; zlib.compress(bytes(range(256)) * 60000, 6)"]
 """
+    + WORKLOADS
+)
 
 VARIANTS = {
     "conditions checked": [],

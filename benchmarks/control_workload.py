@@ -38,11 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchrun.runner.results.workloads import workload_results  # noqa: E402
 from benchrun.runner.store.database import Store  # noqa: E402
 
-EXPERIMENT = """\
-name: control
-settings:
-  rounds: {rounds}
-  warmup_rounds: 2
+#: the control (a fixed CPU loop) and a workload, as both control benchmarks run them
+WORKLOADS = """\
   control: control
 workloads:
   - name: control
@@ -50,6 +47,16 @@ workloads:
   - name: zlib
     command: ["python3", "-c", "import zlib; zlib.compress(bytes(range(256)) * 60000, 6)"]
 """
+
+EXPERIMENT = (
+    """\
+name: control
+settings:
+  rounds: {rounds}
+  warmup_rounds: 2
+"""
+    + WORKLOADS
+)
 
 
 def campaign_means(db: Path) -> list[dict[str, tuple[float, float]]]:

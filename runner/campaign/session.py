@@ -74,6 +74,32 @@ def contended_stop(name: str, round_index: int, outcome: RoundOutcome, settings:
     )
 
 
+def mark_contended(
+    name: str,
+    round_index: int,
+    outcome: RoundOutcome,
+    flags: str,
+    warmup: bool,
+    settings: Settings,
+) -> tuple[str, RoundOutcome, str | None]:
+    """An ok round that waited for a CPU longer than ``settings.contended_threshold`` of its
+    wall time (docs/contention.md): its ``flags`` with ``contended`` added, the outcome
+    marked for the display, and why the campaign stops (``contended: fail``, a steady
+    round); otherwise the three unchanged and None."""
+    if not (
+        outcome.status == "ok"
+        and is_contended(outcome.wait_ns, outcome.wall_ns, settings.contended_threshold)
+    ):
+        return flags, outcome, None
+    marked = dataclasses.replace(outcome, extra={**outcome.extra, CONTENDED_FLAG: True})
+    stop = (
+        contended_stop(name, round_index, outcome, settings)
+        if settings.contended == "fail" and not warmup
+        else None
+    )
+    return add_flag(flags, CONTENDED_FLAG), marked, stop
+
+
 class Display(Protocol):
     """What the campaign tells the user while it runs (see runner/ui/display.py)."""
 
@@ -811,12 +837,7 @@ class RoundLauncher:
                 facts["slurm_job"] = outcome.extra["slurm_job"]
         readings = round_readings(w, outcome)
         ok = outcome.status == "ok"
-        contended = ok and is_contended(
-            outcome.wait_ns, outcome.wall_ns, settings.contended_threshold
-        )
-        if contended:  # waited for a CPU (docs/contention.md): flagged, for the display too
-            flags = add_flag(flags, CONTENDED_FLAG)
-            outcome = dataclasses.replace(outcome, extra={**outcome.extra, CONTENDED_FLAG: True})
+        flags, outcome, stop = mark_contended(name, round_index, outcome, flags, warmup, settings)
         grouped = ok and self.group_commit_s > 0
         if not grouped:
             self.commit()  # the rounds before it first, reported in order
@@ -852,19 +873,10 @@ class RoundLauncher:
         )
         self.seq += 1
         self._last_wall[name] = outcome.wall_ns
-        st.record(
-            ok,
-            warmup,
-            pass_index,
-            readings,
-            work,
-            flags,
-            outcome.wall_ns,
-            outcome.node,
-            settings.contended,
-        )
-        if contended and not warmup and settings.contended == "fail" and not self.failure_stop:
-            self.failure_stop = contended_stop(name, round_index, outcome, settings)
+        st.record(ok, warmup, pass_index, readings, work, flags, outcome.wall_ns, outcome.node,
+                  settings.contended)  # fmt: skip
+        if stop and not self.failure_stop:
+            self.failure_stop = stop
         value = metric_value(w, outcome) if ok else None
         if grouped:  # reported once committed
             self._unreported.append((name, outcome, value, warmup))

@@ -503,6 +503,29 @@ def _shifted(
         f"{shift.text()}: the rounds before it average {before:.6g}, from it on {after:.6g}; "
         "no CI across a level shift (docs/methods.md §2.1)"
     )
+    return _without_ci(
+        x, rounds, w, series, q, h, (None, None), tau, ess, c, notes,
+        level_shift_at=shift.at, level_shift_change=shift.change,
+    )  # fmt: skip
+
+
+def _without_ci(
+    x: np.ndarray,
+    rounds: int,
+    w: int,
+    series: str,
+    q: int,
+    h: int,
+    needed: tuple[int | None, int | None],
+    tau: float | None,
+    ess: float | None,
+    c: float,
+    notes: list[str],
+    **extra: Any,
+) -> WorkloadStats:
+    """A :class:`WorkloadStats` with the mean of ``x`` and no certified interval (not
+    enough): ``needed`` = (readings, rounds) still wanted, ``extra`` the fields that say
+    why (a level shift, an uncertified interval)."""
     return WorkloadStats(
         rounds=rounds,
         n=int(x.size),
@@ -516,14 +539,13 @@ def _shifted(
         ci_high=None,
         rel_half_width=None,
         enough=False,
-        readings_needed=None,
-        rounds_needed=None,
+        readings_needed=needed[0],
+        rounds_needed=needed[1],
         tau=tau,
         ess=ess,
         confidence=c,
         notes=tuple(notes),
-        level_shift_at=shift.at,
-        level_shift_change=shift.change,
+        **extra,
     )
 
 
@@ -714,26 +736,8 @@ def collect(
         need = int(choice.readings_needed) if choice.readings_needed is not None else n + 1
         more = max(1, math.ceil((need - n) / per_round))
         shown = _uncertified(x, round_means, c, notes, dev, sums)
-        return WorkloadStats(
-            rounds=len(rs),
-            n=n,
-            warmup_readings=w,
-            series=series,
-            mean=_fmean(x),
-            q=q,
-            n_q=h,
-            s2_q=None,
-            ci_low=None,
-            ci_high=None,
-            rel_half_width=None,
-            enough=False,
-            readings_needed=need,
-            rounds_needed=more,
-            tau=choice.tau,
-            ess=choice.ess,
-            confidence=c,
-            notes=tuple(notes),
-            **shown,
+        return _without_ci(
+            x, len(rs), w, series, q, h, (need, more), choice.tau, choice.ess, c, notes, **shown
         )
     b = _batch_means(x, h, q)
     mean = _fmean(b)

@@ -844,14 +844,7 @@ def compare_sides(
     control, control_note = _control(
         rows, old, new, alpha, margin, confidence, threshold, normalise_by_control
     )
-    conditions = None
-    if old.conditions is not None or new.conditions is not None:
-        conditions = compare_conditions(
-            old.conditions or unknown_conditions(old.label),
-            new.conditions or unknown_conditions(new.label),
-            common,
-        )
-        _apply_conditions(rows, conditions, allow_different_conditions)
+    conditions = _conditions(rows, old, new, common, allow_different_conditions)
     for row in rows:
         for side, entries in (("old", old.entries), ("new", new.entries)):
             found = entries.get(row.name)
@@ -884,6 +877,23 @@ def compare_sides(
         old, new, [r.name for r in rows if r.welch_p is not None], confidence
     )
     return cmp
+
+
+def _conditions(
+    rows: list[Row], old: Side, new: Side, common: list[str], allow: bool
+) -> ConditionsComparison | None:
+    """Both sides' conditions compared over the ``common`` workloads (docs/conditions.md),
+    applied to ``rows`` (a material difference makes a row not comparable unless
+    ``allow``); None when neither side knows its conditions."""
+    if old.conditions is None and new.conditions is None:
+        return None
+    conditions = compare_conditions(
+        old.conditions or unknown_conditions(old.label),
+        new.conditions or unknown_conditions(new.label),
+        common,
+    )
+    _apply_conditions(rows, conditions, allow)
+    return conditions
 
 
 #: the start of a row's reason when its conditions make it not comparable

@@ -5,10 +5,12 @@ read back from both stores with plain sqlite3."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -132,22 +134,30 @@ def test_the_second_run_waits_and_never_shares_a_cpu_in_time(tmp_path: Path) -> 
     assert f"pid {_pid_of(da)}" in rb.stderr
 
 
-def test_wait_for_cpus_gives_up_after_its_duration(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def _while_a_holds_the_cpus(tmp_path: Path, b_pin: str, b_sleep: float) -> Iterator[int]:
+    """Run A (20 pinned rounds of 0.3 s) until its first round is stored, write B's
+    experiment (``b.yaml``: 2 rounds with ``b_pin``), yield A's pid, then kill A."""
     write_experiment(tmp_path, EXPERIMENT.format(name="a", rounds=20, pin="auto", sleep=0.3))
     write_experiment(
-        tmp_path, EXPERIMENT.format(name="b", rounds=2, pin="auto", sleep=0.1), "b.yaml"
+        tmp_path, EXPERIMENT.format(name="b", rounds=2, pin=b_pin, sleep=b_sleep), "b.yaml"
     )
     a = _start(tmp_path, "exp.yaml", locks=tmp_path / "locks")
     try:
         time.sleep(1.5)
         _first_round(tmp_path / "out/a/benchrun.db", a)  # A measures: CPUs held
+        yield a.pid
+    finally:
+        a.kill()
+        a.communicate()
+
+
+def test_wait_for_cpus_gives_up_after_its_duration(tmp_path: Path) -> None:
+    with _while_a_holds_the_cpus(tmp_path, "auto", 0.1):
         t0 = time.monotonic()
         b = _start(tmp_path, "b.yaml", "--wait-for-cpus", "2s", locks=tmp_path / "locks")
         _, err = b.communicate(timeout=30)
         took = time.monotonic() - t0
-    finally:
-        a.kill()
-        a.communicate()
     assert b.returncode == 4, err
     assert 2.0 <= took < 15
     assert "CPUs still reserved after waiting 2 s" in err.strip().splitlines()[-1]
@@ -155,24 +165,14 @@ def test_wait_for_cpus_gives_up_after_its_duration(tmp_path: Path) -> None:
 
 
 def test_pin_none_warns_when_another_run_is_active(tmp_path: Path) -> None:
-    write_experiment(tmp_path, EXPERIMENT.format(name="a", rounds=20, pin="auto", sleep=0.3))
-    write_experiment(
-        tmp_path, EXPERIMENT.format(name="b", rounds=2, pin="none", sleep=0.05), "b.yaml"
-    )
-    a = _start(tmp_path, "exp.yaml", locks=tmp_path / "locks")
-    try:
-        time.sleep(1.5)
-        _first_round(tmp_path / "out/a/benchrun.db", a)  # A measures: CPUs held
+    with _while_a_holds_the_cpus(tmp_path, "none", 0.05) as a_pid:
         b = _start(tmp_path, "b.yaml", locks=tmp_path / "locks", quiet=False)
         _, err = b.communicate(timeout=30)
-    finally:
-        a.kill()
-        a.communicate()
     assert b.returncode == 0, err
     warning = next(line for line in err.splitlines() if "warning: pin: none" in line)
-    assert f"pid {a.pid}" in warning and "CPUs 0-1" in warning
+    assert f"pid {a_pid}" in warning and "CPUs 0-1" in warning
     (loaded,) = [line for line in err.splitlines() if "machine is loaded" in line]
-    assert f"other benchrun runs: pid {a.pid} (" in loaded
+    assert f"other benchrun runs: pid {a_pid} (" in loaded
     events = query(
         tmp_path / "out/b/benchrun.db", "SELECT message FROM event WHERE kind = 'machine-load'"
     )

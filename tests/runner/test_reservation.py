@@ -322,8 +322,8 @@ def test_load_note_names_the_load_and_the_other_runs() -> None:
     assert quiet is None  # 0.5 is not above 0.5
     loaded = load_note([], loadavg=lambda: (1.92, 0.0, 0.0), cpu_count=2, pressure=calm)
     assert loaded == "machine is loaded: 1-min load average 1.92 on 2 CPUs (above 0.50)"
-    shared = load_note(["pid 7 (x)"], loadavg=lambda: (0.1, 0.0, 0.0), cpu_count=8, pressure=calm)
-    assert shared == "machine is loaded: other benchrun runs: pid 7 (x)"
+    joined = load_note(["pid 7 (x)"], loadavg=lambda: (0.1, 0.0, 0.0), cpu_count=8, pressure=calm)
+    assert joined == "machine is loaded: other benchrun runs: pid 7 (x)"
     waited = load_note([], loadavg=lambda: (0.1, 0.0, 0.0), cpu_count=2, pressure=lambda: 35.2)
     assert waited == "machine is loaded: tasks waited for a CPU 35 % of the last 10 s"
     at = load_note([], loadavg=lambda: (0.1, 0.0, 0.0), cpu_count=2, pressure=lambda: 10.0)
@@ -423,7 +423,7 @@ SYSTEM_PYTHON = Path("/usr/bin/python3")
     os.geteuid() != 0 or not RUNUSER.exists() or not SYSTEM_PYTHON.exists(),
     reason="needs root, runuser and /usr/bin/python3 to run as another user",
 )
-def test_runs_of_two_users_meet_in_a_sticky_shared_directory() -> None:
+def test_runs_of_two_users_meet_in_a_sticky_common_directory() -> None:
     """As in /run/benchrun/cpus: root's run holds the CPUs of a sticky world-writable
     directory; user nobody's run (a copy of the package it can read) is refused naming
     root's run, then takes them once root's run ends, through the lock files root made."""
@@ -440,9 +440,9 @@ def test_runs_of_two_users_meet_in_a_sticky_shared_directory() -> None:
 
 
 def _two_users(tmp_path: Path, copytree: Any, source: Path) -> None:
-    shared = tmp_path / "shared"
-    shared.mkdir()
-    os.chmod(shared, 0o1777)
+    common = tmp_path / "common"
+    common.mkdir()
+    os.chmod(common, 0o1777)
     os.chmod(tmp_path, 0o755)
     copy = tmp_path / "pkg" / "benchrun" / "runner"
     copytree(source, copy)
@@ -452,7 +452,7 @@ def _two_users(tmp_path: Path, copytree: Any, source: Path) -> None:
     os.chmod(tmp_path / "pkg", 0o755)
     code = (
         "from pathlib import Path; from benchrun.runner.execute.reservation import "
-        f"try_reserve; r = try_reserve('auto', 'nobody-campaign', directory=Path('{shared}'), "
+        f"try_reserve; r = try_reserve('auto', 'nobody-campaign', directory=Path('{common}'), "
         "allowed=[0, 1]); print(type(r).__name__, getattr(r, 'line', lambda: '')())"
     )
 
@@ -467,7 +467,7 @@ def _two_users(tmp_path: Path, copytree: Any, source: Path) -> None:
         assert done.returncode == 0, done.stderr
         return done.stdout.strip()
 
-    held = try_reserve("auto", "root-campaign", directory=shared, allowed=[0, 1])
+    held = try_reserve("auto", "root-campaign", directory=common, allowed=[0, 1])
     assert isinstance(held, Reservation)
     try:
         refused = as_nobody()
@@ -476,4 +476,4 @@ def _two_users(tmp_path: Path, copytree: Any, source: Path) -> None:
     assert refused.startswith("CpusBusy ")
     assert f"pid {os.getpid()} (user root, campaign root-campaign, CPUs 0-1" in refused
     assert as_nobody() == "Reservation"
-    assert {p.stat().st_uid for p in shared.glob("cpu*.lock")} == {0}
+    assert {p.stat().st_uid for p in common.glob("cpu*.lock")} == {0}
