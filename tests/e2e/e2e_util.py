@@ -105,3 +105,13 @@ def query(db: Path, sql: str, params: tuple = ()) -> list[tuple]:
         return conn.execute(sql, params).fetchall()
     finally:
         conn.close()
+
+
+def rounds_stored(db: Path) -> int:
+    """The rounds ``db`` holds; 0 while a live run has not yet created the file or its tables."""
+    if not db.exists():
+        return 0
+    try:
+        return int(query(db, "SELECT count(*) FROM round")[0][0])
+    except sqlite3.OperationalError:
+        return 0

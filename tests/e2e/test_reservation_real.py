@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from e2e_util import benchrun_argv, cli, query, write_experiment
+from e2e_util import benchrun_argv, cli, query, rounds_stored, write_experiment
 
 EXPERIMENT = """\
 name: {name}
@@ -93,7 +93,7 @@ def _first_round(db: Path, proc: subprocess.Popen[str], timeout: float = 60) -> 
     """Wait until ``db`` holds a round (or ``proc`` ended)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
-        if db.exists() and query(db, "SELECT count(*) FROM round")[0][0] >= 1:
+        if rounds_stored(db) >= 1:
             return
         time.sleep(0.05)
 
@@ -115,7 +115,7 @@ def test_the_second_run_refuses_with_one_line_naming_the_first(tmp_path: Path) -
     assert f"pid {_pid_of(da)} (user " in line
     assert str(tmp_path / "out" / "a") in line and "CPUs 0-1" in line
     assert "--wait-for-cpus" in line and "Traceback" not in rb.stderr
-    assert not db.exists() or query(db, "SELECT count(*) FROM round") == [(0,)]
+    assert rounds_stored(db) == 0
 
 
 def _pid_of(db: Path) -> str:
@@ -186,11 +186,7 @@ def test_a_sigkilled_runner_leaves_its_cpus_free(tmp_path: Path) -> None:
     )
     a = _start(tmp_path, "exp.yaml", locks=tmp_path / "locks")
     db = tmp_path / "out/a/benchrun.db"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:  # until it measures (its CPUs reserved)
-        if db.exists() and query(db, "SELECT count(*) FROM round")[0][0] >= 1:
-            break
-        time.sleep(0.1)
+    _first_round(db, a, timeout=30)  # until it measures (its CPUs reserved)
     a.kill()  # SIGKILL: no cleanup of its own
     a.communicate()
     b = _start(tmp_path, "b.yaml", locks=tmp_path / "locks")  # no --wait-for-cpus

@@ -12,7 +12,15 @@ import time
 from pathlib import Path
 
 import pytest
-from e2e_util import REPO, cli, query, run_benchrun, start_benchrun, write_experiment
+from e2e_util import (
+    REPO,
+    cli,
+    query,
+    rounds_stored,
+    run_benchrun,
+    start_benchrun,
+    write_experiment,
+)
 
 
 def test_demo_stops_by_itself_with_every_pair_decided(tmp_path: Path) -> None:
@@ -164,13 +172,6 @@ def test_timeout_and_crash_are_stored_as_failed_and_the_campaign_goes_on(
     assert stopped == [("crashes",), ("hangs",)]
 
 
-def _rounds_in_db(db: Path) -> int:
-    try:
-        return query(db, "SELECT count(*) FROM round")[0][0]
-    except Exception:
-        return 0
-
-
 def _slow_experiment(tmp_path: Path, out: Path, py: str) -> Path:
     return write_experiment(
         tmp_path,
@@ -212,7 +213,7 @@ def test_sigkill_then_resume_stores_every_round_exactly_once(tmp_path: Path, py:
         proc = start_benchrun("run", str(exp), "-q", *(["--resume"] if kills else []))
         deadline = time.monotonic() + 60
         target = 5 + 6 * kills
-        while _rounds_in_db(db) < target and time.monotonic() < deadline:
+        while rounds_stored(db) < target and time.monotonic() < deadline:
             time.sleep(0.02)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
@@ -235,7 +236,7 @@ def test_sigint_marks_interrupted_and_prints_the_resume_command(tmp_path: Path, 
     db = tmp_path / "int" / "slow" / "benchrun.db"
     proc = start_benchrun("run", str(exp))
     deadline = time.monotonic() + 60
-    while _rounds_in_db(db) < 4 and time.monotonic() < deadline:
+    while rounds_stored(db) < 4 and time.monotonic() < deadline:
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
@@ -244,21 +245,21 @@ def test_sigint_marks_interrupted_and_prints_the_resume_command(tmp_path: Path, 
     assert f"benchrun run {exp} --resume" in err
     (status,) = query(db, "SELECT status FROM campaign")[0]
     assert status == "interrupted"
-    n_before = _rounds_in_db(db)
+    n_before = rounds_stored(db)
     assert n_before >= 4
     # running again without --resume refuses to abandon it
     again = cli("run", str(exp), "-q")
     assert again.returncode == 2 and "--resume" in again.stderr
     done = cli("run", str(exp), "-q", "--resume")
     assert done.returncode == 0, done.stderr
-    assert _rounds_in_db(db) == 21
+    assert rounds_stored(db) == 21
 
 
 def test_resume_refuses_a_changed_experiment(tmp_path: Path, py: str) -> None:
     exp = _slow_experiment(tmp_path, tmp_path / "chg", py)
     db = tmp_path / "chg" / "slow" / "benchrun.db"
     proc = start_benchrun("run", str(exp), "-q")
-    while _rounds_in_db(db) < 3:
+    while rounds_stored(db) < 3:
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
