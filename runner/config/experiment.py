@@ -202,6 +202,9 @@ class Settings:
     #: paired: comparisons within the campaign on per-pass log ratios (docs/paired.md);
     #: independent: Welch on each workload's own subsession means
     comparison: Literal["paired", "independent"] = "paired"
+    #: the test of a paired comparison: rank = Wilcoxon signed-rank on the per-pass log
+    #: ratios (Hodges-Lehmann ratio); t = the one-sample t test (geometric-mean ratio)
+    paired_test: Literal["rank", "t"] = "rank"
     warmup_readings: int | None = None  # fixed within-round warm-up; None = MSER-5 (§2)
     # limits and the quiet-machine guard (issue 6; docs/daemon.md)
     memory_limit: int | None = None  # bytes of address space per round (RLIMIT_AS); None: off

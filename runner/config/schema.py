@@ -218,6 +218,14 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         choices=("paired", "independent"),
     ),
     Key(
+        "paired_test",
+        "enum",
+        "adaptive: the test of a paired comparison: rank = Wilcoxon signed-rank on the "
+        "per-pass log ratios (median per-pass ratio, Hodges-Lehmann); t = one-sample t test "
+        "(geometric-mean ratio)",
+        choices=("rank", "t"),
+    ),
+    Key(
         "warmup_readings",
         "int",
         "readings dropped at the start of every round (null: detected with MSER-5)",

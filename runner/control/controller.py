@@ -25,6 +25,14 @@ from benchrun.runner.control.decision import (
     WorkloadStatus,
 )
 from benchrun.runner.control.pairing import PairSource
+from benchrun.runner.control.pairlooks import (
+    PAIRED_TESTS,
+    PairLookState,
+    PairTestResult,
+    first_look,
+    look_units,
+    test_units,
+)
 from benchrun.runner.errors import UserError
 from benchrun.runner.format import format_percent
 from benchrun.stats.autocorr import MIN_SUBSESSIONS
@@ -60,6 +68,9 @@ __all__ = [
 DIRECTIONS = ("lower_is_better", "higher_is_better")
 #: how two workloads of one campaign are compared (``settings.comparison``)
 COMPARISONS = ("paired", "independent")
+#: where a paired comparison's looks come from: its own passes (docs/controller.md,
+#: "Decision efficiency") or the campaign's look schedule (the rule before issue 28)
+PAIR_LOOKS = ("own", "campaign")
 _DEFAULTS = Settings()
 
 
@@ -94,7 +105,11 @@ class ControllerParams:
     ``allocation_share`` the share of a pair's remaining uncertainty a workload must hold
     to get rounds for that pair (see Controller); ``min_series`` fewest readings in a
     workload's series before it counts as having enough data; ``check_2q`` whether a
-    separation must also hold with subsessions of 2q.
+    separation must also hold with subsessions of 2q; ``pair_looks`` "own" (each paired
+    comparison looks on its own passes with group-sequential boundaries,
+    runner/control/pairlooks.py) or "campaign" (at the campaign's looks, α split evenly,
+    on the subsession summary: the rule before issue 28); ``pair_look_ratio`` the growth
+    of a comparison's own looks.
     """
 
     # the settings' defaults are the experiment file's (one source: Settings)
@@ -112,6 +127,9 @@ class ControllerParams:
     min_series: int = 8
     check_2q: bool = True
     comparison: str = _DEFAULTS.comparison
+    paired_test: str = _DEFAULTS.paired_test
+    pair_looks: str = "own"
+    pair_look_ratio: float = 1.25
 
     def __post_init__(self) -> None:
         def bad(key: str, why: str) -> UserError:
@@ -137,6 +155,12 @@ class ControllerParams:
             raise bad("spending", f"must be one of {SPENDING_KINDS}, got {self.spending!r}")
         if self.comparison not in COMPARISONS:
             raise bad("comparison", f"must be one of {COMPARISONS}, got {self.comparison!r}")
+        if self.paired_test not in PAIRED_TESTS:
+            raise bad("paired_test", f"must be one of {PAIRED_TESTS}, got {self.paired_test!r}")
+        if self.pair_looks not in PAIR_LOOKS:
+            raise bad("pair_looks", f"must be one of {PAIR_LOOKS}, got {self.pair_looks!r}")
+        if not self.pair_look_ratio > 1:
+            raise bad("pair_look_ratio", f"must be > 1, got {self.pair_look_ratio}")
         if not 0 < self.allocation_share <= 0.5:
             raise bad("allocation_share", f"must be in (0, 0.5], got {self.allocation_share}")
 
@@ -244,6 +268,8 @@ class Controller:
         self._retired: dict[str, str] = {}
         self._src: PairSource | None = None
         self._covered: dict[str, bool] = {}
+        self._pair_looks: dict[frozenset[str], PairLookState] = {}
+        self._units: dict[tuple[str, str], tuple[int, PairTestResult]] = {}
         if state:
             self._restore(state)
 
@@ -258,6 +284,7 @@ class Controller:
             "verdicts": [dict(v) for v in self._verdicts.values()],
             "baseline_verdicts": [dict(v) for v in self._base_verdicts.values()],
             "order": [[list(k), v] for k, v in self._order.items()],
+            "pair_looks": [[sorted(k), v.to_dict()] for k, v in self._pair_looks.items()],
         }
 
     def _restore(self, s: Mapping[str, Any]) -> None:
@@ -275,6 +302,8 @@ class Controller:
             self._base_verdicts[v["name"]] = dict(v)
         for k, v in s.get("order", []):
             self._order[(k[0], k[1])] = list(v)
+        for k, v in s.get("pair_looks", []):
+            self._pair_looks[frozenset(k)] = PairLookState.from_dict(v)
 
     # ------------------------------------------------------------------ main entry
     def decide(
@@ -341,6 +370,9 @@ class Controller:
         looked = look_alpha is not None and look_alpha > 0
         if look_alpha is not None and looked:
             events.extend(self._look(st, rounds, look_alpha, clock, final=False))
+        own = self._own_looks(st, final=False)
+        events.extend(own)
+        looked = looked or any(e.kind == "look" for e in own)
         time_out = p.max_time is not None and elapsed_s >= p.max_time
         status = self._status(st, rounds, enough, realloc=looked)
         budget = (time_out or not status.active) and not status.all_done
@@ -349,7 +381,8 @@ class Controller:
             # budget stop: a last look with whatever alpha is left (still <= alpha in total)
             if self._plan is not None and all_enough and self._remaining() > 0:
                 events.extend(self._look(st, rounds, self._remaining(), clock, final=True))
-                status = self._status(st, rounds, enough, realloc=True)
+            events.extend(self._own_looks(st, final=True))
+            status = self._status(st, rounds, enough, realloc=True)
         stop = time_out or not status.active or budget
         reason = self._reason(status, rounds, time_out, elapsed_s, budget, unmet_before)
         events = self._changes(status, stop, reason, early=True) + events
@@ -407,9 +440,15 @@ class Controller:
     def _ready(self, a: str, b: str, enough: Mapping[str, bool]) -> bool:
         """Can the comparison a~b be tested (paired series, or both sides for Welch)?"""
         if self._paired(a, b):
+            if self._own_paired(a, b):  # its looks are its own (see _own_looks)
+                return True
             s = self._pair(a, b)
             return s is not None and self._enough(s, s.rounds)
         return bool(enough[a] and enough[b])
+
+    def _own_paired(self, a: str, b: str) -> bool:
+        """Is a~b paired and tested at looks on its own passes (``pair_looks: own``)?"""
+        return self.params.pair_looks == "own" and self._paired(a, b)
 
     def _comparisons(self, st: Mapping[str, WorkloadStats | None]) -> list[tuple[str, str]]:
         """The comparisons of now: adjacent pairs of each group's order, reference pairs."""
@@ -632,6 +671,139 @@ class Controller:
         )
         return events
 
+    def _pair_result(self, a: str, b: str) -> PairTestResult | None:
+        """The tests of a~b on its units now (cached per pass count): the passes of its
+        log-ratio series after the warm-up the collector cut, or means of q of them
+        (:func:`runner.control.pairlooks.look_units`); None without 2 units."""
+        assert self._src is not None
+        s, d = self._pair(a, b), self._src.series(a, b)
+        if s is None or d is None:
+            return None
+        d = d[s.warmup_readings :]
+        cached = self._units.get((a, b))
+        if cached is not None and cached[0] == d.size:
+            return cached[1]
+        if d.size < 2:
+            return None
+        units, q = look_units(d, s.tau)
+        p = self.params
+        r = test_units(units, q, p.paired_test, p.margin, p.confidence)  # type: ignore[arg-type]
+        self._units[(a, b)] = (d.size, r)
+        return r
+
+    def _own_looks(self, st: Mapping[str, WorkloadStats | None], final: bool) -> list[Event]:
+        """Look at every paired comparison whose own next look is due (``final``: a last
+        look with all that is left, on a budget stop): docs/controller.md, "Decision
+        efficiency". The separation test of a group of k workloads runs at α/C(k, 2)
+        (Bonferroni over the pairs the group can form, whichever become adjacent), the
+        equivalence tests at α; boundaries from stats.groupseq."""
+        p = self.params
+        if p.pair_looks != "own" or self._src is None:
+            return []
+        events: list[Event] = []
+        for key, members in self._ranked_groups().items():
+            k = len(members)
+            if k < 2 or not any(self._covered.get(n) for n in members):
+                continue
+            order = self._rank(members, st)
+            self._order[key] = order
+            alpha_pair = p.alpha / (k * (k - 1) // 2)
+            for a, b in zip(order, order[1:], strict=False):
+                pk = frozenset((a, b))
+                if not self._own_paired(a, b) or pk in self._verdicts:
+                    continue
+                s = self._pair(a, b)
+                if s is None:
+                    continue
+                n = s.rounds - s.warmup_readings
+                look = self._pair_looks.get(pk)
+                if look is None:
+                    look = PairLookState(
+                        first_look(alpha_pair, p.min_rounds), alpha_pair, p.alpha, p.pair_look_ratio
+                    )
+                    self._pair_looks[pk] = look
+                if n < 2 or look.spent_all or not (final or look.due(n)):
+                    continue
+                r = self._pair_result(a, b)
+                if r is None:
+                    continue
+                lev_sep, lev_eq = look.levels(n, final)
+                events.extend(self._own_verdict(a, b, r, s, look, lev_sep, lev_eq, n, final))
+        return events
+
+    def _own_verdict(
+        self,
+        a: str,
+        b: str,
+        r: PairTestResult,
+        s: WorkloadStats,
+        look: PairLookState,
+        lev_sep: float,
+        lev_eq: float,
+        n: int,
+        final: bool,
+    ) -> list[Event]:
+        """Record a look of a~b at its own passes and the verdict it reaches, if any."""
+        pk = frozenset((a, b))
+        if self._b_ahead(a, r.estimate):
+            a, b, est = b, a, -r.estimate
+        else:
+            est = r.estimate
+        rel = math.expm1(est)
+        self._latest["pair:" + "|".join(sorted(pk))] = {
+            "welch_p": r.p,
+            "welch_p_holm": r.p,
+            "tost_p": r.tost_p,
+            "rel": rel,
+            "test": "paired",
+            "level": lev_sep,
+        }
+        where = "final look (budget)" if final else f"look {look.looks}"
+        events = [
+            Event(
+                "look",
+                f"{a}~{b}: {where} after {n} passes: separation at p <= {lev_sep:.3g}, "
+                f"equivalence at p <= {lev_eq:.3g}",
+                {
+                    "look": self._looks,
+                    "pair": sorted(pk),
+                    "pair_look": look.looks,
+                    "clock": n,
+                    "alpha": lev_sep,
+                    "spent": look.sep.spent[-1],
+                    "final": final,
+                    "state": self.state(),
+                },
+            )
+        ]
+        if r.p <= lev_sep:
+            verdict = SEPARATED
+        elif r.tost_p <= lev_eq:
+            verdict = EQUIVALENT
+        else:
+            return events
+        new = {
+            "a": a,
+            "b": b,
+            "verdict": verdict,
+            "look": look.looks,
+            "alpha": lev_sep if verdict == SEPARATED else lev_eq,
+            "welch_p_holm": r.p,
+            "tost_p": r.tost_p,
+            "relative_difference": rel,
+            "test": "paired",
+            "paired_test": self.params.paired_test,
+            "estimand": r.estimand,
+            "passes": n,
+            "units": r.units,
+            "q": r.q,
+            "certified": bool(s.enough),
+        }
+        self._verdicts[pk] = new
+        events.append(Event("pair-verdict", self._verdict_text(new), new))
+        events[0].data["state"] = self.state()
+        return events
+
     def _test_pair(
         self,
         a: str,
@@ -737,6 +909,8 @@ class Controller:
         self._order[key] = order
         tests = []
         for a, b in zip(order, order[1:], strict=False):
+            if self._own_paired(a, b):
+                continue  # tested at its own looks (_own_looks)
             r = self._test_pair(a, b, st, rounds, alpha)
             if r is not None:
                 tests.append((a, b, r))
@@ -952,6 +1126,8 @@ class Controller:
 
     def _verdict_text(self, v: Mapping[str, Any]) -> str:
         test = "paired" if v.get("test") == "paired" else "Welch"
+        own = "passes" in v  # decided at the pair's own looks
+        p_name = "signed-rank p" if v.get("paired_test") == "rank" else ("t p" if own else "Holm p")
         if v["verdict"] == SEPARATED:
             rel = v["relative_difference"]
             apart = (
@@ -959,12 +1135,20 @@ class Controller:
                 if test == "paired" and rel is not None
                 else f"{format_percent(rel, missing='n/a')} apart"
             )
-            what = f"{v['a']} is better than {v['b']} ({apart}; {test}, Holm p {v['welch_p_holm']:.3g})"
+            what = f"{v['a']} is better than {v['b']} ({apart}; {test}, {p_name} {v['welch_p_holm']:.3g})"
         else:
             what = (
                 f"{v['a']} and {v['b']} are equivalent within {format_percent(self.params.margin, missing='n/a')} "
                 f"({test}, TOST p {v['tost_p']:.3g})"
             )
+        if own:
+            mark = (
+                ""
+                if v.get("certified")
+                else "; independence of the passes not yet checked (a certified series needs "
+                "more passes)"
+            )
+            return f"{what} at its look {v['look']} after {v['passes']} passes, level {v['alpha']:.3g}{mark}"
         return f"{what} at look {v['look']}, level {v['alpha']:.3g}"
 
     def _alpha_estimate(self) -> float:
@@ -1083,6 +1267,14 @@ class Controller:
         """b/a now, its CI at the campaign's confidence and the passes behind it: from the
         paired series (exp of its mean and CI) when the pair is paired, else the ratio of
         the two means (delta method; :func:`stats.paired.ratio_of_means_ci`)."""
+        if self._own_paired(a, b):
+            s, r = self._pair(a, b), self._pair_result(a, b)
+            if s is None or r is None:
+                return None, None, None, None
+            n = s.rounds - s.warmup_readings
+            if r.low is None or r.high is None:
+                return math.exp(r.estimate), None, None, n
+            return math.exp(r.estimate), math.exp(r.low), math.exp(r.high), n
         if self._paired(a, b):
             s = self._pair(a, b)
             if s is None or s.mean is None:
@@ -1116,10 +1308,19 @@ class Controller:
         first order). Returns (what is unmet, more passes) or None when it is met."""
         target = self.params.ci_rel_width
         s = self._pair(a, b)
-        if target is None or s is None or not self._enough(s, s.rounds):
+        if target is None or s is None:
             return None
-        assert s.ci_low is not None and s.ci_high is not None
-        hw = (s.ci_high - s.ci_low) / 2.0
+        if self._own_paired(a, b):
+            r = self._pair_result(a, b)
+            if r is None or r.low is None or r.high is None:
+                more = max(1, self.params.min_rounds - s.rounds)
+                return f"no ratio CI yet, about {more} more passes", more
+            hw = (r.high - r.low) / 2.0
+        elif not self._enough(s, s.rounds):
+            return None
+        else:
+            assert s.ci_low is not None and s.ci_high is not None
+            hw = (s.ci_high - s.ci_low) / 2.0
         if hw <= target:
             return None
         more = max(1, math.ceil(s.rounds * ((hw / target) ** 2 - 1)))
@@ -1136,6 +1337,8 @@ class Controller:
         p = self.params
         shares = {a: 1.0, b: 1.0}
         s = self._pair(a, b)
+        if self._own_paired(a, b):
+            return shares, *self._own_need(a, b, k)
         if s is None or not self._enough(s, s.rounds):
             need = s.rounds_needed if s is not None and s.rounds_needed else None
             if s is not None and s.enough:  # min_rounds, min_series or min_subsessions
@@ -1153,6 +1356,34 @@ class Controller:
         if nxt is not None:
             more = max(more, nxt - max(rounds.values()))
         return shares, max(more, 0), ""
+
+    def _own_need(self, a: str, b: str, k: int) -> tuple[int | None, str]:
+        """More passes a~b needs at its own looks (normal approximation on its units, at
+        the level of its next look), and a note."""
+        p = self.params
+        s, r = self._pair(a, b), self._pair_result(a, b)
+        look = self._pair_looks.get(frozenset((a, b)))
+        n = 0 if s is None else s.rounds - (s.warmup_readings or 0)
+        first = (
+            look.next
+            if look is not None
+            else first_look(p.alpha / (k * (k - 1) // 2), p.min_rounds)
+        )
+        if s is None or r is None or r.units < 3:
+            return max(1, first - n), "waiting for enough passes with both workloads"
+        assert self._src is not None
+        d = self._src.series(a, b)
+        assert d is not None
+        units, _ = look_units(d[s.warmup_readings :], s.tau)
+        var = float(units.var(ddof=1)) if units.size >= 2 else 0.0
+        level = look.sep.nominal() if look is not None and look.sep.info else p.alpha / 4
+        sep = paired_growth_needed(r.estimate, var, units.size, p.margin, level)[0]
+        eq = paired_growth_needed(r.estimate, var, units.size, p.margin, level)[1]
+        options = [f for f in (sep, eq) if f is not None]
+        if not options:
+            return None, "the log ratio sits on the margin: no number of passes decides it"
+        more = math.ceil(n * (min(options) - 1.0))
+        return max(more, first - n if look is None or not look.looks else look.next - n, 0), ""
 
     def _status(
         self,

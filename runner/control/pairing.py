@@ -22,13 +22,15 @@ import numpy as np
 from benchrun.runner.control.collector import Warmup, WorkloadStats, collect
 from benchrun.stats.paired import log_ratios
 
-__all__ = ["PairSource", "round_values_by_pass", "pair_stats", "PassSeries"]
+__all__ = ["PairSource", "round_values_by_pass", "pair_series", "pair_stats", "PassSeries"]
 
 
 class PairSource(Protocol):
     """What the controller asks about a pair (a, b): see :class:`PassSeries`."""
 
     def stats(self, a: str, b: str) -> WorkloadStats | None: ...
+
+    def series(self, a: str, b: str) -> np.ndarray | None: ...
 
     def possible(self, a: str, b: str) -> bool: ...
 
@@ -57,6 +59,15 @@ def round_values_by_pass(
     return out
 
 
+def pair_series(a: Mapping[int, float], b: Mapping[int, float]) -> np.ndarray | None:
+    """``d_p = ln b_p - ln a_p`` over the passes both have, in pass order (natural log of
+    b/a); None with fewer than 2 common passes or when a value is not > 0."""
+    common = sorted(set(a) & set(b))
+    if len(common) < 2:
+        return None
+    return log_ratios([a[p] for p in common], [b[p] for p in common])
+
+
 def pair_stats(
     a: Mapping[int, float],
     b: Mapping[int, float],
@@ -72,10 +83,16 @@ def pair_stats(
     fewer than 2 common passes or when a value is not > 0 (no log ratio; see
     :meth:`PassSeries.possible`).
     """
-    common = sorted(set(a) & set(b))
-    if len(common) < 2:
-        return None
-    d = log_ratios([a[p] for p in common], [b[p] for p in common])
+    return series_stats(pair_series(a, b), confidence, min_subsessions, warmup)
+
+
+def series_stats(
+    d: np.ndarray | None,
+    confidence: float = 0.95,
+    min_subsessions: int | None = None,
+    warmup: Warmup = "mser5",
+) -> WorkloadStats | None:
+    """:func:`collect` of a log-ratio series ``d`` (one value per pass); None for None."""
     if d is None:
         return None
     return collect(
@@ -107,6 +124,7 @@ class PassSeries:
         self.confidence = confidence
         self.min_subsessions = min_subsessions
         self._cache: dict[tuple[str, str], WorkloadStats | None] = {}
+        self._d: dict[tuple[str, str], np.ndarray | None] = {}
         self._own: dict[str, dict[int, float]] = {}  # values this object may change in place
         for name, v in values.items():
             self.update(name, v)
@@ -117,6 +135,7 @@ class PassSeries:
         self._own.pop(name, None)
         self._positive[name] = all(v > 0 for v in values.values())
         self._cache = {k: v for k, v in self._cache.items() if name not in k}
+        self._d = {k: v for k, v in self._d.items() if name not in k}
 
     def add(self, name: str, values: Mapping[int, float]) -> None:
         """Add the values of passes that ``name`` did not have yet (its new rounds), in
@@ -132,18 +151,23 @@ class PassSeries:
             v > 0 for v in values.values()
         )
         self._cache = {k: v for k, v in self._cache.items() if name not in k}
+        self._d = {k: v for k, v in self._d.items() if name not in k}
 
     def possible(self, a: str, b: str) -> bool:
         """False when a value of either side is not > 0 (a log ratio cannot exist)."""
         return self._positive.get(a, True) and self._positive.get(b, True)
 
+    def series(self, a: str, b: str) -> np.ndarray | None:
+        """The log-ratio series of (a, b) in pass order (:func:`pair_series`), cached."""
+        key = (a, b)
+        if key not in self._d:
+            self._d[key] = pair_series(self.values.get(a, {}), self.values.get(b, {}))
+        return self._d[key]
+
     def stats(self, a: str, b: str) -> WorkloadStats | None:
         key = (a, b)
         if key not in self._cache:
-            self._cache[key] = pair_stats(
-                self.values.get(a, {}),
-                self.values.get(b, {}),
-                confidence=self.confidence,
-                min_subsessions=self.min_subsessions,
+            self._cache[key] = series_stats(
+                self.series(a, b), self.confidence, self.min_subsessions
             )
         return self._cache[key]
