@@ -107,6 +107,10 @@ _EXPORTS: dict[str, str] = {
     "gmean_ratio_ci": "resampling",
     "runs_for_ci_width": "resampling",
     "biplot": "resampling",
+    # §10.1 group-sequential boundaries for the actual looks
+    "Boundaries": "groupseq",
+    "empty_boundaries": "groupseq",
+    "crossing_probabilities": "groupseq",
     # §15 across campaigns: a control's double ratio, the campaign level
     "LogRatioTest": "campaigns",
     "log_ratio_test": "campaigns",
