@@ -26,7 +26,9 @@ from benchrun.runner.control.decision import (
 )
 from benchrun.runner.control.pairing import PairSource
 from benchrun.runner.control.pairlooks import (
+    FIRST_SHARE,
     PAIRED_TESTS,
+    SPEND_RHO,
     PairLookState,
     PairTestResult,
     first_look,
@@ -34,7 +36,7 @@ from benchrun.runner.control.pairlooks import (
     test_units,
 )
 from benchrun.runner.errors import UserError
-from benchrun.runner.format import format_percent
+from benchrun.runner.format import format_duration, format_percent
 from benchrun.stats.autocorr import MIN_SUBSESSIONS
 from benchrun.stats.compare import tost_from_summary, welch_from_summary
 from benchrun.stats.multi import EQUIVALENT, SEPARATED, UNDECIDED, holm, rank_results
@@ -109,7 +111,8 @@ class ControllerParams:
     comparison looks on its own passes with group-sequential boundaries,
     runner/control/pairlooks.py) or "campaign" (at the campaign's looks, α split evenly,
     on the subsession summary: the rule before issue 28); ``pair_look_ratio`` the growth
-    of a comparison's own looks.
+    of a comparison's own looks; ``pair_first_share``, ``pair_spend_rho`` their α
+    spending (runner/control/pairlooks.py ``cumulative_spend``).
     """
 
     # the settings' defaults are the experiment file's (one source: Settings)
@@ -129,7 +132,9 @@ class ControllerParams:
     comparison: str = _DEFAULTS.comparison
     paired_test: str = _DEFAULTS.paired_test
     pair_looks: str = "own"
-    pair_look_ratio: float = 1.25
+    pair_look_ratio: float = 1.1
+    pair_first_share: float = FIRST_SHARE
+    pair_spend_rho: float = SPEND_RHO
 
     def __post_init__(self) -> None:
         def bad(key: str, why: str) -> UserError:
@@ -161,6 +166,10 @@ class ControllerParams:
             raise bad("pair_looks", f"must be one of {PAIR_LOOKS}, got {self.pair_looks!r}")
         if not self.pair_look_ratio > 1:
             raise bad("pair_look_ratio", f"must be > 1, got {self.pair_look_ratio}")
+        if not 0 < self.pair_first_share < 1:
+            raise bad("pair_first_share", f"must be in (0, 1), got {self.pair_first_share}")
+        if not self.pair_spend_rho > 0:
+            raise bad("pair_spend_rho", f"must be > 0, got {self.pair_spend_rho}")
         if not 0 < self.allocation_share <= 0.5:
             raise bad("allocation_share", f"must be in (0, 0.5], got {self.allocation_share}")
 
@@ -270,6 +279,9 @@ class Controller:
         self._covered: dict[str, bool] = {}
         self._pair_looks: dict[frozenset[str], PairLookState] = {}
         self._units: dict[tuple[str, str], tuple[int, PairTestResult]] = {}
+        self._extended: set[str] = set()  # past max_rounds, deciding within max_time
+        self._pace: float | None = None  # campaign seconds per pass so far
+        self._own_next: int | None = None  # clock of the next own look of a comparison
         if state:
             self._restore(state)
 
@@ -370,10 +382,11 @@ class Controller:
         looked = look_alpha is not None and look_alpha > 0
         if look_alpha is not None and looked:
             events.extend(self._look(st, rounds, look_alpha, clock, final=False))
-        own = self._own_looks(st, final=False)
+        own = self._own_looks(st, clock, final=False)
         events.extend(own)
         looked = looked or any(e.kind == "look" for e in own)
         time_out = p.max_time is not None and elapsed_s >= p.max_time
+        self._extended = self._extend(st, rounds, elapsed_s)
         status = self._status(st, rounds, enough, realloc=looked)
         budget = (time_out or not status.active) and not status.all_done
         unmet_before = list(status.unmet)
@@ -381,7 +394,7 @@ class Controller:
             # budget stop: a last look with whatever alpha is left (still <= alpha in total)
             if self._plan is not None and all_enough and self._remaining() > 0:
                 events.extend(self._look(st, rounds, self._remaining(), clock, final=True))
-            events.extend(self._own_looks(st, final=True))
+            events.extend(self._own_looks(st, clock, final=True))
             status = self._status(st, rounds, enough, realloc=True)
         stop = time_out or not status.active or budget
         reason = self._reason(status, rounds, time_out, elapsed_s, budget, unmet_before)
@@ -400,7 +413,9 @@ class Controller:
             pairs=tuple(status.pairs),
             baselines=tuple(status.baselines),
             events=tuple(events),
-            next_look_at=self._next_look(),
+            next_look_at=min(
+                (x for x in (self._next_look(), self._own_next) if x is not None), default=None
+            ),
             met=bool(status.all_done) and not budget,
         )
 
@@ -483,8 +498,43 @@ class Controller:
         return mean_d < 0 if self.direction[a] == "lower_is_better" else mean_d > 0
 
     def _out(self, name: str, rounds: Mapping[str, int]) -> bool:
-        """No more rounds for ``name``: its budget is used up, or it was retired."""
-        return rounds[name] >= self.params.max_rounds or name in self._retired
+        """No more rounds for ``name``: its budget is used up (``max_rounds``, unless a
+        comparison it is in will decide within the time left: :meth:`_extend`), or it
+        was retired."""
+        return (
+            rounds[name] >= self.params.max_rounds and name not in self._extended
+        ) or name in self._retired
+
+    def _extend(
+        self, st: Mapping[str, WorkloadStats | None], rounds: Mapping[str, int], elapsed_s: float
+    ) -> set[str]:
+        """Workloads past ``max_rounds`` that keep running: both sides of an undecided
+        paired comparison (at its own looks) whose estimated passes still needed fit in the
+        time left of ``max_time`` at the campaign's pace so far (the budget is time;
+        max_rounds does not cut a comparison that is about to decide)."""
+        p = self.params
+        clock = max(rounds.values())
+        self._pace = elapsed_s / clock if clock and elapsed_s > 0 else None
+        if p.max_time is None or self._pace is None or p.pair_looks != "own":
+            return set()
+        left = p.max_time - elapsed_s
+        out: set[str] = set()
+        for key, members in self._ranked_groups().items():
+            k = len(members)
+            order = self._order.get(key)
+            if order is None or set(order) != set(members):
+                order = self._rank(members, st)
+            for a, b in zip(order, order[1:], strict=False):
+                if frozenset((a, b)) in self._verdicts or not self._own_paired(a, b):
+                    continue
+                if max(rounds[a], rounds[b]) < p.max_rounds:
+                    continue
+                if a in self._retired or b in self._retired:
+                    continue
+                more, _ = self._own_need(a, b, k)
+                if more is not None and more * self._pace <= left:
+                    out.update((a, b))
+        return out
 
     def _remaining(self) -> float:
         return (
@@ -691,13 +741,16 @@ class Controller:
         self._units[(a, b)] = (d.size, r)
         return r
 
-    def _own_looks(self, st: Mapping[str, WorkloadStats | None], final: bool) -> list[Event]:
+    def _own_looks(
+        self, st: Mapping[str, WorkloadStats | None], clock: int, final: bool
+    ) -> list[Event]:
         """Look at every paired comparison whose own next look is due (``final``: a last
         look with all that is left, on a budget stop): docs/controller.md, "Decision
         efficiency". The separation test of a group of k workloads runs at α/C(k, 2)
         (Bonferroni over the pairs the group can form, whichever become adjacent), the
         equivalence tests at α; boundaries from stats.groupseq."""
         p = self.params
+        self._own_next = None
         if p.pair_looks != "own" or self._src is None:
             return []
         events: list[Event] = []
@@ -719,16 +772,24 @@ class Controller:
                 look = self._pair_looks.get(pk)
                 if look is None:
                     look = PairLookState(
-                        first_look(alpha_pair, p.min_rounds), alpha_pair, p.alpha, p.pair_look_ratio
+                        first_look(alpha_pair, p.min_rounds, p.pair_first_share),
+                        alpha_pair,
+                        p.alpha,
+                        p.pair_look_ratio,
+                        p.pair_first_share,
+                        p.pair_spend_rho,
                     )
                     self._pair_looks[pk] = look
-                if n < 2 or look.spent_all or not (final or look.due(n)):
-                    continue
-                r = self._pair_result(a, b)
-                if r is None:
-                    continue
-                lev_sep, lev_eq = look.levels(n, final)
-                events.extend(self._own_verdict(a, b, r, s, look, lev_sep, lev_eq, n, final))
+                if n >= 2 and not look.spent_all and (final or look.due(n)):
+                    r = self._pair_result(a, b)
+                    if r is not None:
+                        lev_sep, lev_eq = look.levels(n, final)
+                        events.extend(
+                            self._own_verdict(a, b, r, s, look, lev_sep, lev_eq, n, final)
+                        )
+                if pk not in self._verdicts and not look.spent_all:
+                    at = clock + max(1, look.next - n)
+                    self._own_next = at if self._own_next is None else min(self._own_next, at)
         return events
 
     def _own_verdict(
@@ -1265,16 +1326,17 @@ class Controller:
         self, a: str, b: str, st: Mapping[str, WorkloadStats | None], rounds: Mapping[str, int]
     ) -> tuple[float | None, float | None, float | None, int | None]:
         """b/a now, its CI at the campaign's confidence and the passes behind it: from the
-        paired series (exp of its mean and CI) when the pair is paired, else the ratio of
+        paired series when the pair is paired (at its own looks: exp of the estimate and CI
+        of :meth:`_pair_result`; else exp of its mean and CI), else the ratio of
         the two means (delta method; :func:`stats.paired.ratio_of_means_ci`)."""
         if self._own_paired(a, b):
-            s, r = self._pair(a, b), self._pair_result(a, b)
-            if s is None or r is None:
+            s, res = self._pair(a, b), self._pair_result(a, b)
+            if s is None or res is None:
                 return None, None, None, None
             n = s.rounds - s.warmup_readings
-            if r.low is None or r.high is None:
-                return math.exp(r.estimate), None, None, n
-            return math.exp(r.estimate), math.exp(r.low), math.exp(r.high), n
+            if res.low is None or res.high is None:
+                return math.exp(res.estimate), None, None, n
+            return math.exp(res.estimate), math.exp(res.low), math.exp(res.high), n
         if self._paired(a, b):
             s = self._pair(a, b)
             if s is None or s.mean is None:
@@ -1367,7 +1429,7 @@ class Controller:
         first = (
             look.next
             if look is not None
-            else first_look(p.alpha / (k * (k - 1) // 2), p.min_rounds)
+            else first_look(p.alpha / (k * (k - 1) // 2), p.min_rounds, p.pair_first_share)
         )
         if s is None or r is None or r.units < 3:
             return max(1, first - n), "waiting for enough passes with both workloads"
@@ -1501,6 +1563,8 @@ class Controller:
                     else note or "not tested yet"
                 )
                 est = f", about {more} more rounds" if more is not None else ""
+                if more is not None and paired and self._pace is not None:
+                    est += f" (~{format_duration(more * self._pace)} at this pace)"
                 unmet_pairs.append(f"pair {a}~{b} undecided ({detail}{est})")
         baselines: list[BaselineStatus] = []
         for name, label in self._baseline_pairs():

@@ -50,16 +50,18 @@ __all__ = [
 PAIRED_TESTS = ("rank", "t")
 PairedTestKind = Literal["rank", "t"]
 
-#: share of alpha_pair spent by the first look (on an all-one-sign series of n0 passes)
-FIRST_SHARE = 0.25
-#: the information (in multiples of the first look's) at which half of alpha_pair is spent
-HALF_SPEND = 40.0
+#: share of alpha_pair the first look spends (so that a short series of one sign can decide)
+FIRST_SHARE = 0.1
+#: one-sided normal quantile of the lag-1 check that keeps the passes as units (Φ(-z) = 5 %)
+LAG1_Z = 1.645
+#: exponent of the horizon-free spending after the first look (docs/methods.md §10.1)
+SPEND_RHO = 0.5
 
 
-def first_look(alpha_pair: float, min_rounds: int) -> int:
+def first_look(alpha_pair: float, min_rounds: int, first_share: float = FIRST_SHARE) -> int:
     """Passes at which a comparison is first tested: the fewest with which an exact
     signed-rank test can reject at the first look's level (all n signs alike give the
-    two-sided p ``2/2^n``, which must be <= ``FIRST_SHARE·alpha_pair``), and at least
+    two-sided p ``2/2^n``, which must be <= ``first_share·alpha_pair``), and at least
     ``min_rounds``.
 
     >>> first_look(0.01, 5)
@@ -67,23 +69,31 @@ def first_look(alpha_pair: float, min_rounds: int) -> int:
     >>> first_look(0.05, 5)
     8
     """
-    n = math.ceil(math.log2(2.0 / (FIRST_SHARE * alpha_pair)) - 1e-12)
+    n = math.ceil(math.log2(2.0 / (first_share * alpha_pair)) - 1e-12)
     return max(int(min_rounds), n, 2)
 
 
-def cumulative_spend(info: float, n0: float, alpha_pair: float) -> float:
+def cumulative_spend(
+    info: float,
+    n0: float,
+    alpha: float,
+    first_share: float = FIRST_SHARE,
+    rho: float = SPEND_RHO,
+) -> float:
     """α spent by the time a comparison's series holds ``info`` passes (first look at n0).
 
-    ``F(n) = α·(s + (1 - s)·(1 - h/(h + n/n0 - 1)))`` with ``s`` = FIRST_SHARE, ``h`` =
-    HALF_SPEND - 1 (so ``F(n0) = s·α``, ``F(n0·HALF_SPEND) = (1 + s)/2·α``, and F tends to
-    α with no horizon: the campaign may run as long as its time budget allows). Uniform
-    in neither n nor log n: a geometric look schedule spends a decreasing share per look.
+    ``F(n) = α·(s + (1 - s)·(1 - (n0/n)^ρ))`` for n >= n0 (0 before), with ``s`` =
+    ``first_share`` and ρ = ``rho``: the first look spends ``s·α`` and F tends to α with no
+    horizon, so a comparison keeps its power however long the time budget lets it run (the
+    horizon-free family of docs/methods.md §10.1; ρ = 0.25 loses least where the oracle
+    needs hundreds to thousands of passes).
+
+    >>> round(cumulative_spend(10, 10, 0.01), 6), round(cumulative_spend(160, 10, 0.01), 6)
+    (0.002, 0.006)
     """
     if info < n0:
         return 0.0
-    h = HALF_SPEND - 1.0
-    x = info / n0 - 1.0
-    return alpha_pair * (FIRST_SHARE + (1.0 - FIRST_SHARE) * x / (h + x))
+    return alpha * (first_share + (1.0 - first_share) * (1.0 - (n0 / info) ** rho))
 
 
 def next_look_after(n: int, n0: int, ratio: float) -> int:
@@ -94,18 +104,32 @@ def next_look_after(n: int, n0: int, ratio: float) -> int:
     return point
 
 
-def look_units(d: np.ndarray, tau: float | None, tau_factor: float = 5.0) -> tuple[np.ndarray, int]:
+def look_units(
+    d: np.ndarray, tau: float | None, tau_factor: float = 5.0, z: float = LAG1_Z
+) -> tuple[np.ndarray, int]:
     """The units a look tests: the passes themselves, or means of q consecutive passes.
 
-    ``q = 1 + ⌈c·(τ - 1)⌉`` (the subsession rule's smallest size, docs/methods.md §3) from
-    the series' integrated autocorrelation time τ (None or <= 1: q = 1), capped so that at
-    least 8 units remain. Returns (units, q); the last incomplete group is dropped.
+    The passes themselves when their lag-1 rank autocorrelation ``r1`` (the serial
+    correlation of the ranks of d, robust to the heavy tails of per-process noise) is at
+    most ``z/√n`` (no correlation at the one-sided level Φ(-z)); otherwise
+    ``q = max(2, 1 + ⌈c·(τ - 1)⌉)`` (the subsession rule's smallest size, docs/methods.md
+    §3) from the series' integrated autocorrelation time τ, capped so that at least 8 units
+    remain. Returns (units, q); the last incomplete group is dropped.
     """
-    q = 1 if tau is None or tau <= 1.0 else 1 + math.ceil(tau_factor * (tau - 1.0))
-    q = max(1, min(q, d.size // 8 if d.size >= 8 else 1))
+    n = d.size
+    if n < 16:
+        return d, 1
+    ranks = stats.rankdata(d)
+    c = ranks - ranks.mean()
+    den = float(np.dot(c, c))
+    r1 = float(np.dot(c[:-1], c[1:]) / den) if den > 0 else 0.0
+    if r1 <= z / math.sqrt(n):
+        return d, 1
+    q = 2 if tau is None or tau <= 1.0 else max(2, 1 + math.ceil(tau_factor * (tau - 1.0)))
+    q = max(1, min(q, n // 8))
     if q == 1:
         return d, 1
-    k = d.size // q
+    k = n // q
     return d[: k * q].reshape(k, q).mean(axis=1), q
 
 
@@ -162,6 +186,13 @@ def test_units(
         hi_p, _ = signed_rank_p(units, delta, "less")
         est, low, high = hodges_lehmann(units, confidence)
         estimand = "median per-pass ratio (Hodges-Lehmann)"
+        if units.size >= 16 and low is not None and high is not None:
+            # the CI contains the one over means of two consecutive units (q and 2q, as
+            # the collector's CIs do, docs/controller.md): a stop chosen by the data
+            k = units.size // 2
+            _, low2, high2 = hodges_lehmann(units[: 2 * k].reshape(k, 2).mean(axis=1), confidence)
+            if low2 is not None and high2 is not None:
+                low, high = min(low, low2), max(high, high2)
     else:
         p = _t_p(units, 0.0, "two-sided")
         lo_p = _t_p(units, -delta, "greater")
@@ -187,6 +218,22 @@ def test_units(
     )
 
 
+#: boundaries already solved, by (sides, looks so far, α spent so far, new look, its α):
+#: comparisons with the same schedule (a campaign's pairs, a simulation's campaigns) share them
+_SOLVED: dict[tuple[Any, ...], Boundaries] = {}
+
+
+def _add(b: Boundaries, info: float, cumulative_alpha: float) -> Boundaries:
+    """:meth:`Boundaries.add`, remembered (the boundaries depend on the schedule only)."""
+    key = (b.sides, b.info, b.spent, info, cumulative_alpha)
+    out = _SOLVED.get(key)
+    if out is None:
+        if len(_SOLVED) >= 4096:
+            _SOLVED.clear()
+        out = _SOLVED[key] = b.add(info, cumulative_alpha)
+    return out
+
+
 @dataclass
 class PairLookState:
     """The looks one comparison has had: its schedule, boundaries and α level.
@@ -194,7 +241,8 @@ class PairLookState:
     ``n0``: passes at the first look; ``alpha_pair``: the level of its separation test
     (α over the pairs of its group); ``sep``: two-sided boundaries of the separation test;
     ``eq``: one-sided boundaries shared by the two one-sided tests of equivalence (each at
-    ``alpha``, an intersection-union test); ``looks``: how many looks were made;
+    ``alpha``, an intersection-union test); ``first_share``, ``rho``: the spending
+    (:func:`cumulative_spend`); ``looks``: how many looks were made;
     ``next``: passes at the next look.
     """
 
@@ -202,6 +250,8 @@ class PairLookState:
     alpha_pair: float
     alpha: float
     ratio: float
+    first_share: float = FIRST_SHARE
+    rho: float = SPEND_RHO
     sep: Boundaries = field(default_factory=lambda: empty_boundaries(2))
     eq: Boundaries = field(default_factory=lambda: empty_boundaries(1))
     looks: int = 0
@@ -225,10 +275,10 @@ class PairLookState:
             cum_sep, cum_eq = self.alpha_pair, self.alpha
             self.spent_all = True
         else:
-            cum_sep = cumulative_spend(info, self.n0, self.alpha_pair)
-            cum_eq = cumulative_spend(info, self.n0, self.alpha)
-        self.sep = self.sep.add(info, max(cum_sep, self.sep.spent[-1] if self.sep.spent else 0.0))
-        self.eq = self.eq.add(info, max(cum_eq, self.eq.spent[-1] if self.eq.spent else 0.0))
+            cum_sep = cumulative_spend(info, self.n0, self.alpha_pair, self.first_share, self.rho)
+            cum_eq = cumulative_spend(info, self.n0, self.alpha, self.first_share, self.rho)
+        self.sep = _add(self.sep, info, max(cum_sep, self.sep.spent[-1] if self.sep.spent else 0.0))
+        self.eq = _add(self.eq, info, max(cum_eq, self.eq.spent[-1] if self.eq.spent else 0.0))
         self.looks += 1
         self.next = next_look_after(n, self.n0, self.ratio)
         return self.sep.nominal(), self.eq.nominal()
@@ -239,6 +289,8 @@ class PairLookState:
             "alpha_pair": self.alpha_pair,
             "alpha": self.alpha,
             "ratio": self.ratio,
+            "first_share": self.first_share,
+            "rho": self.rho,
             "sep": self.sep.to_dict(),
             "eq": self.eq.to_dict(),
             "looks": self.looks,
@@ -253,6 +305,8 @@ class PairLookState:
             alpha_pair=float(d["alpha_pair"]),
             alpha=float(d["alpha"]),
             ratio=float(d["ratio"]),
+            first_share=float(d.get("first_share", FIRST_SHARE)),
+            rho=float(d.get("rho", SPEND_RHO)),
             sep=Boundaries.from_dict(d["sep"]),
             eq=Boundaries.from_dict(d["eq"]),
             looks=int(d["looks"]),
