@@ -44,8 +44,10 @@ __all__ = ["SignedRankTest", "signed_rank_test", "signed_rank_p", "hodges_lehman
 #: at most this many non-zero values: the exact (permutation) null distribution
 EXACT_MAX_N = 50
 #: at most this many values: every Walsh average is formed and np.partition selects;
-#: above it, order statistics of the Walsh averages are found by counting (O(n log n) each)
-WALSH_MAX_N = 2000
+#: above it, order statistics of the Walsh averages are found by counting (O(n log n) each).
+#: Both give the same values; counting is the faster from about 400 values on (4 order
+#: statistics: 1.0 ms each way at 400, 5.1 ms against 1.7 ms at 800, 98 against 6 at 5000)
+WALSH_MAX_N = 400
 _ALTERNATIVES = ("two-sided", "greater", "less")
 
 
@@ -103,6 +105,16 @@ def _sum_pmf(weights: np.ndarray) -> np.ndarray:
     return pmf
 
 
+def _binomial_tails(k: int, m: int) -> tuple[float, float]:
+    """(P[X >= k], P[X <= k]) for X ~ Binomial(m, 1/2): exact integer sums up to m = 1000
+    (so k = m gives exactly 2^-m), scipy's incomplete beta above."""
+    if m > 1000:
+        return (float(bdtrc(k - 1, m, 0.5)) if k > 0 else 1.0), float(bdtr(k, m, 0.5))
+    upper = sum(math.comb(m, i) for i in range(k, m + 1))
+    lower = (1 << m) - upper + math.comb(m, k)
+    return upper / (1 << m), lower / (1 << m)
+
+
 def _signed_rank(x: np.ndarray) -> tuple[float, float, float, float, bool]:
     """(W+, z, P[W >= W+], P[W <= W+], exact) under the sign-flip null, zeros by Pratt."""
     r2, ties = _doubled_midranks(np.abs(x))
@@ -117,9 +129,7 @@ def _signed_rank(x: np.ndarray) -> tuple[float, float, float, float, bool]:
     # (W+ - ΣR/2)/sqrt(ΣR²/4) in the doubled ranks 2R
     z = (2 * w2 - total2) / math.sqrt(float(np.square(r2, dtype=np.float64).sum()))
     if r2.min() == r2.max():  # one tie group: the sign test, exact at any n
-        m, k = r2.size, int(positive.sum())
-        greater = float(bdtrc(k - 1, m, 0.5)) if k > 0 else 1.0
-        less = float(bdtr(k, m, 0.5))
+        greater, less = _binomial_tails(int(positive.sum()), int(r2.size))
         return w2 / 2.0, z, greater, less, True
     if r2.size <= EXACT_MAX_N:
         g = 2 if untied else math.gcd(*r2.tolist())
@@ -362,7 +372,7 @@ def hodges_lehmann(
     for continuous symmetric d; k is the largest integer with ``2·P0[W+ <= k-1] <= 1 - c``
     from the exact null law for n <= 50 (so the interval covers at least ``c``), and
     ``k = round(n(n+1)/4 - z_{(1+c)/2}·sqrt(n(n+1)(2n+1)/24))`` above (HWC §3.3,
-    large-sample approximation). Up to 2000 values all Walsh averages are formed
+    large-sample approximation). Up to 400 values all Walsh averages are formed
     (``np.partition``); above, each order statistic is found by counting the averages
     below a threshold, which is the signed-rank statistic as a function of the shift
     (O(n log n) per count, bounded memory), with thresholds drawn from a sample of the
