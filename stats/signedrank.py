@@ -289,7 +289,7 @@ def _walsh_select(s: np.ndarray, rank: int, seed: int = 0) -> float:
     below = 0  # sums known to rank before every candidate
     cap = max(4 * n, 65536)
     rng = np.random.default_rng(seed)
-    m = 1024
+    m = 4096
     while True:
         cnt = hi - lo
         total = int(cnt.sum())
