@@ -233,11 +233,14 @@ def _ci_rank(n: int, confidence: float) -> int:
 def _walsh_all(s: np.ndarray, ranks: list[int]) -> list[float]:
     """Order statistics (1-based ranks) of the pair sums s_i + s_j, i <= j, all formed."""
     n = s.size
-    sums = np.empty(n * (n + 1) // 2)
-    at = 0
-    for i in range(n):
-        sums[at : at + n - i] = s[i] + s[i:]
-        at += n - i
+    if n <= 100:
+        sums = np.add.outer(s, s)[np.triu_indices(n)]
+    else:  # row by row: half the memory traffic of the square
+        sums = np.empty(n * (n + 1) // 2)
+        at = 0
+        for i in range(n):
+            sums[at : at + n - i] = s[i] + s[i:]
+            at += n - i
     kth = sorted({r - 1 for r in ranks})
     part = np.partition(sums, kth)
     return [float(part[r - 1]) for r in ranks]
@@ -289,7 +292,7 @@ def _walsh_select(s: np.ndarray, rank: int, seed: int = 0) -> float:
     below = 0  # sums known to rank before every candidate
     cap = max(4 * n, 65536)
     rng = np.random.default_rng(seed)
-    m = 4096
+    m = 2048
     while True:
         cnt = hi - lo
         total = int(cnt.sum())
@@ -339,10 +342,27 @@ def _walsh_select(s: np.ndarray, rank: int, seed: int = 0) -> float:
                 below += b
 
 
+def _walsh_next(s: np.ndarray, t: float, rank: int) -> float:
+    """The (rank+1)-th smallest pair sum, given ``t``, the rank-th (one count, O(n log n))."""
+    n = s.size
+    rows = np.arange(n)
+    ub = _row_counts(s, t, strict=False)
+    if int(np.maximum(ub - rows, 0).sum()) > rank:
+        return t  # t is repeated
+    j = np.maximum(ub, rows)  # first j >= i with s_i + s_j > t
+    ok = j < n
+    return float((s[ok] + s[j[ok]]).min())
+
+
 def _walsh_order_stats(s: np.ndarray, ranks: list[int]) -> list[float]:
+    """Order statistics (1-based ranks) of the pair sums s_i + s_j, i <= j, of sorted s."""
     if s.size <= WALSH_MAX_N:
         return _walsh_all(s, ranks)
-    return [_walsh_select(s, r) for r in ranks]
+    found: dict[int, float] = {}
+    for r in sorted(set(ranks)):
+        prev = found.get(r - 1)
+        found[r] = _walsh_select(s, r) if prev is None else _walsh_next(s, prev, r - 1)
+    return [found[r] for r in ranks]
 
 
 def hodges_lehmann(

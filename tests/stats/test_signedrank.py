@@ -242,7 +242,12 @@ def test_both_walsh_paths_agree_near_the_switch(kind: str) -> None:
         s = np.sort(d)
         big_m = n * (n + 1) // 2
         ranks = [1, 2, big_m // 40, (big_m + 1) // 2, big_m // 2 + 1, big_m - 3, big_m]
-        assert sr._walsh_all(s, ranks) == [sr._walsh_select(s, r) for r in ranks]
+        ref = sr._walsh_all(s, ranks)
+        assert ref == [sr._walsh_select(s, r) for r in ranks]
+        if n > sr.WALSH_MAX_N:  # with the (r+1)-th found from the r-th
+            assert sr._walsh_order_stats(s, ranks + [big_m // 2, big_m // 40 + 1]) == (
+                ref + sr._walsh_all(s, [big_m // 2, big_m // 40 + 1])
+            )
 
 
 def test_hundred_thousand_values() -> None:
