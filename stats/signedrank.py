@@ -423,7 +423,8 @@ def hodges_lehmann(
     (0.2, None, None)
     """
     _check_confidence(confidence)
-    s = np.sort(_values(d))
+    # halves: h_i + h_j is the Walsh average (d_i + d_j)/2 rounded once, and cannot overflow
+    s = np.sort(_values(d)) * 0.5
     n = s.size
     big_m = n * (n + 1) // 2
     k = _ci_rank(n, confidence)
@@ -431,10 +432,10 @@ def hodges_lehmann(
     if k >= 1:
         ranks += [k, big_m + 1 - k]
     sums = _walsh_order_stats(s, ranks)
-    estimate = (sums[0] + sums[1]) / 4.0
+    estimate = 0.5 * sums[0] + 0.5 * sums[1]  # = (a + b)/2 exactly, without overflow
     if k < 1:
         return estimate, None, None
-    return estimate, sums[2] / 2.0, sums[3] / 2.0
+    return estimate, sums[2], sums[3]
 
 
 @dataclass(frozen=True)

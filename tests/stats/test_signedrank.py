@@ -230,6 +230,16 @@ def test_hodges_lehmann_large_n_matches_brute_force(n: int) -> None:
     assert (low, high) == (w[k - 1], w[big_m - k])
 
 
+def test_extreme_magnitudes_do_not_overflow() -> None:
+    d = np.array([1.5e308, 1.7e308, -1e308, 1.6e308, 1.2e308, 1.1e308, 1.4e308])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est, low, high = hodges_lehmann(d)
+    w = np.sort(np.add.outer(d / 2, d / 2)[np.triu_indices(d.size)])  # 28 Walsh averages
+    assert est == pytest.approx(0.5 * w[13] + 0.5 * w[14], rel=1e-15)
+    assert low is not None and high is not None and low <= est <= high
+
+
 @pytest.mark.parametrize("kind", ["normal", "ties", "zeros"])
 def test_both_walsh_paths_agree_near_the_switch(kind: str) -> None:
     rng = np.random.default_rng(5)
@@ -391,6 +401,7 @@ def test_power_against_the_t_test() -> None:
     assert abs(power["normal"][0] - power["normal"][1]) < 0.04, power
 
 
+@pytest.mark.slow
 def test_tost_at_the_margin_rejects_at_most_alpha() -> None:
     """True pseudo-median exactly ln(1 + margin) (and its negative): "equivalent" is a
     wrong verdict, at a rate <= alpha + 2 SE."""
