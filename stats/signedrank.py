@@ -227,7 +227,8 @@ def _ci_rank(n: int, confidence: float) -> int:
         return int(np.searchsorted(cdf, tail * (1.0 + 1e-12), side="right"))
     mean = n * (n + 1) / 4.0
     sd = math.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
-    return max(0, math.floor(mean + float(ndtri(tail)) * sd + 0.5))
+    k = math.floor(mean + float(ndtri(tail)) * sd + 0.5)
+    return min(max(0, k), (n * (n + 1) // 2 + 1) // 2)
 
 
 def _walsh_all(s: np.ndarray, ranks: list[int]) -> list[float]:
@@ -283,14 +284,14 @@ def _row_counts(s: np.ndarray, t: float, strict: bool) -> np.ndarray:
 def _walsh_select(s: np.ndarray, rank: int, seed: int = 0) -> float:
     """The rank-th smallest (1-based) pair sum s_i + s_j, i <= j, of sorted s, without
     forming them: candidate ranges per row narrowed by sampled pivots (Floyd-Rivest style),
-    each step counting sums below a threshold in O(n log n); at most ``max(4n, 65536)``
+    each step counting sums below a threshold in O(n log n); at most ``max(n, 4096)``
     candidates are finally formed and partitioned."""
     n = s.size
     rows = np.arange(n)
     lo = rows.copy()  # candidates of row i: j in [lo_i, hi_i)
     hi = np.full(n, n, dtype=np.int64)
     below = 0  # sums known to rank before every candidate
-    cap = max(4 * n, 65536)
+    cap = max(n, 4096)
     rng = np.random.default_rng(seed)
     m = 2048
     while True:
