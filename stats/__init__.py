@@ -78,6 +78,11 @@ _EXPORTS: dict[str, str] = {
     "paired_test": "paired",
     "PairedTest": "paired",
     "ratio_of_means_ci": "paired",
+    # §13.1 rank-based paired test on the per-pass log ratios
+    "signed_rank_test": "signedrank",
+    "SignedRankTest": "signedrank",
+    "signed_rank_p": "signedrank",
+    "hodges_lehmann": "signedrank",
     "speedup_test": "speedup",
     "speedup_suite": "speedup",
     "SpeedupTestResult": "speedup",
