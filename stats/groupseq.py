@@ -23,8 +23,8 @@ evaluated at the nodes, this stays accurate when consecutive looks are very clos
 (``Δ`` much smaller than the grid spacing). The grid is a lattice ``m·h`` on the score
 scale with ``h = 2^⌊log2(√I_k/32)⌋`` (so between √I_k/64 and √I_k/32; close looks share
 their nodes), every 8th node only beyond 4.5 sd, covering ±8.5 sd around ``θ·I_k`` and cut
-at the boundaries, plus nodes clustered at the earlier boundaries whose edge is still
-sharper than the lattice. Accuracy measured against scipy's multivariate normal CDF and
+at the boundaries, plus 25 nodes clustered within ±6 widths of each of the last three boundaries
+whose edge (of width √(I_k - I_j)) is still sharper than the lattice. Accuracy measured against scipy's multivariate normal CDF and
 the published constants of Pocock, O'Brien-Fleming and Lan-DeMets (tests/stats/
 test_groupseq.py): boundaries to about 1e-4 in z, crossing probabilities to about 1e-6.
 
@@ -55,6 +55,7 @@ _GRID = 32.0  # lattice spacing between sqrt(I)/(2*_GRID) and sqrt(I)/_GRID
 _CORE = 4.5  # full lattice within this many sd of the mean, every 8th node beyond
 _SPAN = 8.5  # the grid covers this many sd either side of the mean
 _ZMAX = 40.0  # largest finite |z| boundary the solver looks at
+_RECENT = 3  # nodes are clustered at the boundaries of the last _RECENT looks only
 
 
 def _phi(t: np.ndarray) -> np.ndarray:
@@ -156,9 +157,9 @@ def _advance(
 
 
 def _edges(info: Sequence[float], bounds: Sequence[float], sides: int, now: float) -> list:
-    """(position, width) of the sharp edges earlier boundaries leave in f at ``now``."""
+    """(position, width) of the sharp edges the last boundaries leave in f at ``now``."""
     out = []
-    for i, c in zip(info, bounds, strict=True):
+    for i, c in zip(info[-_RECENT:], bounds[-_RECENT:], strict=True):
         if math.isfinite(c):
             w = math.sqrt(now - i)
             b = c * math.sqrt(i)
