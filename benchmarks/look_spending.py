@@ -16,7 +16,9 @@ simulation), with a budget of 4·n* passes:
 Rules: (1) today's Bonferroni: α/K at each of the K looks up to 500 passes, nothing after;
 (2) the recursive boundaries with the same α increments; (3) recursive boundaries with
 F(I) = α·min(1, log(I·r/n0)/log(H·r/n0)) for a horizon H of 500 and 2000 passes (uniform
-in log I up to H); (4) F(I) = α·(1 - (n0/I)^ρ), ρ = 0.5, 1 (no horizon, tends to α).
+in log I up to H); (4) F(I) = α·(1 - (n0/I)^ρ), ρ = 0.25, 0.5, 1 (no horizon, tends to α; nothing at n0).
+A second table: the nominal two-sided p level of the look at or just below 100, 500,
+2000 and 8000 passes, per rule (r = 1.5).
 
 Run: python benchmarks/look_spending.py  (about 20 s)
 """
@@ -57,6 +59,7 @@ def _spending(r: float, looks: list[int], k: int) -> dict[str, Callable[[int], f
         "recursive, same increments": same_increments,
         "log-uniform to H=500": log_uniform(500.0),
         "log-uniform to H=2000": log_uniform(2000.0),
+        "1-(n0/I)^0.25": power(0.25),
         "1-(n0/I)^0.5": power(0.5),
         "1-(n0/I)^1": power(1.0),
     }
@@ -73,6 +76,7 @@ def main() -> None:
     t0 = time.perf_counter()
     cap = BUDGET * max(ORACLES)
     rows = []
+    nominal: dict[str, list[float]] = {}
     for r in RATIOS:
         looks = list(look_schedule(N0, 10**7, r))
         looks = [n for n in looks if n <= cap]
@@ -82,6 +86,11 @@ def main() -> None:
         for name, cum in _spending(r, looks, k).items():
             designs[name] = list(_spend(looks, cum).bounds)
         for name, bounds in designs.items():
+            if r == 1.5:
+                nominal[name] = [
+                    2 * norm.sf(bounds[max(j for j, n in enumerate(looks) if n <= at)])
+                    for at in (100, 500, 2000, 8000)
+                ]
             for ns in ORACLES:
                 theta = Z / math.sqrt(ns)
                 m = sum(1 for n in looks if n <= BUDGET * ns)
@@ -112,6 +121,10 @@ def main() -> None:
         print(
             f"{r:>5}  {name:<28} {ns:>5} {by_oracle:>6.3f} {power:>6.3f} {med:>9} {mean:>8.2f} {a0:>9.5f}"
         )
+    print("\nnominal two-sided p level of the look at or below n passes (r = 1.5)")
+    print(f"{'rule':<28} " + " ".join(f"{n:>9}" for n in (100, 500, 2000, 8000)))
+    for name, levels in nominal.items():
+        print(f"{name:<28} " + " ".join(f"{v:>9.2e}" for v in levels))
     print(f"\n{time.perf_counter() - t0:.1f} s")
 
 

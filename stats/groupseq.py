@@ -278,6 +278,9 @@ class Boundaries:
         if not len(self.info) == len(self.bounds) == len(self.spent):
             raise ValueError("info, bounds and spent must have one value per look")
         _check_info(self.info)
+        for c in self.bounds:
+            if math.isnan(c) or c == -math.inf or (self.sides == 2 and c < 0):
+                raise ValueError(f"bounds must be numbers (>= 0 when two-sided) or inf, got {c!r}")
         prev = 0.0
         for a in self.spent:
             if not (0.0 <= a < 1.0) or a < prev:

@@ -147,6 +147,8 @@ def test_round_trip_through_json_and_resume() -> None:
         (lambda: crossing_probabilities([1, 2], [2.0, 2.0], drift=math.inf), "drift"),
         (lambda: Boundaries.from_dict({"info": [1]}), "stored"),
         (lambda: Boundaries((1.0,), (2.0,), (0.5, 0.6)), "one value per look"),
+        (lambda: Boundaries((1.0,), (math.nan,), (0.5,)), "bounds"),
+        (lambda: Boundaries((1.0, 2.0), (2.0, 2.0), (0.5, 0.4)), "non-decreasing"),
     ],
 )
 def test_bad_input_is_a_value_error(call: object, match: str) -> None:
