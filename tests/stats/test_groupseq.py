@@ -21,7 +21,10 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sps
+from scipy.integrate import quad
 from scipy.optimize import brentq
 
 from benchrun.stats.groupseq import Boundaries, crossing_probabilities, empty_boundaries
@@ -33,7 +36,7 @@ def _mvn_no_crossing(info: list[float], c: list[float], drift: float, sides: int
     mean = drift * np.sqrt(i)
     upper = np.asarray(c, dtype=float)
     lower = -upper if sides == 2 else np.full(len(c), -np.inf)
-    dist = sps.multivariate_normal(mean, corr, abseps=1e-9, releps=1e-9)
+    dist = sps.multivariate_normal(mean, corr, allow_singular=True, abseps=1e-9, releps=1e-9)
     return float(dist.cdf(upper, lower_limit=lower))
 
 
@@ -57,6 +60,46 @@ def test_total_crossing_matches_scipy_multivariate_normal(
     got = crossing_probabilities(info, c, drift=drift, sides=sides).sum()
     want = 1.0 - _mvn_no_crossing(info, c, drift, sides)
     assert got == pytest.approx(want, abs=2e-7, rel=1e-6)
+
+
+@pytest.mark.slow
+@settings(max_examples=30, deadline=None)
+@given(
+    first=st.floats(0.5, 500.0),
+    log_ratios=st.lists(
+        st.sampled_from([1e-4, 0.01, 0.1, 0.4, 1.0, 3.0, 7.0]), min_size=1, max_size=3
+    ),
+    z=st.lists(st.floats(0.3, 3.5), min_size=4, max_size=4),
+    drift=st.sampled_from([0.0, 0.05, -0.3]),
+    sides=st.sampled_from([1, 2]),
+)
+def test_random_schedules_match_scipy(
+    first: float, log_ratios: list[float], z: list[float], drift: float, sides: int
+) -> None:
+    """Looks from ratio 1.0001 to ratio 1000 apart, any boundaries, any drift. (Closer
+    looks make the correlation matrix singular to scipy: see the next test.)"""
+    info = list(first * np.exp(np.cumsum([0.0, *log_ratios])))
+    c = z[: len(info)]
+    got = crossing_probabilities(info, c, drift=drift, sides=sides).sum()
+    want = 1.0 - _mvn_no_crossing(info, c, drift, sides)
+    assert got == pytest.approx(want, abs=2e-6)
+
+
+@pytest.mark.parametrize("gap", [1e-9, 1e-6, 1e-4])
+def test_second_look_just_after_the_first_matches_quadrature(gap: float) -> None:
+    """P(Z_1 < 1, Z_2 >= 1) at I = 1 and 1 + gap: ∫_{-∞}^{1} φ(u) Φ((u - √(1+gap))/√gap) du
+    by scipy.integrate.quad (the kernel is √gap wide: far narrower than any grid cell)."""
+    w, b2 = math.sqrt(gap), math.sqrt(1.0 + gap)
+    want, _ = quad(
+        lambda u: sps.norm.pdf(u) * sps.norm.cdf((u - b2) / w),
+        1.0 - 60.0 * w,
+        1.0,
+        points=[1.0 - 5.0 * w, 1.0 - w],
+        epsabs=1e-15,
+        epsrel=1e-12,
+    )
+    got = crossing_probabilities([1.0, 1.0 + gap], [1.0, 1.0], sides=1)[1]
+    assert got == pytest.approx(want, rel=1e-4)
 
 
 def test_first_look_is_exact_and_by_side_splits_it() -> None:
