@@ -275,6 +275,8 @@ class Boundaries:
 
     def __post_init__(self) -> None:
         _check_sides(self.sides)
+        for name in ("info", "bounds", "spent"):  # lists from a caller become tuples
+            object.__setattr__(self, name, tuple(float(v) for v in getattr(self, name)))
         if not len(self.info) == len(self.bounds) == len(self.spent):
             raise ValueError("info, bounds and spent must have one value per look")
         _check_info(self.info)

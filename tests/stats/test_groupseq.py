@@ -169,6 +169,7 @@ def test_round_trip_through_json_and_resume() -> None:
     assert back == b
     assert back.add(35, 0.03).bounds == pytest.approx(b.add(35, 0.03).bounds, abs=1e-12)
     hand = Boundaries(b.info, b.bounds, b.spent, 2)  # no cached density: recomputed
+    assert hand == b
     assert hand.add(35, 0.03).bounds == pytest.approx(b.add(35, 0.03).bounds, abs=1e-12)
 
 
