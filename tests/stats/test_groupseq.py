@@ -21,7 +21,10 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sps
+from scipy.integrate import quad
 from scipy.optimize import brentq
 
 from benchrun.stats.groupseq import Boundaries, crossing_probabilities, empty_boundaries
@@ -33,7 +36,7 @@ def _mvn_no_crossing(info: list[float], c: list[float], drift: float, sides: int
     mean = drift * np.sqrt(i)
     upper = np.asarray(c, dtype=float)
     lower = -upper if sides == 2 else np.full(len(c), -np.inf)
-    dist = sps.multivariate_normal(mean, corr, abseps=1e-9, releps=1e-9)
+    dist = sps.multivariate_normal(mean, corr, allow_singular=True, abseps=1e-9, releps=1e-9)
     return float(dist.cdf(upper, lower_limit=lower))
 
 
@@ -45,6 +48,8 @@ def _mvn_no_crossing(info: list[float], c: list[float], drift: float, sides: int
         ([3.0, 5.0, 6.0], [2.4, 2.4, 2.2], 0.6, 2),
         ([3.0, 5.0, 6.0], [2.4, 2.4, 2.2], 0.6, 1),
         ([100.0, 100.01, 100.02], [2.3, 2.2, 2.1], 0.0, 2),  # ratio 1.0001
+        ([100 * 1.0001**k for k in range(6)], [2.3, 2.25, 2.2, 2.15, 2.1, 2.05], 0.0, 2),
+        ([100 * 1.0001**k for k in range(6)], [2.3, 2.25, 2.2, 2.15, 2.1, 2.05], 0.3, 1),
         ([1.0, 1e3, 1e6], [2.5, 2.3, 2.1], 0.0, 2),  # ratio 1000
         ([1.0, 1e3, 1e6], [2.5, 2.3, 2.1], 0.0, 1),
     ],
@@ -54,7 +59,47 @@ def test_total_crossing_matches_scipy_multivariate_normal(
 ) -> None:
     got = crossing_probabilities(info, c, drift=drift, sides=sides).sum()
     want = 1.0 - _mvn_no_crossing(info, c, drift, sides)
-    assert got == pytest.approx(want, abs=1e-5, rel=2e-4)
+    assert got == pytest.approx(want, abs=2e-7, rel=1e-6)
+
+
+@pytest.mark.slow
+@settings(max_examples=30, deadline=None)
+@given(
+    first=st.floats(0.5, 500.0),
+    log_ratios=st.lists(
+        st.sampled_from([1e-4, 0.01, 0.1, 0.4, 1.0, 3.0, 7.0]), min_size=1, max_size=3
+    ),
+    z=st.lists(st.floats(0.3, 3.5), min_size=4, max_size=4),
+    drift=st.sampled_from([0.0, 0.05, -0.3]),
+    sides=st.sampled_from([1, 2]),
+)
+def test_random_schedules_match_scipy(
+    first: float, log_ratios: list[float], z: list[float], drift: float, sides: int
+) -> None:
+    """Looks from ratio 1.0001 to ratio 1000 apart, any boundaries, any drift. (Closer
+    looks make the correlation matrix singular to scipy: see the next test.)"""
+    info = list(first * np.exp(np.cumsum([0.0, *log_ratios])))
+    c = z[: len(info)]
+    got = crossing_probabilities(info, c, drift=drift, sides=sides).sum()
+    want = 1.0 - _mvn_no_crossing(info, c, drift, sides)
+    assert got == pytest.approx(want, abs=2e-6)
+
+
+@pytest.mark.parametrize("gap", [1e-9, 1e-6, 1e-4])
+def test_second_look_just_after_the_first_matches_quadrature(gap: float) -> None:
+    """P(Z_1 < 1, Z_2 >= 1) at I = 1 and 1 + gap: ∫_{-∞}^{1} φ(u) Φ((u - √(1+gap))/√gap) du
+    by scipy.integrate.quad (the kernel is √gap wide: far narrower than any grid cell)."""
+    w, b2 = math.sqrt(gap), math.sqrt(1.0 + gap)
+    want, _ = quad(
+        lambda u: sps.norm.pdf(u) * sps.norm.cdf((u - b2) / w),
+        1.0 - 60.0 * w,
+        1.0,
+        points=[1.0 - 5.0 * w, 1.0 - w],
+        epsabs=1e-15,
+        epsrel=1e-12,
+    )
+    got = crossing_probabilities([1.0, 1.0 + gap], [1.0, 1.0], sides=1)[1]
+    assert got == pytest.approx(want, rel=1e-4)
 
 
 def test_first_look_is_exact_and_by_side_splits_it() -> None:
@@ -72,12 +117,12 @@ def test_pocock_constants(k: int, c_p: float) -> None:
     # and solving for the constant gives it back to the table's 3 decimals
     solved = brentq(lambda c: crossing_probabilities(looks, [c] * k).sum() - 0.05, 1.9, 3.0)
     assert solved == pytest.approx(c_p, abs=1e-3)
-    # error spending with Pocock's increments reproduces Pocock's boundaries
+    # consistency: add() inverts crossing_probabilities (Pocock's increments give C_P back)
     inc = crossing_probabilities(looks, [c_p] * k)
     b = empty_boundaries()
     for i, cum in zip(looks, np.cumsum(inc), strict=True):
         b = b.add(i, float(cum))
-    assert np.allclose(b.bounds, c_p, atol=2e-4)
+    assert np.allclose(b.bounds, c_p, atol=1e-6)
 
 
 def test_obrien_fleming_constant() -> None:
@@ -101,8 +146,8 @@ def test_add_spends_what_it_is_asked_and_nominal_levels() -> None:
         b = b.add(i, cum)
     assert b.bounds[0] == math.inf and b.bounds[2] == math.inf
     assert b.nominal(0) == 0.0
-    # the first test: P(|Z_2| >= c) = 0.004 in closed form (the grid's error: ~1e-4 in z)
-    assert b.bounds[1] == pytest.approx(sps.norm.isf(0.002), abs=2e-4)
+    # the first test: P(|Z_2| >= c) = 0.004 in closed form (through the grid of look 1)
+    assert b.bounds[1] == pytest.approx(sps.norm.isf(0.002), abs=2e-5)
     p = crossing_probabilities(b.info, b.bounds)
     assert np.allclose(np.cumsum(p), cums, atol=1e-9)
     assert b.nominal() == pytest.approx(2 * sps.norm.sf(b.bounds[-1]))
@@ -124,6 +169,7 @@ def test_round_trip_through_json_and_resume() -> None:
     assert back == b
     assert back.add(35, 0.03).bounds == pytest.approx(b.add(35, 0.03).bounds, abs=1e-12)
     hand = Boundaries(b.info, b.bounds, b.spent, 2)  # no cached density: recomputed
+    assert hand == b
     assert hand.add(35, 0.03).bounds == pytest.approx(b.add(35, 0.03).bounds, abs=1e-12)
 
 
@@ -145,6 +191,8 @@ def test_round_trip_through_json_and_resume() -> None:
         (lambda: crossing_probabilities([1, 2], [2.0, 2.0], drift=math.inf), "drift"),
         (lambda: Boundaries.from_dict({"info": [1]}), "stored"),
         (lambda: Boundaries((1.0,), (2.0,), (0.5, 0.6)), "one value per look"),
+        (lambda: Boundaries((1.0,), (math.nan,), (0.5,)), "bounds"),
+        (lambda: Boundaries((1.0, 2.0), (2.0, 2.0), (0.5, 0.4)), "non-decreasing"),
     ],
 )
 def test_bad_input_is_a_value_error(call: object, match: str) -> None:
