@@ -114,7 +114,9 @@ def test_replay_truth_and_shift(tmp_path: Path) -> None:
     csv = tmp_path / "passes.csv"
     csv.write_text(
         "pass,a_ns,b_ns\n"
-        + "".join(f"{i},{float(x)!r},{float(y)!r}\n" for i, (x, y) in enumerate(zip(a, b)))
+        + "".join(
+            f"{i},{float(x)!r},{float(y)!r}\n" for i, (x, y) in enumerate(zip(a, b, strict=True))
+        )
     )
     d = np.log(b / a)
     mean, sd = eff.replay_truth(str(csv))
