@@ -528,6 +528,33 @@ def markdown(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+#: issue 28's targets for median passes / oracle, by row (rows not listed have none)
+RATIO_TARGET = {"normal": 1.2, "t3": 1.0, "laplace": 1.0, "contaminated": 1.0, "replay": 1.0}
+
+
+def targets(rows: Sequence[Mapping[str, Any]], alpha: float) -> list[str]:
+    """Issue 28's targets, one line per row and effect that has one: median passes /
+    oracle (effects ``n<N>`` and ``rec``), false separations <= alpha + 2 SE (SE of a
+    binomial share alpha over the campaigns), ratio-CI coverage >= 94 %."""
+    lines = []
+    for r in rows:
+        checks = []
+        goal = RATIO_TARGET.get(r["row"])
+        if goal is not None and (r["effect"].startswith("n") or r["effect"] == "rec"):
+            x = r["ratio_median"]
+            checks.append(f"passes/oracle {x:.2f} <= {goal}: " + ("ok" if x <= goal else "MISSED"))
+        top = alpha + 2 * math.sqrt(alpha * (1 - alpha) / r["campaigns"])
+        fs = r["false_separations"]
+        checks.append(
+            f"false sep {_pct(fs)} % <= {_pct(top)} %: " + ("ok" if fs <= top else "MISSED")
+        )
+        cov = r["coverage"]
+        if not math.isnan(cov):
+            checks.append(f"cov {_pct(cov)} % >= 94 %: " + ("ok" if cov >= 0.94 else "MISSED"))
+        lines.append(f"- {r['row']} {r['effect']}: " + "; ".join(checks))
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--campaigns", type=int, default=200, help="campaigns per row and effect")
@@ -608,8 +635,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     total = time.perf_counter() - t0
     if args.json:
         print(json.dumps({"params": dataclasses.asdict(params), "rows": results,
-                          "seconds": total, "notes": notes}, indent=1))  # fmt: skip
+                          "seconds": total, "notes": notes,
+                          "targets": targets(results, params.alpha)}, indent=1))  # fmt: skip
     else:
+        print("\nTargets (issue 28):")
+        print("\n".join(targets(results, params.alpha)))
         for n in notes:
             print(f"\n{n}")
         print(f"\n{len(grid)} lines x {args.campaigns} campaigns in {total:.0f} s")
