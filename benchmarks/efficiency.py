@@ -24,7 +24,7 @@ on the VM; per-round noise sd ``s/√2``):
 - ``shared-drift``: ``normal`` times a machine factor f_p common to both rounds of a pass,
   ln f an AR(1) with φ 0.99 and sd 10 % over passes; σ = s (pairing cancels f).
 - ``drift-in-pass``: the factor changes between the two rounds of a pass: ln f a random walk
-  over rounds (two per pass, a and b in a random order per pass) with step sd s/2, plus
+  over rounds (two per pass, a and b in a random order per pass) with step sd s/√2, plus
   round noise of sd s/2; σ = s (half of var d from the walk's step inside the pass).
 - ``replay``: passes recorded on the VM (``--replay``, tests/data/vm_race_passes.csv,
   columns ``pass,a_ns,b_ns``): whole passes resampled with replacement (iid; the recording's
@@ -219,11 +219,11 @@ def _shared_drift(delta: float, n: int, rng: np.random.Generator, s: float, repl
 
 
 def _drift_in_pass(delta: float, n: int, rng: np.random.Generator, s: float, replay: str):  # noqa: ANN202
-    walk = np.cumsum(rng.standard_normal(2 * n) * (s / 2))
+    walk = np.cumsum(rng.standard_normal(2 * n) * (s / math.sqrt(2)))
     first = rng.integers(0, 2, n)  # 0: a runs first in the pass
     ia = 2 * np.arange(n) + first
     ib = 2 * np.arange(n) + 1 - first
-    h = s / (2 * math.sqrt(2))
+    h = s / 2
     la = walk[ia] + h * rng.standard_normal(n)
     lb = delta + walk[ib] + h * rng.standard_normal(n)
     return np.exp(la), np.exp(lb)
@@ -283,7 +283,7 @@ ROWS: dict[str, Row] = {
         ),
         Row(
             "drift-in-pass",
-            "ln f random walk per round (step s/2), random order in the pass",
+            "ln f random walk per round (step s/√2), random order in the pass",
             _drift_in_pass,
             lambda s, _: s,
         ),

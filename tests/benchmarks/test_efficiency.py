@@ -125,3 +125,29 @@ def test_replay_truth_and_shift(tmp_path: Path) -> None:
     assert np.log(rb / ra).mean() == pytest.approx(0.0, abs=4 * sd / math.sqrt(20000))
     with pytest.raises(ValueError, match="no file"):
         eff.load_replay(str(tmp_path / "missing.csv"))
+
+
+@pytest.mark.parametrize("row", ["normal", "t3", "laplace", "contaminated", "shared-drift",
+                                 "drift-in-pass", "ar1"])  # fmt: skip
+def test_each_row_has_the_mean_and_sd_its_oracle_uses(row: str) -> None:
+    """The generated d has mean δ and the sd σ the oracle is computed with (for ar1: the
+    long-run sd, from the variance of means of 200-pass batches)."""
+    n, s, delta = 200_000, 0.08, 0.02
+    a, b = eff.ROWS[row].make(delta, n, np.random.default_rng([11, len(row)]), s, "")
+    d = np.log(b / a)
+    sigma = eff.ROWS[row].sigma(s, "")
+    if row == "ar1":
+        batch = d.reshape(-1, 200).mean(axis=1)
+        sd = float(batch.std(ddof=1) * math.sqrt(200))
+        assert sigma == pytest.approx(s * math.sqrt(1.3 / 0.7))
+        assert sd == pytest.approx(sigma, rel=0.1)  # 1000 batches: SE of an sd ~2.2 %
+    else:
+        assert float(d.std()) == pytest.approx(sigma, rel=0.03)
+        assert abs(float(np.corrcoef(d[:-1], d[1:])[0, 1])) < 0.015  # iid d: SE 0.0022
+    assert float(d.mean()) == pytest.approx(delta, abs=5 * sigma / math.sqrt(n / 10))
+
+
+def test_contaminated_sigma_is_the_closed_form() -> None:
+    """d = δ + (e_b - e_a) + ln 1.5·(B_b - B_a), B ~ Bernoulli(0.05) independent."""
+    var = 0.08**2 + 2 * math.log(1.5) ** 2 * 0.05 * 0.95
+    assert eff.ROWS["contaminated"].sigma(0.08, "") == pytest.approx(math.sqrt(var))
