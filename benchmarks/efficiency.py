@@ -62,9 +62,10 @@ YAML scalar; an unknown key is an error).
 Speed: the controller can declare nothing between two looks of its plan, so once it has a
 plan this script feeds the passes up to ``Decision.next_look_at`` without calling it (the
 active set is fixed between looks). ``--check-skip`` runs every campaign both ways and
-compares passes, verdicts and the ratio CI at the stop: identical on every row and effect
-with seeds 1-3 x 4 campaigns (``--campaigns 4 --check-skip``; tests/benchmarks checks
-one row).
+compares passes, every verdict declared, the pair and the ratio CI at the stop: identical
+for normal and t3 (every effect, 4 campaigns, seed 1) and for the other rows with effects
+0, n50 and 1.5m (3 campaigns, seeds 1 and 2; the replay on a synthetic recording);
+tests/benchmarks/test_efficiency.py checks two rows on every run.
 
     python benchmarks/efficiency.py [--campaigns 200] [--seed 1] [--jobs 2]
         [--only normal,t3] [--effects 0,n200] [--set paired_test=rank] [--width 0.05]
