@@ -64,7 +64,7 @@ plan this script feeds the passes up to ``Decision.next_look_at`` without callin
 active set is fixed between looks). ``--check-skip`` runs every campaign both ways and
 compares passes, every verdict declared, the pair and the ratio CI at the stop: identical
 for normal and t3 (every effect, 4 campaigns, seed 1) and for the other rows with effects
-0, n50 and 1.5m (3 campaigns, seeds 1 and 2; the replay on a synthetic recording);
+0, n50 and 1.5m (3 campaigns, seeds 1 and 2; the replay on the recorded passes);
 tests/benchmarks/test_efficiency.py checks two rows on every run.
 
     python benchmarks/efficiency.py [--campaigns 200] [--seed 1] [--jobs 2]
@@ -126,7 +126,7 @@ def oracle_passes(sigma: float, delta: float, alpha: float, margin: float) -> fl
     against ±ln(1 + margin) at ``alpha``, ``((z_{1-α} + z_{0.9})·σ/ln(1 + margin))²``.
 
     >>> round(oracle_passes(0.079, 0.011, 0.01, 0.01))
-    603
+    602
     """
     if not (sigma > 0 and 0 < alpha < 0.5 and margin > 0):
         raise ValueError("need sigma > 0, 0 < alpha < 0.5 and margin > 0")

@@ -151,3 +151,10 @@ def test_contaminated_sigma_is_the_closed_form() -> None:
     """d = δ + (e_b - e_a) + ln 1.5·(B_b - B_a), B ~ Bernoulli(0.05) independent."""
     var = 0.08**2 + 2 * math.log(1.5) ** 2 * 0.05 * 0.95
     assert eff.ROWS["contaminated"].sigma(0.08, "") == pytest.approx(math.sqrt(var))
+
+
+def test_the_scripts_examples_run() -> None:
+    import doctest
+
+    result = doctest.testmod(eff)
+    assert result.attempted >= 2 and result.failed == 0
