@@ -72,11 +72,11 @@ def test_a_huge_effect_is_separated_in_the_right_order(delta: float) -> None:
 
 def test_skipping_to_the_next_look_gives_the_same_campaign() -> None:
     params = eff.make_params({})
-    for row, effect in (("t3", "n50"), ("drift-in-pass", "1.5m")):
+    for row, effect, campaigns in (("t3", "n50", 2), ("drift-in-pass", "n200", 1)):
         sigma = eff.ROWS[row].sigma(0.08, "")
         delta = eff.effect_delta(effect, sigma, params.alpha, params.margin, 0.0)
         job = eff.Job(row, effect, delta, params, 3, 0.08, "", check_skip=True)
-        for c in range(2):
+        for c in range(campaigns):
             eff.one(job, c)  # raises on any difference
 
 
