@@ -8,7 +8,10 @@ Runs, REPEATS times each, with real processes through ``benchrun run``:
   should end "separated" with the larger one slower.
 
 and prints, per experiment and comparison mode, how many runs met every condition, the
-verdicts, the ratio and its CI, passes and wall time. Example::
+verdicts, the ratio and its CI, passes and wall time; for the two paired workloads of
+``twins`` and ``two-percent`` also the passes used against the fixed-sample oracle computed
+from the run's own per-pass log ratios d (n* = ((z_{1-α/2} + z_{0.8})·sd(d)/mean(d))², α
+0.01, over the passes both ran uncontended and steady; issue 28). Example::
 
     python benchmarks/paired_e2e.py --repeats 10
     python benchmarks/paired_e2e.py --only two-percent --modes paired independent --repeats 3
@@ -95,7 +98,31 @@ def _one(path: Path, out: Path, mode: str) -> dict[str, object]:
         "wall_s": wall,
         "pairs": pairs,
         "reason": doc.get("reason", "")[:160],
+        "oracle": _oracle(db) if name != "demo" else None,
     }
+
+
+def _oracle(db: Path, alpha: float = 0.01, power: float = 0.8) -> float | None:
+    """n* of the fixed-sample two-sided test from the run's own d = ln b - ln a (passes
+    where both workloads have a steady, ok, uncontended round)."""
+    from statistics import NormalDist
+
+    con = sqlite3.connect(db)
+    rows = con.execute(
+        "SELECT w.name, r.pass, r.wall_ns FROM round r JOIN workload w ON w.id = r.workload_id "
+        "WHERE r.status = 'ok' AND r.warmup = 0 AND instr(r.flags, 'contended') = 0"
+    ).fetchall()
+    con.close()
+    by: dict[int, dict[str, int]] = {}
+    for name, p, wall in rows:
+        by.setdefault(p, {})[name] = wall
+    import math
+
+    d = [math.log(v["b"] / v["a"]) for v in by.values() if "a" in v and "b" in v]
+    if len(d) < 3 or statistics.mean(d) == 0:
+        return None
+    z = NormalDist().inv_cdf
+    return ((z(1 - alpha / 2) + z(power)) * statistics.stdev(d) / statistics.mean(d)) ** 2
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,9 +150,16 @@ def main(argv: list[str] | None = None) -> int:
                         f"{p['passes']} passes"
                         for p in r["pairs"]  # type: ignore[union-attr]
                     )
+                    oracle = r.get("oracle")
+                    passes = r["pairs"][0]["passes"] if r["pairs"] else None  # type: ignore[index]
+                    vs = (
+                        f"; oracle {oracle:.0f} passes, used/oracle {passes / oracle:.2f}"
+                        if isinstance(oracle, float) and passes
+                        else ""
+                    )
                     print(
                         f"{name:12s} {mode:11s} #{rep}: met={r['met']} {r['wall_s']:.1f} s: "
-                        f"{verdicts}",
+                        f"{verdicts}{vs}",
                         flush=True,
                     )
     print("\n| experiment | mode | runs | all met | decided as expected | median wall s (range) |")

@@ -32,8 +32,8 @@ from benchrun.runner.control.pairlooks import (
     PairLookState,
     PairTestResult,
     first_look,
+    look_tests,
     look_units,
-    test_units,
 )
 from benchrun.runner.errors import UserError
 from benchrun.runner.format import format_duration, format_percent
@@ -723,21 +723,22 @@ class Controller:
 
     def _pair_result(self, a: str, b: str) -> PairTestResult | None:
         """The tests of a~b on its units now (cached per pass count): the passes of its
-        log-ratio series after the warm-up the collector cut, or means of q of them
-        (:func:`runner.control.pairlooks.look_units`); None without 2 units."""
+        log-ratio series, or means of q of them (:func:`runner.control.pairlooks.look_units`);
+        None without 2 units. Every steady pass counts: a prefix cut chosen by the data
+        (MSER-5, which the collector's certification of the series still uses) would make
+        the statistic of one look not a continuation of the last one's."""
         assert self._src is not None
         s, d = self._pair(a, b), self._src.series(a, b)
         if s is None or d is None:
             return None
-        d = d[s.warmup_readings :]
         cached = self._units.get((a, b))
         if cached is not None and cached[0] == d.size:
             return cached[1]
         if d.size < 2:
             return None
-        units, q = look_units(d, s.tau)
+        units, q, inflation = look_units(d, s.tau)
         p = self.params
-        r = test_units(units, q, p.paired_test, p.margin, p.confidence)  # type: ignore[arg-type]
+        r = look_tests(units, q, p.paired_test, p.margin, p.confidence, inflation)  # type: ignore[arg-type]
         self._units[(a, b)] = (d.size, r)
         return r
 
@@ -768,7 +769,7 @@ class Controller:
                 s = self._pair(a, b)
                 if s is None:
                     continue
-                n = s.rounds - s.warmup_readings
+                n = s.rounds
                 look = self._pair_looks.get(pk)
                 if look is None:
                     look = PairLookState(
@@ -1333,7 +1334,7 @@ class Controller:
             s, res = self._pair(a, b), self._pair_result(a, b)
             if s is None or res is None:
                 return None, None, None, None
-            n = s.rounds - s.warmup_readings
+            n = s.rounds
             if res.low is None or res.high is None:
                 return math.exp(res.estimate), None, None, n
             return math.exp(res.estimate), math.exp(res.low), math.exp(res.high), n
@@ -1354,6 +1355,12 @@ class Controller:
             sa.mean, sa.s2_q, sa.n_q, sb.mean, sb.s2_q, sb.n_q, self.params.confidence
         )
         return r, lo, hi, None
+
+    def _estimand(self, a: str, b: str) -> str | None:
+        """What the ratio of a~b estimates (None for Welch: the ratio of the two means)."""
+        if self._own_paired(a, b) and self.params.paired_test == "rank":
+            return "median per-pass ratio"
+        return "geometric-mean ratio" if self._paired(a, b) else None
 
     @staticmethod
     def _independent_p(a: str, b: str, side: Mapping[str, _Side | None]) -> float | None:
@@ -1425,7 +1432,7 @@ class Controller:
         p = self.params
         s, r = self._pair(a, b), self._pair_result(a, b)
         look = self._pair_looks.get(frozenset((a, b)))
-        n = 0 if s is None else s.rounds - (s.warmup_readings or 0)
+        n = 0 if s is None else s.rounds
         first = (
             look.next
             if look is not None
@@ -1436,8 +1443,8 @@ class Controller:
         assert self._src is not None
         d = self._src.series(a, b)
         assert d is not None
-        units, _ = look_units(d[s.warmup_readings :], s.tau)
-        var = float(units.var(ddof=1)) if units.size >= 2 else 0.0
+        units, _, inflation = look_units(d, s.tau)
+        var = inflation * float(units.var(ddof=1)) if units.size >= 2 else 0.0
         level = look.sep.nominal() if look is not None and look.sep.info else p.alpha / 4
         sep = paired_growth_needed(r.estimate, var, units.size, p.margin, level)[0]
         eq = paired_growth_needed(r.estimate, var, units.size, p.margin, level)[1]
@@ -1532,6 +1539,7 @@ class Controller:
                             test=rec.get("test"),
                             **_ratio_fields(pair_ratio),
                             independent_p=self._independent_p(a, b, side) if paired else None,
+                            estimand=self._estimand(a, b),
                         )
                     )
                     continue
@@ -1555,6 +1563,7 @@ class Controller:
                         test="paired" if paired else "welch",
                         **_ratio_fields(self._ratio(a, b, st, rounds)),
                         independent_p=self._independent_p(a, b, side) if paired else None,
+                        estimand=self._estimand(a, b),
                     )
                 )
                 detail = (

@@ -99,6 +99,9 @@ class PairStatus:
     #: paired verdict when both series are trusted (None otherwise, or for Welch pairs,
     #: whose ``welch_p`` it is)
     independent_p: float | None = None
+    #: what ``ratio`` estimates: "median per-pass ratio" (Hodges-Lehmann, the rank test)
+    #: or "geometric-mean ratio" (exp of the mean log ratio); None for Welch (ratio of means)
+    estimand: str | None = None
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ __all__ = [
     "first_look",
     "cumulative_spend",
     "look_units",
-    "test_units",
+    "look_tests",
     "next_look_after",
 ]
 
@@ -51,9 +51,13 @@ PAIRED_TESTS = ("rank", "t")
 PairedTestKind = Literal["rank", "t"]
 
 #: share of alpha_pair the first look spends (so that a short series of one sign can decide)
-FIRST_SHARE = 0.1
+FIRST_SHARE = 0.02
 #: one-sided normal quantile of the lag-1 check that keeps the passes as units (Φ(-z) = 5 %)
 LAG1_Z = 1.645
+#: standard errors added to the units' lag-1 estimate before it sets the inflation
+LAG1_SHIFT = 1.0
+#: a separation must also hold on means of two consecutive units (see look_tests)
+CONFIRM_2Q = False
 #: exponent of the horizon-free spending after the first look (docs/methods.md §10.1)
 SPEND_RHO = 0.5
 
@@ -65,9 +69,9 @@ def first_look(alpha_pair: float, min_rounds: int, first_share: float = FIRST_SH
     ``min_rounds``.
 
     >>> first_look(0.01, 5)
-    10
+    14
     >>> first_look(0.05, 5)
-    8
+    11
     """
     n = math.ceil(math.log2(2.0 / (first_share * alpha_pair)) - 1e-12)
     return max(int(min_rounds), n, 2)
@@ -85,11 +89,11 @@ def cumulative_spend(
     ``F(n) = α·(s + (1 - s)·(1 - (n0/n)^ρ))`` for n >= n0 (0 before), with ``s`` =
     ``first_share`` and ρ = ``rho``: the first look spends ``s·α`` and F tends to α with no
     horizon, so a comparison keeps its power however long the time budget lets it run (the
-    horizon-free family of docs/methods.md §10.1; ρ = 0.25 loses least where the oracle
-    needs hundreds to thousands of passes).
+    horizon-free family of docs/methods.md §10.1; the defaults were chosen on
+    benchmarks/efficiency.py, docs/controller.md "Decision efficiency").
 
     >>> round(cumulative_spend(10, 10, 0.01), 6), round(cumulative_spend(160, 10, 0.01), 6)
-    (0.002, 0.006)
+    (0.0002, 0.00755)
     """
     if info < n0:
         return 0.0
@@ -104,33 +108,56 @@ def next_look_after(n: int, n0: int, ratio: float) -> int:
     return point
 
 
-def look_units(
-    d: np.ndarray, tau: float | None, tau_factor: float = 5.0, z: float = LAG1_Z
-) -> tuple[np.ndarray, int]:
-    """The units a look tests: the passes themselves, or means of q consecutive passes.
+def _rank_lag1(x: np.ndarray) -> float:
+    """Lag-1 autocorrelation of the ranks of ``x`` (0 for a constant series)."""
+    ranks = stats.rankdata(x)
+    c = ranks - ranks.mean()
+    den = float(np.dot(c, c))
+    return float(np.dot(c[:-1], c[1:]) / den) if den > 0 else 0.0
 
-    The passes themselves when their lag-1 rank autocorrelation ``r1`` (the serial
-    correlation of the ranks of d, robust to the heavy tails of per-process noise) is at
-    most ``z/√n`` (no correlation at the one-sided level Φ(-z)); otherwise
-    ``q = max(2, 1 + ⌈c·(τ - 1)⌉)`` (the subsession rule's smallest size, docs/methods.md
-    §3) from the series' integrated autocorrelation time τ, capped so that at least 8 units
-    remain. Returns (units, q); the last incomplete group is dropped.
+
+def look_units(
+    d: np.ndarray,
+    tau: float | None,
+    tau_factor: float = 5.0,
+    z: float = LAG1_Z,
+    shift: float = LAG1_SHIFT,
+) -> tuple[np.ndarray, int, float]:
+    """The units a look tests and the variance inflation their tests allow for.
+
+    ``r1`` is the lag-1 autocorrelation of the ranks of d (robust to the heavy tails of
+    per-process noise). When ``r1 <= z/√n`` (no correlation at the one-sided level Φ(-z))
+    the units are the passes themselves, otherwise means of
+    ``q = max(2, 1 + ⌈c·(τ - 1)⌉)`` passes (the subsession rule's smallest size,
+    docs/methods.md §3, from the series' integrated autocorrelation time τ; at least 8
+    units remain). The inflation is the AR(1) integrated autocorrelation time
+    ``(1 + r)/(1 - r)`` of the units' own rank lag-1 ``r1u``, raised by ``shift`` standard
+    errors, ``r = max(0, r1u + shift/√m)`` over m units: what is left of the correlation,
+    allowed for in the p-values and the CI. Below 16 passes nothing can be checked: the
+    passes, inflation 1. Returns (units, q, inflation); the last incomplete group is
+    dropped.
     """
     n = d.size
     if n < 16:
-        return d, 1
-    ranks = stats.rankdata(d)
-    c = ranks - ranks.mean()
-    den = float(np.dot(c, c))
-    r1 = float(np.dot(c[:-1], c[1:]) / den) if den > 0 else 0.0
-    if r1 <= z / math.sqrt(n):
-        return d, 1
-    q = 2 if tau is None or tau <= 1.0 else max(2, 1 + math.ceil(tau_factor * (tau - 1.0)))
-    q = max(1, min(q, n // 8))
-    if q == 1:
-        return d, 1
-    k = n // q
-    return d[: k * q].reshape(k, q).mean(axis=1), q
+        return d, 1, 1.0
+    if _rank_lag1(d) <= z / math.sqrt(n):
+        units, q = d, 1
+    else:
+        q = 2 if tau is None or tau <= 1.0 else max(2, 1 + math.ceil(tau_factor * (tau - 1.0)))
+        q = max(1, min(q, n // 8))
+        k = n // q
+        units = d if q == 1 else d[: k * q].reshape(k, q).mean(axis=1)
+    r = min(0.9, max(0.0, _rank_lag1(units) + shift / math.sqrt(units.size)))
+    return units, q, (1.0 + r) / (1.0 - r)
+
+
+def _deflate(p: float, inflation: float, sides: int) -> float:
+    """The p of a normal statistic whose variance is ``inflation`` times the one ``p`` was
+    computed with: ``z = Φ⁻¹(1 - p/sides)`` divided by ``√inflation``."""
+    if inflation <= 1.0 or not 0.0 < p < 1.0:
+        return p
+    zq = float(stats.norm.isf(p / sides)) / math.sqrt(inflation)
+    return float(min(1.0, sides * stats.norm.sf(zq)))
 
 
 @dataclass(frozen=True)
@@ -169,8 +196,14 @@ def _t_p(x: np.ndarray, shift: float, alternative: str) -> float:
     return float(stats.ttest_1samp(x, shift, alternative=alternative).pvalue)
 
 
-def test_units(
-    units: np.ndarray, q: int, kind: PairedTestKind, margin: float, confidence: float
+def look_tests(
+    units: np.ndarray,
+    q: int,
+    kind: PairedTestKind,
+    margin: float,
+    confidence: float,
+    inflation: float = 1.0,
+    confirm_2q: bool = CONFIRM_2Q,
 ) -> PairTestResult:
     """Separation and equivalence tests of ``units`` (see :class:`PairTestResult`).
 
@@ -178,6 +211,10 @@ def test_units(
     tests of ``units ∓ ln(1 + margin)``; the Hodges-Lehmann estimate (the pseudo-median of
     the units: the median per-pass log ratio when they are symmetric). ``t``: the one-sample
     t test and two one-sided t tests; the mean (the log of the geometric-mean ratio).
+    ``inflation`` (>= 1, from :func:`look_units`): the variance of the statistics is taken
+    that many times the independent one's, in the p-values (normal scale) and the CI's
+    half-widths. ``confirm_2q``: the separation p is the larger of the units' and that of
+    the means of two consecutive units (each with the inflation of its own lag-1).
     """
     delta = math.log1p(margin)
     if kind == "rank":
@@ -206,6 +243,21 @@ def test_units(
         else:
             low = high = est
         estimand = "geometric-mean ratio"
+    if inflation > 1.0:
+        p = _deflate(p, inflation, 2)
+        lo_p, hi_p = _deflate(lo_p, inflation, 1), _deflate(hi_p, inflation, 1)
+    if confirm_2q and kind == "rank" and units.size >= 16:
+        # "pass at q and 2q" (docs/methods.md §3): the separation must also hold on the
+        # means of two consecutive units, whose correlation (and so the part of it the
+        # inflation missed) is smaller
+        k = units.size // 2
+        pair_means = units[: 2 * k].reshape(k, 2).mean(axis=1)
+        r2 = min(0.9, max(0.0, _rank_lag1(pair_means)))
+        p = max(p, _deflate(signed_rank_p(pair_means)[0], (1 + r2) / (1 - r2), 2))
+    if inflation > 1.0:
+        w = math.sqrt(inflation)
+        low = None if low is None else est - w * (est - low)
+        high = None if high is None else est + w * (high - est)
     return PairTestResult(
         p=float(p),
         tost_p=float(max(lo_p, hi_p)),

@@ -12,10 +12,10 @@ the campaign is read, by the same controller (runner/control/controller.py) on t
 rounds, one comparison group at a time, at a single look that spends the whole ``alpha``
 (a fixed number of rounds has no sequential stopping to pay for): the neighbours of each
 group in the controller's order, decided on the per-pass log ratios of their rounds when
-they ran in the same passes (docs/paired.md; ``comparison: paired``, the default), else
-by Welch on their own subsession means (also when the passes are too few to test their
-log ratios, a short campaign of long rounds); Holm over the pairs of a group; TOST within
-``margin``; with ``settings.reference``, each workload of its group against the
+they ran in the same passes (docs/paired.md; ``comparison: paired``, the default: the
+signed-rank test, or the t test with ``paired_test: t``, at alpha over the pairs the group
+can form), else by Welch on their own subsession means (Holm over the pairs of a group);
+TOST within ``margin``; with ``settings.reference``, each workload of its group against the
 reference. A pair the data cannot decide is ``undecided`` with the reason (for instance
 too few passes for the log-ratio series' correlation time) and the rounds it would need.
 The result has the shape of the stored event plus ``computed``, a sentence saying how.
@@ -42,7 +42,7 @@ __all__ = ["campaign_verdicts", "fixed_verdicts", "experiment_of", "FIXED_HOW"]
 #: the ``computed`` sentence of a fixed campaign's comparisons
 FIXED_HOW = (
     "fixed campaign: compared when read, by the stopping controller's tests at one look "
-    "over every stored round (alpha {alpha:g}, Holm over the pairs of a group, TOST within "
+    "over every stored round (alpha {alpha:g} over the pairs of a group, TOST within "
     "±{margin:g} %)"
 )
 

@@ -40,13 +40,17 @@ def ratio_headline(
     passes: int | None = None,
     unit: str | None = None,
     direction: str = "lower_is_better",
+    estimand: str | None = None,
 ) -> str:
-    """One line saying how b compares with a by the ratio b/a and its CI.
+    """One line saying how b compares with a by the ratio b/a and its CI; ``estimand``
+    (e.g. "median per-pass ratio") is named after the test.
 
     >>> ratio_headline("x", "y", 1.392, 1.387, 1.397, test="paired", passes=383, unit="s")
     'y is 1.392x [1.387, 1.397] slower than x (paired, 383 passes)'
     >>> ratio_headline("x", "y", 0.5, 0.4, 0.625, test="welch", unit="s")
     'y is 2.000x [1.600, 2.500] faster than x (Welch)'
+    >>> ratio_headline("x", "y", 1.1, test="paired", passes=12, estimand="median per-pass ratio")
+    'y is 1.100x larger than x (paired, median per-pass ratio, 12 passes)'
     """
     if ratio is None:
         return f"{b} vs {a}: no ratio yet"
@@ -59,6 +63,8 @@ def ratio_headline(
         lo, hi = (low, high) if ratio >= 1 else (1.0 / high, 1.0 / low)
         ci = f" [{lo:.4g}, {hi:.4g}]" if factor >= 10 else f" [{lo:.3f}, {hi:.3f}]"
     how = {"paired": "paired", "welch": "Welch"}.get(test or "", test or "")
+    if how and estimand:
+        how += f", {estimand}"
     if how and passes:
         how += f", {passes} passes"
     tail = f" ({how})" if how else ""
@@ -98,4 +104,5 @@ def pair_headline(
         passes=pair.get("passes"),
         unit=units.get(str(b)),
         direction=directions.get(str(b), "lower_is_better"),
+        estimand=pair.get("estimand"),
     )

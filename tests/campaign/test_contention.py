@@ -122,6 +122,7 @@ def test_a_pass_whose_round_is_contended_drops_out_of_the_paired_comparison(
     (pair,) = verdicts["pairs"]
     assert pair["passes"] == len(common)
     d = np.log([b[p] / a[p] for p in common])
+
     # the paired ratio: the median per-pass ratio (Hodges-Lehmann: the median of the Walsh
     # averages) over the passes both ran uncontended (MSER-5 may cut a prefix of the
     # series: compare against every possible cut)

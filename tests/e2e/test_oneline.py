@@ -324,3 +324,32 @@ def test_a_campaign_directory_is_not_a_place_for_o(tmp_path: Path) -> None:
     nothing = cli("run", str(directory), "--resume", cwd=tmp_path)
     assert nothing.returncode == 2 and "nothing to resume" in nothing.stderr
     assert os.listdir(tmp_path / "results") == [directory.name]
+
+
+def test_ten_rounds_of_sleep_10_ms_and_12_ms_are_separated_in_order(tmp_path: Path) -> None:
+    """hyperfine answers this from 10 runs; so does benchrun (issue 28): the fixed
+    campaign's one look spends all of alpha on the exact signed-rank test, and 10 passes
+    where the 12 ms sleep is the slower give p 2/2^10 (or 2 of one sign away from it)."""
+    proc = cli(
+        "run", "-c", "sleep 0.01", "-c", "sleep 0.012", "--set", "rounds=10",
+        "-o", str(tmp_path), "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (directory,) = campaign_dirs(tmp_path)
+    db = directory / "benchrun.db"
+    rows = query(
+        db,
+        "SELECT w.name, r.pass, r.wall_ns FROM round r JOIN workload w ON w.id = r.workload_id "
+        "WHERE r.status = 'ok' AND r.warmup = 0",
+    )
+    by_pass: dict[int, dict[str, int]] = {}
+    for name, p, wall in rows:
+        by_pass.setdefault(p, {})[name] = wall
+    slower = sum(v["sleep 0.012"] > v["sleep 0.01"] for v in by_pass.values() if len(v) == 2)
+    shown = json.loads(cli("show", str(directory), "--json", cwd=tmp_path).stdout)
+    (pair,) = shown["comparisons"]["comparisons"]
+    if slower == len(by_pass) == 10:  # every pass in order: the exact p is 2/2^10
+        assert (pair["a"], pair["b"], pair["verdict"]) == ("sleep 0.01", "sleep 0.012", "separated")
+        assert pair["p"] == pytest.approx(2 / 2**10)
+    assert len(by_pass) == 10 and pair["passes"] == 10
+    assert "(paired, median per-pass ratio, 10 passes)" in pair["headline"]
