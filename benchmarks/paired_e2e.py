@@ -60,7 +60,7 @@ def _experiments(tmp: Path, max_time: str, mode: str) -> dict[str, Path]:
     return out
 
 
-def _one(path: Path, out: Path, mode: str) -> dict[str, object]:
+def _one(path: Path, out: Path, mode: str, extra: list[str] | None = None) -> dict[str, object]:
     t0 = time.monotonic()
     cmd = [
         sys.executable,
@@ -74,6 +74,8 @@ def _one(path: Path, out: Path, mode: str) -> dict[str, object]:
         "--new",
     ]
     cmd += ["--set", f"comparison={mode}"]
+    for kv in extra or []:
+        cmd += ["--set", kv]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     wall = time.monotonic() - t0
     name = path.stem if path.parent != REPO / "configs" else "demo"
@@ -132,6 +134,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--modes", nargs="*", default=["paired"])
     ap.add_argument("--max-time", default="3m", help="budget of the twins and 2 %% pair")
     ap.add_argument("--json", metavar="FILE", help="also write every run as JSON")
+    ap.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting for every run (repeatable), e.g. ci_rel_width=null",
+    )
     args = ap.parse_args(argv)
     runs: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory() as d:
@@ -140,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             for mode in args.modes:
                 exps = _experiments(tmp, args.max_time, mode)
                 for name in args.only:
-                    r = _one(exps[name], tmp / f"out-{rep}-{mode}", mode)
+                    r = _one(exps[name], tmp / f"out-{rep}-{mode}", mode, args.sets)
                     r.update(experiment=name, mode=mode, repeat=rep)
                     runs.append(r)
                     verdicts = ", ".join(

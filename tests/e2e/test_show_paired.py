@@ -56,7 +56,7 @@ def test_show_leads_comparisons_with_the_ratio_and_says_the_drift(runs: dict[str
     out = proc.stdout
     headline = (
         f"b is {pair['ratio']:.3f}x [{pair['ratio_low']:.3f}, {pair['ratio_high']:.3f}] "
-        f"slower than a (paired, {pair['passes']} passes)"
+        f"slower than a (paired, median per-pass ratio, {pair['passes']} passes)"
     )
     assert headline in out
     assert pair["ratio_low"] < TRUE_RATIO < pair["ratio_high"]

@@ -171,7 +171,7 @@ def test_the_tables_fit_80_columns_without_cutting_a_cell(fixed: Path) -> None:
         faster = pair["a"] if slower == pair["b"] else pair["b"]
         factor = max(pair["ratio"], 1 / pair["ratio"])
         assert f"{pair['verdict']}: {slower} is {factor:.3f}x" in words
-        assert f"slower than {faster} (paired, 30 passes)" in words
+        assert f"slower than {faster} (paired, median per-pass ratio, 30 passes)" in words
     # at 160 columns (a pipe's default width) nothing is left out
     wide = summary_text(s, 160)
     assert "not shown" not in wide and "median" in wide and "ratio [95 % CI]" in wide
