@@ -47,10 +47,11 @@ separation declared at any look that is wrong (δ = 0: any separation; δ ≠ 0:
 order), in %, with its binomial SE; **wrong eq** = campaigns that declared "equivalent"
 while |δ| >= ln(1 + margin); **cov** = issued ratio CIs at the stop that contain the true
 ratio of the pair as reported (b/a = exp(δ), or its inverse when the pair is reported as
-(b, a)), and **no CI** = campaigns without one. The controller's ratio is exp(mean of d)
-with the CI exp(CI of E[d]): the geometric-mean ratio; for every row here d is symmetric
-about δ (except ``replay``, whose truth is the recorded mean), so it is also the median
-per-pass ratio. **undec** = campaigns that stopped with the pair undecided (budget
+(b, a)), and **no CI** = campaigns without one. The controller's ratio is the median
+per-pass ratio exp(Hodges-Lehmann estimate of d) with ``paired_test: rank`` (the default)
+and the geometric-mean ratio exp(mean of d) with ``paired_test: t`` or ``pair_looks:
+campaign``; for every row here d is symmetric about δ (except ``replay``, whose truth is
+the recorded mean), so the two are the same number. **undec** = campaigns that stopped with the pair undecided (budget
 ``max_rounds``); **passes** median (p90) at the stop.
 
 Settings: :meth:`ControllerParams.from_settings` on the experiment file's defaults with
@@ -621,7 +622,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{params.check_2q}"
                 + "".join(f", {k} {v}" for k, v in parse_sets(args.sets).items())
             )
-            print("ratio CI: exp(CI of E[d]) at the stop, the geometric-mean ratio b/a\n")
+            print(
+                "ratio CI at the stop: "
+                + (
+                    "exp(Hodges-Lehmann CI of d), the median per-pass ratio b/a\n"
+                    if params.paired_test == "rank" and params.pair_looks == "own"
+                    else "exp(CI of E[d]), the geometric-mean ratio b/a\n"
+                )
+            )
             print("\n".join(markdown([])))
         for r, e in grid:
             res = simulate(
