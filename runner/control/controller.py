@@ -462,8 +462,20 @@ class Controller:
         return bool(enough[a] and enough[b])
 
     def _own_paired(self, a: str, b: str) -> bool:
-        """Is a~b paired and tested at looks on its own passes (``pair_looks: own``)?"""
-        return self.params.pair_looks == "own" and self._paired(a, b)
+        """Is a~b paired and tested at looks on its own passes (``pair_looks: own``)? Not
+        while its series is too short for the exact test to decide at the group's level
+        (``2/2^n > alpha_pair``) and it has had no look yet: then, as for a series too short
+        to certify, Welch on the two sides decides when it can (a fixed campaign of a few
+        long rounds)."""
+        if self.params.pair_looks != "own" or not self._paired(a, b):
+            return False
+        if frozenset((a, b)) in self._pair_looks:
+            return True
+        assert self._src is not None
+        d = self._src.series(a, b)
+        k = sum(1 for n in self.names if self.group[n] == self.group[a])
+        alpha_pair = self.params.alpha / max(1, k * (k - 1) // 2)
+        return d is not None and 2.0 / 2.0 ** min(d.size, 1000) <= alpha_pair
 
     def _comparisons(self, st: Mapping[str, WorkloadStats | None]) -> list[tuple[str, str]]:
         """The comparisons of now: adjacent pairs of each group's order, reference pairs."""
