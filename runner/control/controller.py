@@ -112,7 +112,9 @@ class ControllerParams:
     runner/control/pairlooks.py) or "campaign" (at the campaign's looks, α split evenly,
     on the subsession summary: the rule before issue 28); ``pair_look_ratio`` the growth
     of a comparison's own looks; ``pair_first_share``, ``pair_spend_rho`` their α
-    spending (runner/control/pairlooks.py ``cumulative_spend``).
+    spending (runner/control/pairlooks.py ``cumulative_spend``); ``extend_rounds``: a
+    paired comparison estimated to decide within the time left of ``max_time`` keeps its
+    workloads running past ``max_rounds`` (off: an explicit ``max_rounds`` stays a cap).
     """
 
     # the settings' defaults are the experiment file's (one source: Settings)
@@ -133,6 +135,7 @@ class ControllerParams:
     paired_test: str = _DEFAULTS.paired_test
     pair_looks: str = "own"
     pair_look_ratio: float = 1.1
+    extend_rounds: bool = False
     pair_first_share: float = FIRST_SHARE
     pair_spend_rho: float = SPEND_RHO
 
@@ -527,7 +530,7 @@ class Controller:
         p = self.params
         clock = max(rounds.values())
         self._pace = elapsed_s / clock if clock and elapsed_s > 0 else None
-        if p.max_time is None or self._pace is None or p.pair_looks != "own":
+        if not p.extend_rounds or p.max_time is None or self._pace is None or p.pair_looks != "own":
             return set()
         left = p.max_time - elapsed_s
         out: set[str] = set()

@@ -306,12 +306,15 @@ def test_max_rounds_does_not_cut_a_pair_that_decides_within_the_time_left() -> N
     without a time budget max_rounds stops it at 40, and the reason gives the passes
     still needed."""
     names = [("a", "lower_is_better"), ("b", "lower_is_better")]
-    timed = ControllerParams(max_time=3600.0, max_rounds=40, ci_rel_width=None)
+    timed = ControllerParams(max_time=3600.0, max_rounds=40, ci_rel_width=None, extend_rounds=True)
     d, _, fed = _drive(Controller(timed, names), _slow_pair(3), pace=0.1)
     (pair,) = d.pairs
     assert fed > 40 and pair.verdict == "separated" and (pair.a, pair.b) == ("a", "b")
     rounds_only = ControllerParams(max_time=None, max_rounds=40, ci_rel_width=None)
     d, _, fed = _drive(Controller(rounds_only, names), _slow_pair(3))
+    assert fed == 40 and "max_rounds 40 reached" in d.reason
+    capped = ControllerParams(max_time=3600.0, max_rounds=40, ci_rel_width=None)  # the default
+    d, _, fed = _drive(Controller(capped, names), _slow_pair(3), pace=0.1)
     assert fed == 40 and "max_rounds 40 reached" in d.reason
 
 
