@@ -1350,7 +1350,9 @@ class Controller:
             if s is None or res is None:
                 return None, None, None, None
             n = s.rounds
-            if res.low is None or res.high is None:
+            if res.low is None or res.high is None or not s.enough:
+                # no CI before the series' independence is certified (docs/methods.md
+                # §4.1): outputs show the marked interval instead
                 return math.exp(res.estimate), None, None, n
             return math.exp(res.estimate), math.exp(res.low), math.exp(res.high), n
         if self._paired(a, b):
@@ -1396,9 +1398,9 @@ class Controller:
             return None
         if self._own_paired(a, b):
             r = self._pair_result(a, b)
-            if r is None or r.low is None or r.high is None:
-                more = max(1, self.params.min_rounds - s.rounds)
-                return f"no ratio CI yet, about {more} more passes", more
+            if r is None or r.low is None or r.high is None or not s.enough:
+                more = max(1, s.rounds_needed or 0, self.params.min_rounds - s.rounds)
+                return f"no certified ratio CI yet, about {more} more passes", more
             hw = (r.high - r.low) / 2.0
         elif not self._enough(s, s.rounds):
             return None

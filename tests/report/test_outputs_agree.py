@@ -159,7 +159,7 @@ def test_the_pair_and_every_ci_are_identical_in_every_output(
     # its headline is the words of the stored numbers, printed by every text output
     assert pair["headline"] == ratio_headline(
         A, B, pair["ratio"], pair["ratio_low"], pair["ratio_high"], test="paired",
-        passes=pair["passes"], unit="s",
+        passes=pair["passes"], unit="s", estimand="median per-pass ratio",
     )  # fmt: skip
     # (show fits its terminal width, so a long headline may wrap: compare its words)
     shown = " ".join(out["show"].split())

@@ -118,7 +118,7 @@ def test_stored_ratio_is_the_median_per_pass_ratio(runs: dict[str, Path]) -> Non
     assert pair["estimand"] == "median per-pass ratio"
     a, b = round_values(runs["paired"], "a"), round_values(runs["paired"], "b")
     common = sorted(set(a) & set(b))
-    assert pair["passes"] == len(common) < 16  # the passes themselves, no correlation check
+    assert pair["passes"] == len(common)
     d = np.log([b[p] for p in common]) - np.log([a[p] for p in common])
     # Hodges-Lehmann: the median of the Walsh averages (d_i + d_j)/2, i <= j, and its
     # distribution-free 95 % CI, the k-th smallest and largest of them with k from the
@@ -128,8 +128,10 @@ def test_stored_ratio_is_the_median_per_pass_ratio(runs: dict[str, Path]) -> Non
     assert pair["ratio"] == pytest.approx(math.exp(np.median(walsh)), rel=1e-12)
     cdf = np.cumsum(_signed_rank_null(d.size))
     k = int(np.searchsorted(cdf, 0.025, side="right"))  # P(W+ <= k - 1) <= 0.025
-    assert pair["ratio_low"] == pytest.approx(math.exp(walsh[k - 1]), rel=1e-12)
-    assert pair["ratio_high"] == pytest.approx(math.exp(walsh[walsh.size - k]), rel=1e-12)
+    # the stored CI contains it (widened for correlation and to the interval over means
+    # of two passes, docs/paired.md)
+    assert pair["ratio_low"] <= math.exp(walsh[k - 1]) * (1 + 1e-12)
+    assert pair["ratio_high"] >= math.exp(walsh[walsh.size - k]) * (1 - 1e-12)
     # the truth: b is 10 % slower in every pass; the ±25 % drift cancels in the ratio
     assert pair["ratio_low"] < TRUE_RATIO < pair["ratio_high"]
     assert pair["ratio_high"] / pair["ratio_low"] < 1.05
