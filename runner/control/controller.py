@@ -477,8 +477,12 @@ class Controller:
         assert self._src is not None
         d = self._src.series(a, b)
         k = sum(1 for n in self.names if self.group[n] == self.group[a])
-        alpha_pair = self.params.alpha / max(1, k * (k - 1) // 2)
-        return d is not None and 2.0 / 2.0 ** min(d.size, 1000) <= alpha_pair
+        return d is not None and 2.0 / 2.0 ** min(d.size, 1000) <= self._alpha_pair(k)
+
+    def _alpha_pair(self, k: int) -> float:
+        """Level of a separation in a group of k workloads: alpha over the C(k, 2) pairs
+        it can form (Bonferroni: which pairs are adjacent depends on the data)."""
+        return self.params.alpha / max(1, k * (k - 1) // 2)
 
     def _comparisons(self, st: Mapping[str, WorkloadStats | None]) -> list[tuple[str, str]]:
         """The comparisons of now: adjacent pairs of each group's order, reference pairs."""
@@ -776,7 +780,7 @@ class Controller:
                 continue
             order = self._rank(members, st)
             self._order[key] = order
-            alpha_pair = p.alpha / (k * (k - 1) // 2)
+            alpha_pair = self._alpha_pair(k)
             for a, b in zip(order, order[1:], strict=False):
                 pk = frozenset((a, b))
                 if not self._own_paired(a, b) or pk in self._verdicts:
@@ -1453,18 +1457,12 @@ class Controller:
         first = (
             look.next
             if look is not None
-            else first_look(p.alpha / (k * (k - 1) // 2), p.min_rounds, p.pair_first_share)
+            else first_look(self._alpha_pair(k), p.min_rounds, p.pair_first_share)
         )
         if s is None or r is None or r.units < 3:
             return max(1, first - n), "waiting for enough passes with both workloads"
-        assert self._src is not None
-        d = self._src.series(a, b)
-        assert d is not None
-        units, _, inflation = look_units(d, s.tau)
-        var = inflation * float(units.var(ddof=1)) if units.size >= 2 else 0.0
         level = look.sep.nominal() if look is not None and look.sep.info else p.alpha / 4
-        sep = paired_growth_needed(r.estimate, var, units.size, p.margin, level)[0]
-        eq = paired_growth_needed(r.estimate, var, units.size, p.margin, level)[1]
+        sep, eq = paired_growth_needed(r.estimate, r.var, r.units, p.margin, level)
         options = [f for f in (sep, eq) if f is not None]
         if not options:
             return None, "the log ratio sits on the margin: no number of passes decides it"

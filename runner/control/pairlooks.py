@@ -140,14 +140,17 @@ def look_units(
     n = d.size
     if n < 16:
         return d, 1, 1.0
-    if _rank_lag1(d) <= z / math.sqrt(n):
+    r1 = _rank_lag1(d)
+    if r1 <= z / math.sqrt(n):
         units, q = d, 1
     else:
         q = 2 if tau is None or tau <= 1.0 else max(2, 1 + math.ceil(tau_factor * (tau - 1.0)))
         q = max(1, min(q, n // 8))
         k = n // q
         units = d if q == 1 else d[: k * q].reshape(k, q).mean(axis=1)
-    r = min(0.9, max(0.0, _rank_lag1(units) + shift / math.sqrt(units.size)))
+        if q > 1:
+            r1 = _rank_lag1(units)
+    r = min(0.9, max(0.0, r1 + shift / math.sqrt(units.size)))
     return units, q, (1.0 + r) / (1.0 - r)
 
 
@@ -171,6 +174,8 @@ class PairTestResult:
             for ``t``); bounds None when the units are too few for that confidence.
         estimand: what ``exp(estimate)`` estimates.
         units, q: units tested and passes per unit.
+        var: the units' sample variance times the inflation (natural-log units squared;
+            0 with fewer than 2 units), for planning how many more passes are needed.
     """
 
     p: float
@@ -181,6 +186,7 @@ class PairTestResult:
     estimand: str
     units: int
     q: int
+    var: float
 
 
 def _t_p(x: np.ndarray, shift: float, alternative: str) -> float:
@@ -267,6 +273,7 @@ def look_tests(
         estimand=estimand,
         units=int(units.size),
         q=int(q),
+        var=inflation * float(units.var(ddof=1)) if units.size >= 2 else 0.0,
     )
 
 

@@ -133,6 +133,14 @@ def test_the_state_survives_a_round_trip_through_json() -> None:
     assert back.levels(17, final=False) == state.levels(17, final=False)
 
 
+def _look_points(n0: int, n_max: int) -> list[int]:
+    """The look schedule from n0 (growth 1.1) up to n_max passes."""
+    points = [n0]
+    while points[-1] < n_max:
+        points.append(next_look_after(points[-1], n0, 1.1))
+    return [p for p in points if p <= n_max]
+
+
 @pytest.mark.parametrize("noise", ["normal", "t3"])
 def test_identical_twins_are_separated_at_most_alpha_over_all_looks(noise: str) -> None:
     """Simulation with a known truth (E[d] = 0, symmetric): the signed-rank test at every
@@ -143,10 +151,7 @@ def test_identical_twins_are_separated_at_most_alpha_over_all_looks(noise: str) 
     shape = (n_series, n_max)
     d = rng.normal(0, 1, shape) if noise == "normal" else rng.standard_t(3, shape)
     n0 = first_look(alpha, 5)
-    points = [n0]
-    while points[-1] < n_max:
-        points.append(next_look_after(points[-1], n0, 1.1))
-    points = [p for p in points if p <= n_max]
+    points = _look_points(n0, n_max)
     state = PairLookState(n0, alpha, alpha, 1.1)
     levels = [state.levels(n, final=False)[0] for n in points]
     rejected = np.zeros(n_series, bool)
@@ -175,10 +180,7 @@ def test_correlated_twins_are_separated_at_most_alpha_over_all_looks() -> None:
     for t in range(1, n_max):
         x[:, t] = phi * x[:, t - 1] + e[:, t]
     n0 = first_look(alpha, 5)
-    points = [n0]
-    while points[-1] < n_max:
-        points.append(next_look_after(points[-1], n0, 1.1))
-    points = [p for p in points if p <= n_max]
+    points = _look_points(n0, n_max)
     state = PairLookState(n0, alpha, alpha, 1.1)
     levels = [state.levels(n, final=False)[0] for n in points]
     wrong = 0
