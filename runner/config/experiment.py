@@ -227,6 +227,10 @@ class Settings:
     contended: Literal["exclude", "keep", "fail"] = "exclude"
     #: share of a round's wall time its processes may wait for a CPU before it is contended
     contended_threshold: float = DEFAULT_CONTENDED_THRESHOLD
+    #: a paired comparison about to decide runs past max_rounds within max_time
+    #: (docs/controller.md, "Budgets"); None: on when max_rounds was left at its default
+    #: (the loader resolves it, so a stored campaign keeps what it ran with)
+    extend_rounds: bool | None = None
 
 
 #: the param (and name part, ``bench[node_type=alpha]``) of a fleet's node type; reserved

@@ -309,6 +309,14 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         exclusive_minimum=0,
         maximum=1,
     ),
+    Key(
+        "extend_rounds",
+        "bool",
+        "adaptive: a paired comparison whose estimate says it decides within the time left "
+        "of max_time keeps running past max_rounds; null: on when max_rounds is left at its "
+        "default (time is the budget), off when it is set (a cap)",
+        nullable=True,
+    ),
 )
 
 WORKLOAD_KEYS: tuple[Key, ...] = (

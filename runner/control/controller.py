@@ -114,7 +114,7 @@ class ControllerParams:
     of a comparison's own looks; ``pair_first_share``, ``pair_spend_rho`` their α
     spending (runner/control/pairlooks.py ``cumulative_spend``); ``extend_rounds``: a
     paired comparison estimated to decide within the time left of ``max_time`` keeps its
-    workloads running past ``max_rounds`` (off: an explicit ``max_rounds`` stays a cap).
+    workloads running past ``max_rounds`` (None: on when ``max_rounds`` is the default).
     """
 
     # the settings' defaults are the experiment file's (one source: Settings)
@@ -135,7 +135,7 @@ class ControllerParams:
     paired_test: str = _DEFAULTS.paired_test
     pair_looks: str = "own"
     pair_look_ratio: float = 1.1
-    extend_rounds: bool = False
+    extend_rounds: bool | None = None
     pair_first_share: float = FIRST_SHARE
     pair_spend_rho: float = SPEND_RHO
 
@@ -175,6 +175,8 @@ class ControllerParams:
             raise bad("pair_spend_rho", f"must be > 0, got {self.pair_spend_rho}")
         if not 0 < self.allocation_share <= 0.5:
             raise bad("allocation_share", f"must be in (0, 0.5], got {self.allocation_share}")
+        if self.extend_rounds is None:  # as the loader resolves it: on at the default cap
+            object.__setattr__(self, "extend_rounds", self.max_rounds == _DEFAULTS.max_rounds)
 
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> ControllerParams:

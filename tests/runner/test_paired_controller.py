@@ -313,9 +313,11 @@ def test_max_rounds_does_not_cut_a_pair_that_decides_within_the_time_left() -> N
     rounds_only = ControllerParams(max_time=None, max_rounds=40, ci_rel_width=None)
     d, _, fed = _drive(Controller(rounds_only, names), _slow_pair(3))
     assert fed == 40 and "max_rounds 40 reached" in d.reason
-    capped = ControllerParams(max_time=3600.0, max_rounds=40, ci_rel_width=None)  # the default
+    capped = ControllerParams(max_time=3600.0, max_rounds=40, ci_rel_width=None)  # a set cap
     d, _, fed = _drive(Controller(capped, names), _slow_pair(3), pace=0.1)
     assert fed == 40 and "max_rounds 40 reached" in d.reason
+    # extend_rounds left unset follows the cap: on at the default max_rounds only
+    assert ControllerParams().extend_rounds is True and capped.extend_rounds is False
 
 
 def test_an_undecided_ending_states_the_time_it_needs() -> None:
