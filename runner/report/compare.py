@@ -35,9 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from benchrun.runner.control.collector import level_shift_text
 from benchrun.runner.errors import UserError
-from benchrun.runner.format import DisplayUnit, display_unit
+from benchrun.runner.format import DisplayUnit, display_unit, level_shift_text
 from benchrun.runner.importers.dataset import Dataset, display_name
 from benchrun.runner.importers.processes import plural, summarize_processes
 from benchrun.runner.results.campaigns import CampaignMeans
