@@ -16,6 +16,7 @@ mode of a directory it does not own. The threat model is in docs/security.md.
 
 from __future__ import annotations
 
+import grp
 import os
 import pwd
 import stat
@@ -149,6 +150,32 @@ class DirRole:
         return f"set {self.variable} to a directory of your own"
 
 
+def private_group(gid: int, euid: int) -> bool:
+    """True when ``gid`` is the user's own private group (the "user private group" scheme of
+    Red Hat-like systems, whose umask 002 makes ``~/.local/share`` group-writable): a
+    group named like the non-root user ``euid``, its primary group, with no other member.
+    Root's group is never taken as private (system accounts often have gid 0)."""
+    if euid == 0:
+        return False
+    try:
+        user = pwd.getpwuid(euid)
+        group = grp.getgrgid(gid)
+    except KeyError:
+        return False
+    return (
+        user.pw_gid == gid and group.gr_name == user.pw_name and set(group.gr_mem) <= {user.pw_name}
+    )
+
+
+def others_may_write(st: os.stat_result, euid: int) -> bool:
+    """Whether someone other than the user ``euid`` (and root) may write what ``st``
+    describes: the other-write bit, or the group-write bit of a group that is not the
+    user's private group (:func:`private_group`)."""
+    if st.st_mode & stat.S_IWOTH:
+        return True
+    return bool(st.st_mode & stat.S_IWGRP) and not private_group(st.st_gid, euid)
+
+
 def _trusted_entry(path: Path, st: os.stat_result, euid: int, role: DirRole, final: Path) -> None:
     """Refuse ``path`` (a directory or link on the way to ``final``) when someone other than
     root or ``euid`` owns it, or when it is a directory others may write without the
@@ -159,7 +186,7 @@ def _trusted_entry(path: Path, st: os.stat_result, euid: int, role: DirRole, fin
             f"{role.name} {final} under it is not safe: {role.advice}",
             exit_code=1,
         )
-    writable = st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    writable = others_may_write(st, euid)
     if stat.S_ISDIR(st.st_mode) and writable and not st.st_mode & stat.S_ISVTX:
         raise UserError(
             f"{path} is writable by others without the sticky bit (mode "
@@ -271,7 +298,7 @@ def private_dir(path: Path, role: DirRole, *, create: bool) -> Path | None:
             exit_code=1,
         )
     mode = stat.S_IMODE(st.st_mode)
-    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+    if others_may_write(st, euid):
         raise UserError(
             f"{path}: the daemon's {role.name} is writable by others (mode {mode:04o}); "
             "refusing to use it (anything in it may have been planted): remove it, or check "

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -57,10 +58,11 @@ def secret_experiment(directory: Path) -> Path:
     )
 
 
-def fake_daemon(runtime_root: str, accept_seconds: float) -> dict[str, Any]:
+def fake_daemon(runtime_root: str, accept_seconds: float, clients: int = 1) -> dict[str, Any]:
     """Run as nobody: make ``RUNTIME/benchrun`` (0755), serve ``daemon.sock`` there (moved
-    into place only once it listens, so a client never sees it half-made), accept one
-    client and count every byte it sends until it hangs up."""
+    into place only once it listens, so a client never sees it half-made), accept
+    ``clients`` clients one after the other and keep every byte they send until they hang
+    up."""
     home = Path(runtime_root) / "benchrun"
     home.mkdir(mode=0o755)
     os.chmod(home, 0o755)
@@ -70,18 +72,38 @@ def fake_daemon(runtime_root: str, accept_seconds: float) -> dict[str, Any]:
     server.listen(1)
     os.rename(home / "tmp.sock", home / "daemon.sock")
     server.settimeout(accept_seconds)
-    try:
-        conn, _ = server.accept()
-    except TimeoutError:
-        return {"connected": False, "received": b"".decode()}
-    conn.settimeout(30)
+    connected = 0
     data = b""
-    try:
-        while chunk := conn.recv(65536):
-            data += chunk
-    except TimeoutError:
-        pass
-    return {"connected": True, "received": data.decode("utf-8", errors="replace")}
+    for _ in range(clients):
+        try:
+            conn, _ = server.accept()
+        except TimeoutError:
+            break
+        connected += 1
+        conn.settimeout(30)
+        try:
+            while chunk := conn.recv(65536):
+                data += chunk
+        except TimeoutError:
+            pass
+        conn.close()
+    return {"connected": connected, "received": data.decode("utf-8", errors="replace")}
+
+
+def serve_as_nobody(shared: Path, clients: int) -> tuple[threading.Thread, dict[str, Any], Path]:
+    """Start :func:`fake_daemon` as nobody in a thread; returns it, the dict its result
+    lands in, and the socket (once it exists, owned by nobody as the kernel reports)."""
+    got: dict[str, Any] = {}
+    server = threading.Thread(
+        target=lambda: got.update(as_other_user(lambda: fake_daemon(str(shared), 60.0, clients)))
+    )
+    server.start()
+    sock = shared / "benchrun" / "daemon.sock"
+    deadline = time.monotonic() + 30
+    while not sock.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert os.lstat(sock).st_uid == OTHER_UID
+    return server, got, sock
 
 
 @needs_root
@@ -92,23 +114,13 @@ def test_submit_sends_nothing_to_a_socket_served_by_another_user(
     serves the socket; root's ``benchrun submit`` with an ``env:`` token must refuse before
     sending a byte (on main it sent the whole experiment, token included)."""
     exp = secret_experiment(tmp_path)
-    got: dict[str, Any] = {}
-    server = threading.Thread(
-        target=lambda: got.update(as_other_user(lambda: fake_daemon(str(shared), 60.0)))
-    )
-    server.start()
-    sock = shared / "benchrun" / "daemon.sock"
+    server, got, sock = serve_as_nobody(shared, clients=1)
     try:
-        deadline = 30.0
-        while not sock.exists() and deadline > 0:
-            threading.Event().wait(0.05)
-            deadline -= 0.05
-        assert os.lstat(sock).st_uid == OTHER_UID  # the kernel says who made it
         xdg.vars["XDG_RUNTIME_DIR"] = str(shared)
         proc = xdg.run("submit", str(exp), timeout=120)
     finally:
         server.join(120)
-    assert got["connected"] is True  # the client did reach the fake daemon...
+    assert got["connected"] == 1  # the client did reach the fake daemon...
     assert got["received"] == ""  # ...and sent it nothing: no experiment, no token
     assert proc.returncode == 1, proc
     lines = proc.stderr.strip().splitlines()
@@ -118,6 +130,37 @@ def test_submit_sends_nothing_to_a_socket_served_by_another_user(
         "not you: refusing to send"
     ), lines
     assert "Traceback" not in proc.stderr and SECRET not in proc.stdout + proc.stderr
+
+
+COMMANDS = (
+    ("queue",),
+    ("status",),
+    ("status", "1"),
+    ("logs", "1"),
+    ("cancel", "1"),
+    ("resume", "1"),
+    ("daemon", "stop"),
+)
+
+
+@needs_root
+def test_every_client_command_refuses_a_socket_served_by_another_user(
+    xdg: Env, shared: Path
+) -> None:
+    server, got, sock = serve_as_nobody(shared, clients=len(COMMANDS))
+    xdg.vars["XDG_RUNTIME_DIR"] = str(shared)
+    try:
+        results = {args: xdg.cli(*args) for args in COMMANDS}
+    finally:
+        server.join(120)
+    for args, proc in results.items():
+        assert proc.returncode == 1, (args, proc)
+        assert proc.stderr.strip().splitlines() == [
+            f"benchrun: error: the daemon socket {sock} is served by uid {OTHER_UID} (nobody), "
+            "not you: refusing to send; someone else's process listens there (see "
+            "docs/security.md)"
+        ], (args, proc.stderr)
+    assert got == {"connected": len(COMMANDS), "received": ""}
 
 
 def start_foreground(xdg: Env) -> subprocess.CompletedProcess[str]:
@@ -175,13 +218,17 @@ def test_daemon_refuses_a_runtime_directory_of_another_user_and_leaves_it_alone(
     assert not xdg.pid_file.exists()
 
 
-def test_daemon_refuses_its_own_directory_when_others_may_write_it(xdg: Env) -> None:
+@pytest.mark.parametrize("mode", [0o777, 0o770])
+def test_daemon_refuses_its_own_directory_when_others_may_write_it(xdg: Env, mode: int) -> None:
+    """0770: the group may write (root's group, or a user's group with other members)."""
     runtime = Path(xdg.vars["XDG_RUNTIME_DIR"]) / "benchrun"
     runtime.mkdir(parents=True)
-    os.chmod(runtime, 0o777)
+    os.chmod(runtime, mode)
     proc = start_foreground(xdg)
-    assert_refused(proc, f"{runtime}: the daemon's runtime directory is writable by others")
-    assert stat.S_IMODE(os.lstat(runtime).st_mode) == 0o777  # refused, not "repaired"
+    assert_refused(
+        proc, f"{runtime}: the daemon's runtime directory is writable by others (mode {mode:04o})"
+    )
+    assert stat.S_IMODE(os.lstat(runtime).st_mode) == mode  # refused, not "repaired"
     assert not (runtime / "daemon.sock").exists()
 
 
