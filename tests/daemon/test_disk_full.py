@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -221,3 +222,29 @@ def test_daemon_with_a_full_queue_disk_answers_one_line_and_stays_alive(
     finally:
         conn.close()
     assert ids == [int(queued.stdout)] == [1]
+
+
+def test_daemon_starting_on_a_full_disk_says_so(xdg: Env, small_fs: Path) -> None:
+    """No queue file yet and no room for one: the disk is full, not a damaged queue (on main:
+    "the queue file is damaged ... move it away")."""
+    xdg.vars["XDG_DATA_HOME"] = str(small_fs)
+    (small_fs / "benchrun" / "logs").mkdir(parents=True, mode=0o700)
+    filler = fill(small_fs)
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchrun.runner.daemon"],
+        env=xdg.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    queue_db = small_fs / "benchrun" / "queue.db"
+    assert proc.returncode == 75, proc
+    assert proc.stderr.strip().splitlines() == [
+        f"benchrun: error: {queue_db}: the daemon cannot open its queue: the disk is full "
+        f"(database or disk is full); free space on the file system of {queue_db.parent} and "
+        "start the daemon again"
+    ], proc.stderr
+    os.unlink(filler)
+    xdg.start_daemon()  # room again: it starts
+    assert xdg.answers()

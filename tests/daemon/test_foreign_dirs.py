@@ -293,3 +293,35 @@ def test_queue_without_a_daemon_does_not_read_another_users_data_directory(xdg: 
     assert listed.returncode == 1, listed
     assert f"{data}: the daemon's data directory belongs to uid {OTHER_UID}" in listed.stderr
     assert listed.stdout == ""
+
+
+def test_own_directories_readable_by_others_are_narrowed_to_0700(xdg: Env) -> None:
+    """What the daemon may change: the mode of its own directory that others can only read."""
+    runtime = Path(xdg.vars["XDG_RUNTIME_DIR"]) / "benchrun"
+    runtime.mkdir(parents=True)
+    os.chmod(runtime, 0o755)
+    old_umask = os.umask(0)  # the daemon inherits it: created directories stay 0700 anyway
+    try:
+        xdg.start_daemon()
+    finally:
+        os.umask(old_umask)
+    assert stat.S_IMODE(os.lstat(runtime).st_mode) == 0o700
+    for d in ("d/benchrun", "d/benchrun/logs", "s/benchrun"):
+        assert stat.S_IMODE(os.lstat(xdg.root / d).st_mode) == 0o700, d
+    assert stat.S_IMODE(os.lstat(runtime / "daemon.sock").st_mode) == 0o600
+
+
+@needs_root
+def test_a_pid_file_link_is_not_written_through(xdg: Env) -> None:
+    """A link where the lock and pid file go: on main the daemon truncated the file it
+    points to and wrote its pid there (as root, any file)."""
+    state = Path(xdg.vars["XDG_STATE_HOME"]) / "benchrun"
+    state.mkdir(parents=True, mode=0o700)
+    victim = xdg.root / "victim"
+    victim.write_text("root's file\n")
+    plant_symlink(state / "daemon.pid", victim)
+    proc = start_foreground(xdg)
+    assert proc.returncode == 1, proc
+    assert proc.stderr.count("\n") == 1 and f"{state / 'daemon.pid'}" in proc.stderr, proc.stderr
+    assert victim.read_text() == "root's file\n"
+    assert os.path.islink(state / "daemon.pid")
