@@ -39,7 +39,9 @@ def test_eta_stops_at_what_max_time_leaves(left: float, expected: float) -> None
     assert eta_seconds(decision, states, left) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize(("cap", "expected"), [(None, 15.0), (10, 6 * 0.5 + 8 * 0.5), (3, 0 * 0.5 + 1 * 0.5)])
+@pytest.mark.parametrize(
+    ("cap", "expected"), [(None, 15.0), (10, 6 * 0.5 + 8 * 0.5), (3, 0 * 0.5 + 1 * 0.5)]
+)
 def test_eta_stops_at_what_max_rounds_leaves(cap: int | None, expected: float) -> None:
     """A workload needing 3 220 more rounds with 40 left of max_rounds stops in 40 (issue 32:
     "~35m14s left" 40 s before the campaign stopped at max_rounds)."""
