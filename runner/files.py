@@ -16,23 +16,26 @@ import secrets
 from pathlib import Path
 
 from benchrun.runner.errors import UserError
-from benchrun.runner.safefs import PRIVATE_FILE_MODE, create_file, open_dir
+from benchrun.runner.safefs import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, create_file, open_dir
 
 __all__ = ["atomic_write_bytes", "atomic_write_text"]
 
 
-def atomic_write_bytes(path: Path, data: bytes, mode: int = PRIVATE_FILE_MODE) -> int:
+def atomic_write_bytes(
+    path: Path, data: bytes, mode: int = PRIVATE_FILE_MODE, dir_mode: int = PRIVATE_DIR_MODE
+) -> int:
     """Replace ``path`` with ``data`` so that a reader sees the old or the new file, never a
     part: write a temporary file beside it, then rename it over ``path`` (atomic on POSIX).
 
-    Creates missing parent directories (0700). The file gets exactly ``mode``. Returns the
+    Creates missing parent directories with ``dir_mode`` (0700 unless a report's own
+    directory). The file gets exactly ``mode``. Returns the
     size written, in bytes. Raises ``OSError`` as the file system does (the temporary file
     is then removed), and ``OSError`` (``EPERM``, the one-line reason as its text) when the
     directory is refused or cannot be made (runner/safefs.py
     :func:`~benchrun.runner.safefs.open_dir`), so that every caller handles one exception.
     """
     try:
-        dir_fd = open_dir(path.parent, create=True, check=False)
+        dir_fd = open_dir(path.parent, create=True, check=False, mode=dir_mode)
     except UserError as exc:
         raise OSError(errno.EPERM, exc.message) from None
     try:

@@ -36,6 +36,7 @@ __all__ = [
     "EXIT_NO_SPACE",
     "PRIVATE_DIR_MODE",
     "PRIVATE_FILE_MODE",
+    "PUBLIC_DIR_MODE",
     "PUBLIC_FILE_MODE",
     "UnsafePath",
     "check_dir",
@@ -50,6 +51,9 @@ __all__ = [
 
 #: mode of every directory benchrun creates (campaign, report and runtime directories)
 PRIVATE_DIR_MODE = 0o700
+#: mode of a directory that belongs to a report (its figures), by the same choice as
+#: :data:`PUBLIC_FILE_MODE`
+PUBLIC_DIR_MODE = 0o755
 #: mode of every file benchrun creates unless told otherwise: stores, locks, records,
 #: status files and submitted experiment texts hold ``env:`` values, which may be secrets
 PRIVATE_FILE_MODE = 0o600
@@ -137,7 +141,9 @@ def _show(names: list[str], part: str = "") -> str:
     return "/" + "/".join([*names, part] if part else names)
 
 
-def open_dir(path: Path | str, *, create: bool = False, check: bool = True) -> int:
+def open_dir(
+    path: Path | str, *, create: bool = False, check: bool = True, mode: int = PRIVATE_DIR_MODE
+) -> int:
     """A descriptor (``O_RDONLY | O_DIRECTORY``) of directory ``path``, reached without
     following a symbolic link another user could have planted (module docstring).
 
@@ -146,12 +152,15 @@ def open_dir(path: Path | str, *, create: bool = False, check: bool = True) -> i
     path : Path or str
         The directory; relative to the working directory when not absolute.
     create : bool
-        Make missing directories, mode 0700 whatever the umask (an existing directory keeps
-        its mode).
+        Make missing directories, with ``mode`` whatever the umask (an existing directory
+        keeps its mode).
     check : bool
         Refuse the directory at the end unless it is root's or ours and writable by others
         only with the sticky bit (:func:`check_dir`). Off for a directory that only receives
         a finished file by rename (a report), where no file in it is ever read.
+    mode : int
+        The mode of the directories made: 0700 (:data:`PRIVATE_DIR_MODE`) unless a report's
+        own directory (:data:`PUBLIC_DIR_MODE`).
 
     Raises
     ------
@@ -187,7 +196,7 @@ def open_dir(path: Path | str, *, create: bool = False, check: bool = True) -> i
                     if not create:
                         raise
                     try:
-                        os.mkdir(part, PRIVATE_DIR_MODE, dir_fd=fds[-1])
+                        os.mkdir(part, mode, dir_fd=fds[-1])
                         made = True
                     except FileExistsError:
                         pass
@@ -210,7 +219,7 @@ def open_dir(path: Path | str, *, create: bool = False, check: bool = True) -> i
                 todo[:0] = list(Path(target).parts[1 if target.startswith("/") else 0 :])
                 continue
             if made and os.fstat(fd).st_uid == euid:
-                os.fchmod(fd, PRIVATE_DIR_MODE)  # the umask may have taken bits away
+                os.fchmod(fd, mode)  # the umask may have taken bits away
             fds.append(fd)
             names.append(part)
         if check:
