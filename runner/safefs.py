@@ -260,7 +260,9 @@ def _check_file(st: os.stat_result, shown: Path | str, private: bool, euid: int)
         raise UnsafePath(shown, "not a regular file", fix)
     if st.st_uid != euid:
         raise UnsafePath(
-            shown, f"owned by uid {st.st_uid}, not by you: another user may have planted it", fix
+            shown,
+            f"owned by uid {st.st_uid}, not by you: another user may have planted it",
+            f"run benchrun as uid {st.st_uid} if the file is theirs, else {fix}",
         )
     if st.st_nlink != 1:
         raise UnsafePath(shown, f"has {st.st_nlink} hard links (a planted link?)", fix)
