@@ -173,7 +173,9 @@ def open_dir(
         A directory cannot be made or entered (a full disk: exit 75).
     """
     euid = os.geteuid()
-    todo = list(Path(os.path.abspath(path)).parts[1:])
+    given = Path(path)
+    # ".." is taken as the kernel takes it (the parent of where a symlink led), not lexically
+    todo = list((given if given.is_absolute() else Path(os.getcwd()) / given).parts[1:])
     fds = [os.open("/", _DIR_FLAGS)]
     names: list[str] = []
     links = 0

@@ -9,6 +9,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -242,7 +243,7 @@ def test_the_lock_holder_is_named_and_the_lock_file_kept(tmp_path: Path) -> None
     assert first.returncode == 0, first.stderr
     holder = subprocess.Popen(
         [
-            "python3",
+            sys.executable,
             "-c",
             "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR); "
             "fcntl.flock(fd, fcntl.LOCK_EX); os.pwrite(fd, str(os.getpid()).encode(), 0); "

@@ -63,6 +63,12 @@ def test_a_symlink_in_a_directory_of_ours_is_followed(tmp_path: Path) -> None:
     real = os.stat(tmp_path / "real").st_ino
     assert _dir_of(open_dir(tmp_path / "link")).st_ino == real
     assert _dir_of(open_dir(tmp_path / "abs" / ".." / "link")).st_ino == real
+    # ".." after a symlink is the parent of its target, as the kernel has it
+    (tmp_path / "deep" / "er").mkdir(parents=True)
+    (tmp_path / "real" / "up").symlink_to(tmp_path / "deep" / "er")
+    deep = os.stat(tmp_path / "deep").st_ino
+    assert _dir_of(open_dir(tmp_path / "real" / "up" / "..")).st_ino == deep
+    assert os.stat(tmp_path / "real" / "up" / "..").st_ino == deep
 
 
 @needs_root
