@@ -26,7 +26,9 @@ A refusal is an :class:`UnsafePath`: one line naming the path, what is wrong and
 from __future__ import annotations
 
 import errno
+import grp
 import os
+import pwd
 import stat
 from pathlib import Path
 
@@ -46,6 +48,7 @@ __all__ = [
     "open_dir",
     "open_file",
     "others_may_write",
+    "private_group",
     "read_trusted",
 ]
 
@@ -96,13 +99,32 @@ def cannot(path: Path | str, exc: OSError, action: str = "create") -> UserError:
     return UserError(f"cannot {action} {path}: {why}; choose a directory you may write")
 
 
-def others_may_write(st: os.stat_result) -> bool:
-    """Whether users other than the owner may write this file or directory: it is writable
-    by others, or by a group other than our own (a group-writable file of our own group,
-    as a umask of 002 with per-user groups makes, is ours alone)."""
+def private_group(gid: int, euid: int) -> bool:
+    """Whether ``gid`` is the non-root user ``euid``'s own private group (the "user private
+    group" scheme, whose umask 002 makes files group-writable): its primary group, named
+    like the user, with no other member. Root's group is never taken as private (system
+    accounts often have gid 0). The same rule as the daemon's directories
+    (runner/daemon/paths.py)."""
+    if euid == 0:
+        return False
+    try:
+        user = pwd.getpwuid(euid)
+        group = grp.getgrgid(gid)
+    except KeyError:
+        return False
+    return (
+        user.pw_gid == gid and group.gr_name == user.pw_name and set(group.gr_mem) <= {user.pw_name}
+    )
+
+
+def others_may_write(st: os.stat_result, euid: int | None = None) -> bool:
+    """Whether someone other than the owner may write what ``st`` describes: the
+    other-write bit, or the group-write bit of a group that is not the user's private group
+    (:func:`private_group`; ``euid`` defaults to ours)."""
     if st.st_mode & stat.S_IWOTH:
         return True
-    return bool(st.st_mode & stat.S_IWGRP) and st.st_gid != os.getegid()
+    me = os.geteuid() if euid is None else euid
+    return bool(st.st_mode & stat.S_IWGRP) and not private_group(st.st_gid, me)
 
 
 def check_dir(st: os.stat_result, shown: Path | str, euid: int | None = None) -> None:
@@ -117,7 +139,7 @@ def check_dir(st: os.stat_result, shown: Path | str, euid: int | None = None) ->
             "benchrun keeps there",
             "choose a directory of yours",
         )
-    if others_may_write(st) and not st.st_mode & stat.S_ISVTX:
+    if others_may_write(st, me) and not st.st_mode & stat.S_ISVTX:
         raise UnsafePath(
             shown,
             f"the directory is writable by other users (mode {stat.S_IMODE(st.st_mode):04o}, "
@@ -132,7 +154,7 @@ def _may_follow(parent: os.stat_result, link: os.stat_result, euid: int) -> bool
     add names but not replace ours) and the link is ours or root's."""
     if parent.st_uid not in (0, euid):
         return False
-    if not others_may_write(parent):
+    if not others_may_write(parent, euid):
         return True
     return bool(parent.st_mode & stat.S_ISVTX) and link.st_uid in (0, euid)
 
@@ -268,7 +290,7 @@ def _check_file(st: os.stat_result, shown: Path | str, private: bool, euid: int)
         )
     if st.st_nlink != 1:
         raise UnsafePath(shown, f"has {st.st_nlink} hard links (a planted link?)", fix)
-    if private and others_may_write(st):
+    if private and others_may_write(st, euid):
         raise UnsafePath(
             shown,
             f"writable by other users (mode {stat.S_IMODE(st.st_mode):04o}), who could have "

@@ -3,7 +3,9 @@ with a second user (``nobody``); owners and modes are what the kernel reports (o
 
 from __future__ import annotations
 
+import grp
 import os
+import pwd
 import shutil
 import stat
 import tempfile
@@ -113,16 +115,41 @@ def test_a_directory_others_may_write_is_refused_unless_sticky(tmp_path: Path) -
     os.close(open_dir(d))
 
 
-def test_a_group_writable_directory_of_our_own_group_is_ours(tmp_path: Path) -> None:
-    d = tmp_path / "umask002"
+def _upg_user() -> tuple[int, int] | None:
+    """A non-root user with a private group (named like it, no other member), if any."""
+    for user in pwd.getpwall():
+        try:
+            group = grp.getgrgid(user.pw_gid)
+        except KeyError:
+            continue
+        if user.pw_uid and group.gr_name == user.pw_name and set(group.gr_mem) <= {user.pw_name}:
+            return user.pw_uid, user.pw_gid
+    return None
+
+
+@needs_root
+def test_group_write_is_trusted_only_for_a_users_private_group(shared: Path) -> None:
+    d = shared / "umask002"
     d.mkdir()
-    os.chown(d, -1, os.getegid())
-    d.chmod(0o775)
-    os.close(open_dir(d))
-    if os.geteuid() == 0:
-        os.chown(d, -1, OTHER_UID)  # a group of other users: they could swap our files
-        with pytest.raises(UnsafePath, match="writable by other users"):
-            open_dir(d)
+    d.chmod(0o775)  # root's group: never private, its members could swap our files
+    with pytest.raises(UnsafePath, match="writable by other users \\(mode 0775"):
+        open_dir(d)
+    upg = _upg_user()
+    if upg is None:
+        pytest.skip("no user with a private group here")
+    uid, gid = upg
+    os.chown(d, uid, gid)
+
+    def opens() -> str:
+        try:
+            os.close(open_dir(d))
+        except UnsafePath as exc:
+            return exc.reason
+        return "ok"
+
+    assert as_other_user(opens, uid=uid, gid=gid) == "ok"  # umask 002 with per-user groups
+    os.chown(d, uid, OTHER_UID)  # the same bits for a group of other users
+    assert "writable by other users" in as_other_user(opens, uid=uid, gid=gid)
 
 
 def test_a_file_where_a_directory_should_be_is_one_line(tmp_path: Path) -> None:
