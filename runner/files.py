@@ -1,24 +1,65 @@
-"""Files written whole or not at all."""
+"""Files written whole or not at all, with an explicit mode.
+
+The mode is set on the file itself, whatever the umask: 0600 unless the caller chooses
+otherwise (reports and exports, meant to be handed around, choose 0644:
+:data:`~benchrun.runner.safefs.PUBLIC_FILE_MODE`). The directory is reached without
+following a symlink another user could have planted (runner/safefs.py), the temporary
+file is created ``O_EXCL`` under a random name, and the rename replaces whatever is at the
+name (a planted symlink is replaced, never followed).
+"""
 
 from __future__ import annotations
 
+import errno
 import os
+import secrets
 from pathlib import Path
 
+from benchrun.runner.errors import UserError
+from benchrun.runner.safefs import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, create_file, open_dir
 
-def atomic_write_text(path: Path, text: str) -> int:
-    """Replace ``path`` with ``text`` (UTF-8) so that a reader sees the old or the new file,
-    never a part: write ``path.tmp`` beside it, then :func:`os.replace` (atomic on POSIX).
+__all__ = ["atomic_write_bytes", "atomic_write_text"]
 
-    Creates missing parent directories. Returns the size written, in bytes. Raises
-    ``OSError`` as the file system does; the temporary file is removed on failure.
+
+def atomic_write_bytes(
+    path: Path, data: bytes, mode: int = PRIVATE_FILE_MODE, dir_mode: int = PRIVATE_DIR_MODE
+) -> int:
+    """Replace ``path`` with ``data`` so that a reader sees the old or the new file, never a
+    part: write a temporary file beside it, then rename it over ``path`` (atomic on POSIX).
+
+    Creates missing parent directories with ``dir_mode`` (0700 unless a report's own
+    directory). The file gets exactly ``mode``. Returns the
+    size written, in bytes. Raises ``OSError`` as the file system does (the temporary file
+    is then removed), and ``OSError`` (``EPERM``, the one-line reason as its text) when the
+    directory is refused or cannot be made (runner/safefs.py
+    :func:`~benchrun.runner.safefs.open_dir`), so that every caller handles one exception.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        size = tmp.write_bytes(text.encode("utf-8"))
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return size
+        dir_fd = open_dir(path.parent, create=True, check=False, mode=dir_mode)
+    except UserError as exc:
+        raise OSError(errno.EPERM, exc.message) from None
+    try:
+        tmp = f".{path.name}.{secrets.token_hex(4)}.tmp"
+        fd = create_file(dir_fd, tmp, path.with_name(tmp), mode)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+            os.rename(tmp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dir_fd)
+            except OSError:
+                pass
+            raise
+    finally:
+        os.close(dir_fd)
+    return len(data)
+
+
+def atomic_write_text(path: Path, text: str, mode: int = PRIVATE_FILE_MODE) -> int:
+    """:func:`atomic_write_bytes` of ``text`` in UTF-8."""
+    return atomic_write_bytes(path, text.encode("utf-8"), mode)

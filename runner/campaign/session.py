@@ -46,6 +46,7 @@ from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.execute.slurm import SlurmExecutor
 from benchrun.runner.format import format_percent, format_value
 from benchrun.runner.machine.quiet import quiet_settings, wait_for_quiet
+from benchrun.runner.safefs import cannot, open_dir, open_file
 from benchrun.runner.store.database import CampaignRow, NewHook, NewRound, Store
 
 #: flag of the rounds that calibrated a workload's ``{work}`` (stored, never analysed)
@@ -226,24 +227,44 @@ def round_readings(workload: Workload, outcome: RoundOutcome) -> tuple[float, ..
     return () if value is None else (value,)
 
 
+#: the lock file of a campaign directory (one runner per campaign)
+LOCK_FILE = ".benchrun.lock"
+
+
 @contextmanager
 def campaign_lock(directory: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``directory/.benchrun.lock`` (one runner per campaign)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / ".benchrun.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    """Hold an exclusive lock on ``directory/.benchrun.lock`` (one runner per campaign).
+
+    The directory is made (0700) when missing and must be one no other user can plant files
+    in (runner/safefs.py :func:`~benchrun.runner.safefs.open_dir`); the lock file is opened
+    relative to it without following a symlink and without truncating, and must be a
+    regular file of ours (a planted file or link is refused, never written); it is created
+    0600 with ``O_EXCL``. Once locked it holds our pid, for the message another runner
+    prints. A full disk is one line (exit 75), as a file that cannot be made."""
+    path = directory / LOCK_FILE
+    dir_fd = open_dir(directory, create=True)
+    try:
+        fd = open_file(dir_fd, LOCK_FILE, path, write=True, create=True, private=False)
+    except OSError as exc:
+        raise cannot(path, exc) from None
+    finally:
+        os.close(dir_fd)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
+            raw = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            holder = raw if raw.isdigit() else "another process"
             raise UserError(
                 f"{directory} is being measured right now by pid {holder}; wait for it or "
                 "choose another output directory",
                 exit_code=1,
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+        except OSError as exc:
+            raise cannot(path, exc, "write") from None
         yield
     finally:
         os.close(fd)

@@ -447,8 +447,10 @@ def make_campaign_dir(campaign_dir: Path, given: str) -> None:
         raise UserError(
             f"{given}: {blocker} is a file, not a directory; choose a directory for the results"
         )
-    try:
-        campaign_dir.mkdir(parents=True, exist_ok=True)
+    from benchrun.runner.safefs import open_dir
+
+    try:  # made 0700 whatever the umask, refused if another user could plant files there
+        os.close(open_dir(campaign_dir, create=True))
     except OSError as exc:
         raise UserError(
             f"{given}: cannot create {campaign_dir}: {exc.strerror or exc}; choose a "

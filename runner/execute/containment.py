@@ -31,13 +31,16 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import signal
 import time
 from pathlib import Path
 from typing import Any, Literal
 
+from benchrun.runner.errors import UserError
 from benchrun.runner.execute.contention import SOURCE_PRESSURE, SOURCE_SCHEDSTAT, PressureReader
 from benchrun.runner.files import atomic_write_text
+from benchrun.runner.safefs import UnsafePath, read_trusted
 
 ContainmentKind = Literal["cgroup", "process group"]
 
@@ -552,20 +555,85 @@ def _ours(pgid: int, ticks: int) -> bool:
     return bool(members)
 
 
+#: most bytes of an in-flight record read (one holds a few pids and a cgroup path)
+INFLIGHT_LIMIT = 65536
+#: a cgroup a runner made: ``benchrun-<pid>-<start ticks>`` (or the older ``benchrun-<pid>``)
+_RUNNER_CGROUP = re.compile(r"benchrun-[0-9]{1,10}(-[0-9]{1,20})?")
+
+
+def _pgid_field(doc: dict[str, Any], key: str) -> int | None:
+    """A process group id of the record: an int (not a bool) that may be signalled; never
+    1 (init), below (0 and -1 would mean our own group or every process) or our own."""
+    value = doc.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 2:
+        raise ValueError(f"{key} {value!r} is not a process group id")
+    if value in (os.getpid(), os.getpgrp()):
+        raise ValueError(f"{key} {value} is this runner's own")
+    return value
+
+
+def runners_cgroup(recorded: object) -> Path | None:
+    """The rounds' cgroup ``recorded`` names, if it is one benchrun made for a runner that is
+    no longer alive, reached without a symlink: ``<cgroup2 mount>/.../benchrun-<pid>-<start>
+    /rounds``, absolute and normalised, each component below the mount opened with
+    ``O_NOFOLLOW``, on the cgroup2 file system itself. None otherwise (a path through a
+    symlink, to the root cgroup, to another cgroup, or of a live runner): only such a cgroup
+    may be emptied on the strength of a record."""
+    mount = _cgroup2_mount()
+    if not isinstance(recorded, str) or mount is None or os.path.realpath(mount) != str(mount):
+        return None
+    if os.path.normpath(recorded) != recorded or not recorded.startswith(f"{mount}/"):
+        return None
+    parts = Path(recorded).relative_to(mount).parts
+    if len(parts) < 2 or parts[-1] != "rounds" or not _RUNNER_CGROUP.fullmatch(parts[-2]):
+        return None
+    if not _stale(parts[-2]):
+        return None
+    try:
+        fd = os.open(mount, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        device = os.fstat(fd).st_dev
+        for part in parts:
+            nfd = os.open(
+                part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd
+            )
+            os.close(fd)
+            fd = nfd
+        if os.fstat(fd).st_dev != device:  # another file system mounted on the way
+            return None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return Path(recorded)
+
+
 def end_leftovers(path: Path) -> str | None:
     """End the processes of a round recorded in ``path`` by a run that died, if they are
     still there and still the recorded ones (same boot, same start time: a recycled pid is
     never touched); remove the record. Call it holding the campaign's lock (the run that
-    wrote the record is then dead). Returns a one-line note of what was ended, or None
-    when nothing was."""
+    wrote the record is then dead). Returns a one-line note of what was ended (or of a
+    record left alone), or None when nothing was.
+
+    The record names processes to kill, so it is trusted only when nobody else could have
+    written it (runner/safefs.py :func:`~benchrun.runner.safefs.read_trusted`): a regular
+    file of ours with one link, not writable by other users, reached without a symlink.
+    Any other is left where it is, unread, with a note. Its cgroup is emptied only when it
+    is one a dead runner made (:func:`runners_cgroup`)."""
     try:
-        doc: dict[str, Any] = json.loads(path.read_text())
-        pid = None if doc["pid"] is None else int(doc["pid"])
+        doc: dict[str, Any] = json.loads(read_trusted(path, INFLIGHT_LIMIT))
+        pid = _pgid_field(doc, "pid")
         ticks = None if doc.get("start_ticks") is None else int(doc["start_ticks"])
     except FileNotFoundError:
         discard_spare(path)
         return None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except UnsafePath as exc:
+        return f"left the in-flight record {path} alone, unread: {exc.reason}"
+    except (OSError, UserError, ValueError, KeyError, TypeError, AttributeError):
         clear_inflight(path)
         discard_spare(path)
         return f"ignored an unreadable in-flight record {path}"
@@ -574,24 +642,28 @@ def end_leftovers(path: Path) -> str | None:
     if same_boot and pid is not None and ticks is not None and _ours(pid, ticks):
         killed = kill_group(pid)
     others = doc.get("others") if same_boot else None
-    for other in others or ():
+    for other in others if isinstance(others, list) else ():
         try:
-            opid, oticks = int(other["pgid"]), int(other["start_ticks"])
-        except (KeyError, TypeError, ValueError):
+            opid, oticks = _pgid_field(other, "pgid"), int(other["start_ticks"])
+        except (KeyError, TypeError, ValueError, AttributeError):
             continue
-        if _ours(opid, oticks):
+        if opid is not None and _ours(opid, oticks):
             killed = kill_group(opid) or killed
+    note = ""
     cgroup = doc.get("cgroup")
     if cgroup and same_boot:
-        rounds = Path(cgroup)
-        if rounds.is_dir() and _stale(rounds.parent.name):
+        rounds = runners_cgroup(cgroup)
+        if rounds is not None:
             killed = kill_cgroup(rounds) or killed
             _remove(rounds, rounds.parent)
+        elif os.path.lexists(str(cgroup)):
+            shown = "".join(c if c.isprintable() else "?" for c in str(cgroup))[:200]
+            note = f"; left the cgroup {shown} alone: not one a dead benchrun runner made"
     clear_inflight(path)
     discard_spare(path)
     if killed:
         campaign = doc.get("campaign_id")
         of = f" of campaign {campaign}" if isinstance(campaign, int) else ""
         which = f" (pid {pid})" if pid is not None else ""
-        return f"ended the processes of a round{of} left running by an earlier run{which}"
-    return None
+        return f"ended the processes of a round{of} left running by an earlier run{which}{note}"
+    return note.removeprefix("; ") or None

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchrun.runner.files import atomic_write_bytes
 from benchrun.runner.report import fleet_tables, tables
 from benchrun.runner.report.analysis import Suite
 from benchrun.runner.report.document import Report
 from benchrun.runner.report.methods import METHODS_REFERENCES
 from benchrun.runner.report.plots import Plot
+from benchrun.runner.safefs import PUBLIC_DIR_MODE, PUBLIC_FILE_MODE
 
 
 def _cell(text: str) -> str:
@@ -38,9 +40,10 @@ class _Figures:
     def __call__(self, p: Plot | None) -> list[str]:
         if p is None or self.directory is None:
             return []
-        self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / f"{p.name}.png"
-        path.write_bytes(p.png)
+        # a report's figures are handed around with it: 0644 in a 0755 directory by choice
+        # (docs/security.md), replaced whole, never written through a planted symlink
+        atomic_write_bytes(path, p.png, PUBLIC_FILE_MODE, dir_mode=PUBLIC_DIR_MODE)
         rel = f"{self.directory.name}/{path.name}"
         return [f"![{p.title}]({rel})", "", f"*{_cell(p.caption)}*", ""]
 

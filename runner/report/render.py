@@ -13,14 +13,16 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.files import atomic_write_text
 from benchrun.runner.report import FORMATS
 from benchrun.runner.report.document import Report
+from benchrun.runner.safefs import PUBLIC_FILE_MODE
 
 matplotlib.use("Agg")
 
 
 def _write(path: Path, text: str) -> int:
-    """Write atomically (temporary file + rename); returns the size in bytes."""
+    """Write atomically (temporary file + rename); returns the size in bytes. A report is
+    meant to be handed around: mode 0644 by choice (docs/security.md), whatever the umask."""
     try:
-        return atomic_write_text(path, text)
+        return atomic_write_text(path, text, mode=PUBLIC_FILE_MODE)
     except OSError as exc:
         raise UserError(f"{path}: cannot write the report ({exc.strerror or exc})") from None
 

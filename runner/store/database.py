@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from benchrun.runner.errors import UserError
+from benchrun.runner.safefs import cannot, check_entry, create_file, open_dir
 
 SCHEMA_VERSION = 3
 #: the WAL is flushed to the disk (fsync) by the first commit this many seconds after the
@@ -401,6 +402,36 @@ class EventRow:
     data: dict[str, Any] | None
 
 
+#: the files SQLite opens by name beside a database (rollback journal, WAL, shared memory)
+SQLITE_SIDE_FILES = ("-journal", "-wal", "-shm")
+
+
+def _claim(path: Path) -> None:
+    """Make sure the store ``path`` about to be written is ours, before SQLite opens it by
+    name (following symlinks): its directory is reached and checked as runner/safefs.py
+    :func:`~benchrun.runner.safefs.open_dir` does (made 0700 when missing); the database
+    and its side files, where present, must be regular files of ours with one link that
+    nobody else may write (a symlink, dangling or not, or another user's database is
+    refused with one line); a missing database is created 0600 with ``O_EXCL`` (SQLite
+    gives its side files the database's mode)."""
+    try:
+        dir_fd = open_dir(path.parent, create=True)
+    except FileNotFoundError as exc:  # pragma: no cover - create=True makes what is missing
+        raise cannot(path.parent, exc) from None
+    try:
+        for side in SQLITE_SIDE_FILES:
+            check_entry(dir_fd, path.name + side, f"{path}{side}")
+        if not check_entry(dir_fd, path.name, path):
+            try:
+                os.close(create_file(dir_fd, path.name, path))
+            except FileExistsError:  # made meanwhile: check what is there
+                check_entry(dir_fd, path.name, path)
+            except OSError as exc:
+                raise cannot(path, exc) from None
+    finally:
+        os.close(dir_fd)
+
+
 class Store:
     """A benchrun SQLite store. Use :meth:`open` (existing) or :meth:`create_or_open`."""
 
@@ -423,12 +454,12 @@ class Store:
 
     @classmethod
     def create_or_open(cls, path: str | Path) -> Store:
-        """Open ``path``, creating the file, its directory and the schema if needed."""
+        """Open ``path``, creating the file, its directory and the schema if needed.
+
+        The file must be one no other user could have planted or changed (:func:`_claim`),
+        so a run as root never writes through a symlink or into another user's file."""
         path = Path(path)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UserError(f"cannot create {path.parent}: {exc.strerror}") from exc
+        _claim(path)
         return cls._connect(path, create=True)
 
     @classmethod
