@@ -13,6 +13,7 @@ import json
 import os
 import socket
 import struct
+import time
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +152,21 @@ def check_server(sock: socket.socket, path: Path) -> None:
         )
 
 
+def _connect(sock: socket.socket, path: str, timeout: float) -> None:
+    """``sock.connect(path)``, retried while the listener's backlog is full: a Unix socket
+    with a timeout (non-blocking underneath) gets EAGAIN then, where a blocking one would
+    wait (Linux ``unix(7)``). Raises ``TimeoutError`` once ``timeout`` seconds have passed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            sock.connect(path)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"{path}: the listener's backlog stayed full") from None
+            time.sleep(0.01)
+
+
 def request(
     op: str, paths: DaemonPaths | None = None, *, timeout: float = 30.0, **fields: Any
 ) -> dict[str, Any]:
@@ -184,7 +200,7 @@ def request(
     sock.settimeout(timeout)
     try:
         try:
-            sock.connect(str(paths.socket))
+            _connect(sock, str(paths.socket), timeout)
         except (FileNotFoundError, ConnectionRefusedError):
             raise not_running_error(paths) from None
         except PermissionError:

@@ -158,3 +158,36 @@ def test_another_uid_is_refused(xdg: Env) -> None:
         assert "entries" not in got["reply"]
     assert ping(xdg)["ok"] is True
     assert stat.S_IMODE(os.stat(xdg.socket).st_mode) == 0o666  # (what the test set)
+
+
+def test_a_full_backlog_makes_the_client_wait_not_crash(tmp_path: Path) -> None:
+    """A Unix socket connect with a timeout gets EAGAIN from Linux while the listener's
+    backlog is full (a busy daemon); the client used to end in a BlockingIOError traceback.
+    It now waits: it connects once the listener accepts, and times out otherwise."""
+    from benchrun.runner.daemon.protocol import _connect
+
+    path = str(tmp_path / "s")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(0)
+    held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    held.connect(path)  # fills the backlog of 0 (+1)
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1)
+    with pytest.raises(BlockingIOError):  # the kernel's behaviour the client must absorb
+        probe.connect(path)
+    probe.close()
+    late = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    late.settimeout(0.3)
+    with pytest.raises(TimeoutError):
+        _connect(late, path, 0.3)
+    late.close()
+    accepted: list[socket.socket] = []
+    timer = threading.Timer(0.2, lambda: accepted.append(srv.accept()[0]))
+    timer.start()
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.settimeout(5)
+    _connect(client, path, 5)  # succeeds once the held connection is accepted
+    timer.join()
+    for s in (client, held, srv, *accepted):
+        s.close()
