@@ -23,9 +23,12 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchrun.runner.errors import UserError
+
+if TYPE_CHECKING:
+    from benchrun.runner.report.model import CampaignModel
 
 WHAT = ("all", "readings", "results")
 FORMATS = ("json", "csv")
@@ -243,15 +246,13 @@ def results_csv(doc: dict) -> str:
     return _csv(rows, _with_params(RESULT_COLUMNS, params))
 
 
-def hooks_of(db: Path, campaign_id: int) -> list[dict[str, Any]]:
+def hooks_of(model: CampaignModel) -> list[dict[str, Any]]:
     """The JSON export's ``hooks``: every stored run of the campaign's setup, prepare and
-    cleanup hooks, in the order they ran (runner/commands/show.py :func:`hook_dict`)."""
+    cleanup hooks, in the order they ran (runner/commands/show.py :func:`hook_dict`), as
+    read in the model's snapshot (runner/report/model.py)."""
     from benchrun.runner.commands.show import hook_dict
-    from benchrun.runner.store.database import Store
 
-    with Store.open(db) as store:
-        names = {w.id: w.name for w in store.workloads(campaign_id)}
-        return [hook_dict(h, names) for h in store.hooks(campaign_id)]
+    return [hook_dict(h, model.names) for h in model.hooks]
 
 
 def main(args: argparse.Namespace) -> int:
@@ -269,7 +270,7 @@ def main(args: argparse.Namespace) -> int:
     doc = export_document(model, with_rounds=what != "results")
     if fmt == "json":
         if what != "results":
-            doc["hooks"] = hooks_of(model.database, model.campaign.id)
+            doc["hooks"] = hooks_of(model)
         if what == "readings":
             doc["workloads"] = [
                 {k: v for k, v in w.items() if k not in ("collected", "summary", "result")}

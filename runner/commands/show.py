@@ -153,7 +153,8 @@ def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
         workload_states,
     )
 
-    with Store.open(db) as store:
+    # one read transaction: a campaign being written is read as one state of it
+    with Store.open(db) as store, store.snapshot():
         campaign = store.campaign(campaign_id)
         confidence = float(campaign.settings.get("confidence", 0.95))
         rounds = store.rounds(campaign.id)
