@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchrun.runner.commands.show import add_secrets_option
 from benchrun.runner.errors import UserError
 
 if TYPE_CHECKING:
@@ -121,6 +122,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--steady", action="store_true", help="CSV readings: only analysed readings")
     p.add_argument("--out", "-o", help="output file (default: stdout)")
+    add_secrets_option(p)
     p.set_defaults(func=main)
 
 
@@ -266,7 +268,9 @@ def main(args: argparse.Namespace) -> int:
     from benchrun.runner.report.exchange import export_document
     from benchrun.runner.report.model import load_campaign
 
-    model = load_campaign(args.campaign, args.campaign_id, diagnostics=False)
+    model = load_campaign(
+        args.campaign, args.campaign_id, diagnostics=False, include_secrets=args.include_secrets
+    )
     doc = export_document(model, with_rounds=what != "results")
     if fmt == "json":
         if what != "results":

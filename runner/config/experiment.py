@@ -227,6 +227,10 @@ class Settings:
     contended: Literal["exclude", "keep", "fail"] = "exclude"
     #: share of a round's wall time its processes may wait for a CPU before it is contended
     contended_threshold: float = DEFAULT_CONTENDED_THRESHOLD
+    #: names of env variables whose values are secret besides those whose names contain
+    #: TOKEN, SECRET, PASSWORD, KEY... (runner/config/secrets.py): the workloads receive
+    #: them, every output shows "<secret>" unless --include-secrets
+    secret_env: tuple[str, ...] = ()
 
 
 #: the param (and name part, ``bench[node_type=alpha]``) of a fleet's node type; reserved

@@ -309,6 +309,14 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         exclusive_minimum=0,
         maximum=1,
     ),
+    Key(
+        "secret_env",
+        "str_list",
+        "names of env variables whose values are secret, besides every name containing "
+        "TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, KEY, CREDENTIAL, AUTH or COOKIE: the "
+        "workloads receive them, exports, reports and show print <secret> unless "
+        "--include-secrets",
+    ),
 )
 
 WORKLOAD_KEYS: tuple[Key, ...] = (

@@ -55,6 +55,14 @@ from benchrun.runner.store.database import (
     Store,
     WorkloadRow,
 )
+from benchrun.runner.store.redact import (
+    campaign_secrets,
+    redact_campaign,
+    redact_events,
+    redact_hooks,
+    redact_rounds,
+    redact_workloads,
+)
 from benchrun.stats.autocorr import acf, subsession_means
 from benchrun.stats.normality import normality
 from benchrun.stats.summary import tukey_outliers
@@ -475,12 +483,19 @@ def build_view(
 
 
 def load_campaign(
-    path: str | Path, campaign_id: int | None = None, diagnostics: bool = True
+    path: str | Path,
+    campaign_id: int | None = None,
+    diagnostics: bool = True,
+    *,
+    include_secrets: bool = False,
 ) -> CampaignModel:
     """Read one campaign (the newest unless ``campaign_id``) into a :class:`CampaignModel`.
 
     ``diagnostics=False`` skips outliers, autocorrelation, normality and the CI-width curve
-    (what ``compare`` and ``export`` do not need). Raises :class:`UserError` for a missing
+    (what ``compare`` and ``export`` do not need). Everything is read in one snapshot of
+    the store (Store.snapshot). The secret ``env:`` values of the campaign are hidden in
+    every row the model holds (runner/store/redact.py) unless ``include_secrets``; the
+    statistics are computed from the stored rows before. Raises :class:`UserError` for a missing
     or foreign database and for a campaign without any workload or round ("empty").
     """
     db = find_database(path)
@@ -504,6 +519,13 @@ def load_campaign(
             f"{db}: campaign {campaign.id} ({campaign.name}) is empty: no round was stored; "
             "run it first (benchrun run FILE)"
         )
+    if not include_secrets:
+        secrets = campaign_secrets(campaign, workloads)
+        campaign = redact_campaign(campaign, secrets)
+        workloads = redact_workloads(workloads, secrets)
+        events = redact_events(events, secrets)
+        hooks = redact_hooks(hooks, secrets)
+        rounds = redact_rounds(rounds, secrets)
     by_w: dict[int, list[RoundRow]] = {}
     for r in rounds:
         by_w.setdefault(r.workload_id, []).append(r)
