@@ -13,6 +13,10 @@ comparison with its baseline). Every value is in the workload's base unit (``uni
 ``display_unit`` is the unit benchrun's tables show it in, ``display_factor`` one
 ``display_unit`` in the base unit (shown value = value / display_factor), in both. Output goes to stdout unless
 ``--out`` is given.
+
+Everything is read in one snapshot of the store (runner/report/model.py ``load_campaign``),
+so an export of a campaign being written is one state of it; secret ``env:`` values are
+``<secret>`` unless ``--include-secrets`` (runner/config/secrets.py).
 """
 
 from __future__ import annotations
