@@ -1,7 +1,8 @@
 """Issue 29, item 5: export and show read one consistent snapshot while a campaign writes.
 
 A real ``benchrun run`` (a child process, shell workloads of 3 and 2 readings a round,
-thousands of rounds) commits rounds while this test exports the campaign as JSON and as
+more rounds than the test waits for, stopped with SIGINT at its end) commits rounds
+while this test exports the campaign as JSON and as
 CSV and runs ``show --json`` in a loop. Before the store's reads were one transaction,
 the CSV export failed most times (``zip()`` of a round's readings and its flags of
 different lengths: the rounds were read after the flags were computed) and the JSON
@@ -29,7 +30,7 @@ from benchrun.runner.importers.detect import load
 EXPERIMENT = """\
 name: live
 output: {out}
-settings: {{adaptive: false, rounds: 4000, warmup_rounds: 2, pin: none, min_round_time: 0}}
+settings: {{adaptive: false, rounds: 100000, warmup_rounds: 2, pin: none, min_round_time: 0}}
 workloads:
   - name: three
     command: [sh, -c, 'echo t=1.5; echo t=1.25; echo t=1.75']
