@@ -10,12 +10,20 @@ anything about the store itself, which is intact: before issue 29, ``show`` and
 ``report`` called it "not a usable SQLite database ... move it away", advice that could
 lose a campaign. :func:`unreadable_store` says what is wrong with the place instead
 (docs/limits.md "The store's file system").
+
+The same files are a way in for another user who may write the directory: SQLite
+*replays* a ``-wal`` it finds (and a hot ``-journal``) into the store when it opens it,
+so a ``benchrun.db-wal`` planted there decides what root's ``show`` prints and what
+``run --resume`` runs (issue 29: a crafted WAL renamed root's campaign and could rewrite
+its stored experiment). :func:`check_companions` refuses such a file before SQLite opens
+the store.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from pathlib import Path
 
 from benchrun.runner.errors import UserError
@@ -106,3 +114,50 @@ def unreadable_store(path: Path, exc: BaseException) -> UserError | BaseExceptio
         "are regular files this user can read and write",
         exit_code=1,
     )
+
+
+#: the files SQLite keeps beside a store and reads, or replays into it, when it opens it
+COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
+
+
+def check_companions(path: Path) -> None:
+    """Refuse the store ``path`` when a file SQLite would read beside it (``-wal``,
+    ``-shm``, ``-journal``) is not a regular file, or belongs to neither this user nor the
+    store file's owner: another user planted it.
+
+    Why: SQLite replays a ``-wal`` into the store when it opens it, so whoever wrote that
+    file decides the store's content. The files are examined with ``lstat`` (a symbolic
+    link is never followed; SQLite refuses one too, with a bare "unable to open database
+    file"). A file SQLite made itself belongs to the user who opened the store, which is
+    the store's owner or this user. This check does not close a race with a user who may
+    write the directory and swaps a file after it; a campaign directory others may write
+    is refused as a whole where it is opened (docs/security.md).
+    """
+    try:
+        owner = os.stat(path).st_uid
+    except OSError:
+        return  # the opener reports a missing or unreadable store
+    # SQLite keeps the files beside the file a symbolic link names (unixFullPathname)
+    path = Path(os.path.realpath(path))
+    mine = os.geteuid()
+    for suffix in COMPANION_SUFFIXES:
+        companion = path.with_name(path.name + suffix)
+        try:
+            st = os.lstat(companion)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            what = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+            raise UserError(
+                f"{companion}: is {what}, where SQLite keeps its own {suffix} file of "
+                f"{path.name}; benchrun will not open the store: remove it if you did not "
+                "make it"
+            )
+        if st.st_uid not in (mine, owner):
+            raise UserError(
+                f"{companion}: belongs to uid {st.st_uid}, neither you (uid {mine}) nor the "
+                f"store's owner (uid {owner}); SQLite would replay it into {path.name}, so "
+                "another user could change what benchrun reads and resumes: benchrun will "
+                f"not open the store; remove {companion.name} if you trust {path.name} as it "
+                "is on disk"
+            )

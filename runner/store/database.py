@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from benchrun.runner.errors import UserError
-from benchrun.runner.store.access import is_place_error, unreadable_store
+from benchrun.runner.store.access import check_companions, is_place_error, unreadable_store
 
 SCHEMA_VERSION = 3
 #: the WAL is flushed to the disk (fsync) by the first commit this many seconds after the
@@ -444,6 +444,7 @@ class Store:
 
     @classmethod
     def _connect(cls, path: Path, create: bool) -> Store:
+        check_companions(path)  # a -wal another user planted would be replayed into it
         try:
             conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
         except sqlite3.DatabaseError as exc:
