@@ -85,6 +85,14 @@ def _one(path: Path, out: Path, mode: str, extra: list[str] | None = None) -> di
     (data,) = con.execute(
         "SELECT data_json FROM event WHERE kind = 'verdicts' ORDER BY id DESC LIMIT 1"
     ).fetchone()
+    # the passes at which each pair's verdict was declared (a pair at its own looks; the
+    # stop can come later, when the ratio CI must still narrow to ci_rel_width)
+    declared = [
+        json.loads(row[0]).get("passes")
+        for row in con.execute(
+            "SELECT data_json FROM event WHERE kind = 'pair-verdict' ORDER BY id"
+        )
+    ]
     con.close()
     doc = json.loads(data)
     pairs = [
@@ -101,6 +109,7 @@ def _one(path: Path, out: Path, mode: str, extra: list[str] | None = None) -> di
         "pairs": pairs,
         "reason": doc.get("reason", "")[:160],
         "oracle": _oracle(db) if name != "demo" else None,
+        "verdict_passes": declared[0] if declared else None,
     }
 
 
@@ -158,15 +167,18 @@ def main(argv: list[str] | None = None) -> int:
                         f"{p['ratio'] or float('nan'):.4f} "
                         f"[{p['ratio_low'] or float('nan'):.4f}, {p['ratio_high'] or float('nan'):.4f}] "
                         f"{p['passes']} passes"
-                        for p in r["pairs"]  # type: ignore[union-attr]
+                        for p in r["pairs"]  # type: ignore[attr-defined]
                     )
                     oracle = r.get("oracle")
                     passes = r["pairs"][0]["passes"] if r["pairs"] else None  # type: ignore[index]
+                    at = r.get("verdict_passes")
                     vs = (
                         f"; oracle {oracle:.0f} passes, used/oracle {passes / oracle:.2f}"
                         if isinstance(oracle, float) and passes
                         else ""
                     )
+                    if isinstance(oracle, float) and isinstance(at, int):
+                        vs += f"; verdict at {at} passes, verdict/oracle {at / oracle:.2f}"
                     print(
                         f"{name:12s} {mode:11s} #{rep}: met={r['met']} {r['wall_s']:.1f} s: "
                         f"{verdicts}{vs}",
@@ -194,6 +206,16 @@ def main(argv: list[str] | None = None) -> int:
                 return all(p["verdict"] in ("separated", "equivalent") for p in pairs)
 
             ok = sum(expected(r) for r in rs)
+            ratios = [
+                float(r["verdict_passes"]) / float(r["oracle"])  # type: ignore[arg-type]
+                for r in rs
+                if isinstance(r.get("oracle"), float) and isinstance(r.get("verdict_passes"), int)
+            ]
+            if ratios:
+                print(
+                    f"{name} {mode}: verdict passes / oracle median {statistics.median(ratios):.2f} "
+                    f"({min(ratios):.2f}-{max(ratios):.2f}) over {len(ratios)} runs"
+                )
             print(
                 f"| {name} | {mode} | {len(rs)} | {met} | {ok} | {statistics.median(walls):.1f} "
                 f"({min(walls):.1f}-{max(walls):.1f}) |"

@@ -15,7 +15,6 @@ import sys
 from collections.abc import Sequence
 
 from benchrun.runner import __version__
-from benchrun.runner.config.yamlsource import ConfigErrors
 from benchrun.runner.errors import UserError
 
 #: Sub-command modules, in the order ``--help`` lists them.
@@ -55,15 +54,34 @@ and reports means with confidence intervals that account for autocorrelation.
 """
 
 
-#: commands whose module registers only that command, under the module's own name: for
-#: them only that module is imported (``benchrun run`` need not import every other command
-#: and what they import, e.g. scipy, before its first round)
-SINGLE_COMMANDS: frozenset[str] = frozenset({"run"})
+#: the module (of :data:`COMMAND_MODULES`, last part) that registers each command: a
+#: command line naming one imports only that module (``benchrun run`` need not import every
+#: other command and what they import, e.g. scipy, before its first round; ``validate``
+#: starts at once); tests/runner/test_cli_startup.py checks it against the full parser
+COMMAND_MODULE: dict[str, str] = {
+    "run": "run",
+    "show": "show",
+    "validate": "validate",
+    "init": "validate",
+    "schema": "validate",
+    "system": "system",
+    "analyze": "analyze",
+    "report": "report",
+    "compare": "compare",
+    "export": "export",
+    "submit": "submit",
+    "queue": "queue",
+    "resume": "queue",
+    "status": "status",
+    "logs": "logs",
+    "cancel": "cancel",
+    "daemon": "daemon",
+}
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """Build the top-level parser with every registered sub-command, or with the one
-    sub-command ``only`` (a name of :data:`SINGLE_COMMANDS`)."""
+    """Build the top-level parser with every registered sub-command, or with those of the
+    one module ``only`` (a value of :data:`COMMAND_MODULE`)."""
     parser = argparse.ArgumentParser(
         prog="benchrun",
         description=DESCRIPTION,
@@ -80,18 +98,23 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``benchrun`` console script; returns the exit code."""
     words = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(words[0] if words and words[0] in SINGLE_COMMANDS else None)
+    if words == ["--version"]:  # at once: no command module (and nothing they import) loaded
+        print(f"benchrun {__version__}")
+        return 0
+    parser = build_parser(COMMAND_MODULE.get(words[0]) if words else None)
     args = parser.parse_args(words)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
         code = args.func(args)
-    except ConfigErrors as exc:  # every problem of an experiment file, as validate prints
-        print("\n".join(exc.lines(exc.errors[0].file)), file=sys.stderr)
-        return exc.exit_code
     except UserError as exc:
-        print(f"benchrun: error: {one_line(exc.message)}", file=sys.stderr)
+        from benchrun.runner.config.yamlsource import ConfigErrors
+
+        if isinstance(exc, ConfigErrors):  # every problem of an experiment file, as validate prints
+            print("\n".join(exc.lines(exc.errors[0].file)), file=sys.stderr)
+        else:
+            print(f"benchrun: error: {one_line(exc.message)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("benchrun: interrupted", file=sys.stderr)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 #: SI prefixes for display, largest first: (factor relative to the base unit, prefix)
 _TIME_SCALES = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
@@ -105,3 +107,14 @@ def format_percent(
 def format_number(value: float | None, missing: str = "-") -> str:
     """A statistic (a p-value, a ratio) with 3 significant digits; ``missing`` for None."""
     return missing if value is None else f"{value:.3g}"
+
+
+def level_shift_text(collected: Mapping[str, Any]) -> str | None:
+    """``"level shift at round 18 (+135 %)"`` from :meth:`WorkloadStats.to_dict` (round
+    counted 1-based among the steady rounds), None without a level shift."""
+    at = collected.get("level_shift_at")
+    if at is None:
+        return None
+    change = collected.get("level_shift_change")
+    size = "" if change is None else f" ({100 * float(change):+.0f} %)"
+    return f"level shift at round {int(at) + 1}{size}"

@@ -164,18 +164,25 @@ def status_doc(
 
 
 def eta_seconds(
-    decision: Decision, states: dict[str, WorkloadState], budget_left_s: float | None = None
+    decision: Decision,
+    states: dict[str, WorkloadState],
+    budget_left_s: float | None = None,
+    max_rounds: int | None = None,
 ) -> float | None:
     """Estimated seconds to finish: rounds each workload still needs x its mean round time
-    (rounds run one after another), at most ``budget_left_s`` (what ``max_time`` leaves:
-    the campaign stops there whatever it still needs). None while some active workload
-    has no estimate."""
+    (rounds run one after another), each need at most what ``max_rounds`` leaves it (None:
+    the cap does not hold, ``extend_rounds``), the total at most ``budget_left_s`` (what
+    ``max_time`` leaves: the campaign stops there whatever it still needs). None while some
+    active workload has no estimate."""
     total = 0.0
     for name in decision.active:
-        need = decision.workloads[name].rounds_needed
+        w = decision.workloads[name]
+        need = w.rounds_needed
         st = states[name]
         if need is None or st.launched == 0:
             return None
+        if max_rounds is not None:
+            need = min(need, max(0, max_rounds - w.rounds))
         total += need * st.seconds / st.launched
     return total if budget_left_s is None else min(total, max(0.0, budget_left_s))
 
@@ -438,7 +445,8 @@ class _Adaptive:
             if e.kind in ("pair-verdict", "pair-revised", "baseline-verdict", "workload-done"):
                 self.display.message(e.message)
         left = self.budget.max_time_s - self.budget.elapsed_s
-        eta = None if decision.stop else eta_seconds(decision, self.states, left)
+        cap = None if self.controller.params.extend_rounds else self.settings.max_rounds
+        eta = None if decision.stop else eta_seconds(decision, self.states, left, cap)
         self.display.show_decision(decision, eta)
         now = time.monotonic()
         if decision.stop or now - self._status_at >= STATUS_EVERY_S:

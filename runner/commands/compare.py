@@ -21,8 +21,9 @@ runner/results/conditions.py) are printed with every comparison; a material diff
 makes the workloads it concerns "not comparable: <reasons>" unless
 ``--allow-different-conditions``.
 
-Without ``--fail-on-regression`` the exit code is 0 (2 on bad input). Workloads on one
-side only are listed, never dropped silently, and do not change the exit code.
+Without ``--fail-on-regression`` the exit code is 0 (2 on bad input, including two sides
+with no workload in common). Workloads on one side only are listed, never dropped
+silently, and do not change the exit code.
 """
 
 from __future__ import annotations
@@ -170,6 +171,12 @@ def main(args: argparse.Namespace) -> int:
     for side, path in ((old, args.old), (new, args.new)):
         if not side.entries and not side.empty:
             raise UserError(f"{path}: no workload to compare")
+    names_old, names_new = set(old.entries) | set(old.empty), set(new.entries) | set(new.empty)
+    if not names_old & names_new:
+        raise UserError(
+            f"no workload in common: {args.old} has {_names(names_old)}, {args.new} has "
+            f"{_names(names_new)}; compare matches workloads by name"
+        )
     cmp = compare_sides(
         old,
         new,
@@ -199,6 +206,13 @@ def main(args: argparse.Namespace) -> int:
     if cmp.undecided and not args.allow_undecided:
         return EXIT_UNDECIDED
     return 0
+
+
+def _names(names: set[str], shown: int = 5) -> str:
+    """``a, b, c`` (sorted), ``... and N more`` past ``shown`` names."""
+    out = sorted(names)
+    more = f" and {len(out) - shown} more" if len(out) > shown else ""
+    return ", ".join(out[:shown]) + more
 
 
 def _note(r: Any) -> str:

@@ -105,7 +105,14 @@ def cmd_start(args: argparse.Namespace) -> int:
         argv += ["--quiet-load", repr(args.quiet_load)]
     argv += ["--quiet-max-wait", repr(args.quiet_max_wait)]
     argv += ["--stop-timeout", repr(args.stop_timeout)]
-    log_fd = os.open(paths.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:  # in the state directory ensure() checked; never through a link
+        log_fd = os.open(
+            paths.daemon_log,
+            os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW,
+            0o600,
+        )
+    except OSError as exc:
+        raise UserError(f"{paths.daemon_log}: cannot open: {exc.strerror or exc}", 1) from None
     log_start = os.fstat(log_fd).st_size
     try:
         proc = subprocess.Popen(

@@ -47,7 +47,9 @@ def _entries() -> list[dict[str, Any]]:
     try:
         return list(request("queue", paths)["entries"])
     except DaemonNotRunning:
-        if not paths.queue_db.is_file():
+        # the data directory is checked like the daemon checks it: a queue file another
+        # user could have planted is not read (nor written: opening may migrate it)
+        if paths.existing_data_dir() is None or not paths.queue_db.is_file():
             raise  # no queue yet: say that the daemon is not running
     db = QueueDB.open(paths.queue_db)
     try:

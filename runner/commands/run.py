@@ -34,7 +34,7 @@ from benchrun.runner.execute.reservation import (
     reserve,
 )
 from benchrun.runner.store.database import Store
-from benchrun.runner.ui.display import RichDisplay, stdout_console
+from benchrun.runner.ui.display import RichDisplay, stderr_console, stdout_console
 
 #: exit status of `benchrun run --fail-on-unmet` when a condition is unmet at the end
 EXIT_UNMET = 3
@@ -505,7 +505,7 @@ def main(args: argparse.Namespace) -> int:
     )
     plan = plan_pinning(experiment.settings.pin)
     display = RichDisplay({w.name: w.unit for w in experiment.workloads}, quiet=args.quiet)
-    err = Console(stderr=True)
+    err = stderr_console()
     with contextlib.ExitStack() as held:
         notes: list[str] = []
         if experiment.executor is None:  # rounds on this machine: reserve their CPUs

@@ -227,6 +227,10 @@ class Settings:
     contended: Literal["exclude", "keep", "fail"] = "exclude"
     #: share of a round's wall time its processes may wait for a CPU before it is contended
     contended_threshold: float = DEFAULT_CONTENDED_THRESHOLD
+    #: a paired comparison about to decide runs past max_rounds within max_time
+    #: (docs/controller.md, "Budgets"); None: on when max_rounds was left at its default
+    #: (the loader resolves it, so a stored campaign keeps what it ran with)
+    extend_rounds: bool | None = None
     #: names of env variables whose values are secret besides those whose names contain
     #: TOKEN, SECRET, PASSWORD, KEY... (runner/config/secrets.py): the workloads receive
     #: them, every output shows "<secret>" unless --include-secrets

@@ -396,6 +396,10 @@ def _parse_settings(raw: Any, smap: SourceMap) -> Settings:
         # the default where the file says nothing (docs/contention.md); stored with the
         # campaign's settings like a value the file gave
         values["contended"] = os.environ[ENV_CONTENDED]
+    if values.get("extend_rounds") is None:
+        # time is the budget unless the file or --set gave max_rounds: then it is a cap
+        # (stored resolved, so a resumed campaign keeps it; docs/controller.md "Budgets")
+        values["extend_rounds"] = "max_rounds" not in section
     with smap.recover():
         if "adaptive" not in section and "rounds" in section:
             values["adaptive"] = False  # `rounds: N` alone asks for exactly N rounds

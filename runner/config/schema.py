@@ -310,6 +310,14 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         maximum=1,
     ),
     Key(
+        "extend_rounds",
+        "bool",
+        "adaptive: a paired comparison whose estimate says it decides within the time left "
+        "of max_time keeps running past max_rounds; null: on when max_rounds is left at its "
+        "default (time is the budget), off when it is set (a cap)",
+        nullable=True,
+    ),
+    Key(
         "secret_env",
         "str_list",
         "names of env variables whose values are secret, besides every name containing "

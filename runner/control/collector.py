@@ -16,7 +16,7 @@ import numpy as np
 from scipy.special import stdtrit
 
 from benchrun.runner.control.nodelevel import node_dict, node_level
-from benchrun.runner.format import DisplayUnit, display_unit
+from benchrun.runner.format import DisplayUnit, display_unit, level_shift_text
 from benchrun.stats.autocorr import (
     MAX_SUBSESSIONS,
     MIN_SUBSESSIONS,
@@ -227,17 +227,6 @@ def interval_text(collected: Mapping[str, Any], unit: str | DisplayUnit) -> str:
     if nodes and nodes.get("ci_from") == "nodes" and nodes.get("text"):
         text += f" ({nodes['text']})"
     return text
-
-
-def level_shift_text(collected: Mapping[str, Any]) -> str | None:
-    """``"level shift at round 18 (+135 %)"`` from :meth:`WorkloadStats.to_dict` (round
-    counted 1-based among the steady rounds), None without a level shift."""
-    at = collected.get("level_shift_at")
-    if at is None:
-        return None
-    change = collected.get("level_shift_change")
-    size = "" if change is None else f" ({100 * float(change):+.0f} %)"
-    return f"level shift at round {int(at) + 1}{size}"
 
 
 Warmup = Literal["mser5", "none"] | int

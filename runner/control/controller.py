@@ -114,7 +114,7 @@ class ControllerParams:
     of a comparison's own looks; ``pair_first_share``, ``pair_spend_rho`` their α
     spending (runner/control/pairlooks.py ``cumulative_spend``); ``extend_rounds``: a
     paired comparison estimated to decide within the time left of ``max_time`` keeps its
-    workloads running past ``max_rounds`` (off: an explicit ``max_rounds`` stays a cap).
+    workloads running past ``max_rounds`` (None: on when ``max_rounds`` is the default).
     """
 
     # the settings' defaults are the experiment file's (one source: Settings)
@@ -135,7 +135,7 @@ class ControllerParams:
     paired_test: str = _DEFAULTS.paired_test
     pair_looks: str = "own"
     pair_look_ratio: float = 1.1
-    extend_rounds: bool = False
+    extend_rounds: bool | None = None
     pair_first_share: float = FIRST_SHARE
     pair_spend_rho: float = SPEND_RHO
 
@@ -175,6 +175,8 @@ class ControllerParams:
             raise bad("pair_spend_rho", f"must be > 0, got {self.pair_spend_rho}")
         if not 0 < self.allocation_share <= 0.5:
             raise bad("allocation_share", f"must be in (0, 0.5], got {self.allocation_share}")
+        if self.extend_rounds is None:  # as the loader resolves it: on at the default cap
+            object.__setattr__(self, "extend_rounds", self.max_rounds == _DEFAULTS.max_rounds)
 
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> ControllerParams:
@@ -476,13 +478,24 @@ class Controller:
             return True
         assert self._src is not None
         d = self._src.series(a, b)
-        k = sum(1 for n in self.names if self.group[n] == self.group[a])
-        return d is not None and 2.0 / 2.0 ** min(d.size, 1000) <= self._alpha_pair(k)
+        return d is not None and 2.0 / 2.0 ** min(d.size, 1000) <= self._family_alpha(a, b)
 
     def _alpha_pair(self, k: int) -> float:
         """Level of a separation in a group of k workloads: alpha over the C(k, 2) pairs
         it can form (Bonferroni: which pairs are adjacent depends on the data)."""
         return self.params.alpha / max(1, k * (k - 1) // 2)
+
+    def _ref_pairs(self) -> list[tuple[str, str]]:
+        """(reference, workload) of every comparison with this campaign's reference."""
+        return [(lab, n) for n, lab in self._baseline_pairs() if lab != "@stored"]
+
+    def _family_alpha(self, a: str, b: str) -> float:
+        """Level of a separation of a~b at its own looks: alpha over the comparisons with
+        the reference when one of them is the reference (k - 1 of them: the family is
+        fixed in advance), else :meth:`_alpha_pair` of their group."""
+        if self.reference is not None and self.reference in (a, b):
+            return self.params.alpha / max(1, len(self._ref_pairs()))
+        return self._alpha_pair(sum(1 for n in self.names if self.group[n] == self.group[a]))
 
     def _comparisons(self, st: Mapping[str, WorkloadStats | None]) -> list[tuple[str, str]]:
         """The comparisons of now: adjacent pairs of each group's order, reference pairs."""
@@ -539,7 +552,6 @@ class Controller:
         left = p.max_time - elapsed_s
         out: set[str] = set()
         for key, members in self._ranked_groups().items():
-            k = len(members)
             order = self._order.get(key)
             if order is None or set(order) != set(members):
                 order = self._rank(members, st)
@@ -550,9 +562,17 @@ class Controller:
                     continue
                 if a in self._retired or b in self._retired:
                     continue
-                more, _ = self._own_need(a, b, k)
+                more, _ = self._own_need(a, b)
                 if more is not None and more * self._pace <= left:
                     out.update((a, b))
+        for ref, name in self._ref_pairs():
+            if name in self._base_verdicts or not self._own_paired(ref, name):
+                continue
+            if max(rounds[ref], rounds[name]) < p.max_rounds or {ref, name} & set(self._retired):
+                continue
+            more, _ = self._own_need(ref, name)
+            if more is not None and more * self._pace <= left:
+                out.update((ref, name))
         return out
 
     def _remaining(self) -> float:
@@ -767,8 +787,9 @@ class Controller:
         """Look at every paired comparison whose own next look is due (``final``: a last
         look with all that is left, on a budget stop): docs/controller.md, "Decision
         efficiency". The separation test of a group of k workloads runs at α/C(k, 2)
-        (Bonferroni over the pairs the group can form, whichever become adjacent), the
-        equivalence tests at α; boundaries from stats.groupseq."""
+        (Bonferroni over the pairs the group can form, whichever become adjacent), that of
+        a workload against the reference at α/(k - 1) (the comparisons with the reference),
+        the equivalence tests at α; boundaries from stats.groupseq."""
         p = self.params
         self._own_next = None
         if p.pair_looks != "own" or self._src is None:
@@ -780,36 +801,147 @@ class Controller:
                 continue
             order = self._rank(members, st)
             self._order[key] = order
-            alpha_pair = self._alpha_pair(k)
             for a, b in zip(order, order[1:], strict=False):
-                pk = frozenset((a, b))
-                if not self._own_paired(a, b) or pk in self._verdicts:
-                    continue
-                s = self._pair(a, b)
-                if s is None:
-                    continue
-                n = s.rounds
-                look = self._pair_looks.get(pk)
-                if look is None:
-                    look = PairLookState(
-                        first_look(alpha_pair, p.min_rounds, p.pair_first_share),
-                        alpha_pair,
-                        p.alpha,
-                        p.pair_look_ratio,
-                        p.pair_first_share,
-                        p.pair_spend_rho,
-                    )
-                    self._pair_looks[pk] = look
-                if n >= 2 and not look.spent_all and (final or look.due(n)):
-                    r = self._pair_result(a, b)
-                    if r is not None:
-                        lev_sep, lev_eq = look.levels(n, final)
-                        events.extend(
-                            self._own_verdict(a, b, r, s, look, lev_sep, lev_eq, n, final)
-                        )
-                if pk not in self._verdicts and not look.spent_all:
-                    at = clock + max(1, look.next - n)
-                    self._own_next = at if self._own_next is None else min(self._own_next, at)
+                if self._own_paired(a, b) and frozenset((a, b)) not in self._verdicts:
+                    events.extend(self._own_step(a, b, clock, final, reference=False))
+        for ref, name in self._ref_pairs():
+            if self._own_paired(ref, name) and name not in self._base_verdicts:
+                events.extend(self._own_step(ref, name, clock, final, reference=True))
+        return events
+
+    def _own_step(self, a: str, b: str, clock: int, final: bool, reference: bool) -> list[Event]:
+        """One comparison at its own looks: its look state (made at its first look, at the
+        level of its family, :meth:`_family_alpha`), the look if one is due (``final``:
+        with all that is left), and its next look in ``_own_next``. ``reference``: a is
+        the campaign's reference and a verdict goes to the baseline verdicts."""
+        p = self.params
+        pk = frozenset((a, b))
+        s = self._pair(a, b)
+        if s is None:
+            return []
+        n = s.rounds
+        look = self._pair_looks.get(pk)
+        if look is None:
+            level = self._family_alpha(a, b)
+            look = PairLookState(
+                first_look(level, p.min_rounds, p.pair_first_share),
+                level,
+                p.alpha,
+                p.pair_look_ratio,
+                p.pair_first_share,
+                p.pair_spend_rho,
+            )
+            self._pair_looks[pk] = look
+        events: list[Event] = []
+        if n >= 2 and not look.spent_all and (final or look.due(n)):
+            r = self._pair_result(a, b)
+            if r is not None:
+                lev_sep, lev_eq = look.levels(n, final)
+                if reference:
+                    events = self._own_base_verdict(a, b, r, s, look, lev_sep, lev_eq, n, final)
+                else:
+                    events = self._own_verdict(a, b, r, s, look, lev_sep, lev_eq, n, final)
+        decided = b in self._base_verdicts if reference else pk in self._verdicts
+        if not decided and not look.spent_all:
+            at = clock + max(1, look.next - n)
+            self._own_next = at if self._own_next is None else min(self._own_next, at)
+        return events
+
+    def _own_look_event(
+        self,
+        a: str,
+        b: str,
+        look: PairLookState,
+        lev_sep: float,
+        lev_eq: float,
+        n: int,
+        final: bool,
+    ) -> Event:
+        """The "look" event of a~b at its own passes (its state is filled in by the caller
+        once the look's verdict, if any, is recorded)."""
+        where = "final look (budget)" if final else f"look {look.looks}"
+        return Event(
+            "look",
+            f"{a}~{b}: {where} after {n} passes: separation at p <= {lev_sep:.3g}, "
+            f"equivalence at p <= {lev_eq:.3g}",
+            {
+                "look": self._looks,
+                "pair": sorted((a, b)),
+                "pair_look": look.looks,
+                "clock": n,
+                "alpha": lev_sep,
+                "spent": look.sep.spent[-1],
+                "final": final,
+                "state": self.state(),
+            },
+        )
+
+    def _own_base_verdict(
+        self,
+        ref: str,
+        name: str,
+        r: PairTestResult,
+        s: WorkloadStats,
+        look: PairLookState,
+        lev_sep: float,
+        lev_eq: float,
+        n: int,
+        final: bool,
+    ) -> list[Event]:
+        """Record a look of ``name`` against the reference ``ref`` at their own passes and
+        the verdict it reaches: slower or faster than the reference (in ``name``'s
+        direction), or equivalent; ``r.estimate`` estimates ln(name/ref)."""
+        rel = math.expm1(r.estimate)
+        self._latest["base:" + name] = {
+            "welch_p": r.p,
+            "welch_p_holm": r.p,
+            "tost_p": r.tost_p,
+            "test": "paired",
+            "level": lev_sep,
+        }
+        events = [self._own_look_event(ref, name, look, lev_sep, lev_eq, n, final)]
+        lower = self.direction[name] == "lower_is_better"
+        if r.p <= lev_sep:
+            verdict = "slower" if (r.estimate > 0) == lower else "faster"
+        elif r.tost_p <= lev_eq:
+            verdict = EQUIVALENT
+        else:
+            return events
+        rec = {
+            "name": name,
+            "baseline": ref,
+            "verdict": verdict,
+            "look": look.looks,
+            "alpha": lev_sep if verdict != EQUIVALENT else lev_eq,
+            "relative_change": rel,
+            "welch_p_holm": r.p,
+            "tost_p": r.tost_p,
+            "test": "paired",
+            "paired_test": self.params.paired_test,
+            "estimand": r.estimand,
+            "passes": n,
+            "units": r.units,
+            "q": r.q,
+            "certified": bool(s.enough),
+        }
+        self._base_verdicts[name] = rec
+        p_name = "signed-rank p" if self.params.paired_test == "rank" else "t p"
+        mark = (
+            ""
+            if s.enough
+            else "; independence of the passes not yet checked (a certified series needs "
+            "more passes)"
+        )
+        events.append(
+            Event(
+                "baseline-verdict",
+                f"{name} vs {ref}: {verdict} ({name}/{ref} {1 + rel:.4g}; paired, {p_name} "
+                f"{r.p:.3g}, TOST p {r.tost_p:.3g}) at its look {look.looks} after {n} passes, "
+                f"level {rec['alpha']:.3g}{mark}",
+                rec,
+            )
+        )
+        events[0].data["state"] = self.state()
         return events
 
     def _own_verdict(
@@ -839,24 +971,7 @@ class Controller:
             "test": "paired",
             "level": lev_sep,
         }
-        where = "final look (budget)" if final else f"look {look.looks}"
-        events = [
-            Event(
-                "look",
-                f"{a}~{b}: {where} after {n} passes: separation at p <= {lev_sep:.3g}, "
-                f"equivalence at p <= {lev_eq:.3g}",
-                {
-                    "look": self._looks,
-                    "pair": sorted(pk),
-                    "pair_look": look.looks,
-                    "clock": n,
-                    "alpha": lev_sep,
-                    "spent": look.sep.spent[-1],
-                    "final": final,
-                    "state": self.state(),
-                },
-            )
-        ]
+        events = [self._own_look_event(a, b, look, lev_sep, lev_eq, n, final)]
         if r.p <= lev_sep:
             verdict = SEPARATED
         elif r.tost_p <= lev_eq:
@@ -1116,6 +1231,8 @@ class Controller:
         when the pair is paired (docs/paired.md); stored baselines by Welch/TOST."""
         todo: list[tuple[str, str, _Side, dict[str, Any]]] = []
         for name, label in self._baseline_pairs():
+            if label != "@stored" and self._own_paired(label, name):
+                continue  # tested at its own looks (_own_looks)
             if label != "@stored" and self._paired(label, name):
                 r = self._test_pair(label, name, st, rounds, alpha)
                 if r is not None:
@@ -1428,7 +1545,7 @@ class Controller:
         shares = {a: 1.0, b: 1.0}
         s = self._pair(a, b)
         if self._own_paired(a, b):
-            return shares, *self._own_need(a, b, k)
+            return shares, *self._own_need(a, b)
         if s is None or not self._enough(s, s.rounds):
             need = s.rounds_needed if s is not None and s.rounds_needed else None
             if s is not None and s.enough:  # min_rounds, min_series or min_subsessions
@@ -1447,7 +1564,7 @@ class Controller:
             more = max(more, nxt - max(rounds.values()))
         return shares, max(more, 0), ""
 
-    def _own_need(self, a: str, b: str, k: int) -> tuple[int | None, str]:
+    def _own_need(self, a: str, b: str) -> tuple[int | None, str]:
         """More passes a~b needs at its own looks (normal approximation on its units, at
         the level of its next look), and a note."""
         p = self.params
@@ -1457,7 +1574,7 @@ class Controller:
         first = (
             look.next
             if look is not None
-            else first_look(self._alpha_pair(k), p.min_rounds, p.pair_first_share)
+            else first_look(self._family_alpha(a, b), p.min_rounds, p.pair_first_share)
         )
         if s is None or r is None or r.units < 3:
             return max(1, first - n), "waiting for enough passes with both workloads"

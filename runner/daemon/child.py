@@ -138,7 +138,9 @@ def launch(
     env.update(extra_env or {})
     env[ENTRY_ENV] = entry_mark(entry_id, queue_path)
     env["PYTHONUNBUFFERED"] = "1"
-    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    log_fd = os.open(
+        log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600
+    )
     try:
         return subprocess.Popen(
             argv,

@@ -12,6 +12,7 @@ import errno
 import os
 import selectors
 import socket
+import stat
 import struct
 import time
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchrun.runner.daemon.log import log
+from benchrun.runner.daemon.paths import owner_text
 from benchrun.runner.daemon.protocol import MAX_MESSAGE, error_reply
 from benchrun.runner.errors import UserError
 
@@ -44,31 +46,93 @@ class Conn:
     out: memoryview | None = None
 
 
-def listen_unix(path: Path) -> socket.socket:
+def _kind(st: os.stat_result) -> str:
+    if stat.S_ISLNK(st.st_mode):
+        return "symbolic link"
+    if stat.S_ISSOCK(st.st_mode):
+        return "socket"
+    if stat.S_ISREG(st.st_mode):
+        return "file"
+    if stat.S_ISDIR(st.st_mode):
+        return "directory"
+    return "special file"
+
+
+def remove_stale_socket(path: Path) -> None:
+    """Remove the socket a previous daemon of this user left at ``path`` (the caller holds
+    the daemon lock, so no daemon serves it).
+
+    Only a socket owned by this user is removed: anything else there (a symbolic link, a
+    file, another user's socket) was not made by a daemon of ours, and is refused rather
+    than removed or followed.
+
+    Raises
+    ------
+    UserError
+        Something other than an own socket is at ``path`` (exit code 1).
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
+        raise UserError(
+            f"{path}: a {_kind(st)} of {owner_text(st.st_uid)} is where the daemon's socket "
+            "goes, and no daemon of yours made it; refusing to remove or use it: move it "
+            "away (after a look at who planted it) and start the daemon again",
+            exit_code=1,
+        )
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+@dataclass(frozen=True)
+class Listener:
+    """The daemon's listening socket and the identity (device, inode) of the socket file it
+    bound, so that only that file is removed at exit (see :meth:`remove`)."""
+
+    sock: socket.socket
+    path: Path
+    dev: int
+    ino: int
+
+    def remove(self) -> None:
+        """Unlink the socket file if it is still the one bound (never a file put there since)."""
+        try:
+            st = os.lstat(self.path)
+        except OSError:
+            return
+        if (st.st_dev, st.st_ino) == (self.dev, self.ino):
+            try:
+                self.path.unlink()
+            except OSError:
+                pass
+
+
+def listen_unix(path: Path) -> Listener:
     """Listen on a fresh Unix socket (mode 0600, non-blocking).
 
     Parameters
     ----------
     path : Path
-        The socket file; one already there is removed (the caller holds the daemon lock,
-        so it is stale).
+        The socket file, in a directory :meth:`DaemonPaths.ensure` checked; a stale socket
+        of this user there is removed (:func:`remove_stale_socket`), anything else refused.
 
     Returns
     -------
-    socket.socket
-        The listening socket.
+    Listener
+        The listening socket and the file it is bound to.
 
     Raises
     ------
     UserError
-        The socket cannot be bound (exit code 1).
+        Something not ours is at ``path``, or the socket cannot be bound (exit code 1).
     """
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        pass
+    remove_stale_socket(path)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old_umask = os.umask(0o177)
+    old_umask = os.umask(0o177)  # bind creates the file 0600: never readable by others
     try:
         sock.bind(str(path))
     except OSError as exc:
@@ -76,10 +140,13 @@ def listen_unix(path: Path) -> socket.socket:
         raise UserError(f"cannot listen on {path}: {exc.strerror or exc}", 1) from None
     finally:
         os.umask(old_umask)
-    os.chmod(path, 0o600)
+    st = os.lstat(path)
+    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+        sock.close()
+        raise UserError(f"{path}: the socket just bound is not a private socket of yours", 1)
     sock.listen(MAX_CONNECTIONS)
     sock.setblocking(False)
-    return sock
+    return Listener(sock, path, st.st_dev, st.st_ino)
 
 
 def _send_and_close(sock: socket.socket, data: bytes) -> None:

@@ -8,6 +8,7 @@ reply. The ops and their fields are listed in docs/daemon.md.
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,7 @@ from benchrun.runner import __version__
 from benchrun.runner.daemon.log import log
 from benchrun.runner.daemon.paths import DaemonPaths
 from benchrun.runner.daemon.protocol import ProtocolError, decode_request, encode, error_reply
-from benchrun.runner.daemon.queue import FINAL_STATES, Entry, QueueDB
+from benchrun.runner.daemon.queue import FINAL_STATES, Entry, QueueDB, queue_error
 from benchrun.runner.daemon.supervisor import Supervisor, unfinished
 from benchrun.runner.errors import UserError
 
@@ -172,8 +173,9 @@ def resume(daemon: DaemonState, req: Request) -> dict[str, Any]:
             "and failed ones whose campaign did not end, can be resumed"
         )
     why = f"resumed by `benchrun resume` after it was {entry.state}"
-    daemon.queue.update(entry.id, state="queued", resume=True, message=why)
-    daemon.queue.log(entry.id, "requeued", why)
+    with daemon.queue.transaction():
+        daemon.queue.update(entry.id, state="queued", resume=True, message=why)
+        daemon.queue.log(entry.id, "requeued", why)
     return {"state": "queued"}
 
 
@@ -231,7 +233,8 @@ def dispatch(daemon: DaemonState, raw: bytes) -> bytes:
     -------
     bytes
         One reply line: ``ok`` true with the handler's fields, or ``ok`` false with the
-        error and the exit code the client should use (2 for a bad request).
+        error and the exit code the client should use (2 for a bad request; 75 when the
+        queue's disk is full: :class:`runner.daemon.queue.QueueFull`).
     """
     try:
         return handle(daemon, decode_request(raw))
@@ -239,6 +242,10 @@ def dispatch(daemon: DaemonState, raw: bytes) -> bytes:
         return error_reply(str(exc), 2)
     except UserError as exc:
         return error_reply(exc.message, exc.exit_code)
+    except sqlite3.Error as exc:  # the queue file failed: e.g. its disk is full
+        log(f"queue {daemon.queue.path}: {exc} (a request failed; the daemon carries on)")
+        refused = queue_error(daemon.queue.path, exc)
+        return error_reply(refused.message, refused.exit_code)
     except Exception as exc:  # noqa: BLE001 - a request must never kill the daemon
         log(f"internal error handling a request: {exc!r}")
         return error_reply(f"internal error in the daemon: {exc}")

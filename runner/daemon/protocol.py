@@ -10,10 +10,13 @@ the right version and a known ``op`` gets an error reply, never a crash.
 from __future__ import annotations
 
 import json
+import os
 import socket
+import struct
+from pathlib import Path
 from typing import Any
 
-from benchrun.runner.daemon.paths import DaemonPaths
+from benchrun.runner.daemon.paths import DaemonPaths, owner_text
 from benchrun.runner.errors import UserError
 
 #: protocol version carried in every message
@@ -109,6 +112,45 @@ def not_running_error(paths: DaemonPaths) -> UserError:
     )
 
 
+def check_server(sock: socket.socket, path: Path) -> None:
+    """Refuse a daemon socket served by another user, before a byte is sent.
+
+    The kernel reports the credentials of the process that made the listening socket
+    (``SO_PEERCRED``, a ``struct ucred``: pid, uid, gid); they cannot be forged by the
+    server. The server must be the client's own effective uid: a root client never talks
+    to another user's daemon (which would receive its experiment, ``env:`` secrets
+    included), and a user never to root's. Checking the socket file or its directory
+    instead would leave a window between the check and ``connect``.
+
+    Parameters
+    ----------
+    sock : socket.socket
+        A connected Unix socket.
+    path : Path
+        The socket file (for the message).
+
+    Raises
+    ------
+    UserError
+        The server's uid is not ours, or the kernel does not report it (exit code 1).
+    """
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        _pid, uid, _gid = struct.unpack("3i", creds)
+    except OSError as exc:
+        raise UserError(
+            f"cannot tell who serves the daemon socket {path} ({exc.strerror or exc}): "
+            "refusing to send",
+            exit_code=1,
+        ) from None
+    if uid != os.geteuid():
+        raise UserError(
+            f"the daemon socket {path} is served by {owner_text(uid)}, not you: refusing to "
+            "send; someone else's process listens there (see docs/security.md)",
+            exit_code=1,
+        )
+
+
 def request(
     op: str, paths: DaemonPaths | None = None, *, timeout: float = 30.0, **fields: Any
 ) -> dict[str, Any]:
@@ -133,8 +175,9 @@ def request(
     Raises
     ------
     UserError
-        No daemon answers (:class:`DaemonNotRunning`), it answers too late or not at all,
-        or it sends an error reply (its text and exit code).
+        No daemon answers (:class:`DaemonNotRunning`), another user serves the socket
+        (:func:`check_server`; nothing is sent), it answers too late or not at all, or it
+        sends an error reply (its text and exit code).
     """
     paths = paths or DaemonPaths.from_env()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -149,6 +192,7 @@ def request(
                 f"{paths.socket}: permission denied; the daemon belongs to another user",
                 exit_code=1,
             ) from None
+        check_server(sock, paths.socket)
         try:
             sock.sendall(encode({"op": op, **fields}))
         except (BrokenPipeError, ConnectionResetError):

@@ -11,15 +11,23 @@ the next daemon start continues it), ``paused`` (the disk filled up; continues a
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sqlite3
+import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from benchrun.runner.errors import UserError
+
+#: exit code of a client whose request failed because the queue's disk is full (EX_TEMPFAIL,
+#: as for a campaign's store: try again once there is room)
+EXIT_QUEUE_FULL = 75
 
 QUEUE_APPLICATION_ID = 0x62717565  # "bque": marks the file as a benchrun queue
 QUEUE_SCHEMA_VERSION = 2  # 2: entry.overrides (benchrun submit --set)
@@ -66,6 +74,51 @@ CREATE TABLE log (
 );
 CREATE INDEX entry_by_state ON entry (state, priority, id);
 """
+
+
+def disk_full(exc: BaseException) -> bool:
+    """SQLITE_FULL (``database or disk is full``) or an ENOSPC/EDQUOT error."""
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+        if code is not None and code & 0xFF == 13:  # SQLITE_FULL
+            return True
+        text = str(exc).lower()
+        return "disk is full" in text or "no space left" in text
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+class QueueFull(UserError):
+    """The queue's file system is full: the request's transaction was rolled back and
+    nothing in the queue changed. Exit code :data:`EXIT_QUEUE_FULL`."""
+
+    def __init__(self, path: Path, cause: BaseException) -> None:
+        super().__init__(
+            f"{path}: the daemon's queue cannot be written: the disk is full ({cause}); "
+            f"nothing was changed; free space on the file system of {path.parent} and try "
+            "again (the daemon keeps running)",
+            exit_code=EXIT_QUEUE_FULL,
+        )
+        self.path = path
+
+
+def _full_at_start(path: Path, exc: BaseException) -> UserError:
+    return UserError(
+        f"{path}: the daemon cannot open its queue: the disk is full ({exc}); free space on "
+        f"the file system of {path.parent} and start the daemon again",
+        exit_code=EXIT_QUEUE_FULL,
+    )
+
+
+def queue_error(path: Path, exc: sqlite3.Error) -> UserError:
+    """The one line a client gets when the queue file fails under a request: a full disk
+    (:class:`QueueFull`), or SQLite's own message with the file named."""
+    if disk_full(exc):
+        return QueueFull(path, exc)
+    return UserError(
+        f"{path}: the daemon's queue failed ({exc}); nothing was changed; see the "
+        "daemon's log, and move the file away if it is damaged",
+        exit_code=1,
+    )
 
 
 @dataclass(frozen=True)
@@ -133,13 +186,28 @@ class QueueDB:
         Raises
         ------
         UserError
-            The file is corrupt, not SQLite, or not a benchrun queue.
+            The file is corrupt, not SQLite, not a benchrun queue, or not a regular file
+            of this user (a symbolic link is never followed), or its disk is full.
         """
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            pass
+        else:
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+                raise UserError(
+                    f"{path}: the queue file is not a regular file of yours (owner uid "
+                    f"{st.st_uid}, mode {st.st_mode:o}); refusing to open it: move it away and "
+                    "start the daemon again",
+                    exit_code=1,
+                )
         try:
             conn = sqlite3.connect(path, timeout=10.0, isolation_level=None)
             app_id = conn.execute("PRAGMA application_id").fetchone()[0]
             tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         except sqlite3.DatabaseError as exc:
+            if disk_full(exc):
+                raise _full_at_start(path, exc) from None
             raise UserError(
                 f"{path}: the queue file is not a usable SQLite database ({exc}); move it "
                 "away (the campaigns' results are not in it) and start the daemon again",
@@ -171,6 +239,8 @@ class QueueDB:
                 _migrate(conn)
         except sqlite3.DatabaseError as exc:
             conn.close()
+            if disk_full(exc):
+                raise _full_at_start(path, exc) from None
             raise UserError(
                 f"{path}: the queue file is damaged ({exc}); move it away and start the "
                 "daemon again",
@@ -181,6 +251,21 @@ class QueueDB:
     def close(self) -> None:
         """Close the connection."""
         self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``), rolled back on any
+        error. SQLite may already have rolled back by itself (it does on SQLITE_FULL):
+        then there is nothing to roll back, and the original error is what is raised,
+        not ``cannot rollback - no transaction is active``."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
 
     # -- entries ---------------------------------------------------------------------------
 
@@ -200,8 +285,7 @@ class QueueDB:
     ) -> int:
         """Queue a campaign; returns its id (the id users pass to status, logs, cancel)."""
         now = time.time()
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self.transaction():
             cur = self.conn.execute(
                 "INSERT INTO entry (state, experiment, name, output, db_path, cwd, config_text,"
                 " priority, not_before, submitted_at, updated_at, log_path, overrides)"
@@ -226,10 +310,6 @@ class QueueDB:
                 (str(log_dir / f"{entry_id}.log"), entry_id),
             )
             self._log(entry_id, "submit", f"queued {experiment} (priority {priority})", now)
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
         return entry_id
 
     def get(self, entry_id: int) -> Entry | None:

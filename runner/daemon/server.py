@@ -14,6 +14,7 @@ import selectors
 import signal
 import socket
 import sqlite3
+import stat
 import time
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from benchrun.runner.daemon import handlers
 from benchrun.runner.daemon.connections import Connections, listen_unix
 from benchrun.runner.daemon.handlers import DaemonState, rss_kib
 from benchrun.runner.daemon.log import log
-from benchrun.runner.daemon.paths import DaemonPaths
+from benchrun.runner.daemon.paths import DaemonPaths, owner_text
 from benchrun.runner.daemon.queue import QueueDB
 from benchrun.runner.daemon.supervisor import Supervisor
 from benchrun.runner.errors import UserError
@@ -48,9 +49,27 @@ def acquire_lock(paths: DaemonPaths) -> int:
     Raises
     ------
     UserError
-        Another daemon holds the lock (exit code 1).
+        Another daemon holds the lock, or the pid file is not a regular file of this user
+        (a link or a file planted there is never written through; exit code 1).
     """
-    fd = os.open(paths.pid_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fd = os.open(
+            paths.pid_file,
+            os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK,
+            0o600,
+        )
+    except OSError as exc:
+        raise UserError(
+            f"{paths.pid_file}: cannot open the daemon's lock: {exc.strerror}", 1
+        ) from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_nlink != 1:
+        os.close(fd)
+        raise UserError(
+            f"{paths.pid_file}: the daemon's lock is not a regular file of yours with one link "
+            f"(owner {owner_text(st.st_uid)}); refusing to write to it: move it away",
+            exit_code=1,
+        )
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -70,7 +89,7 @@ def lock_holder(paths: DaemonPaths) -> int | None:
     """The pid of the running daemon (-1 if its pid file is unreadable), or None when
     nobody holds the lock."""
     try:
-        fd = os.open(paths.pid_file, os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(paths.pid_file, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     try:
@@ -136,7 +155,8 @@ class Daemon:
             )
             state = self.state = DaemonState(self.paths, queue, supervisor, self.started_at)
             connections = Connections(self.sel, lambda raw: handlers.dispatch(state, raw))
-            listener = listen_unix(self.paths.socket)
+            listening = listen_unix(self.paths.socket)
+            listener = listening.sock
             wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
             old_wakeup = signal.set_wakeup_fd(wake_w)
             old = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
@@ -161,10 +181,7 @@ class Daemon:
                 listener.close()
                 os.close(wake_r)
                 os.close(wake_w)
-                try:
-                    self.paths.socket.unlink()
-                except OSError:
-                    pass
+                listening.remove()
                 queue.close()
         finally:
             os.close(lock_fd)

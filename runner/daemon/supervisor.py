@@ -229,14 +229,16 @@ class Supervisor:
             ``"cancelling"`` (the child was signalled; its end is reaped later) or
             ``"cancelled"``.
         """
+        # the queue is written first: when that fails (a full disk), nothing was done
         if entry.id == self.child_entry and self.child is not None:
+            self.queue.log(entry.id, "cancel", "cancel requested: SIGTERM to the campaign")
             self.cancel_requested = entry.id
             kill(self.child.pid, signal.SIGTERM)
-            self.queue.log(entry.id, "cancel", "cancel requested: SIGTERM to the campaign")
             return "cancelling"
         msg = f"cancelled by `benchrun cancel` while {entry.state}"
-        self.queue.update(entry.id, state="cancelled", message=msg, finished_at=time.time())
-        self.queue.log(entry.id, "cancelled", msg)
+        with self.queue.transaction():
+            self.queue.update(entry.id, state="cancelled", message=msg, finished_at=time.time())
+            self.queue.log(entry.id, "cancelled", msg)
         return "cancelled"
 
     # -- running campaigns -----------------------------------------------------------------

@@ -35,9 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from benchrun.runner.control.collector import level_shift_text
 from benchrun.runner.errors import UserError
-from benchrun.runner.format import DisplayUnit, display_unit
+from benchrun.runner.format import DisplayUnit, display_unit, level_shift_text
 from benchrun.runner.importers.dataset import Dataset, display_name
 from benchrun.runner.importers.processes import plural, summarize_processes
 from benchrun.runner.results.campaigns import CampaignMeans
@@ -814,9 +813,19 @@ def compare_sides(
             rows.append(row)
             continue
         assert a.variance is not None and b.variance is not None and a.n_q and b.n_q
-        row.ratio, row.ratio_low, row.ratio_high = ratio_of_means_ci(
-            a.mean, a.variance, a.n_q, b.mean, b.variance, b.n_q, confidence
-        )
+        if a.mean == 0:  # no ratio, no relative change: a gate cannot weigh it
+            row.verdict = "not comparable"
+            row.reason = row.note = (
+                f"the old mean is 0: no ratio or relative change (new {b.mean:.4g}"
+                f"{' ' + b.unit if b.unit else ''}); "
+                "`benchrun analyze compare` tests the difference"
+            )
+            rows.append(row)
+            continue
+        if a.mean > 0 and b.mean > 0:  # a ratio and its CI need both means > 0
+            row.ratio, row.ratio_low, row.ratio_high = ratio_of_means_ci(
+                a.mean, a.variance, a.n_q, b.mean, b.variance, b.n_q, confidence
+            )
         if a.mean != 0:
             rel = (b.mean - a.mean) / abs(a.mean)
             row.change = rel if b.direction == "lower_is_better" else -rel
@@ -832,6 +841,13 @@ def compare_sides(
         row.note = "; ".join(res.notes)
         if res.verdict != "undecided":
             row.verdict = res.verdict
+            if row.ratio is None:  # a mean <= 0: the change relative to |old| instead
+                unit = f" {row.unit}" if row.unit else ""
+                row.reason = (
+                    f"a mean is not > 0, so no ratio: new - old = "
+                    f"{row.new_mean - row.old_mean:+.4g}{unit}, "
+                    f"{100 * (row.new_mean - row.old_mean) / abs(row.old_mean):+.3g} % of |old| (Welch)"
+                )
         else:
             row.reason = _undecided_reason(
                 row, old.entries[row.name], new.entries[row.name], alpha, margin

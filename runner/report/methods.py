@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from benchrun.runner.control.collector import level_shift_text
-from benchrun.runner.format import format_percent
+from benchrun.runner.format import format_percent, level_shift_text
 from benchrun.runner.machine.noise import noise_warnings
 from benchrun.runner.report.analysis import Group, Suite
 from benchrun.runner.report.model import CampaignModel, WorkloadView

@@ -144,11 +144,7 @@ class RichDisplay:
         clock: Callable[[], float] = time.monotonic,
         every: float = PLAIN_EVERY_S,
     ) -> None:
-        if console is None:
-            console = Console(stderr=True)
-            if not console.is_terminal:
-                console = Console(stderr=True, width=output_width(), soft_wrap=True)
-        self.console = console
+        self.console = stderr_console() if console is None else console
         self.units = units
         self.quiet = quiet
         self.interactive = self.console.is_terminal and not quiet
@@ -385,6 +381,15 @@ class _LiveView:
             more = len(d.undecided) - SHOWN_PAIRS
             shown = ", ".join(d.undecided[:SHOWN_PAIRS]) + (f" and {more} more" if more > 0 else "")
             yield Text(f"undecided: {shown}", style="yellow")
+
+
+def stderr_console() -> Console:
+    """A console for messages on stderr: the terminal's, or in a pipe or a file one that
+    never wraps a line (``soft_wrap``), so a long path stays whole where it is pasted from."""
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        console = Console(stderr=True, width=output_width(), soft_wrap=True)
+    return console
 
 
 def stdout_console() -> Console:

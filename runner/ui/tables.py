@@ -22,8 +22,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markup import escape
 from rich.text import Text
 
-from benchrun.runner.control.collector import level_shift_text
-from benchrun.runner.format import DisplayUnit, format_number
+from benchrun.runner.format import DisplayUnit, format_number, level_shift_text
 from benchrun.runner.results.workloads import WorkloadResult
 from benchrun.runner.store.database import EventRow, RoundRow, WorkloadRow
 from benchrun.runner.ui.fit import KEEP, Col, dropped_note, fit_table, natural_width, wrap_lines

@@ -288,3 +288,20 @@ def count_rounds(db: Path) -> int:
             conn.close()
     except sqlite3.Error:
         return 0
+
+
+def fill(directory: Path) -> Path:
+    """Write zeros until ENOSPC (big blocks, then small ones); returns the filler file."""
+    filler = directory / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        for size in (65536, 512, 1):
+            block = b"\0" * size
+            try:
+                while True:
+                    os.write(fd, block)
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+    return filler

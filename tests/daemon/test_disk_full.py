@@ -1,7 +1,8 @@
 """A full disk mid-campaign: the store refuses cleanly, the daemon pauses, nothing is lost.
 
-The campaign's output lives on a small tmpfs the test mounts (the daemon's queue and logs
-stay elsewhere); after some rounds the test fills the file system with a filler file.
+The campaign's output lives on a small tmpfs the test mounts (``small_fs`` in conftest.py;
+the daemon's queue and logs stay elsewhere); after some rounds the test fills the file
+system with a filler file (``fill`` in daemon_util.py).
 """
 
 from __future__ import annotations
@@ -9,8 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
-import tempfile
-from collections.abc import Iterator
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,50 +20,12 @@ from daemon_util import (
     count_rounds,
     det_experiment,
     expected_reading,
+    fill,
     rounds_of,
     wait_for,
 )
 
 from benchrun.runner.store.database import NewRound, Store
-
-
-@pytest.fixture
-def small_fs() -> Iterator[Path]:
-    """A 4 MiB tmpfs, or a skip saying why it cannot be mounted."""
-    where = Path(tempfile.mkdtemp(prefix="brfull"))
-    proc = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", str(where)],
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        where.rmdir()
-        pytest.skip(
-            "cannot mount a small tmpfs to fill up (needs root or CAP_SYS_ADMIN): "
-            + (proc.stderr.strip() or f"mount exited {proc.returncode}")
-        )
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
-        where.rmdir()
-
-
-def fill(directory: Path) -> Path:
-    """Write zeros until ENOSPC (big blocks, then small ones); returns the filler file."""
-    filler = directory / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        for size in (65536, 512, 1):
-            block = b"\0" * size
-            try:
-                while True:
-                    os.write(fd, block)
-            except OSError:
-                pass
-    finally:
-        os.close(fd)
-    return filler
 
 
 def test_full_disk_pauses_cleanly_and_resume_finishes(
@@ -226,3 +188,63 @@ def test_benchrun_run_on_a_full_disk_exits_75_with_one_line(tmp_path: Path, smal
     assert [(i, v) for _, i, _, v in rounds_of(db)] == [
         (i, (expected_reading(i),)) for i in range(40)
     ]
+
+
+def test_daemon_with_a_full_queue_disk_answers_one_line_and_stays_alive(
+    xdg: Env, tmp_path: Path, small_fs: Path
+) -> None:
+    """Issue 29 item 7: the queue's own disk fills up (the data directory on a small tmpfs).
+    On main `benchrun submit` printed "internal error in the daemon: cannot rollback - no
+    transaction is active"; now one line saying the disk is full, exit 75, and the daemon
+    serves on and queues the campaign once there is room."""
+    xdg.vars["XDG_DATA_HOME"] = str(small_fs)
+    daemon = xdg.start_daemon()
+    queue_db = small_fs / "benchrun" / "queue.db"
+    exp = det_experiment(tmp_path, tmp_path / "results", 3)
+    filler = fill(small_fs)
+    refused = xdg.run("submit", str(exp), "--not-before", "2100-01-01T00:00")
+    assert refused.returncode == 75, refused
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"benchrun: error: {queue_db}: the daemon's queue cannot be written: the disk is full"
+    ), refused.stderr
+    assert "cannot rollback" not in refused.stderr and "internal error" not in refused.stderr
+    assert daemon.poll() is None and xdg.answers()  # alive, and serving
+    listed = xdg.run("queue", "--json")
+    assert listed.returncode == 0 and listed.stdout.strip() == "[]", listed
+    os.unlink(filler)
+    queued = xdg.run("submit", str(exp), "--not-before", "2100-01-01T00:00")
+    assert queued.returncode == 0, queued.stderr
+    conn = sqlite3.connect(f"file:{queue_db}?mode=ro", uri=True)
+    try:
+        ids = [i for (i,) in conn.execute("SELECT id FROM entry")]
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        conn.close()
+    assert ids == [int(queued.stdout)] == [1]
+
+
+def test_daemon_starting_on_a_full_disk_says_so(xdg: Env, small_fs: Path) -> None:
+    """No queue file yet and no room for one: the disk is full, not a damaged queue (on main:
+    "the queue file is damaged ... move it away")."""
+    xdg.vars["XDG_DATA_HOME"] = str(small_fs)
+    (small_fs / "benchrun" / "logs").mkdir(parents=True, mode=0o700)
+    filler = fill(small_fs)
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchrun.runner.daemon"],
+        env=xdg.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    queue_db = small_fs / "benchrun" / "queue.db"
+    assert proc.returncode == 75, proc
+    assert proc.stderr.strip().splitlines() == [
+        f"benchrun: error: {queue_db}: the daemon cannot open its queue: the disk is full "
+        f"(database or disk is full); free space on the file system of {queue_db.parent} and "
+        "start the daemon again"
+    ], proc.stderr
+    os.unlink(filler)
+    xdg.start_daemon()  # room again: it starts
+    assert xdg.answers()

@@ -177,6 +177,30 @@ def test_bad_ids_are_refused(
     assert ask(daemon, **request_fields) == {"v": 1, "ok": False, "error": error, "code": 2}
 
 
+def test_a_full_queue_disk_is_one_clear_line_and_the_daemon_carries_on(
+    daemon: DaemonState, tmp_path: Path
+) -> None:
+    """Issue 29 item 7, simulated in-process: SQLite's ``max_page_count`` makes the queue
+    file full (SQLITE_FULL, what ENOSPC gives; the real tmpfs is in test_disk_full.py).
+    On main the reply was ``internal error in the daemon: cannot rollback - no transaction
+    is active`` (SQLite had already rolled back, and the ROLLBACK after it failed)."""
+    first = submit(daemon, tmp_path)
+    conn = daemon.queue.conn
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")
+    big = "x" * 20000  # needs new pages: cannot fit
+    refused = ask(daemon, op="submit", **{**submission(tmp_path), "config_text": big})
+    assert refused["ok"] is False and refused["code"] == 75, refused
+    assert refused["error"].startswith(f"{daemon.queue.path}: the daemon's queue cannot be written")
+    assert "the disk is full" in refused["error"] and "internal error" not in refused["error"]
+    assert not conn.in_transaction
+    # nothing half-done: the queue still holds the first entry only, its log untouched
+    assert [e["id"] for e in ask(daemon, op="queue")["entries"]] == [first]
+    assert conn.execute("SELECT count(*) FROM log").fetchone()[0] == 1
+    conn.execute("PRAGMA max_page_count = 1073741823")
+    assert submit(daemon, tmp_path, config_text=big) == first + 1
+
+
 def test_stop_refuses_new_submissions(daemon: DaemonState, tmp_path: Path) -> None:
     assert ask(daemon, op="stop")["running"] is None
     assert daemon.stop_requested
@@ -618,7 +642,7 @@ def test_idle_connections_are_evicted_to_let_a_new_client_in(tmp_path: Path) -> 
     sel = selectors.DefaultSelector()
     conns = Connections(sel, lambda raw: encode({"ok": True}))
     path = tmp_path / "s.sock"
-    listener = listen_unix(path)
+    listener = listen_unix(path).sock
     idle = []
     for _ in range(MAX_CONNECTIONS):
         c = socket.socket(socket.AF_UNIX)

@@ -47,3 +47,26 @@ def test_piped_run_prints_progress_lines_on_stderr(tmp_path: Path) -> None:
     assert "nap" in proc.stdout and "mean ± 95 % CI" in proc.stdout
     table = [line for line in proc.stdout.splitlines() if line[:1] in "┏┃┡│└"]
     assert table and max(len(line) for line in table) <= 80
+
+
+def test_a_long_path_on_piped_stderr_stays_on_one_line(tmp_path: Path) -> None:
+    """stderr in a pipe used to be wrapped at 80 columns, splitting "stored in .../b" /
+    "enchrun.db" (issue 32): the path must be pasteable whole."""
+    out = tmp_path / ("a-rather-long-directory-name-" * 5) / "results"
+    exp = write_experiment(
+        tmp_path,
+        f"""
+        name: paths
+        output: {out}
+        settings: {{rounds: 2, warmup_rounds: 0, pin: none, seed: 1}}
+        workloads:
+          - name: t
+            command: ["true"]
+        """,
+    )
+    proc = run_benchrun("run", str(exp), env={"COLUMNS": ""})
+    assert proc.returncode == 0, proc.stderr
+    db = out / "paths" / "benchrun.db"
+    assert db.exists()
+    stored = [line for line in proc.stderr.splitlines() if line.startswith("stored in")]
+    assert stored == [f"stored in {db}"], proc.stderr

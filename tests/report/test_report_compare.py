@@ -141,3 +141,44 @@ def test_values_near_the_smallest_floats_compare_without_a_traceback(
         assert main(["compare", *paths, "--json"]) == 0
         row = json.loads(capsys.readouterr().out)["workloads"][0]
         assert row["ratio"] == pytest.approx(1.1, abs=0.01), (scale, row)
+
+
+def _csv(path: Path, rows: dict[str, np.ndarray]) -> str:
+    path.write_text(
+        "workload,value\n"
+        + "".join(f"{name},{float(v)!r}\n" for name, vs in rows.items() for v in vs)
+    )
+    return str(path)
+
+
+def test_no_workload_in_common_is_an_error_not_an_empty_pass(tmp_path: Path, capsys) -> None:
+    """Two files whose workloads share no name: one line naming both sides' workloads and
+    exit 2 (it printed an empty table and exited 0, even as a CI gate; issue 32)."""
+    rng = np.random.default_rng(1)
+    old = _csv(tmp_path / "old.csv", {"a": rng.normal(10, 0.1, 30)})
+    new = _csv(tmp_path / "new.csv", {"b": rng.normal(10, 0.1, 30)})
+    assert main(["compare", old, new, "--fail-on-regression", "5%"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no workload in common" in err[0]
+    assert "old.csv has a" in err[0] and "new.csv has b" in err[0]
+
+
+def test_means_not_above_zero_give_no_ratio_and_a_zero_old_mean_fails_the_gate(
+    tmp_path: Path, capsys
+) -> None:
+    """A negative mean has no ratio ("-0.960x slower" before; issue 32): the verdict is
+    Welch's on the difference, stated as new - old; an old mean of exactly 0 leaves no
+    relative change to weigh, so the gate cannot tell (exit 3, it exited 0)."""
+    rng = np.random.default_rng(2)
+    base = rng.normal(0, 1, 200)
+    old = _csv(tmp_path / "old.csv", {"w": base - 5.0})
+    new = _csv(tmp_path / "new.csv", {"w": base - 4.0})  # 1 higher: slower (lower is better)
+    assert main(["compare", old, new, "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["workloads"][0]
+    assert row["ratio"] is None and row["verdict"] == "slower"
+    assert main(["compare", old, new]) == 0
+    out = capsys.readouterr().out
+    assert "x slower" not in out and "new - old = +1" in out
+    zero = _csv(tmp_path / "zero.csv", {"w": np.tile([-1.0, 1.0], 100)})  # mean exactly 0
+    assert main(["compare", zero, new, "--fail-on-regression", "5%"]) == 3
+    assert "old mean is 0" in capsys.readouterr().out

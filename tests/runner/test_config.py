@@ -312,7 +312,8 @@ def test_issue_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_defaults_match_dataclasses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BENCHRUN_CONTENDED", raising=False)  # the suite sets keep
     exp = load(tmp_path, "name: x\n" + MINIMAL_WORKLOADS)
-    assert exp.settings == Settings()
+    # extend_rounds is resolved at load (max_rounds left at its default: on)
+    assert exp.settings == dataclasses.replace(Settings(), extend_rounds=True)
     (w,) = exp.workloads
     assert (w.metric, w.shell, w.work, w.timeout, w.per_work, w.readings) == (
         "wall_time",
@@ -357,6 +358,7 @@ def test_every_setting(tmp_path: Path) -> None:
       warmup_readings: 3
       contended: fail
       contended_threshold: 0.4
+      extend_rounds: true
     workloads:
       - name: a
         command: [python3, -c, "pass"]
@@ -390,6 +392,7 @@ def test_every_setting(tmp_path: Path) -> None:
         warmup_readings=3,
         contended="fail",
         contended_threshold=0.4,
+        extend_rounds=True,
     )
     assert s == expected
 
@@ -1087,6 +1090,19 @@ def test_set_rounds_asks_for_fixed_mode_and_adaptive_true_drops_the_files_rounds
     assert (s.adaptive, s.rounds) == (False, 3)
     fixed_file = "name: x\nsettings: {rounds: 4}\n" + MINIMAL_WORKLOADS
     assert load_set(tmp_path, fixed_file, "adaptive=true").adaptive is True
+
+
+def test_max_rounds_left_at_its_default_lets_time_be_the_budget(tmp_path: Path) -> None:
+    """extend_rounds resolves at load: on when neither the file nor --set gives max_rounds,
+    off when either does (a cap), as given when set; stored resolved, so a resume keeps it."""
+    plain = "name: x\n" + MINIMAL_WORKLOADS
+    capped = "name: x\nsettings: {max_rounds: 40}\n" + MINIMAL_WORKLOADS
+    assert load_set(tmp_path, plain).extend_rounds is True
+    assert load_set(tmp_path, capped).extend_rounds is False
+    assert load_set(tmp_path, plain, "max_rounds=40").extend_rounds is False
+    assert load_set(tmp_path, capped, "extend_rounds=true").extend_rounds is True
+    assert load_set(tmp_path, plain, "extend_rounds=false").extend_rounds is False
+    assert load_set(tmp_path, capped, "extend_rounds=null").extend_rounds is False
 
 
 @pytest.mark.parametrize(

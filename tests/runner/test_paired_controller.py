@@ -313,9 +313,11 @@ def test_max_rounds_does_not_cut_a_pair_that_decides_within_the_time_left() -> N
     rounds_only = ControllerParams(max_time=None, max_rounds=40, ci_rel_width=None)
     d, _, fed = _drive(Controller(rounds_only, names), _slow_pair(3))
     assert fed == 40 and "max_rounds 40 reached" in d.reason
-    capped = ControllerParams(max_time=3600.0, max_rounds=40, ci_rel_width=None)  # the default
+    capped = ControllerParams(max_time=3600.0, max_rounds=40, ci_rel_width=None)  # a set cap
     d, _, fed = _drive(Controller(capped, names), _slow_pair(3), pace=0.1)
     assert fed == 40 and "max_rounds 40 reached" in d.reason
+    # extend_rounds left unset follows the cap: on at the default max_rounds only
+    assert ControllerParams().extend_rounds is True and capped.extend_rounds is False
 
 
 def test_an_undecided_ending_states_the_time_it_needs() -> None:
@@ -326,3 +328,37 @@ def test_an_undecided_ending_states_the_time_it_needs() -> None:
     (pair,) = d.pairs
     if pair.verdict == "undecided":
         assert "more rounds (~" in d.reason and "at this pace)" in d.reason
+
+
+def test_reference_comparisons_decide_at_their_own_looks() -> None:
+    """Each workload against the reference is a comparison with its own looks, at alpha
+    over the comparisons with the reference (2 here): w1, 3 % slower, is decided on its
+    passes with a ratio CI holding the true 1.03, before w2 (equal to the reference)."""
+    params = ControllerParams(max_time=None, max_rounds=400, ci_rel_width=0.05)
+    d, _, history, _ = campaign(
+        [100.0, 103.0, 100.0], params, np.random.default_rng(9), reference="w0"
+    )
+    events = [e for h in history for e in h.events]
+    (w1,) = [e.data for e in events if e.kind == "baseline-verdict" and e.data["name"] == "w1"]
+    assert (w1["verdict"], w1["test"], w1["baseline"]) == ("slower", "paired", "w0")
+    looks = [e.data for e in events if e.kind == "look" and e.data.get("pair") == ["w0", "w1"]]
+    assert looks and all(x["alpha"] <= params.alpha / 2 for x in looks)
+    assert looks[-1]["clock"] == w1["passes"] < max(h.workloads["w2"].rounds for h in history)
+    by = {b.name: b for b in d.baselines}
+    assert by["w1"].ratio_low < 1.03 < by["w1"].ratio_high
+
+
+@pytest.mark.slow
+def test_reference_comparisons_keep_their_family_error_rate() -> None:
+    """Two workloads equal to the reference, 100 campaigns of at most 50 passes: the
+    family (either declared slower or faster) errs in Binomial(100, <= 0.01) campaigns;
+    P(X >= 5) < 0.004."""
+    params = ControllerParams(max_time=None, max_rounds=50, ci_rel_width=None)
+    rng = np.random.default_rng(20261128)
+    wrong = 0
+    for _ in range(100):
+        d, *_ = campaign([10.0, 10.0, 10.0], params, rng, reference="w0")
+        wrong += any(b.verdict in ("slower", "faster") for b in d.baselines)
+    print(f"{wrong} of 100 campaigns declared a workload equal to the reference different")
+    assert wrong <= 4
+    assert sps.binom.sf(4, 100, 0.01) < 0.004
