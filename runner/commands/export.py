@@ -13,6 +13,10 @@ comparison with its baseline). Every value is in the workload's base unit (``uni
 ``display_unit`` is the unit benchrun's tables show it in, ``display_factor`` one
 ``display_unit`` in the base unit (shown value = value / display_factor), in both. Output goes to stdout unless
 ``--out`` is given.
+
+Everything is read in one snapshot of the store (runner/report/model.py ``load_campaign``),
+so an export of a campaign being written is one state of it; secret ``env:`` values are
+``<secret>`` unless ``--include-secrets`` (runner/config/secrets.py).
 """
 
 from __future__ import annotations
@@ -23,9 +27,13 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from benchrun.runner.commands.show import add_secrets_option
 from benchrun.runner.errors import UserError
+
+if TYPE_CHECKING:
+    from benchrun.runner.report.model import CampaignModel
 
 WHAT = ("all", "readings", "results")
 FORMATS = ("json", "csv")
@@ -118,6 +126,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--steady", action="store_true", help="CSV readings: only analysed readings")
     p.add_argument("--out", "-o", help="output file (default: stdout)")
+    add_secrets_option(p)
     p.set_defaults(func=main)
 
 
@@ -243,15 +252,13 @@ def results_csv(doc: dict) -> str:
     return _csv(rows, _with_params(RESULT_COLUMNS, params))
 
 
-def hooks_of(db: Path, campaign_id: int) -> list[dict[str, Any]]:
+def hooks_of(model: CampaignModel) -> list[dict[str, Any]]:
     """The JSON export's ``hooks``: every stored run of the campaign's setup, prepare and
-    cleanup hooks, in the order they ran (runner/commands/show.py :func:`hook_dict`)."""
+    cleanup hooks, in the order they ran (runner/commands/show.py :func:`hook_dict`), as
+    read in the model's snapshot (runner/report/model.py)."""
     from benchrun.runner.commands.show import hook_dict
-    from benchrun.runner.store.database import Store
 
-    with Store.open(db) as store:
-        names = {w.id: w.name for w in store.workloads(campaign_id)}
-        return [hook_dict(h, names) for h in store.hooks(campaign_id)]
+    return [hook_dict(h, model.names) for h in model.hooks]
 
 
 def main(args: argparse.Namespace) -> int:
@@ -265,11 +272,13 @@ def main(args: argparse.Namespace) -> int:
     from benchrun.runner.report.exchange import export_document
     from benchrun.runner.report.model import load_campaign
 
-    model = load_campaign(args.campaign, args.campaign_id, diagnostics=False)
+    model = load_campaign(
+        args.campaign, args.campaign_id, diagnostics=False, include_secrets=args.include_secrets
+    )
     doc = export_document(model, with_rounds=what != "results")
     if fmt == "json":
         if what != "results":
-            doc["hooks"] = hooks_of(model.database, model.campaign.id)
+            doc["hooks"] = hooks_of(model)
         if what == "readings":
             doc["workloads"] = [
                 {k: v for k, v in w.items() if k not in ("collected", "summary", "result")}

@@ -13,6 +13,7 @@ import sys
 import time
 
 from benchrun.runner.commands.export import add_campaign_option
+from benchrun.runner.commands.show import add_secrets_option
 from benchrun.runner.errors import UserError
 from benchrun.runner.report import FORMATS
 
@@ -46,6 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-plots", action="store_true", help="skip the figures (faster)")
     p.add_argument("--raw", action="store_true", help="JSON: include every steady reading")
+    add_secrets_option(p)
     p.set_defaults(func=main)
 
 
@@ -66,6 +68,7 @@ def main(args: argparse.Namespace) -> int:
         system_factor=args.systems,
         with_plots=not args.no_plots,
         raw=args.raw,
+        include_secrets=args.include_secrets,
     )
     if path is not None:
         print(

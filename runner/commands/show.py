@@ -14,6 +14,8 @@ neither the experiment file nor the options that started it.
 
 :func:`read_summary`, :func:`summary_json` and :func:`print_results` are also the end of
 ``benchrun run`` (its results and ``--json``), so both print the same numbers.
+:func:`read_summary` reads one snapshot of the store (a campaign being written is one
+state of it) and hides secret ``env:`` values unless ``--include-secrets``.
 """
 
 from __future__ import annotations
@@ -76,7 +78,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="the campaign as JSON (the same document as `benchrun run --json`)",
     )
+    add_secrets_option(p)
     p.set_defaults(func=main)
+
+
+def add_secrets_option(p: argparse.ArgumentParser) -> None:
+    """``--include-secrets`` (export, report, show): print secret env values as stored."""
+    p.add_argument(
+        "--include-secrets",
+        action="store_true",
+        help="show the values of secret env variables (names with TOKEN, SECRET, "
+        "PASSWORD, KEY... or listed in settings.secret_env), otherwise shown as <secret>",
+    )
 
 
 def find_databases(path: Path) -> list[Path]:
@@ -133,9 +146,13 @@ class CampaignSummary:
     contended: str | None = None
 
 
-def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
+def read_summary(
+    db: Path, campaign_id: int | None = None, *, include_secrets: bool = False
+) -> CampaignSummary:
     """Read campaign ``campaign_id`` (default: the newest) of the store ``db``: its
-    results, states, comparisons, drift lines and work amounts (:class:`CampaignSummary`)."""
+    results, states, comparisons, drift lines and work amounts (:class:`CampaignSummary`),
+    in one snapshot of the store. The campaign's secret ``env:`` values are hidden in the
+    rows it holds (runner/store/redact.py) unless ``include_secrets``."""
     # heavy imports (scipy via the statistics) only when called, so that `benchrun --help`
     # and the other commands start fast
     from benchrun.runner.report.model import check_magnitudes
@@ -153,7 +170,8 @@ def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
         workload_states,
     )
 
-    with Store.open(db) as store:
+    # one read transaction: a campaign being written is read as one state of it
+    with Store.open(db) as store, store.snapshot():
         campaign = store.campaign(campaign_id)
         confidence = float(campaign.settings.get("confidence", 0.95))
         rounds = store.rounds(campaign.id)
@@ -169,6 +187,20 @@ def read_summary(db: Path, campaign_id: int | None = None) -> CampaignSummary:
         states = workload_states(results, campaign, events)
     stored = verdicts_from_dict(verdicts) if verdicts else None
     experiment = experiment_of(campaign.config_text, [w.name for w in workloads])
+    if not include_secrets:
+        from benchrun.runner.store.redact import (
+            campaign_secrets,
+            redact_campaign,
+            redact_events,
+            redact_hooks,
+            redact_rounds,
+        )
+
+        secrets = campaign_secrets(campaign, workloads)
+        campaign = redact_campaign(campaign, secrets)
+        events = redact_events(events, secrets)
+        hooks = redact_hooks(hooks, secrets)
+        rounds = redact_rounds(rounds, secrets)
     drift = {
         r.name: drift_line(
             r.name, r.drift, is_paired(r.name, stored, experiment, campaign.settings)
@@ -445,7 +477,7 @@ def main(args: argparse.Namespace) -> int:
     console = stdout_console()
     docs = []
     for db in dbs:
-        s = read_summary(db, args.campaign)
+        s = read_summary(db, args.campaign, include_secrets=args.include_secrets)
         campaign = s.campaign
         if args.json:
             docs.append(summary_json(s))

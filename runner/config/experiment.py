@@ -231,6 +231,10 @@ class Settings:
     #: (docs/controller.md, "Budgets"); None: on when max_rounds was left at its default
     #: (the loader resolves it, so a stored campaign keeps what it ran with)
     extend_rounds: bool | None = None
+    #: names of env variables whose values are secret besides those whose names contain
+    #: TOKEN, SECRET, PASSWORD, KEY... (runner/config/secrets.py): the workloads receive
+    #: them, every output shows "<secret>" unless --include-secrets
+    secret_env: tuple[str, ...] = ()
 
 
 #: the param (and name part, ``bench[node_type=alpha]``) of a fleet's node type; reserved

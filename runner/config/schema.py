@@ -317,6 +317,14 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         "default (time is the budget), off when it is set (a cap)",
         nullable=True,
     ),
+    Key(
+        "secret_env",
+        "str_list",
+        "names of env variables whose values are secret, besides every name containing "
+        "TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, KEY, CREDENTIAL, AUTH or COOKIE: the "
+        "workloads receive them, exports, reports and show print <secret> unless "
+        "--include-secrets",
+    ),
 )
 
 WORKLOAD_KEYS: tuple[Key, ...] = (

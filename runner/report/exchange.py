@@ -49,13 +49,12 @@ Reading an export back (format and version checks, the analysed readings) is
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 from typing import Any
 
 from benchrun.runner import __version__
 from benchrun.runner.importers.benchrun_export import FORMAT, VERSION
 from benchrun.runner.report.model import CampaignModel, Estimate, WorkloadView, display_dict
-from benchrun.runner.store.database import RoundRow, Store
+from benchrun.runner.store.database import RoundRow
 
 
 def _result(
@@ -92,17 +91,6 @@ def _result(
         "level_shift_at": c.get("level_shift_at"),
         "level_shift_change": c.get("level_shift_change"),
     }
-
-
-def _stored_reading_flags(db: Path, campaign_id: int) -> dict[tuple[int, int], str]:
-    """Flags stored on individual readings (the store keeps them; RoundRow does not)."""
-    with Store.open(db) as store, store.reading():
-        rows = store.conn.execute(
-            "SELECT reading.round_id, reading.idx, reading.flags FROM reading JOIN round ON "
-            "round.id = reading.round_id WHERE round.campaign_id = ? AND reading.flags != ''",
-            (campaign_id,),
-        ).fetchall()
-    return {(r[0], r[1]): r[2] for r in rows}
 
 
 def _rounds(view: WorkloadView, rounds: list[RoundRow], stored: dict) -> list[dict[str, Any]]:
@@ -146,14 +134,12 @@ def export_document(model: CampaignModel, with_rounds: bool = True) -> dict[str,
     """The export document of ``model`` (module docstring)."""
     c = model.campaign
     workloads = []
+    # the rounds and reading flags of the model's own snapshot (report/model.py): the
+    # readings' flags computed there belong to exactly these rounds
     rounds_by: dict[str, list[RoundRow]] = {}
-    stored: dict[tuple[int, int], str] = {}
-    if with_rounds:
-        with Store.open(model.database) as store:
-            names = {w.id: w.name for w in store.workloads(c.id)}
-            for r in store.rounds(c.id):
-                rounds_by.setdefault(names[r.workload_id], []).append(r)
-        stored = _stored_reading_flags(model.database, c.id)
+    for r in model.rounds:
+        rounds_by.setdefault(model.names[r.workload_id], []).append(r)
+    stored = model.reading_flags
     for w in model.workloads:
         doc: dict[str, Any] = {
             "name": w.name,

@@ -47,7 +47,22 @@ from benchrun.runner.results.workloads import (
     display_of,
     workload_results,
 )
-from benchrun.runner.store.database import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
+from benchrun.runner.store.database import (
+    CampaignRow,
+    EventRow,
+    HookRow,
+    RoundRow,
+    Store,
+    WorkloadRow,
+)
+from benchrun.runner.store.redact import (
+    campaign_secrets,
+    redact_campaign,
+    redact_events,
+    redact_hooks,
+    redact_rounds,
+    redact_workloads,
+)
 from benchrun.stats.autocorr import acf, subsession_means
 from benchrun.stats.normality import normality
 from benchrun.stats.summary import tukey_outliers
@@ -271,6 +286,14 @@ class CampaignModel:
     #: workload name -> the compute nodes its rounds ran on (rounds' ``node`` fact,
     #: executor: slurm), sorted; empty lists for rounds run on this machine
     nodes: dict[str, list[str]] = field(default_factory=dict)
+    #: every stored round (launch order), its readings' stored flags by (round id, index)
+    #: and every hook run: read in the same snapshot as the rest (Store.snapshot), so an
+    #: export of a live campaign is one consistent state of it (issue 29)
+    rounds: list[RoundRow] = field(default_factory=list)
+    reading_flags: dict[tuple[int, int], str] = field(default_factory=dict)
+    hooks: list[HookRow] = field(default_factory=list)
+    #: workload id -> name (the ids the rounds and hooks name)
+    names: dict[int, str] = field(default_factory=dict)
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -460,18 +483,26 @@ def build_view(
 
 
 def load_campaign(
-    path: str | Path, campaign_id: int | None = None, diagnostics: bool = True
+    path: str | Path,
+    campaign_id: int | None = None,
+    diagnostics: bool = True,
+    *,
+    include_secrets: bool = False,
 ) -> CampaignModel:
     """Read one campaign (the newest unless ``campaign_id``) into a :class:`CampaignModel`.
 
     ``diagnostics=False`` skips outliers, autocorrelation, normality and the CI-width curve
-    (what ``compare`` and ``export`` do not need). Raises :class:`UserError` for a missing
+    (what ``compare`` and ``export`` do not need). Everything is read in one snapshot of
+    the store (Store.snapshot). The secret ``env:`` values of the campaign are hidden in
+    every row the model holds (runner/store/redact.py) unless ``include_secrets``; the
+    statistics are computed from the stored rows before. Raises :class:`UserError` for a missing
     or foreign database and for a campaign without any workload or round ("empty").
     """
     db = find_database(path)
     if not _is_sqlite(db):
         raise UserError(f"{db}: not a benchrun database (SQLite file expected)")
-    with Store.open(db) as store:
+    # one read transaction: a campaign being written is read as one state of it
+    with Store.open(db) as store, store.snapshot():
         campaign = store.campaign(campaign_id)
         confidence = float(campaign.settings.get("confidence", 0.95))
         rounds = store.rounds(campaign.id)
@@ -481,11 +512,20 @@ def load_campaign(
         events = store.events(campaign.id)
         experiment = experiment_of(campaign.config_text, [w.name for w in workloads])
         verdicts = campaign_verdicts(store, campaign, events, experiment, workloads, rounds)
+        reading_flags = store.reading_flags(campaign.id)
+        hooks = store.hooks(campaign.id)
     if not workloads or not rounds:
         raise UserError(
             f"{db}: campaign {campaign.id} ({campaign.name}) is empty: no round was stored; "
             "run it first (benchrun run FILE)"
         )
+    if not include_secrets:
+        secrets = campaign_secrets(campaign, workloads)
+        campaign = redact_campaign(campaign, secrets)
+        workloads = redact_workloads(workloads, secrets)
+        events = redact_events(events, secrets)
+        hooks = redact_hooks(hooks, secrets)
+        rounds = redact_rounds(rounds, secrets)
     by_w: dict[int, list[RoundRow]] = {}
     for r in rounds:
         by_w.setdefault(r.workload_id, []).append(r)
@@ -508,6 +548,10 @@ def load_campaign(
         verdicts=None if verdicts is None else verdicts_from_dict(verdicts),
         experiment=experiment,
         nodes=nodes,
+        rounds=rounds,
+        reading_flags=reading_flags,
+        hooks=hooks,
+        names={w.id: w.name for w in workloads},
     )
 
 

@@ -88,11 +88,14 @@ def write_report(
     system_factor: str | None = None,
     with_plots: bool = True,
     raw: bool = False,
+    include_secrets: bool = False,
 ) -> tuple[Path | None, int]:
     """Build the report of ``campaign`` and write it as ``fmt``; returns (path, bytes).
 
     ``out`` None: HTML/Markdown go to ``report.<fmt>`` in the campaign directory, JSON/CSV
     to stdout (path None); ``"-"`` is stdout for any format (Markdown then without figures).
+    Secret env values are shown as ``<secret>`` unless ``include_secrets``
+    (runner/config/secrets.py).
     """
     from benchrun.runner.report.document import build_report
     from benchrun.runner.report.model import load_campaign
@@ -100,7 +103,7 @@ def write_report(
     renderer = RENDERERS.get(fmt)
     if renderer is None:
         raise UserError(f"unknown report format {fmt!r}; choose from {', '.join(FORMATS)}")
-    model = load_campaign(campaign, campaign_id)
+    model = load_campaign(campaign, campaign_id, include_secrets=include_secrets)
     target: Path | None
     if out is None:
         target = default_out(model.database, fmt)

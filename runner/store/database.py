@@ -34,6 +34,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.safefs import cannot, check_entry, create_file, open_dir
+from benchrun.runner.store.access import check_companions, is_place_error, unreadable_store
 
 SCHEMA_VERSION = 3
 #: the WAL is flushed to the disk (fsync) by the first commit this many seconds after the
@@ -449,6 +450,8 @@ class Store:
         #: time its first round was added
         self._group_rounds = 0
         self._group_since = 0.0
+        #: nesting depth of :meth:`snapshot` (0: no read transaction of ours is open)
+        self._snapshot_depth = 0
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -472,6 +475,7 @@ class Store:
 
     @classmethod
     def _connect(cls, path: Path, create: bool) -> Store:
+        check_companions(path)  # a -wal another user planted would be replayed into it
         try:
             conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
         except sqlite3.DatabaseError as exc:
@@ -484,6 +488,8 @@ class Store:
             conn.close()
             if _is_corrupt(exc) and _has_sqlite_header(path):
                 raise StoreDamaged(path, str(exc), writing=create) from exc
+            if is_place_error(exc):  # a full disk, a read-only directory: not the file
+                raise unreadable_store(path, exc) from exc
             raise UserError(
                 f"{path}: not a usable SQLite database ({exc}); move it away or choose "
                 "another output directory"
@@ -497,7 +503,11 @@ class Store:
             conn.close()
             raise UserError(f"{path}: empty database, no campaign in it")
         if tables:
-            problem = quick_check(conn)
+            try:
+                problem = quick_check(conn)
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                raise unreadable_store(path, exc) from exc
             if problem is not None:
                 conn.close()
                 raise StoreDamaged(path, problem, writing=create)
@@ -509,6 +519,8 @@ class Store:
             conn.execute("PRAGMA foreign_keys = ON")
         except sqlite3.DatabaseError as exc:
             conn.close()
+            if is_place_error(exc):
+                raise unreadable_store(path, exc) from exc
             raise UserError(f"{path}: cannot use the database ({exc})") from exc
         store = cls(conn, path, writable=create)
         with store.reading():
@@ -625,6 +637,46 @@ class Store:
             raise
 
     @contextmanager
+    def snapshot(self) -> Iterator[Store]:
+        """Every read inside the block sees one state of the store: one read transaction.
+
+        Each statement of a connection in autocommit mode sees the store as it is when the
+        statement starts, so a reader that runs several SELECTs (campaign, rounds,
+        readings, reading flags, hooks, events) while ``benchrun run`` commits rounds mixes
+        two states of the campaign: an export then held rounds whose readings had no
+        flags, the CSV writer failed on the length mismatch (issue 29). ``BEGIN`` and a
+        first read pin the snapshot: in WAL mode the reader sees the WAL up to its end at
+        that moment, and later commits only after the block; the writer is never blocked
+        (a reader holds no lock a writer waits for; the WAL is checkpointed past this
+        reader's mark only after the block ends).
+
+        Nested blocks share the outer snapshot; inside an open group of rounds (a
+        writer's own transaction) the block reads that transaction's state. Writes are not
+        allowed inside (:meth:`transaction` raises RuntimeError).
+        """
+        if self._snapshot_depth or self.conn.in_transaction:
+            self._snapshot_depth += 1
+            try:
+                yield self
+            finally:
+                self._snapshot_depth -= 1
+            return
+        with self.reading():
+            try:
+                self.conn.execute("BEGIN")
+                # a deferred transaction starts reading at its first SELECT: do it now
+                self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError as exc:
+                self._rollback_quietly()
+                raise unreadable_store(self.path, exc) from exc
+        self._snapshot_depth = 1
+        try:
+            yield self
+        finally:
+            self._snapshot_depth = 0
+            self._rollback_quietly()  # nothing was written: ending the read is all it does
+
+    @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any exception).
 
@@ -633,6 +685,8 @@ class Store:
         (SQLITE_FULL, ENOSPC) rolls the transaction back and raises :class:`StoreFull`:
         every round committed before stays intact.
         """
+        if self._snapshot_depth:
+            raise RuntimeError("a write inside Store.snapshot(): read transactions only")
         if self._group_rounds:
             self.commit_group()
         try:
@@ -922,6 +976,17 @@ class Store:
             readings.setdefault(round_id, []).append(value)
         return [_round_row(r, readings.get(r["id"], ())) for r in rows]
 
+    @_guarded
+    def reading_flags(self, campaign_id: int) -> dict[tuple[int, int], str]:
+        """Flags stored on individual readings, by (round id, reading index); readings
+        without one are left out (:class:`RoundRow` holds the values only)."""
+        rows = self.conn.execute(
+            "SELECT reading.round_id, reading.idx, reading.flags FROM reading JOIN round ON "
+            "round.id = reading.round_id WHERE round.campaign_id = ? AND reading.flags != ''",
+            (campaign_id,),
+        ).fetchall()
+        return {(r[0], r[1]): r[2] for r in rows}
+
     # -- hooks -----------------------------------------------------------------------------
 
     @_guarded
@@ -1028,6 +1093,8 @@ def quick_check(conn: sqlite3.Connection) -> str | None:
     try:
         rows = conn.execute(f"PRAGMA quick_check({QUICK_CHECK_LIMIT})").fetchall()
     except sqlite3.DatabaseError as exc:
+        if is_place_error(exc) and not _is_corrupt(exc):
+            raise  # the file system, not the file: the caller says which (store/access.py)
         return str(exc)
     lines = [
         line.strip()
