@@ -164,6 +164,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "as long as it takes) instead of refusing with exit status 4; overrides "
         "settings.wait_for_cpus (docs/reservation.md)",
     )
+    p.add_argument(
+        "--revision",
+        metavar="REV",
+        help="tag the new campaign with the revision it measures (a tag, branch or hash; "
+        "resolved to a commit and its date in settings.repository or the current checkout "
+        "when git knows it); default: `git describe --always --dirty` of settings.repository, "
+        "else of the current directory when it is a git checkout (docs/history.md)",
+    )
     add_set_option(p, "stored with the campaign")
     p.add_argument(
         "-q", "--quiet", action="store_true", help="no progress display, only the results"
@@ -475,6 +483,11 @@ def main(args: argparse.Namespace) -> int:
             "--resume and --new contradict each other: --resume continues the interrupted "
             "campaign, --new starts another beside it; give one of them"
         )
+    if args.resume and getattr(args, "revision", None) is not None:
+        raise UserError(
+            "--revision tags a new campaign; a resumed campaign keeps the revision it was "
+            "started with (benchrun show says which)"
+        )
     experiment = load_run_experiment(args)
     if experiment is None:  # --print-config
         return 0
@@ -615,6 +628,7 @@ def _run(
     open (a start refused by the campaign stays one line)."""
     from benchrun.runner.campaign.run import run_campaign
     from benchrun.runner.machine.metadata import collect_metadata, round_facts
+    from benchrun.runner.machine.revision import detect_revision
 
     executor = make_executor(experiment, on_message=display.message)
     local = isinstance(executor, LocalExecutor)
@@ -626,6 +640,12 @@ def _run(
             experiment_path=experiment.source_path or Path.cwd(),
             workload_cpus=plan.workload_cpus,
         )
+        repo = experiment.settings.repository
+        revision = detect_revision(
+            getattr(args, "revision", None), Path(repo) if repo else None, Path.cwd()
+        )
+        if revision is not None:
+            meta["revision"] = revision.to_dict()
         if isinstance(executor, LocalExecutor):
             meta["containment"] = containment_record(executor.containment)
         else:  # the rounds run on compute nodes: this host's facts describe the submit host

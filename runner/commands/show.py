@@ -390,6 +390,8 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
         "fleet": s.fleet,
         "created_at": campaign.created_at,
         "updated_at": campaign.updated_at,
+        # what the campaign measured (runner/machine/revision.py; None: untagged)
+        "revision": (campaign.metadata or {}).get("revision"),
         # rounds that waited for a CPU (docs/contention.md): the setting, the threshold
         # (share of a round's wall time), how many, and the line the tables print
         "contended": {
@@ -472,6 +474,14 @@ def print_results(console: Console, s: CampaignSummary, *, after_run: bool = Fal
         print_prose(console, s.stored.stop_sentence() or "")
 
 
+def _revision_line(metadata: dict[str, Any] | None) -> str:
+    """``"\nrevision: v1.2-3-gabc1234 (2026-11-20)"`` for a tagged campaign, else ``""``."""
+    from benchrun.runner.machine.revision import Revision
+
+    rev = Revision.from_dict((metadata or {}).get("revision"))
+    return "" if rev is None else f"\nrevision: {escape(rev.describe())}"
+
+
 def main(args: argparse.Namespace) -> int:
     dbs = find_databases(Path(args.dir))
     console = stdout_console()
@@ -487,7 +497,7 @@ def main(args: argparse.Namespace) -> int:
             f"{escape(str(db))}\nstatus: [bold]{campaign.status}[/]"
             + (f" ({escape(campaign.stop_reason)})" if campaign.stop_reason else "")
             + f"\nstarted {_when(campaign.created_at)}, last write {_when(campaign.updated_at)}, "
-            f"benchrun {campaign.benchrun_version}"
+            f"benchrun {campaign.benchrun_version}" + _revision_line(campaign.metadata)
         )
         console.print(counts_table(s.results, s.states))
         print_results(console, s)

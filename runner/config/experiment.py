@@ -235,6 +235,9 @@ class Settings:
     #: TOKEN, SECRET, PASSWORD, KEY... (runner/config/secrets.py): the workloads receive
     #: them, every output shows "<secret>" unless --include-secrets
     secret_env: tuple[str, ...] = ()
+    #: the measured program's git checkout (an absolute path once loaded): campaigns are
+    #: tagged with its revision (runner/machine/revision.py); None: the working directory
+    repository: str | None = None
 
 
 #: the param (and name part, ``bench[node_type=alpha]``) of a fleet's node type; reserved

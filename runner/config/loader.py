@@ -170,6 +170,17 @@ def build_experiment(
                     "campaign directory, its benchrun.db, or a JSON summary",
                 )
             settings = dataclasses.replace(settings, baseline=str(where.resolve()))
+    if settings.repository is not None and check_commands:
+        where = Path(settings.repository).expanduser()
+        where = where if where.is_absolute() else base_dir / where
+        with smap.recover():
+            if not where.is_dir():
+                smap.error(
+                    ("settings", "repository"),
+                    f"{settings.repository} is not a directory (relative to the experiment "
+                    "file); give the measured program's git checkout",
+                )
+            settings = dataclasses.replace(settings, repository=str(where.resolve()))
     compare = None
     if complete:  # names of a workload that could not be read would be reported missing
         with smap.recover():

@@ -325,6 +325,14 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         "workloads receive them, exports, reports and show print <secret> unless "
         "--include-secrets",
     ),
+    Key(
+        "repository",
+        "str",
+        "the measured program's git checkout (relative to the experiment file): each "
+        "campaign is tagged with its `git describe --always --dirty` (docs/history.md); "
+        "null: the directory benchrun runs in, when it is a checkout",
+        nullable=True,
+    ),
 )
 
 WORKLOAD_KEYS: tuple[Key, ...] = (
