@@ -7,7 +7,9 @@ so that every validation error can say ``FILE:LINE: workloads[1].command: ...``.
 
 from __future__ import annotations
 
+import math
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -197,6 +199,7 @@ def read_yaml(text: str, display: str, collect: bool = False) -> tuple[Any, Sour
         if node is None:
             return None, smap
         _check_size(node, display)
+        _check_integers(node, loader, display)
         _record(node, (), smap)
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
@@ -300,6 +303,62 @@ def _check_size(root: yaml.Node, display: str) -> None:
         open_nodes.add(key)
         stack.append((node, True))
         stack.extend((c, False) for c in _children(node) if id(c) not in sizes)
+
+
+#: the YAML tag of an integer scalar (plain ``123``, ``0x7f``, ``1_000`` or ``!!int``)
+INT_TAG = "tag:yaml.org,2002:int"
+
+
+def int_digit_limit() -> int:
+    """The most decimal digits Python converts between an int and text
+    (``sys.get_int_max_str_digits``, 4 300 by default; 0: no limit)."""
+    get = getattr(sys, "get_int_max_str_digits", None)
+    return int(get()) if get is not None else 0
+
+
+def too_many_digits(display: str, line: int | None, digits: int, limit: int) -> ConfigError:
+    """The one line that refuses an integer of more than ``limit`` decimal digits."""
+    return ConfigError(
+        display,
+        line,
+        None,
+        f"an integer of about {digits} digits; benchrun reads integers of at most {limit} "
+        "digits (Python's int limit, PYTHONINTMAXSTRDIGITS); write a smaller value",
+    )
+
+
+def _check_integers(root: yaml.Node, loader: yaml.SafeLoader, display: str) -> None:
+    """Refuse an integer scalar of more than :func:`int_digit_limit` decimal digits.
+
+    Python refuses to convert such a number between text and int (a ``ValueError`` raised
+    while the YAML is constructed, or later wherever the value is printed in a message), so
+    without this check a long number is a traceback (issue 29). Hexadecimal, octal and
+    binary numbers convert without the limit but could not be printed: their size is
+    checked too. Each distinct node is visited once (aliases are not expanded)."""
+    limit = int_digit_limit()
+    if limit <= 0:
+        return
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.extend(_children(node))
+        if not (isinstance(node, yaml.ScalarNode) and node.tag == INT_TAG):
+            continue
+        line = node.start_mark.line + 1
+        digits = sum(c.isdigit() for c in node.value)
+        if digits > limit:
+            raise SourceError(too_many_digits(display, line, digits, limit))
+        try:
+            value = loader.construct_yaml_int(node)
+        except ValueError:  # not a number after all: left to the checks that read it
+            continue
+        if isinstance(value, int) and value.bit_length() > limit * math.log2(10):
+            shown = int(value.bit_length() * math.log10(2)) + 1
+            raise SourceError(too_many_digits(display, line, shown, limit))
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
