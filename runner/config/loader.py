@@ -423,8 +423,8 @@ def _parse_settings(raw: Any, smap: SourceMap) -> Settings:
             smap.error(
                 path + ("warmup_rounds",),
                 f"warmup_rounds ({settings.warmup_rounds}) is above max_rounds "
-                f"({settings.max_rounds}), the budget of a workload's rounds, warm-up "
-                "included; lower warmup_rounds or raise max_rounds",
+                f"({settings.max_rounds}): warm-up rounds may not outnumber the most rounds "
+                "a workload may run; lower warmup_rounds or raise max_rounds",
             )
     return settings
 

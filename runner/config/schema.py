@@ -196,7 +196,8 @@ SETTINGS_KEYS: tuple[Key, ...] = (
     Key(
         "max_time",
         "duration",
-        "wall-clock budget of the whole campaign (calibration, fixed and adaptive rounds)",
+        "wall-clock budget of the whole campaign across resumes (hooks, calibration, warm-up, "
+        "rounds)",
         exclusive_minimum=0,
         maximum=MAX_CAMPAIGN_TIME,
     ),

@@ -356,7 +356,7 @@ def _check_integers(root: yaml.Node, loader: yaml.SafeLoader, display: str) -> N
             value = loader.construct_yaml_int(node)
         except ValueError:  # not a number after all: left to the checks that read it
             continue
-        if isinstance(value, int) and value.bit_length() > limit * math.log2(10):
+        if isinstance(value, int) and abs(value) >= 10**limit:
             shown = int(value.bit_length() * math.log10(2)) + 1
             raise SourceError(too_many_digits(display, line, shown, limit))
 
