@@ -168,7 +168,9 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         "number",
         "significance level of comparisons",
         exclusive_minimum=0,
-        exclusive_maximum=1,
+        # the controller's own range (runner/control/controller.py ControllerParams):
+        # refused here, not after the campaign was created
+        exclusive_maximum=0.5,
     ),
     Key(
         "margin",

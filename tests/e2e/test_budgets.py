@@ -176,6 +176,11 @@ def test_a_confidence_too_close_to_one_is_refused_naming_the_range(tmp_path: Pat
     )
     bad = run_benchrun("validate", str(tmp_path / "c.yaml"))
     assert bad.returncode != 0 and "<= 0.999999" in one_error_line(bad)
+    # alpha past the controller's range (0, 0.5) was refused only once the campaign had
+    # been created and left "running": now at validation too
+    alpha = run_benchrun("run", str(exp), "--set", "alpha=0.6", timeout=60)
+    assert alpha.returncode == 2 and "< 0.5" in one_error_line(alpha)
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_stored_campaign_with_such_a_confidence_resumes_with_one_line(tmp_path: Path) -> None:

@@ -176,3 +176,21 @@ def test_warmup_rounds_may_not_pass_max_rounds_in_adaptive_mode() -> None:
     _parse("name: x\nsettings:\n  warmup_rounds: 20\n  max_rounds: 20\n" + OK)
     # fixed mode has no max_rounds: rounds and warmup_rounds are both the user's counts
     _parse("name: x\nsettings:\n  rounds: 5\n  warmup_rounds: 600\n" + OK)
+
+
+def test_a_scalar_the_yaml_constructor_cannot_read_is_one_line() -> None:
+    """PyYAML raises ValueError or KeyError (not a YAML error) for a typed scalar it cannot
+    construct; each was a traceback. A plain 2020-13-45 is one: YAML reads it as a date."""
+    for value, kind in (
+        ("!!int abc", "int"),
+        ("!!float abc", "float"),
+        ("!!bool maybe", "bool"),
+        ("2020-13-45", "timestamp"),
+        ("0x_", "int"),
+    ):
+        message = _error(f"name: x\nsettings:\n  seed: {value}\n" + OK)
+        assert ":3: " in message and f"is not a valid YAML {kind}" in message, message
+    # merge keys and aliases are constructed as before
+    _parse(
+        "name: x\nsettings: {<<: {timeout: 5}, seed: &s 7, max_consecutive_failures: *s}\n" + OK
+    )
