@@ -191,6 +191,4 @@ def test_a_scalar_the_yaml_constructor_cannot_read_is_one_line() -> None:
         message = _error(f"name: x\nsettings:\n  seed: {value}\n" + OK)
         assert ":3: " in message and f"is not a valid YAML {kind}" in message, message
     # merge keys and aliases are constructed as before
-    _parse(
-        "name: x\nsettings: {<<: {timeout: 5}, seed: &s 7, max_consecutive_failures: *s}\n" + OK
-    )
+    _parse("name: x\nsettings: {<<: {timeout: 5}, seed: &s 7, max_consecutive_failures: *s}\n" + OK)
