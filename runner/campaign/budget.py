@@ -5,10 +5,10 @@ first ``benchrun run``, each ``--resume``) stores the span it was active in the 
 ``run_span`` table (schema 4), and the budget is the sum of the earlier runs' spans plus the
 wall-clock time of this run. Everything a run does counts: prepare and setup hooks,
 calibration, warm-up rounds, rounds, decisions, waits. The span is written as the run goes
-on, by a thread (runner/store/spans.py, every half second, and when the loop ends), so a run
-killed with SIGKILL keeps all but its last half second (issue 29: four SIGKILLs used to give a campaign four
-fresh budgets). A campaign stored before schema 4 has no spans for its early runs: their
-stored rounds' wall time stands in for them.
+on, by a thread (runner/store/spans.py, every half second, and when the loop ends), so a
+run killed with SIGKILL keeps all but its last half second (issue 29: four SIGKILLs used to
+give a campaign four fresh budgets). A campaign stored before schema 4 has no spans for its
+early runs: their stored rounds' wall time stands in for them (docs/limits.md "Budgets").
 
 A round that starts within the budget runs to its end (its own ``timeout`` bounds it), so a
 campaign overruns ``max_time`` by at most one round.
@@ -16,6 +16,7 @@ campaign overruns ``max_time`` by at most one round.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -76,14 +77,16 @@ def spent_before(spans: list[tuple[int, float, float]], rounds_s: float) -> floa
     """Seconds the campaign's earlier runs spent: the sum of their stored spans
     (``(pid, started_at, seconds)`` each), or the stored rounds' wall time ``rounds_s``
     when that is more (the runs of a store older than schema 4 have no span; a round lies
-    inside its run's span, so with every span stored the sum is the larger).
+    inside its run's span, so with every span stored the sum is the larger). A span that
+    is not a positive finite number (never written by benchrun) counts nothing.
 
     >>> spent_before([(1, 0.0, 3.5), (2, 9.0, 1.0)], rounds_s=0.2)
     4.5
     >>> spent_before([], rounds_s=2.0)
     2.0
     """
-    return max(sum(seconds for _, _, seconds in spans), rounds_s)
+    spent = sum(seconds for _, _, seconds in spans if math.isfinite(seconds) and seconds > 0)
+    return max(spent, rounds_s)
 
 
 @contextmanager

@@ -989,9 +989,12 @@ class Store:
 
     @_guarded
     def spans(self, campaign_id: int) -> list[tuple[int, float, float]]:
-        """``(pid, started_at, seconds)`` of every stored run of the campaign, oldest first."""
+        """``(pid, started_at, seconds)`` of every stored run of the campaign, oldest first
+        (rows whose values are not numbers, which benchrun never writes, are left out)."""
         rows = self.conn.execute(
-            "SELECT pid, started_at, seconds FROM run_span WHERE campaign_id = ? ORDER BY id",
+            "SELECT pid, started_at, seconds FROM run_span WHERE campaign_id = ? AND "
+            "typeof(pid) = 'integer' AND typeof(started_at) IN ('real', 'integer') AND "
+            "typeof(seconds) IN ('real', 'integer') ORDER BY id",
             (campaign_id,),
         ).fetchall()
         return [(int(r[0]), float(r[1]), float(r[2])) for r in rows]

@@ -45,7 +45,8 @@ class SpanHeartbeat:
         every: float = SPAN_EVERY_S,
         busy_ms: int = 2000,
     ) -> None:
-        self.db_path = Path(db_path)
+        #: the path the store was opened by, made absolute now (no symlink resolved)
+        self.db_path = Path(db_path).absolute()
         self.span_id = span_id
         self.t0 = t0
         self._clock = clock
@@ -72,7 +73,7 @@ class SpanHeartbeat:
             self._thread.join()
 
     def _run(self) -> None:
-        uri = f"file:{quote(str(self.db_path.resolve()))}?mode=rw"
+        uri = f"file:{quote(str(self.db_path))}?mode=rw"
         try:
             conn = sqlite3.connect(
                 uri, uri=True, timeout=self._busy_ms / 1000, isolation_level=None

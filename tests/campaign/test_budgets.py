@@ -183,3 +183,5 @@ def test_spent_before_is_the_larger_of_the_spans_and_the_rounds() -> None:
     assert spent_before([(1, 0.0, 2.0), (2, 5.0, 1.5)], rounds_s=1.0) == 3.5
     assert spent_before([], rounds_s=1.25) == 1.25  # a campaign stored before schema 4
     assert spent_before([(1, 0.0, 0.5)], rounds_s=2.0) == 2.0  # earlier runs had no span
+    # what benchrun never writes cannot lengthen the budget
+    assert spent_before([(1, 0.0, -1e9), (2, 0.0, float("nan")), (3, 0.0, 1.0)], 0.0) == 1.0
