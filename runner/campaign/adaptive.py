@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchrun.runner.campaign.budget import Budget
+from benchrun.runner.campaign.budget import Budget, campaign_budget
 from benchrun.runner.campaign.calibrate import calibrate, target_round_time
 from benchrun.runner.campaign.duets import duet_plan, finish_duet, run_pass
 from benchrun.runner.campaign.scheduler import pass_order
@@ -196,6 +196,7 @@ class _Adaptive:
         display: Display,
         executor: Executor,
         baseline: dict[str, Any] | None,
+        budget: Budget,
     ) -> None:
         experiment, store, campaign = launcher.experiment, launcher.store, launcher.campaign
         states = launcher.states
@@ -216,8 +217,8 @@ class _Adaptive:
         }
         overhead = [e.data for e in events if e.kind == "launch-overhead" and e.data]
         self.overhead_s: float | None = float(overhead[-1]["seconds"]) if overhead else None
-        # time already spent measuring before a resume (sum of stored round wall times)
-        self.budget = Budget(self.settings.max_time, sum(st.seconds for st in states.values()))
+        # the campaign's time across resumes, hooks, calibration and warm-up included
+        self.budget = budget
         self.status_path = experiment.campaign_dir / STATUS_FILE
         self._status_at = -STATUS_EVERY_S  # monotonic time of the last status.json write
         self._pairs: PassSeries | None = None
@@ -585,7 +586,16 @@ def run_adaptive(
                 "gives its newest campaign: for an earlier one, `benchrun export DIR "
                 "--campaign ID -o old.json` and give old.json"
             )
-    with campaign_session(experiment, executor, display, **options) as launcher:
+    with (
+        campaign_session(experiment, executor, display, **options) as launcher,
+        # the campaign's time across resumes: earlier runs' spans plus this run's (budget.py)
+        campaign_budget(
+            launcher.store,
+            launcher.campaign.id,
+            settings.max_time,
+            sum(st.seconds for st in launcher.states.values()),
+        ) as budget,
+    ):
         store, campaign, states = launcher.store, launcher.campaign, launcher.states
         if baseline is not None and not options.get("resume"):
             store.add_event(
@@ -594,7 +604,7 @@ def run_adaptive(
                 f"compared with {settings.baseline} ({len(baseline)} workloads)",
                 {"path": settings.baseline, "results": {n: list(v) for n, v in baseline.items()}},
             )
-        loop = _Adaptive(launcher, display, executor, baseline)
+        loop = _Adaptive(launcher, display, executor, baseline, budget)
         display.start(
             campaign,
             {n: settings.warmup_rounds + settings.min_rounds for n in states},

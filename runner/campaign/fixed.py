@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from benchrun.runner.campaign.budget import Budget
+from benchrun.runner.campaign.budget import Budget, campaign_budget
 from benchrun.runner.campaign.duets import duet_plan, finish_duet, run_pass
 from benchrun.runner.campaign.scheduler import PassScheduler, pass_order
 from benchrun.runner.campaign.session import (
@@ -37,9 +37,17 @@ def run_fixed(
     target = settings.warmup_rounds + settings.rounds
     # a workload that keeps failing now and then must still end: cap launches
     max_launches = 2 * target + settings.max_consecutive_failures
-    with campaign_session(experiment, executor, display, **options) as launcher:
+    with (
+        campaign_session(experiment, executor, display, **options) as launcher,
+        # the campaign's time across resumes: earlier runs' spans plus this run's (budget.py)
+        campaign_budget(
+            launcher.store,
+            launcher.campaign.id,
+            settings.max_time,
+            sum(st.seconds for st in launcher.states.values()),
+        ) as budget,
+    ):
         states = launcher.states
-        budget = Budget(settings.max_time, sum(st.seconds for st in states.values()))
         out_of_time: str | None = None
         cleanup_warnings: list[str] = []
 

@@ -15,6 +15,10 @@ _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 #: JSON-Schema ``pattern`` for a CPU-list string
 CPU_LIST_PATTERN = r"^\s*\d+\s*(?:-\s*\d+\s*)?(?:,\s*\d+\s*(?:-\s*\d+\s*)?)*$"
 
+#: the highest CPU number a list may name (Linux's NR_CPUS is at most 8192): a range such as
+#: "0-99999999999" would otherwise be expanded into a set of that many numbers
+MAX_CPU = 65535
+
 CPU_LIST_HINT = 'write CPU numbers and ranges like "1", "2-3" or "0,2-3", or a list like [1, 3]'
 
 
@@ -64,8 +68,17 @@ def parse_cpu_list(value: object, available: Iterable[int] | None = None) -> tup
             match = _RANGE.match(part)
             if match is None:
                 raise ValueError(f"bad CPU list {value!r}: {part.strip()!r}; {CPU_LIST_HINT}")
+            if any(len(g) > len(str(MAX_CPU)) for g in match.groups() if g is not None):
+                raise ValueError(
+                    f"bad CPU list {value[:40]!r}: CPU numbers go up to {MAX_CPU}; {CPU_LIST_HINT}"
+                )
             lo = int(match.group(1))
             hi = int(match.group(2)) if match.group(2) is not None else lo
+            if hi > MAX_CPU:
+                raise ValueError(
+                    f"bad CPU range {part.strip()!r}: CPU numbers go up to {MAX_CPU} "
+                    f"(Linux's most); {CPU_LIST_HINT}"
+                )
             if hi < lo:
                 raise ValueError(
                     f"bad CPU range {part.strip()!r} in {value!r}: the end is below the start; "
@@ -75,8 +88,9 @@ def parse_cpu_list(value: object, available: Iterable[int] | None = None) -> tup
     else:
         raise ValueError(f"expected a CPU list, got {type(value).__name__}; {CPU_LIST_HINT}")
     for item in items:
-        if isinstance(item, bool) or not isinstance(item, int) or item < 0:
-            raise ValueError(f"bad CPU {item!r} in the list; {CPU_LIST_HINT}")
+        if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item <= MAX_CPU:
+            shown = item if not isinstance(item, int) or item.bit_length() < 64 else "(huge)"
+            raise ValueError(f"bad CPU {shown!r} in the list; {CPU_LIST_HINT}")
         cpus.add(item)
     if available is not None:
         allowed = frozenset(available)

@@ -68,6 +68,7 @@ from benchrun.runner.config.schema import (
 )
 from benchrun.runner.config.yamlsource import (
     PathT,
+    SourceError,
     SourceMap,
     dotted,
     env_limit,
@@ -429,6 +430,17 @@ def _parse_settings(raw: Any, smap: SourceMap) -> Settings:
                 f"max_rounds ({settings.max_rounds}) is below "
                 f"min_rounds ({settings.min_rounds}); raise max_rounds or lower min_rounds",
             )
+    with smap.recover():
+        if settings.adaptive and settings.warmup_rounds > settings.max_rounds:
+            # warm-up rounds are rounds of the workload: max_rounds bounds them too, or a
+            # large warmup_rounds runs for hours before the budget is ever looked at (issue
+            # 29: 13 772 warm-up rounds with max_rounds 20); docs/limits.md "Budgets"
+            smap.error(
+                path + ("warmup_rounds",),
+                f"warmup_rounds ({settings.warmup_rounds}) is above max_rounds "
+                f"({settings.max_rounds}): warm-up rounds may not outnumber the most rounds "
+                "a workload may run; lower warmup_rounds or raise max_rounds",
+            )
     return settings
 
 
@@ -457,7 +469,10 @@ def _apply_overrides(raw: Any, overrides: Sequence[str], smap: SourceMap) -> dic
         except yaml.YAMLError as exc:
             raise UserError(f"--set {key}: value {text!r} is not valid YAML ({exc})") from None
         # read_yaml caps what aliases expand to, as for a file
-        given[key] = read_yaml(text, f"--set {key}")[0] if text.strip() else None
+        try:
+            given[key] = read_yaml(text, f"--set {key}")[0] if text.strip() else None
+        except SourceError as exc:  # a one-line value has no line to name
+            raise UserError(f"--set {key}: {exc.error.message}") from None
     _parse_setting_values(given, _OverrideMap("--set"))
     section = dict(_mapping(raw, ("settings",), smap, "setting: value"))
     if "rounds" in given and "adaptive" not in given:

@@ -46,6 +46,11 @@ MAX_WORK = 10**15
 MAX_WORKLOADS = 1_000_000
 MAX_OUTPUT_LIMIT = 2**30  # bytes
 MAX_MEMORY_LIMIT = 2**60  # bytes
+#: the largest ``confidence``: closer to 1, ``1 - (1 - confidence) / 2`` divided over a
+#: campaign's comparisons rounds to 1.0 in floating point, the normal quantile is
+#: infinite and the controller's sample-size arithmetic overflows (issue 29); six nines
+#: leaves room for 10^8 comparisons and is far past any interval worth waiting for
+MAX_CONFIDENCE = 0.999999
 
 SIMPLE_KINDS = ("int", "number", "bool", "str", "enum", "duration", "size", "str_list", "str_map")
 
@@ -125,7 +130,7 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         "number",
         "confidence level of intervals",
         exclusive_minimum=0,
-        exclusive_maximum=1,
+        maximum=MAX_CONFIDENCE,
     ),
     Key("seed", "int", "seed of the random order", minimum=0, maximum=INT64_MAX),
     Key("env", "str_map", "environment variables set for every workload"),
@@ -163,7 +168,9 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         "number",
         "significance level of comparisons",
         exclusive_minimum=0,
-        exclusive_maximum=1,
+        # the controller's own range (runner/control/controller.py ControllerParams):
+        # refused here, not after the campaign was created
+        exclusive_maximum=0.5,
     ),
     Key(
         "margin",
@@ -191,7 +198,8 @@ SETTINGS_KEYS: tuple[Key, ...] = (
     Key(
         "max_time",
         "duration",
-        "wall-clock budget of the whole campaign (calibration, fixed and adaptive rounds)",
+        "wall-clock budget of the whole campaign across resumes (hooks, calibration, warm-up, "
+        "rounds)",
         exclusive_minimum=0,
         maximum=MAX_CAMPAIGN_TIME,
     ),

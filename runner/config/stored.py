@@ -37,6 +37,8 @@ def stored_experiment_text(config_text: str, settings: Mapping[str, Any]) -> str
         data = yaml.safe_load(config_text)
     except yaml.YAMLError as exc:
         raise UserError(f"the stored experiment text is not YAML ({exc})") from None
+    except ValueError as exc:  # an integer past Python's int_max_str_digits
+        raise UserError(f"the stored experiment text cannot be read ({exc})") from None
     if not isinstance(data, dict):
         raise UserError("the stored experiment text is not an experiment (not a mapping)")
     data["settings"] = stored_settings(settings)

@@ -7,7 +7,9 @@ so that every validation error can say ``FILE:LINE: workloads[1].command: ...``.
 
 from __future__ import annotations
 
+import math
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -197,6 +199,7 @@ def read_yaml(text: str, display: str, collect: bool = False) -> tuple[Any, Sour
         if node is None:
             return None, smap
         _check_size(node, display)
+        _check_scalars(node, loader, display)
         _record(node, (), smap)
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
@@ -300,6 +303,80 @@ def _check_size(root: yaml.Node, display: str) -> None:
         open_nodes.add(key)
         stack.append((node, True))
         stack.extend((c, False) for c in _children(node) if id(c) not in sizes)
+
+
+#: the YAML tag of an integer scalar (plain ``123``, ``0x7f``, ``1_000`` or ``!!int``)
+INT_TAG = "tag:yaml.org,2002:int"
+#: scalar tags whose construction can fail on the text (``!!int abc``, a plain
+#: ``2020-13-45`` read as a timestamp, ``!!bool maybe``): checked one by one, with a line
+CHECKED_TAGS = {
+    f"tag:yaml.org,2002:{name}" for name in ("int", "float", "bool", "timestamp", "binary", "null")
+}
+
+
+def int_digit_limit() -> int:
+    """The most decimal digits Python converts between an int and text
+    (``sys.get_int_max_str_digits``, 4 300 by default; 0: no limit)."""
+    get = getattr(sys, "get_int_max_str_digits", None)
+    return int(get()) if get is not None else 0
+
+
+def too_many_digits(display: str, line: int | None, digits: int, limit: int) -> ConfigError:
+    """The one line that refuses an integer of more than ``limit`` decimal digits."""
+    return ConfigError(
+        display,
+        line,
+        None,
+        f"an integer of about {digits} digits; benchrun reads integers of at most {limit} "
+        "digits (Python's int limit, PYTHONINTMAXSTRDIGITS); write a smaller value",
+    )
+
+
+def _check_scalars(root: yaml.Node, loader: yaml.SafeLoader, display: str) -> None:
+    """Construct each typed scalar on its own, so that one the constructor cannot read is
+    a line of the file, not a traceback (issue 29).
+
+    An integer of more than :func:`int_digit_limit` decimal digits: Python refuses to
+    convert it between text and int (a ``ValueError`` while the YAML is constructed, or
+    later wherever the value is printed in a message); hexadecimal, octal and binary ones
+    convert without the limit but could not be printed, so their size is checked too.
+    ``!!int abc``, ``!!bool maybe`` and a plain ``2020-13-45`` (a YAML timestamp that is no
+    date) fail in the constructor with ValueError or KeyError. Each distinct node is
+    visited once (aliases are not expanded); what is constructed here is kept by the
+    loader and not constructed again."""
+    limit = int_digit_limit()
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.extend(_children(node))
+        if not (isinstance(node, yaml.ScalarNode) and node.tag in CHECKED_TAGS):
+            continue
+        line = node.start_mark.line + 1
+        if node.tag == INT_TAG and limit > 0:
+            digits = sum(c.isdigit() for c in node.value)
+            if digits > limit:
+                raise SourceError(too_many_digits(display, line, digits, limit))
+        try:
+            value = loader.construct_object(node)
+        except (ValueError, KeyError, TypeError, OverflowError) as exc:
+            kind = node.tag.rsplit(":", 1)[-1]
+            shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+            raise SourceError(
+                ConfigError(
+                    display,
+                    line,
+                    None,
+                    f"{shown!r} is not a valid YAML {kind} ({one_line(str(exc))[:80]}); "
+                    "quote it to make it a string, or correct it",
+                )
+            ) from None
+        if isinstance(value, int) and limit > 0 and abs(value) >= 10**limit:
+            shown_digits = int(value.bit_length() * math.log10(2)) + 1
+            raise SourceError(too_many_digits(display, line, shown_digits, limit))
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

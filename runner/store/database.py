@@ -36,7 +36,7 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.safefs import cannot, check_entry, create_file, open_dir
 from benchrun.runner.store.access import check_companions, is_place_error, unreadable_store
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: the WAL is flushed to the disk (fsync) by the first commit this many seconds after the
 #: last flush (synchronous=NORMAL flushes it only at checkpoints)
 SYNC_EVERY_S = 1.0
@@ -145,8 +145,23 @@ ALTER TABLE round ADD COLUMN wait_ns INTEGER;
 ALTER TABLE round ADD COLUMN wait_source TEXT;
 """
 
+#: schema 4: the spans of wall-clock time each run (``benchrun run``, a resume) of a campaign
+#: was active, so that ``max_time`` counts a campaign's time across resumes, hooks and
+#: warm-up included (issue 29; runner/campaign/budget.py). ``seconds`` grows while the run
+#: goes on (a killed run keeps what it last wrote); ``started_at`` is Unix seconds
+_SPAN_TABLE = """
+CREATE TABLE run_span (
+    id INTEGER PRIMARY KEY,
+    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
+    pid INTEGER NOT NULL,
+    started_at REAL NOT NULL,
+    seconds REAL NOT NULL DEFAULT 0
+);
+CREATE INDEX run_span_by_campaign ON run_span (campaign_id, id);
+"""
+
 #: migrations[v] upgrades a store at version v to v + 1
-_MIGRATIONS: dict[int, str] = {1: _HOOK_TABLE, 2: _WAIT_COLUMNS}
+_MIGRATIONS: dict[int, str] = {1: _HOOK_TABLE, 2: _WAIT_COLUMNS, 3: _SPAN_TABLE}
 
 
 @dataclass(frozen=True)
@@ -532,7 +547,7 @@ class Store:
 
     def _create_schema(self) -> None:
         with self.transaction():
-            for statement in (_SCHEMA_V1 + _HOOK_TABLE + _WAIT_COLUMNS).split(";"):
+            for statement in (_SCHEMA_V1 + _HOOK_TABLE + _WAIT_COLUMNS + _SPAN_TABLE).split(";"):
                 if statement.strip():
                     self.conn.execute(statement)
             self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -1054,6 +1069,31 @@ class Store:
             (campaign_id,),
         ).fetchall()
         return [EventRow(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None) for r in rows]
+
+    # -- run spans (schema 4) ---------------------------------------------------------------
+
+    @_guarded
+    def start_span(self, campaign_id: int, pid: int, started_at: float) -> int:
+        """Record that a run (process ``pid``) of the campaign began at ``started_at`` (Unix
+        s); returns the span's id (runner/store/spans.py keeps its seconds current)."""
+        with self.transaction() as c:
+            cur = c.execute(
+                "INSERT INTO run_span (campaign_id, pid, started_at, seconds) VALUES (?, ?, ?, 0)",
+                (campaign_id, pid, started_at),
+            )
+            return int(cur.lastrowid or 0)
+
+    @_guarded
+    def spans(self, campaign_id: int) -> list[tuple[int, float, float]]:
+        """``(pid, started_at, seconds)`` of every stored run of the campaign, oldest first
+        (rows whose values are not numbers, which benchrun never writes, are left out)."""
+        rows = self.conn.execute(
+            "SELECT pid, started_at, seconds FROM run_span WHERE campaign_id = ? AND "
+            "typeof(pid) = 'integer' AND typeof(started_at) IN ('real', 'integer') AND "
+            "typeof(seconds) IN ('real', 'integer') ORDER BY id",
+            (campaign_id,),
+        ).fetchall()
+        return [(int(r[0]), float(r[1]), float(r[2])) for r in rows]
 
     def integrity_ok(self) -> bool:
         """``PRAGMA integrity_check`` says ``ok``."""

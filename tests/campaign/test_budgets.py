@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import time
 from pathlib import Path
 
 from test_fake_campaigns import NullDisplay, experiment, stored
 
-from benchrun.runner.campaign.budget import Budget
+from benchrun.runner.campaign.budget import Budget, spent_before
 from benchrun.runner.campaign.calibrate import MAX_STEPS, calibrate
 from benchrun.runner.campaign.run import run_campaign
 from benchrun.runner.config.loader import parse_experiment
 from benchrun.runner.config.schema import MAX_WORK
 from benchrun.runner.execute.executor import RoundSpec
 from benchrun.runner.execute.fake import FakeExecutor, FakeRound, constant
+from benchrun.runner.store.database import SCHEMA_VERSION, Store
+from benchrun.runner.store.spans import SpanHeartbeat
 
 SLEEP_S = 0.01  # real seconds each fake launch takes
 
@@ -107,3 +110,78 @@ def test_calibrate_never_passes_max_work_and_stops_when_out_of_time() -> None:
     calls = iter([False, False, True])
     result = calibrate(measure, 1, 1.0, out_of_time=lambda: next(calls))
     assert result is not None and len(tried) == 3  # step 0 always runs; then two checks pass
+
+
+# ------------------------------------------------------------------ spans (issue 29)
+
+
+def test_a_schema_3_store_gains_the_span_table_and_its_rounds_stand_in(tmp_path: Path) -> None:
+    """A store written before spans (schema 3) opens, is upgraded to schema 4 with an
+    empty run_span table, and a resume of its campaign counts the stored rounds' wall
+    time (the runs before the upgrade have no span) before its own span adds up."""
+    exp = experiment(
+        tmp_path, "adaptive: false\nrounds: 100000000\nwarmup_rounds: 0\npin: none\nmax_time: 0.3"
+    )
+
+    def sigint_at_launch_2(spec: RoundSpec, i: int) -> None:
+        if i == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    first = FakeExecutor({"a": constant(0.1), "b": constant(0.1)}, on_launch=sigint_at_launch_2)
+    assert run_campaign(exp, first, NullDisplay()).status == "interrupted"
+    # back to schema 3, as an older benchrun wrote it: no run_span table
+    conn = sqlite3.connect(exp.db_path)
+    conn.execute("DROP TABLE run_span")
+    conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with Store.create_or_open(exp.db_path) as store:
+        assert store.schema_version() == SCHEMA_VERSION == 4
+        assert store.spans(store.campaign().id) == []
+    tables = {r[0] for r in sqlite3.connect(exp.db_path).execute("SELECT name FROM sqlite_master")}
+    assert "run_span" in tables
+    # two stored rounds of 0.1 s (virtual): 0.2 s of the 0.3 s budget; 10 ms real launches
+    again = FakeExecutor({"a": constant(0.1), "b": constant(0.1)}, on_launch=_sleepy)
+    out = run_campaign(exp, again, NullDisplay(), resume=True)
+    assert "max_time 0.3 s reached" in out.message
+    # 0.1 s of real time was left: about 10 launches of 10 ms, not the 30 of a full budget
+    assert 1 <= len(again.launched) <= 0.1 / SLEEP_S + 5
+    spans = sqlite3.connect(exp.db_path).execute("SELECT pid, seconds FROM run_span").fetchall()
+    assert [pid for pid, _ in spans] == [os.getpid()]  # the resumed run's own span
+
+
+def test_the_span_is_stored_while_the_run_goes_on(tmp_path: Path) -> None:
+    """The heartbeat thread writes the span through its own connection while the main
+    thread holds nothing open: another connection (plain sqlite3) sees it grow before the
+    heartbeat is stopped, which is what a SIGKILLed run leaves behind."""
+    db = tmp_path / "benchrun.db"
+    exp = experiment(tmp_path, "adaptive: false\nrounds: 1\nwarmup_rounds: 0\npin: none")
+    run_campaign(exp, FakeExecutor({"a": constant(0.1), "b": constant(0.1)}), NullDisplay())
+    os.replace(exp.db_path, db)
+    with Store.create_or_open(db) as store:
+        campaign_id = store.campaign().id
+        span_id = store.start_span(campaign_id, 4242, 1.0)
+        beat = SpanHeartbeat(db, span_id, time.monotonic(), every=0.05).start()
+        try:
+            seen: list[float] = []
+            deadline = time.monotonic() + 30
+            while len(set(seen)) < 3 and time.monotonic() < deadline:
+                with sqlite3.connect(db) as other:
+                    ((seconds,),) = other.execute(
+                        "SELECT seconds FROM run_span WHERE id = ?", (span_id,)
+                    ).fetchall()
+                seen.append(seconds)
+                time.sleep(0.05)
+        finally:
+            beat.stop()
+        assert len(set(seen)) >= 3 and seen == sorted(seen), seen
+        ((pid, started, final),) = [s for s in store.spans(campaign_id) if s[0] == 4242]
+        assert (pid, started) == (4242, 1.0) and final >= max(seen)
+
+
+def test_spent_before_is_the_larger_of_the_spans_and_the_rounds() -> None:
+    assert spent_before([(1, 0.0, 2.0), (2, 5.0, 1.5)], rounds_s=1.0) == 3.5
+    assert spent_before([], rounds_s=1.25) == 1.25  # a campaign stored before schema 4
+    assert spent_before([(1, 0.0, 0.5)], rounds_s=2.0) == 2.0  # earlier runs had no span
+    # what benchrun never writes cannot lengthen the budget
+    assert spent_before([(1, 0.0, -1e9), (2, 0.0, float("nan")), (3, 0.0, 1.0)], 0.0) == 1.0

@@ -80,7 +80,7 @@ MALFORMED: list[tuple[str, str, int, str]] = [
         3,
         "not available on this machine",
     ),
-    ("confidence", "name: x\nsettings:\n  confidence: 95\n" + VALID_WORKLOADS, 3, "< 1"),
+    ("confidence", "name: x\nsettings:\n  confidence: 95\n" + VALID_WORKLOADS, 3, "<= 0.999999"),
     ("negative-rounds", "name: x\nsettings:\n  rounds: -1\n" + VALID_WORKLOADS, 3, ">= 1"),
     (
         "not-on-path",

@@ -597,7 +597,7 @@ CASES: list[tuple[str, str, str, str, tuple[str, ...]]] = [
         "name: x\nsettings:\n  confidence: 1.5\n" + MINIMAL_WORKLOADS,
         "confidence",
         "settings.confidence",
-        ("> 0 and < 1",),
+        ("> 0 and <= 0.999999",),
     ),
     (
         "confidence-zero",
@@ -935,7 +935,7 @@ SIMPLE_TYPES = {
 def schema_errors(value: Any, schema: dict[str, Any], where: str = "$") -> list[str]:
     """A tiny checker for the JSON-Schema keywords benchrun's schema uses (type, enum,
     properties, required, additionalProperties, items, minItems, minLength, minimum,
-    exclusiveMinimum/Maximum, pattern, anyOf), written from the 2020-12 spec."""
+    maximum, exclusiveMinimum/Maximum, pattern, anyOf), written from the 2020-12 spec."""
     errors: list[str] = []
     if "type" in schema:
         types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
@@ -983,6 +983,8 @@ def schema_errors(value: Any, schema: dict[str, Any], where: str = "$") -> list[
             errors.append(f"{where}: not above exclusiveMinimum")
         if "exclusiveMaximum" in schema and value >= schema["exclusiveMaximum"]:
             errors.append(f"{where}: not below exclusiveMaximum")
+        if "maximum" in schema and value > schema["maximum"]:
+            errors.append(f"{where}: above maximum")
     return errors
 
 

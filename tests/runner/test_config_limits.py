@@ -3,12 +3,16 @@ with one line that says the limit and how to raise it, in bounded time and memor
 
 from __future__ import annotations
 
+import math
 import resource
+import sys
 from pathlib import Path
 
 import pytest
 
+from benchrun.runner.config.cpulist import parse_cpu_list
 from benchrun.runner.config.loader import MAX_BYTES_ENV, load_experiment, parse_experiment
+from benchrun.runner.config.schema import MAX_CONFIDENCE
 from benchrun.runner.config.yamlsource import MAX_VALUES_ENV
 from benchrun.runner.errors import UserError
 
@@ -115,3 +119,76 @@ def test_absurd_work_and_names_are_refused() -> None:
     assert "control characters" in _error('name: "a\\0b"\n' + OK)
     assert "at most 200" in _error("name: " + "n" * 201 + "\n" + OK)
     assert "one-line" in _error('name: x\nworkloads: [{name: "a\\0", command: [true]}]\n')
+
+
+# ------------------------------------------------------------------ issue 29 (budgets part)
+
+
+def test_integers_past_pythons_digit_limit_are_one_line_with_the_line() -> None:
+    """Python itself refuses to turn more than sys.get_int_max_str_digits() digits into an
+    int (ValueError from the YAML constructor): the message names the line and the limit;
+    a hexadecimal one (which Python converts) could not be printed and is refused too; a
+    value under the limit is read as before."""
+    limit = sys.get_int_max_str_digits()
+    assert limit == 4300  # Python's default; CI does not raise it
+    huge = "9" * (limit + 1)
+    message = _error(f"name: x\nsettings:\n  seed: {huge}\n" + OK)
+    assert message.startswith("<string>:3: ") or ":3: " in message, message
+    assert f"at most {limit} digits" in message and huge not in message
+    message = _error(f"name: x\nsettings:\n  seed: 0x{'f' * 3600}\n" + OK)
+    assert f"at most {limit} digits" in message
+    # anywhere in the file: a parameter deep in a matrix
+    message = _error(
+        "name: x\nworkloads:\n  - name: a\n    command: [echo, '{n}']\n"
+        f"    matrix: {{n: [1, {huge}]}}\n"
+    )
+    assert ":5: " in message and f"at most {limit} digits" in message
+    with pytest.raises(UserError, match="out of range"):  # read, then refused by its range
+        _parse(f"name: x\nsettings:\n  seed: {'9' * limit}\n" + OK)
+
+
+def test_a_cpu_range_is_capped_before_it_is_expanded() -> None:
+    """``pin: 0-99999999999`` would be expanded into a set of 10^11 numbers (memory and
+    time without bound); CPU numbers stop at MAX_CPU, said in the message."""
+    for pin in ('"0-99999999999"', '"0-70000"', "[1, 70000]", '"' + "9" * 5000 + '"'):
+        message = _error(f"name: x\nsettings:\n  pin: {pin}\n" + OK)
+        assert ("up to 65535" in message or "bad CPU" in message) and len(message) < 400, message
+    assert parse_cpu_list("0-3,65535") == (0, 1, 2, 3, 65535)
+
+
+def test_confidence_is_capped_where_the_quantiles_stay_finite() -> None:
+    """Past MAX_CONFIDENCE the two-sided normal quantile of the confidence, divided over a
+    campaign's comparisons, is infinite in floating point (scipy computes it here, not
+    benchrun): the cap sits where it is still finite for 10^8 comparisons."""
+    from scipy.stats import norm
+
+    assert MAX_CONFIDENCE == 0.999999
+    assert math.isfinite(norm.ppf(1 - (1 - MAX_CONFIDENCE) / 2 / 1e8))
+    assert math.isinf(norm.ppf(1 - (1 - 0.9999999999999999) / 2))
+    message = _error("name: x\nsettings:\n  confidence: 0.9999999999999999\n" + OK)
+    assert "<= 0.999999" in message
+    _parse("name: x\nsettings:\n  confidence: 0.999999\n" + OK)
+
+
+def test_warmup_rounds_may_not_pass_max_rounds_in_adaptive_mode() -> None:
+    message = _error("name: x\nsettings:\n  warmup_rounds: 13772\n  max_rounds: 20\n" + OK)
+    assert "warmup_rounds (13772) is above max_rounds (20)" in message
+    _parse("name: x\nsettings:\n  warmup_rounds: 20\n  max_rounds: 20\n" + OK)
+    # fixed mode has no max_rounds: rounds and warmup_rounds are both the user's counts
+    _parse("name: x\nsettings:\n  rounds: 5\n  warmup_rounds: 600\n" + OK)
+
+
+def test_a_scalar_the_yaml_constructor_cannot_read_is_one_line() -> None:
+    """PyYAML raises ValueError or KeyError (not a YAML error) for a typed scalar it cannot
+    construct; each was a traceback. A plain 2020-13-45 is one: YAML reads it as a date."""
+    for value, kind in (
+        ("!!int abc", "int"),
+        ("!!float abc", "float"),
+        ("!!bool maybe", "bool"),
+        ("2020-13-45", "timestamp"),
+        ("0x_", "int"),
+    ):
+        message = _error(f"name: x\nsettings:\n  seed: {value}\n" + OK)
+        assert ":3: " in message and f"is not a valid YAML {kind}" in message, message
+    # merge keys and aliases are constructed as before
+    _parse("name: x\nsettings: {<<: {timeout: 5}, seed: &s 7, max_consecutive_failures: *s}\n" + OK)
