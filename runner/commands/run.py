@@ -18,6 +18,15 @@ from rich.console import Console
 from rich.markup import escape
 
 from benchrun.runner.commands import add_set_option
+from benchrun.runner.commands.run_hyperfine import (
+    add_hyperfine_options,
+    display_commands,
+    finish,
+    hyperfine_argv,
+    hyperfine_given,
+    oneline_fields,
+    round_options,
+)
 from benchrun.runner.config.experiment import Experiment
 from benchrun.runner.config.loader import load_experiment, parse_experiment
 from benchrun.runner.config.oneline import OneLine, oneline_experiment
@@ -67,6 +76,12 @@ literal. The experiment is named after the commands plus a hash of
 them (--experiment-name NAME instead); results go to results/<name> (-o DIR). The same
 options again with --resume continue it; --print-config prints the experiment file they
 stand for (`benchrun run FILE` runs it the same way).
+
+hyperfine's flags work with hyperfine's meanings (the "hyperfine-compatible" group below):
+  benchrun run -c 'sleep 0.01' -c 'sleep 0.02' --runs 10 --warmup 1 --export-json h.json
+--runs N is fixed mode (exactly N timed rounds), --min-runs/--max-runs bound the adaptive
+mode; -i keeps and times failing rounds; --export-json/-markdown/-csv write hyperfine's
+formats, which hyperfine's scripts read.
 
 Every run reserves the CPUs it pins (workload and runner) until it ends; a second run
 takes other free cores, or refuses (exit status 4) naming the run that holds them, or
@@ -212,6 +227,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "braces in the commands are literal",
     )
     g.add_argument(
+        "-s",
         "--setup",
         action="append",
         default=[],
@@ -220,6 +236,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "once per -c in order); a failure stops that workload",
     )
     g.add_argument(
+        "-p",
         "--prepare",
         action="append",
         default=[],
@@ -263,6 +280,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="print the experiment file the one-line options stand for (YAML) and exit "
         "without running anything",
     )
+    add_hyperfine_options(p)
     p.set_defaults(func=main)
 
 
@@ -306,6 +324,7 @@ def oneline_argv(args: argparse.Namespace) -> list[str]:
         argv += ["--experiment-name", args.experiment_name]
     if args.executor:
         argv += ["--executor", args.executor]
+    argv += hyperfine_argv(args)
     if args.output:
         argv += ["-o", args.output]
     if args.baseline:
@@ -376,16 +395,16 @@ def stored_campaign_experiment(db: Path, overrides: list[str]) -> Experiment:
 def load_run_experiment(args: argparse.Namespace) -> Experiment | None:
     """The experiment ``args`` ask for: an experiment file, a campaign directory's stored
     experiment, or the one-line options; None when ``--print-config`` printed it."""
-    given = [dest for dest, _ in ONE_LINE_ONLY if getattr(args, dest)]
+    given = [shown for dest, shown in ONE_LINE_ONLY if getattr(args, dest)]
+    given += hyperfine_given(args)
     if args.commands and args.experiment:
         raise UserError(
             f"give an experiment file ({args.experiment}) or commands with -c, not both"
         )
     if not args.commands:
         if given:
-            shown = dict(ONE_LINE_ONLY)[given[0]]
             raise UserError(
-                f"{shown} is an option of the one-line form; give the commands with -c CMD "
+                f"{given[0]} is an option of the one-line form; give the commands with -c CMD "
                 "(in an experiment file, write it in the file: docs/oneline.md)"
             )
         if not args.experiment:
@@ -399,19 +418,24 @@ def load_run_experiment(args: argparse.Namespace) -> Experiment | None:
         spec = OneLine(
             commands=tuple(args.commands),
             names=tuple(args.names),
-            params=tuple((name, values) for name, values in args.params),
             setup=tuple(args.setup),
             prepare=tuple(args.prepare),
             cleanup=tuple(args.cleanup),
-            shell=not args.no_shell,
             experiment_name=args.experiment_name,
             output=args.output,
-            overrides=tuple(args.overrides),
             baseline=args.baseline,
             executor=executor_option(args.executor),
             description="one-line form: " + shlex.join(["benchrun", "run", *oneline_argv(args)]),
+            # -L, --set, -N with hyperfine's flags folded in (commands/run_hyperfine.py)
+            **oneline_fields(args),
         )
         experiment = oneline_experiment(spec, Path.cwd())
+        args.oneline_spec = spec  # the round options and exports (_run) need it
+        if spec.executor is not None and round_options(spec, experiment, args).active:
+            raise UserError(
+                "--input, --conclude, -i and --show-output run with the local executor "
+                "only; drop --executor"
+            )
         if args.print_config:
             sys.stdout.write(experiment.source_text)
             return None
@@ -504,7 +528,11 @@ def main(args: argparse.Namespace) -> int:
         | {k for w in experiment.workloads for k in w.env}
     )
     plan = plan_pinning(experiment.settings.pin)
-    display = RichDisplay({w.name: w.unit for w in experiment.workloads}, quiet=args.quiet)
+    display = RichDisplay(
+        {w.name: w.unit for w in experiment.workloads},
+        # --show-output prints the rounds' output: no live table drawn over it
+        quiet=args.quiet or bool(getattr(args, "show_output", False)),
+    )
     err = Console(stderr=True)
     with contextlib.ExitStack() as held:
         notes: list[str] = []
@@ -614,7 +642,18 @@ def _run(
     from benchrun.runner.campaign.run import run_campaign
     from benchrun.runner.machine.metadata import collect_metadata, round_facts
 
-    executor = make_executor(experiment, on_message=display.message)
+    spec: OneLine | None = getattr(args, "oneline_spec", None)
+    options = round_options(spec, experiment, args) if spec is not None else None
+    executor: Any
+    if options is not None and options.active and experiment.executor is None:
+        # hyperfine's --input, --conclude, -i, --show-output: make_executor's local
+        # executor with them applied (runner/execute/hyperfine_local.py)
+        from benchrun.runner.commands.run_hyperfine import show_output
+        from benchrun.runner.execute.hyperfine_local import HyperfineLocalExecutor
+
+        executor = HyperfineLocalExecutor(options, on_output=show_output, stay_in_cgroup=True)
+    else:
+        executor = make_executor(experiment, on_message=display.message)
     local = isinstance(executor, LocalExecutor)
 
     def metadata() -> dict[str, Any]:
@@ -676,6 +715,10 @@ def _run(
         )
     for warning in outcome.warnings:
         print(f"benchrun: warning: {warning}", file=sys.stderr)
+    if spec is not None:  # hyperfine's exports and the rounds -i let pass
+        commands = display_commands(spec, experiment)
+        for line in finish(args, outcome.db_path, outcome.campaign_id, commands):
+            print(f"benchrun: {line}", file=sys.stderr)
     if outcome.exit_code:
         print(f"benchrun: {outcome.message}", file=sys.stderr)
         return outcome.exit_code
