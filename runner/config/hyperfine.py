@@ -169,7 +169,11 @@ def scan_values(name: str, low: str, high: str, step: str | None) -> list[str]:
         raise UserError(
             f"{shown}: {count} values, at most {MAX_SCAN_VALUES}; give a larger -D STEP"
         )
-    return [str(lo + i * delta) for i in range(count)]
+    values, value = [], lo
+    for _ in range(count):  # added up as hyperfine does: 0, 0.01, 0.02 (not 0.00)
+        values.append(str(value))
+        value += delta
+    return values
 
 
 def shell_words(shell: str | None, no_shell: bool) -> tuple[bool, tuple[str, ...]]:
