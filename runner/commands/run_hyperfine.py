@@ -221,7 +221,11 @@ def oneline_fields(args: argparse.Namespace) -> dict[str, Any]:
         "conclude": tuple(args.conclude),
         "input": input_path,
         "ignore_failure": bool(args.ignore_failure),
-        "setting_flags": tuple((key, flag) for flag, key in SETTING_FLAGS),
+        "setting_flags": tuple(
+            (key, flag)
+            for flag, key in SETTING_FLAGS
+            if getattr(args, flag[2:].replace("-", "_")) is not None
+        ),
     }
 
 

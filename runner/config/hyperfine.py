@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
+from benchrun.runner.config.experiment import Settings
 from benchrun.runner.errors import UserError
 
 #: most values one ``--parameter-scan`` may make (each is a workload per command)
@@ -76,7 +77,9 @@ def hyperfine_settings(
 ) -> list[str]:
     """The ``--set`` items standing for ``--runs``, ``--warmup``, ``--min-runs`` and
     ``--max-runs`` (hyperfine's meanings: exactly N timed rounds; N untimed rounds first;
-    at least / at most N rounds of the adaptive mode).
+    at least / at most N rounds of the adaptive mode). A ``--max-runs`` below benchrun's
+    default ``min_rounds`` lowers it too, as hyperfine's maximum wins over its default
+    minimum.
 
     Raises
     ------
@@ -114,6 +117,10 @@ def hyperfine_settings(
                 f"{flag} and --set {sorted(clash & set_keys)[0]} both set {key}; give one of them"
             )
         items.append(f"{key}={value}")
+    default_min = Settings().min_rounds
+    if max_runs is not None and max_runs < default_min and min_runs is None:
+        if "min_rounds" not in set_keys:  # hyperfine: the maximum wins over the default
+            items.append(f"min_rounds={max_runs}")
     if runs is None and (min_runs is not None or max_runs is not None) and "rounds" in set_keys:
         raise UserError(
             "--min-runs/--max-runs bound the adaptive mode and --set rounds asks for fixed "

@@ -90,7 +90,7 @@ class OneLine:
     input: str | None = None
     #: ``-i``: a failing round is timed and kept (the name's hash)
     ignore_failure: bool = False
-    #: setting -> the flag that gave it (``rounds`` -> ``--runs``), for error messages
+    #: setting -> the flag given that set it (``rounds`` -> ``--runs``), for error messages
     setting_flags: tuple[tuple[str, str], ...] = ()
 
     def hooks(self, kind: str) -> tuple[str, ...]:
@@ -218,7 +218,7 @@ def oneline_document(spec: OneLine, cwd: Path) -> dict[str, Any]:
     matrix = parse_params(spec.params)
     commands, names = all_commands(spec)
     hooks = {k: _spread(k, spec.hooks(k), len(commands)) for k in HOOK_KINDS}
-    settings = settings_from_overrides(spec.overrides) if spec.overrides else {}
+    settings = _settings(spec)
     if spec.reference is not None:
         if "reference" in settings:
             raise UserError("--reference and --set reference both name the reference; give one")
@@ -258,6 +258,21 @@ def oneline_document(spec: OneLine, cwd: Path) -> dict[str, Any]:
     if spec.executor is not None:
         doc["executor"] = spec.executor
     return doc
+
+
+def _settings(spec: OneLine) -> dict[str, Any]:
+    """``settings:`` of the ``--set`` items; an error about an item that a hyperfine flag
+    made (``rounds`` of ``--runs``) names that flag."""
+    if not spec.overrides:
+        return {}
+    try:
+        return settings_from_overrides(spec.overrides)
+    except UserError as exc:
+        message = str(exc)
+        for key, flag in spec.setting_flags:
+            if message.startswith(f"--set {key}:"):  # only the flag sets it (hyperfine.py)
+                raise UserError(flag + message[len(f"--set {key}") :]) from None
+        raise
 
 
 def _in_shell(spec: OneLine, command: str) -> str | list[str]:
