@@ -130,7 +130,9 @@ def add_hyperfine_options(p: argparse.ArgumentParser) -> None:
         "-u",
         "--time-unit",
         choices=tuple(TIME_UNITS),
-        help="the unit of --export-markdown (benchrun's tables choose one per command)",
+        metavar="UNIT",
+        help="the unit of --export-markdown: " + ", ".join(TIME_UNITS) + " (benchrun's "
+        "tables choose one per command)",
     )
     g.add_argument(
         "--input",
