@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import dataclasses
 import functools
+import io
 import json
 import os
 import shlex
@@ -447,7 +448,11 @@ def load_run_experiment(args: argparse.Namespace) -> Experiment | None:
                 f"-o {args.output}: {args.experiment} is a campaign directory and stays where "
                 "it is; drop -o"
             )
-        return stored_campaign_experiment(db, args.overrides)
+        experiment = stored_campaign_experiment(db, args.overrides)
+        stored = stored_oneline(experiment)
+        if stored is not None:  # its rounds run as they ran: --input, --conclude, -i
+            args.oneline_spec = stored
+        return experiment
     text = None
     if args.config_text:  # the daemon: run the text submitted, not the file as it is now
         try:
@@ -455,6 +460,39 @@ def load_run_experiment(args: argparse.Namespace) -> Experiment | None:
         except (OSError, UnicodeDecodeError) as exc:
             raise UserError(f"{args.config_text}: cannot read the submitted text: {exc}") from None
     return load_experiment(args.experiment, overrides=args.overrides, text=text, collect=True)
+
+
+def stored_oneline(experiment: Experiment) -> OneLine | None:
+    """The one-line options a stored campaign was started with (its description, written
+    by :func:`oneline_argv`) when they change how its rounds run (hyperfine's
+    ``--input``, ``--conclude``, ``-i``), so that ``benchrun run DIR --resume`` runs the
+    rest of its rounds as the first ones ran; None for any other campaign."""
+    prefix = "one-line form: "
+    if not experiment.description.startswith(prefix):
+        return None
+    try:
+        words = shlex.split(experiment.description[len(prefix) :])
+    except ValueError:
+        return None
+    if words[:2] != ["benchrun", "run"]:
+        return None
+    parser = argparse.ArgumentParser(prog="benchrun", add_help=False)
+    register(parser.add_subparsers())
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            parsed = parser.parse_args(words[1:])
+    except SystemExit:  # written by another version of benchrun: nothing to recover
+        return None
+    if not (parsed.input or parsed.conclude or parsed.ignore_failure):
+        return None
+    return OneLine(
+        commands=tuple(parsed.commands),
+        names=tuple(parsed.names),
+        setup=tuple(parsed.setup),
+        prepare=tuple(parsed.prepare),
+        cleanup=tuple(parsed.cleanup),
+        **oneline_fields(parsed),
+    )
 
 
 def make_campaign_dir(campaign_dir: Path, given: str) -> None:
@@ -717,7 +755,7 @@ def _run(
         print(f"benchrun: warning: {warning}", file=sys.stderr)
     if spec is not None:  # hyperfine's exports and the rounds -i let pass
         commands = display_commands(spec, experiment)
-        for line in finish(args, outcome.db_path, outcome.campaign_id, commands):
+        for line in finish(args, spec, outcome.db_path, outcome.campaign_id, commands):
             print(f"benchrun: {line}", file=sys.stderr)
     if outcome.exit_code:
         print(f"benchrun: {outcome.message}", file=sys.stderr)

@@ -251,7 +251,8 @@ def hyperfine_argv(args: argparse.Namespace) -> list[str]:
         argv += ["-D", args.parameter_step]
     for flag, value in (
         ("--shell", args.shell),
-        ("--input", args.input),
+        # absolute: a resume from another directory reads the same file
+        ("--input", None if args.input is None else str(Path(args.input).expanduser().absolute())),
         ("--reference", args.reference),
         ("--reference-name", args.reference_name),
     ):
@@ -305,24 +306,25 @@ def show_output(workload: str, stdout: str, stderr: str) -> None:
 
 def finish(
     args: argparse.Namespace,
+    spec: OneLine,
     db: Path,
     campaign_id: int,
     commands: dict[str, str],
 ) -> list[str]:
-    """After the campaign: write the exports asked for and return the lines to print on
-    stderr (the rounds ``-i`` let pass, per command; the workloads left out of the
-    exports for want of a timed round). An export that cannot be written is a
+    """After the campaign of ``spec``: write the exports asked for and return the lines
+    to print on stderr (the rounds ``-i`` let pass, per command; the workloads left out
+    of the exports for want of a timed round). An export that cannot be written is a
     :class:`UserError` naming its option."""
     from benchrun.runner.results.hyperfine_export import read_export, write_exports
 
     lines: list[str] = []
-    exports = {
-        "--export-json": args.export_json,
-        "--export-markdown": args.export_markdown,
-        "--export-csv": args.export_csv,
+    exports = {  # none when resumed from the campaign directory alone
+        "--export-json": getattr(args, "export_json", None),
+        "--export-markdown": getattr(args, "export_markdown", None),
+        "--export-csv": getattr(args, "export_csv", None),
     }
     export = read_export(db, campaign_id, commands)
-    if args.ignore_failure:
+    if spec.ignore_failure:
         lines += _ignored_lines(export.results)
     if not any(exports.values()):
         return lines

@@ -102,6 +102,18 @@ def test_ignore_failure_lets_a_failing_command_run_its_rounds(tmp_path: Path) ->
     assert by_command["false"]["exit_codes"] == [1] * 5  # timed anyway, as hyperfine does
     assert len(by_command["false"]["times"]) == 5
     assert by_command["true"]["exit_codes"] == [0] * 5
+    # the campaign directory alone runs its experiment again with -i: it is recorded with
+    # the campaign (its description), not only on the first command line
+    again = cli("run", str(db.parent), "--set", "rounds=2", "-q", cwd=tmp_path, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "false: 2 of 2 timed rounds exited non-zero" in again.stderr
+    second = query(
+        db,
+        "SELECT r.status, r.exit_code FROM round r JOIN workload w ON w.id = r.workload_id "
+        "WHERE w.name = 'false' AND r.warmup = 0 AND r.campaign_id = (SELECT MAX(id) FROM "
+        "campaign)",
+    )
+    assert second == [("ok", 1)] * 2
 
 
 def test_parameter_scan_makes_the_commands_and_exports_the_values(tmp_path: Path) -> None:
