@@ -208,6 +208,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument(
         "-n",
         "--name",
+        "--command-name",  # hyperfine's spelling
         dest="names",
         action="append",
         default=[],

@@ -222,6 +222,7 @@ def oneline_fields(args: argparse.Namespace) -> dict[str, Any]:
         "reference_name": args.reference_name,
         "conclude": tuple(args.conclude),
         "input": input_path,
+        "scan": None if args.parameter_scan is None else args.parameter_scan[0],
         "ignore_failure": bool(args.ignore_failure),
         "setting_flags": tuple(
             (key, flag)

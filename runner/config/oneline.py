@@ -90,6 +90,8 @@ class OneLine:
     input: str | None = None
     #: ``-i``: a failing round is timed and kept (the name's hash)
     ignore_failure: bool = False
+    #: the parameter of ``--parameter-scan`` (one of ``params``), for error messages
+    scan: str | None = None
     #: setting -> the flag given that set it (``rounds`` -> ``--runs``), for error messages
     setting_flags: tuple[tuple[str, str], ...] = ()
 
@@ -358,7 +360,7 @@ def _option_error(spec: OneLine, exc: SourceError) -> str:
     elif path[:1] == ("executor",):
         option = "--executor"
     elif path[:1] == ("matrix",) and len(path) > 1:
-        option = f"-L {path[1]}"
+        option = f"--parameter-scan {path[1]}" if path[1] == spec.scan else f"-L {path[1]}"
     elif path[:1] == ("workloads",) and len(path) > 1 and isinstance(path[1], int):
         commands, names = all_commands(spec)
         i = path[1]

@@ -274,3 +274,9 @@ def test_csv_has_hyperfine_s_columns() -> None:
     assert [float(v) for v in rows[1][1:8]] == pytest.approx(
         [0.2, 0.14142135623730953, 0.2, 0.001, 0.002, 0.1, 0.3]
     )
+
+
+def test_an_unused_scan_is_named_as_given(tmp_path: Path) -> None:
+    spec = OneLine(commands=("true",), params=(("t", "1,2"),), scan="t")
+    with pytest.raises(UserError, match=r"^--parameter-scan t: no workload uses \{t\}"):
+        oneline_experiment(spec, tmp_path, check_commands=False)
