@@ -316,9 +316,18 @@ def finish(
     to print on stderr (the rounds ``-i`` let pass, per command; the workloads left out
     of the exports for want of a timed round). An export that cannot be written is a
     :class:`UserError` naming its option."""
-    from benchrun.runner.results.hyperfine_export import read_export, write_exports
+    from benchrun.runner.results.hyperfine_export import (
+        exit_failures,
+        read_export,
+        write_exports,
+    )
 
     lines: list[str] = []
+    if not spec.ignore_failure and (failed := exit_failures(db, campaign_id)):
+        lines.append(
+            f"{failed} round{'s' if failed > 1 else ''} exited non-zero; -i "
+            "(--ignore-failure) times and keeps such rounds, as hyperfine's -i does"
+        )
     exports = {  # none when resumed from the campaign directory alone
         "--export-json": getattr(args, "export_json", None),
         "--export-markdown": getattr(args, "export_markdown", None),

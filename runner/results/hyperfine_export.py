@@ -142,6 +142,18 @@ def read_export(
     )
 
 
+def exit_failures(db: Path, campaign_id: int | None = None) -> int:
+    """How many rounds of the campaign failed by a non-zero exit code alone (the rounds
+    ``-i`` would have timed and kept)."""
+    with Store.open(db) as store:
+        campaign = store.campaign(campaign_id)
+        return sum(
+            1
+            for r in store.rounds(campaign.id)
+            if r.status == "failed" and r.exit_code and r.reason == f"exit code {r.exit_code}"
+        )
+
+
 def export_json(export: HyperfineExport) -> str:
     """hyperfine's ``--export-json`` document (times in seconds)."""
     return json.dumps({"results": [r.to_json() for r in export.results]}, indent=2) + "\n"

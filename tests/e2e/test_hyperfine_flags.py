@@ -82,6 +82,7 @@ def test_ignore_failure_lets_a_failing_command_run_its_rounds(tmp_path: Path) ->
     assert plain.returncode != 0
     failed = query(only_db(tmp_path / "plain"), "SELECT COUNT(*) FROM round WHERE status='failed'")
     assert failed[0][0] == 3
+    assert "3 rounds exited non-zero; -i (--ignore-failure) times and keeps" in plain.stderr
     ignored = cli(
         "run", "-c", "false", "-c", "true", "--runs", "5", "-i", "--export-json", "f.json",
         "-o", str(tmp_path / "i"), *SHARED, cwd=tmp_path, timeout=300,
