@@ -8,7 +8,8 @@ setup/prepare/cleanup hooks) also follow :class:`RoundOptions`:
 - ``--conclude CMD``: after every round, warm-up rounds included, CMD runs with the
   round's environment, directory and CPUs, untimed (the round's wall time ended when it
   was reaped); a failing conclude fails the round it followed ("conclude failed: ...")
-  like a failing prepare fails the round it precedes;
+  like a failing prepare fails the round it precedes, an interrupted one leaves the round
+  interrupted (redone on ``--resume``);
 - ``-i``/``--ignore-failure``: a round that exits with a non-zero code is kept as a
   timed round (status ok, its exit code stored), as hyperfine times failing runs;
   a round killed by a signal or its timeout still fails;
@@ -105,6 +106,10 @@ class HyperfineLocalExecutor(LocalExecutor):
         )
         if after.status == "ok":
             return outcome
+        if after.status == "interrupted":  # Ctrl-C: the round is redone on --resume
+            return dataclasses.replace(
+                outcome, status="interrupted", reason=f"--conclude {after.reason}"
+            )
         last = (after.stderr_tail or after.stdout_tail).strip().splitlines()
         detail = f" ({last[-1][:200]})" if last else ""
         reason = f"conclude failed: {after.reason}{detail}; the round ran and was timed"
