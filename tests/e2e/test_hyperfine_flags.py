@@ -64,7 +64,7 @@ def test_the_issue_s_acceptance_line(tmp_path: Path) -> None:
             max(times)
         )
         assert result["exit_codes"] == [0] * 10
-        assert floor <= result["mean"] < floor + 1.0  # a sleep lasts at least its argument
+        assert result["min"] >= floor  # a sleep lasts at least its argument: seconds
         assert result["stddev"] > 0 and result["user"] >= 0 and result["system"] >= 0
     md = (tmp_path / "m.md").read_text().splitlines()
     assert md[0] == "| Command | Mean [ms] | Min [ms] | Max [ms] | Relative |"
