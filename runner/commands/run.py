@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import dataclasses
 import functools
+import io
 import json
 import os
 import shlex
@@ -18,6 +19,15 @@ from rich.console import Console
 from rich.markup import escape
 
 from benchrun.runner.commands import add_set_option
+from benchrun.runner.commands.run_hyperfine import (
+    add_hyperfine_options,
+    display_commands,
+    finish,
+    hyperfine_argv,
+    hyperfine_given,
+    oneline_fields,
+    round_options,
+)
 from benchrun.runner.config.experiment import Experiment
 from benchrun.runner.config.loader import load_experiment, parse_experiment
 from benchrun.runner.config.oneline import OneLine, oneline_experiment
@@ -67,6 +77,12 @@ literal. The experiment is named after the commands plus a hash of
 them (--experiment-name NAME instead); results go to results/<name> (-o DIR). The same
 options again with --resume continue it; --print-config prints the experiment file they
 stand for (`benchrun run FILE` runs it the same way).
+
+hyperfine's flags work with hyperfine's meanings (the "hyperfine-compatible" group below):
+  benchrun run -c 'sleep 0.01' -c 'sleep 0.02' --runs 10 --warmup 1 --export-json h.json
+--runs N is fixed mode (exactly N timed rounds), --min-runs/--max-runs bound the adaptive
+mode; -i keeps and times failing rounds; --export-json/-markdown/-csv write hyperfine's
+formats, which hyperfine's scripts read.
 
 Every run reserves the CPUs it pins (workload and runner) until it ends; a second run
 takes other free cores, or refuses (exit status 4) naming the run that holds them, or
@@ -200,6 +216,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument(
         "-n",
         "--name",
+        "--command-name",  # hyperfine's spelling
         dest="names",
         action="append",
         default=[],
@@ -220,6 +237,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "braces in the commands are literal",
     )
     g.add_argument(
+        "-s",
         "--setup",
         action="append",
         default=[],
@@ -228,6 +246,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "once per -c in order); a failure stops that workload",
     )
     g.add_argument(
+        "-p",
         "--prepare",
         action="append",
         default=[],
@@ -271,6 +290,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="print the experiment file the one-line options stand for (YAML) and exit "
         "without running anything",
     )
+    add_hyperfine_options(p)
     p.set_defaults(func=main)
 
 
@@ -314,6 +334,7 @@ def oneline_argv(args: argparse.Namespace) -> list[str]:
         argv += ["--experiment-name", args.experiment_name]
     if args.executor:
         argv += ["--executor", args.executor]
+    argv += hyperfine_argv(args)
     if args.output:
         argv += ["-o", args.output]
     if args.baseline:
@@ -384,16 +405,16 @@ def stored_campaign_experiment(db: Path, overrides: list[str]) -> Experiment:
 def load_run_experiment(args: argparse.Namespace) -> Experiment | None:
     """The experiment ``args`` ask for: an experiment file, a campaign directory's stored
     experiment, or the one-line options; None when ``--print-config`` printed it."""
-    given = [dest for dest, _ in ONE_LINE_ONLY if getattr(args, dest)]
+    given = [shown for dest, shown in ONE_LINE_ONLY if getattr(args, dest)]
+    given += hyperfine_given(args)
     if args.commands and args.experiment:
         raise UserError(
             f"give an experiment file ({args.experiment}) or commands with -c, not both"
         )
     if not args.commands:
         if given:
-            shown = dict(ONE_LINE_ONLY)[given[0]]
             raise UserError(
-                f"{shown} is an option of the one-line form; give the commands with -c CMD "
+                f"{given[0]} is an option of the one-line form; give the commands with -c CMD "
                 "(in an experiment file, write it in the file: docs/oneline.md)"
             )
         if not args.experiment:
@@ -407,19 +428,24 @@ def load_run_experiment(args: argparse.Namespace) -> Experiment | None:
         spec = OneLine(
             commands=tuple(args.commands),
             names=tuple(args.names),
-            params=tuple((name, values) for name, values in args.params),
             setup=tuple(args.setup),
             prepare=tuple(args.prepare),
             cleanup=tuple(args.cleanup),
-            shell=not args.no_shell,
             experiment_name=args.experiment_name,
             output=args.output,
-            overrides=tuple(args.overrides),
             baseline=args.baseline,
             executor=executor_option(args.executor),
             description="one-line form: " + shlex.join(["benchrun", "run", *oneline_argv(args)]),
+            # -L, --set, -N with hyperfine's flags folded in (commands/run_hyperfine.py)
+            **oneline_fields(args),
         )
         experiment = oneline_experiment(spec, Path.cwd())
+        args.oneline_spec = spec  # the round options and exports (_run) need it
+        if spec.executor is not None and round_options(spec, experiment, args).active:
+            raise UserError(
+                "--input, --conclude, -i and --show-output run with the local executor "
+                "only; drop --executor"
+            )
         if args.print_config:
             sys.stdout.write(experiment.source_text)
             return None
@@ -431,7 +457,11 @@ def load_run_experiment(args: argparse.Namespace) -> Experiment | None:
                 f"-o {args.output}: {args.experiment} is a campaign directory and stays where "
                 "it is; drop -o"
             )
-        return stored_campaign_experiment(db, args.overrides)
+        experiment = stored_campaign_experiment(db, args.overrides)
+        stored = stored_oneline(experiment)
+        if stored is not None:  # its rounds run as they ran: --input, --conclude, -i
+            args.oneline_spec = stored
+        return experiment
     text = None
     if args.config_text:  # the daemon: run the text submitted, not the file as it is now
         try:
@@ -439,6 +469,39 @@ def load_run_experiment(args: argparse.Namespace) -> Experiment | None:
         except (OSError, UnicodeDecodeError) as exc:
             raise UserError(f"{args.config_text}: cannot read the submitted text: {exc}") from None
     return load_experiment(args.experiment, overrides=args.overrides, text=text, collect=True)
+
+
+def stored_oneline(experiment: Experiment) -> OneLine | None:
+    """The one-line options a stored campaign was started with (its description, written
+    by :func:`oneline_argv`) when they change how its rounds run (hyperfine's
+    ``--input``, ``--conclude``, ``-i``), so that ``benchrun run DIR --resume`` runs the
+    rest of its rounds as the first ones ran; None for any other campaign."""
+    prefix = "one-line form: "
+    if not experiment.description.startswith(prefix):
+        return None
+    try:
+        words = shlex.split(experiment.description[len(prefix) :])
+    except ValueError:
+        return None
+    if words[:2] != ["benchrun", "run"]:
+        return None
+    parser = argparse.ArgumentParser(prog="benchrun", add_help=False)
+    register(parser.add_subparsers())
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            parsed = parser.parse_args(words[1:])
+    except SystemExit:  # written by another version of benchrun: nothing to recover
+        return None
+    if not (parsed.input or parsed.conclude or parsed.ignore_failure):
+        return None
+    return OneLine(
+        commands=tuple(parsed.commands),
+        names=tuple(parsed.names),
+        setup=tuple(parsed.setup),
+        prepare=tuple(parsed.prepare),
+        cleanup=tuple(parsed.cleanup),
+        **oneline_fields(parsed),
+    )
 
 
 def make_campaign_dir(campaign_dir: Path, given: str) -> None:
@@ -519,7 +582,11 @@ def main(args: argparse.Namespace) -> int:
         | {k for w in experiment.workloads for k in w.env}
     )
     plan = plan_pinning(experiment.settings.pin)
-    display = RichDisplay({w.name: w.unit for w in experiment.workloads}, quiet=args.quiet)
+    display = RichDisplay(
+        {w.name: w.unit for w in experiment.workloads},
+        # --show-output prints the rounds' output: no live table drawn over it
+        quiet=args.quiet or bool(getattr(args, "show_output", False)),
+    )
     err = stderr_console()
     with contextlib.ExitStack() as held:
         notes: list[str] = []
@@ -630,7 +697,18 @@ def _run(
     from benchrun.runner.machine.metadata import collect_metadata, round_facts
     from benchrun.runner.machine.revision import detect_revision
 
-    executor = make_executor(experiment, on_message=display.message)
+    spec: OneLine | None = getattr(args, "oneline_spec", None)
+    options = round_options(spec, experiment, args) if spec is not None else None
+    executor: Any
+    if options is not None and options.active and experiment.executor is None:
+        # hyperfine's --input, --conclude, -i, --show-output: make_executor's local
+        # executor with them applied (runner/execute/hyperfine_local.py)
+        from benchrun.runner.commands.run_hyperfine import show_output
+        from benchrun.runner.execute.hyperfine_local import HyperfineLocalExecutor
+
+        executor = HyperfineLocalExecutor(options, on_output=show_output, stay_in_cgroup=True)
+    else:
+        executor = make_executor(experiment, on_message=display.message)
     local = isinstance(executor, LocalExecutor)
 
     def metadata() -> dict[str, Any]:
@@ -698,6 +776,10 @@ def _run(
         )
     for warning in outcome.warnings:
         print(f"benchrun: warning: {warning}", file=sys.stderr)
+    if spec is not None:  # hyperfine's exports and the rounds -i let pass
+        commands = display_commands(spec, experiment)
+        for line in finish(args, spec, outcome.db_path, outcome.campaign_id, commands):
+            print(f"benchrun: {line}", file=sys.stderr)
     if outcome.exit_code:
         print(f"benchrun: {outcome.message}", file=sys.stderr)
         return outcome.exit_code

@@ -19,7 +19,11 @@ it). Rules (docs/oneline.md):
   of everything that defines the measurement (:func:`derived_name`), so the same
   options name the same campaign directory and ``--resume`` finds it;
 - ``--set``, ``-o`` and ``--baseline`` land in ``settings:`` and ``output:``;
-- ``executor`` (``slurm`` or a mapping, docs/slurm.md) lands in ``executor:``.
+- ``executor`` (``slurm`` or a mapping, docs/slurm.md) lands in ``executor:``;
+- hyperfine's spellings (runner/config/hyperfine.py): ``--shell SHELL`` runs each command
+  (and hook) as ``SHELL -c CMD``; ``--reference CMD`` is measured first (unless it is one
+  of the ``-c`` commands) and is ``settings.reference``; ``--runs`` and the others arrive
+  as ``--set`` items, and an error about them names the hyperfine flag.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +76,24 @@ class OneLine:
     #: ``executor:`` of the experiment: None (local), ``"slurm"``, or the mapping
     #: ``{"kind": "slurm", "partition": ...}`` (docs/slurm.md)
     executor: str | dict[str, Any] | None = None
+    #: ``--shell SHELL`` (hyperfine's): the shell's argv each command and hook runs with
+    #: as ``SHELL -c CMD``; empty: ``/bin/sh -c`` (or none with ``shell`` false)
+    shell_words: tuple[str, ...] = ()
+    #: ``--reference CMD``: the command the others are compared with (hyperfine's)
+    reference: str | None = None
+    #: ``--reference-name NAME``: its name when it is not one of the ``-c`` commands
+    reference_name: str | None = None
+    #: ``--conclude``: like the hooks, one for all commands or one per command; run after
+    #: every round by runner/execute/hyperfine_local.py (kept here for the name's hash)
+    conclude: tuple[str, ...] = ()
+    #: ``--input FILE`` as given (the name's hash: another input is another measurement)
+    input: str | None = None
+    #: ``-i``: a failing round is timed and kept (the name's hash)
+    ignore_failure: bool = False
+    #: the parameter of ``--parameter-scan`` (one of ``params``), for error messages
+    scan: str | None = None
+    #: setting -> the flag given that set it (``rounds`` -> ``--runs``), for error messages
+    setting_flags: tuple[tuple[str, str], ...] = ()
 
     def hooks(self, kind: str) -> tuple[str, ...]:
         """The ``--setup``/``--prepare``/``--cleanup`` commands given."""
@@ -176,6 +198,17 @@ def derived_name(spec: OneLine) -> str:
         "hooks": {k: list(spec.hooks(k)) for k in HOOK_KINDS},
         "shell": spec.shell,
     }
+    # hyperfine's flags (issue 32) join the hash only when given, so that the names of
+    # campaigns made without them stay as they were
+    extra = {
+        "shell_words": list(spec.shell_words),
+        "reference": spec.reference,
+        "reference_name": spec.reference_name,
+        "conclude": list(spec.conclude),
+        "input": spec.input,
+        "ignore_failure": spec.ignore_failure,
+    }
+    doc.update({k: v for k, v in extra.items() if v})
     digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:8]
     return f"{stem}-{digest}"
 
@@ -185,9 +218,13 @@ def oneline_document(spec: OneLine, cwd: Path) -> dict[str, Any]:
     if not spec.commands:
         raise UserError("no command; give one or more with -c CMD")
     matrix = parse_params(spec.params)
-    names = default_names(spec.commands, spec.names)
-    hooks = {k: _spread(k, spec.hooks(k), len(spec.commands)) for k in HOOK_KINDS}
-    settings = settings_from_overrides(spec.overrides) if spec.overrides else {}
+    commands, names = all_commands(spec)
+    hooks = {k: _spread(k, spec.hooks(k), len(commands)) for k in HOOK_KINDS}
+    settings = _settings(spec)
+    if spec.reference is not None:
+        if "reference" in settings:
+            raise UserError("--reference and --set reference both name the reference; give one")
+        settings["reference"] = names[commands.index(spec.reference)]
     if spec.baseline is not None:
         where = Path(spec.baseline).expanduser()
         if not where.exists():
@@ -197,10 +234,10 @@ def oneline_document(spec: OneLine, cwd: Path) -> dict[str, Any]:
             )
         settings["baseline"] = str(where.resolve())
     workloads = []
-    for i, command in enumerate(spec.commands):
+    for i, command in enumerate(commands):
         workload: dict[str, Any] = {
             "name": names[i],
-            "command": escape_braces(command, list(matrix)),
+            "command": _in_shell(spec, escape_braces(command, list(matrix))),
         }
         if spec.shell:
             workload["shell"] = True
@@ -208,7 +245,8 @@ def oneline_document(spec: OneLine, cwd: Path) -> dict[str, Any]:
         for kind in HOOK_KINDS:
             hook = hooks[kind][i]
             if hook is not None:
-                workload[kind] = escape_braces(hook, list(matrix))
+                text = escape_braces(hook, list(matrix))
+                workload[kind] = [*spec.shell_words, "-c", text] if spec.shell_words else text
         workloads.append(workload)
     doc: dict[str, Any] = {"name": spec.experiment_name or derived_name(spec)}
     if spec.description:
@@ -222,6 +260,53 @@ def oneline_document(spec: OneLine, cwd: Path) -> dict[str, Any]:
     if spec.executor is not None:
         doc["executor"] = spec.executor
     return doc
+
+
+def _settings(spec: OneLine) -> dict[str, Any]:
+    """``settings:`` of the ``--set`` items; an error about an item that a hyperfine flag
+    made (``rounds`` of ``--runs``) names that flag."""
+    if not spec.overrides:
+        return {}
+    try:
+        return settings_from_overrides(spec.overrides)
+    except UserError as exc:
+        message = str(exc)
+        for key, flag in spec.setting_flags:
+            if message.startswith(f"--set {key}:"):  # only the flag sets it (hyperfine.py)
+                raise UserError(flag + message[len(f"--set {key}") :]) from None
+        raise
+
+
+def _in_shell(spec: OneLine, command: str) -> str | list[str]:
+    """A command as the workload's ``command:``: itself (run by ``/bin/sh -c``, or split
+    with ``-N``), or ``[SHELL..., -c, command]`` with ``--shell SHELL``."""
+    return [*spec.shell_words, "-c", command] if spec.shell_words else command
+
+
+def all_commands(spec: OneLine) -> tuple[list[str], list[str]]:
+    """Every command measured and its workload name, in order: with ``--reference CMD``
+    that is not one of the ``-c`` commands, CMD first (named ``--reference-name`` or
+    after itself), then the ``-c`` commands (named by ``-n``, in order)."""
+    commands = list(spec.commands)
+    names = default_names(commands, spec.names)
+    if spec.reference is None:
+        if spec.reference_name is not None:
+            raise UserError("--reference-name needs --reference CMD")
+        return commands, names
+    if spec.reference in commands:
+        if spec.reference_name is not None:
+            raise UserError(
+                f"--reference-name {spec.reference_name}: the reference is the command -c "
+                f"{spec.reference!r}; name it with -n"
+            )
+        return commands, names
+    name = spec.reference_name or default_names([spec.reference], [])[0]
+    if name in names:
+        raise UserError(
+            f"--reference {spec.reference!r}: its name {name!r} is taken by a -c command; "
+            "give --reference-name NAME"
+        )
+    return [spec.reference, *commands], [name, *names]
 
 
 def oneline_text(spec: OneLine, cwd: Path) -> str:
@@ -259,26 +344,72 @@ def _option_error(spec: OneLine, exc: SourceError) -> str:
     """The loader's error about the generated text, naming the option instead."""
     path = exc.error.path
     message = exc.error.message
-    names = default_names(spec.commands, spec.names)
     option = "the one-line options"
     if path[:1] == ("name",):
         option = f"--experiment-name {spec.experiment_name}"
     elif path[:1] == ("output",):
         option = f"-o {spec.output}"
     elif path[:1] == ("settings",) and len(path) > 1:
-        option = "--baseline" if path[1] == "baseline" else f"--set {path[1]}"
+        flags = dict(spec.setting_flags)
+        if path[1] == "baseline":
+            option = "--baseline"
+        elif path[1] == "reference" and spec.reference is not None:
+            option = f"--reference {spec.reference!r}"
+        else:
+            option = flags.get(str(path[1]), f"--set {path[1]}")
     elif path[:1] == ("executor",):
         option = "--executor"
     elif path[:1] == ("matrix",) and len(path) > 1:
-        option = f"-L {path[1]}"
+        option = f"--parameter-scan {path[1]}" if path[1] == spec.scan else f"-L {path[1]}"
     elif path[:1] == ("workloads",) and len(path) > 1 and isinstance(path[1], int):
+        commands, names = all_commands(spec)
         i = path[1]
         key = path[2] if len(path) > 2 else "command"
-        if key == "name" and i < len(spec.names):
+        shift = len(commands) - len(spec.commands)  # 1 with a --reference of its own
+        if i < shift:
+            option = f"--reference {spec.reference!r}"
+        elif key == "name" and i - shift < len(spec.names):
             option = f"-n {names[i]!r}"
         elif key in HOOK_KINDS:
             given = spec.hooks(str(key))
             option = f"--{key} {(given[i] if len(given) > 1 else given[0])!r}"
         else:
-            option = f"-c {spec.commands[i]!r}"
+            option = f"-c {spec.commands[i - shift]!r}"
     return f"{option}: {message}"
+
+
+@dataclass(frozen=True)
+class CommandSource:
+    """One command of the one-line form as given, before the matrix: its workload
+    ``name``, the ``command`` text, its ``-n``/``--reference-name`` name (None: named
+    after itself) and its ``--conclude`` command (None: none)."""
+
+    name: str
+    command: str
+    given_name: str | None
+    conclude: str | None
+
+
+def command_sources(spec: OneLine) -> list[CommandSource]:
+    """Every command measured, in order, as :class:`CommandSource` (the ``--reference``
+    first when it is not one of the ``-c`` commands); ``--conclude`` is spread like the
+    hooks (once for all, or once per command)."""
+    commands, names = all_commands(spec)
+    shift = len(commands) - len(spec.commands)
+    concludes = _spread("conclude", spec.conclude, len(commands))
+    out = []
+    for i, (command, name) in enumerate(zip(commands, names, strict=True)):
+        if i < shift:
+            given = spec.reference_name
+        else:
+            given = spec.names[i - shift] if i - shift < len(spec.names) else None
+        out.append(CommandSource(name, command, given, concludes[i]))
+    return out
+
+
+def fill_params(text: str, params: Mapping[str, Any]) -> str:
+    """``text`` with ``{NAME}`` of each parameter replaced by its value (every other
+    brace stays as it is, as in the commands of the one-line form)."""
+    return _PLACEHOLDER.sub(
+        lambda m: str(params[m.group(1)]) if m.group(1) in params else m.group(0), text
+    )
