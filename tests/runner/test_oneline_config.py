@@ -119,7 +119,11 @@ def test_stored_settings_replace_the_file_s(tmp_path: Path) -> None:
     exp = parse_experiment(
         stored_experiment_text(text, ran), base_dir=tmp_path, check_commands=False
     )
-    assert exp.settings == Settings(adaptive=True, max_time=90.0, seed=2, pin="none")
+    # the stored settings hold max_rounds, so an extend_rounds stored unresolved (a campaign
+    # from before the setting) resolves to off: the budget it ran with, a cap
+    assert exp.settings == Settings(
+        adaptive=True, max_time=90.0, seed=2, pin="none", extend_rounds=False
+    )
     fixed = dataclasses.asdict(Settings(adaptive=False, rounds=5, seed=2, pin="none"))
     exp = parse_experiment(
         stored_experiment_text(text, fixed), base_dir=tmp_path, check_commands=False
