@@ -233,7 +233,7 @@ def _print(cmp: Any, args: argparse.Namespace) -> None:
     table = Table(header_style="bold")
     for col in (
         "workload",
-        f"new/old [{pc} CI]",
+        f"new vs old [{pc} CI]",
         "old",
         "new",
         "change",
@@ -258,7 +258,9 @@ def _print(cmp: Any, args: argparse.Namespace) -> None:
     for line in _interval_notes(cmp.rows):
         console.print(escape(line), soft_wrap=True)
     console.print(
-        "new/old: ratio of the means with its CI (delta method on the log scale); change: "
+        "new vs old: how many times slower or faster new is than old, with its CI (the "
+        "ratio of the means new/old, turned around when new is the smaller, as `run` states "
+        "it; delta method on the log scale; --json has new/old as is); change: "
         "relative change of the mean in the worse direction (+ = worse). Welch on the "
         f"independent units (processes, repetitions or subsession means), Holm over "
         f"{sum(r.welch_p is not None for r in cmp.rows)} workloads, alpha {args.alpha:g}; "

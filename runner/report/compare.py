@@ -46,6 +46,7 @@ from benchrun.runner.results.conditions import (
     compare_conditions,
     unknown_conditions,
 )
+from benchrun.runner.results.headline import comparison_words
 from benchrun.stats.autocorr import subsession_means
 from benchrun.stats.campaigns import (
     LogRatioTest,
@@ -688,9 +689,21 @@ def headline(row: Row, margin: float) -> str:
         word = f"equivalent within ±{100 * margin:g} %"
     if row.ratio is None:
         return f"{word}: {row.reason}" if row.reason else word
-    text = f"{_x(row.ratio)}x"
-    if row.ratio_low is not None and row.ratio_high is not None:
-        text += f" [{_x(row.ratio_low)}, {_x(row.ratio_high)}]"
+    ratio, low, high = row.ratio, row.ratio_low, row.ratio_high
+    if row.verdict == "equivalent":
+        text = f"new/old {_x(ratio)}x"
+    elif ratio < 1:  # as `run` says it: the factor >= 1 and the direction in words
+        ratio, low, high = 1.0 / ratio, (1.0 / high if high else None), (1.0 / low if low else None)
+        text = f"{_x(ratio)}x"
+    else:
+        text = f"{_x(ratio)}x"
+    if row.verdict not in ("equivalent", "slower", "faster") and not row.reason.startswith(
+        NOT_COMPARABLE
+    ):
+        more, less = comparison_words(row.unit, row.direction)
+        word = f"{more if row.ratio >= 1 else less}, {row.verdict}"
+    if low is not None and high is not None:
+        text += f" [{_x(low)}, {_x(high)}]"
     if row.reason.startswith(NOT_COMPARABLE):
         return f"{text}, {row.reason}"
     test = "TOST" if row.verdict == "equivalent" else "Welch"

@@ -41,9 +41,12 @@ def ratio_headline(
     unit: str | None = None,
     direction: str = "lower_is_better",
     estimand: str | None = None,
+    verdict: str | None = None,
 ) -> str:
     """One line saying how b compares with a by the ratio b/a and its CI; ``estimand``
-    (e.g. "median per-pass ratio") is named after the test.
+    (e.g. "median per-pass ratio") is named after the test. For an ``equivalent``
+    ``verdict`` the ratio is stated as b/a without "slower" or "faster" (a 1.001x of two
+    equivalent workloads is no direction).
 
     >>> ratio_headline("x", "y", 1.392, 1.387, 1.397, test="paired", passes=383, unit="s")
     'y is 1.392x [1.387, 1.397] slower than x (paired, 383 passes)'
@@ -51,23 +54,29 @@ def ratio_headline(
     'y is 2.000x [1.600, 2.500] faster than x (Welch)'
     >>> ratio_headline("x", "y", 1.1, test="paired", passes=12, estimand="median per-pass ratio")
     'y is 1.100x larger than x (paired, median per-pass ratio, 12 passes)'
+    >>> ratio_headline("x", "y", 0.999, 0.994, 1.004, test="paired", verdict="equivalent")
+    'y/x = 0.999x [0.994, 1.004] (paired)'
     """
     if ratio is None:
         return f"{b} vs {a}: no ratio yet"
     if not ratio > 0:
         return f"{b} vs {a}: no ratio (a mean is not > 0)"
-    more, less = comparison_words(unit, direction)
-    word, factor = (more, ratio) if ratio >= 1 else (less, 1.0 / ratio)
-    ci = ""
-    if low is not None and high is not None and low > 0 and high > 0:
-        lo, hi = (low, high) if ratio >= 1 else (1.0 / high, 1.0 / low)
-        ci = f" [{lo:.4g}, {hi:.4g}]" if factor >= 10 else f" [{lo:.3f}, {hi:.3f}]"
     how = {"paired": "paired", "welch": "Welch"}.get(test or "", test or "")
     if how and estimand:
         how += f", {estimand}"
     if how and passes:
         how += f", {passes} passes"
     tail = f" ({how})" if how else ""
+    if verdict == "equivalent":
+        both = low is not None and high is not None and low > 0 and high > 0
+        ci = f" [{low:.3f}, {high:.3f}]" if both else ""
+        return f"{b}/{a} = {ratio:.3f}x{ci}{tail}"
+    more, less = comparison_words(unit, direction)
+    word, factor = (more, ratio) if ratio >= 1 else (less, 1.0 / ratio)
+    ci = ""
+    if low is not None and high is not None and low > 0 and high > 0:
+        lo, hi = (low, high) if ratio >= 1 else (1.0 / high, 1.0 / low)
+        ci = f" [{lo:.4g}, {hi:.4g}]" if factor >= 10 else f" [{lo:.3f}, {hi:.3f}]"
     num = f"{factor:.4g}" if factor >= 10 else f"{factor:.3f}"
     return f"{b} is {num}x{ci} {word} than {a}{tail}"
 
@@ -105,4 +114,5 @@ def pair_headline(
         unit=units.get(str(b)),
         direction=directions.get(str(b), "lower_is_better"),
         estimand=pair.get("estimand"),
+        verdict=pair.get("verdict"),
     )
