@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from benchrun.runner import __version__
 from benchrun.runner.config.yamlsource import ConfigErrors
 from benchrun.runner.errors import UserError
+from benchrun.runner.format import printable
 
 #: Sub-command modules, in the order ``--help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -85,8 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from benchrun.runner.ui.terminal import safe_output
+
     try:
-        code = args.func(args)
+        with safe_output():
+            code = args.func(args)
     except ConfigErrors as exc:  # every problem of an experiment file, as validate prints
         print("\n".join(exc.lines(exc.errors[0].file)), file=sys.stderr)
         return exc.exit_code
@@ -118,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def one_line(message: str) -> str:
     """``message`` with line breaks and other unprintable characters escaped (``\\n``,
     ``\\x1b``), so that an error stays one line whatever text from a file it quotes."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in message)
+    return printable(message)
 
 
 def _is_sqlite_error(exc: BaseException) -> bool:
