@@ -80,14 +80,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``benchrun`` console script; returns the exit code."""
+    from benchrun.runner.ui.terminal import safe_output
+
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(words[0] if words and words[0] in SINGLE_COMMANDS else None)
-    args = parser.parse_args(words)
+    with safe_output():  # argparse quotes the words it refuses
+        args = parser.parse_args(words)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from benchrun.runner.ui.terminal import safe_output
-
     try:
         with safe_output():
             code = args.func(args)
