@@ -92,7 +92,10 @@ def test_two_names_that_differ_only_in_escapes_are_refused(tmp_path: Path) -> No
     assert r.stderr.count("\n") == 1 and "once their unprintable characters are escaped" in r.stderr
 
 
+#: the file is quoted in the report: a comment that closes a ``` fence must not end it
 EXPERIMENT = """\
+# ```
+# <script>alert(3)</script>
 name: hostile
 settings: {{rounds: 4, warmup_rounds: 1}}
 workloads:
