@@ -35,6 +35,7 @@ from benchrun.runner.execute.reservation import (
 )
 from benchrun.runner.store.database import Store
 from benchrun.runner.ui.display import RichDisplay, stdout_console
+from benchrun.runner.ui.terminal import SafeConsole
 
 #: exit status of `benchrun run --fail-on-unmet` when a condition is unmet at the end
 EXIT_UNMET = 3
@@ -505,7 +506,7 @@ def main(args: argparse.Namespace) -> int:
     )
     plan = plan_pinning(experiment.settings.pin)
     display = RichDisplay({w.name: w.unit for w in experiment.workloads}, quiet=args.quiet)
-    err = Console(stderr=True)
+    err: Console = SafeConsole(stderr=True)  # runner/ui/terminal.py
     with contextlib.ExitStack() as held:
         notes: list[str] = []
         if experiment.executor is None:  # rounds on this machine: reserve their CPUs

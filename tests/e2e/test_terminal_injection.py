@@ -195,3 +195,55 @@ def test_csv_report_stays_csv(campaign: Path) -> None:
     rows = list(csv.DictReader(io.StringIO((campaign / "r.csv").read_text(encoding="utf-8"))))
     escaped = "bench\\x1b]0;pwned\\x07\\x9b\\x7f\\u202e"
     assert {row["workload"] for row in rows} == {f"w[v={escaped}]", f"w[v={HTML_NAME}]"}
+
+
+def _on_a_terminal(args: list[str], cwd: Path) -> str:
+    """What ``benchrun ARGS`` writes to a pseudo-terminal (the kernel's pty), as text."""
+    import os
+    import pty
+    import subprocess
+
+    from e2e_util import benchrun_argv
+
+    master, slave = pty.openpty()
+    env = dict(os.environ, COLUMNS="300", TERM="xterm-256color")
+    env.pop("NO_COLOR", None)
+    p = subprocess.Popen(
+        [*benchrun_argv(), *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+    )
+    os.close(slave)
+    out = bytearray()
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    assert p.wait(timeout=300) == 0, out.decode(errors="replace")
+    return out.decode("utf-8", errors="replace")
+
+
+@pytest.mark.parametrize("command", ["analyze", "compare", "system"])
+def test_on_a_terminal_colours_pass_and_names_do_not(tmp_path: Path, command: str) -> None:
+    """On a terminal rich writes its colour codes (CSI ... m): they reach it as they are,
+    never shown as the text ``\\x1b[``, while the name's own sequences are escaped."""
+    old = _hyperfine(tmp_path / "old.json", 0.100)
+    args = {
+        "analyze": ["analyze", "summary", str(old)],
+        "compare": ["compare", str(old), str(_hyperfine(tmp_path / "new.json", 0.120))],
+        "system": ["system"],
+    }[command]
+    out = _on_a_terminal(args, tmp_path)
+    assert "\x1b[" in out  # rich's styles
+    assert "\\x1b[" not in out  # ...not escaped as if they were data
+    assert "\x1b]" not in out and "\x07" not in out and "\u202e" not in out
+    if command != "system":
+        assert "bench\\x1b]0;pwned\\x07" in out
