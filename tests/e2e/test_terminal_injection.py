@@ -247,3 +247,26 @@ def test_on_a_terminal_colours_pass_and_names_do_not(tmp_path: Path, command: st
     assert "\x1b]" not in out and "\x07" not in out and "\u202e" not in out
     if command != "system":
         assert "bench\\x1b]0;pwned\\x07" in out
+
+
+def test_a_failed_rounds_output_is_shown_escaped(tmp_path: Path) -> None:
+    """``show --failures`` prints the output tails of failed rounds: a workload's own
+    output, which may carry OSC 52 (write the clipboard) or a title sequence."""
+    (tmp_path / "f.yaml").write_text(
+        """\
+name: failing
+settings: {rounds: 3, warmup_rounds: 0}
+workloads:
+  - name: ok
+    command: ["true"]
+  - name: bad
+    command: ['sh', '-c', 'printf "out\\033]0;pwned\\007\\n"; printf "err\\033]52;c;cHduZWQ=\\007\\n" >&2; exit 3']
+""",
+        encoding="utf-8",
+    )
+    r = run_benchrun("run", "f.yaml", "-o", "res", "-q", cwd=tmp_path, timeout=300)
+    assert r.returncode != 0 and "bad" in r.stdout + r.stderr
+    _assert_inert(r.stdout + r.stderr, "run with failures")
+    shown = cli("show", "res/failing", "--failures", cwd=tmp_path)
+    _assert_inert(shown.stdout + shown.stderr, "show --failures")
+    assert "err\\x1b]52;c;cHduZWQ=" in shown.stdout and "out\\x1b]0;pwned" in shown.stdout
