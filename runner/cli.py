@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from benchrun.runner import __version__
 from benchrun.runner.errors import UserError
+from benchrun.runner.format import printable
 
 #: Sub-command modules, in the order ``--help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -101,13 +102,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if words == ["--version"]:  # at once: no command module (and nothing they import) loaded
         print(f"benchrun {__version__}")
         return 0
+    from benchrun.runner.ui.terminal import safe_output
+
     parser = build_parser(COMMAND_MODULE.get(words[0]) if words else None)
-    args = parser.parse_args(words)
+    with safe_output():  # argparse quotes the words it refuses
+        args = parser.parse_args(words)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
-        code = args.func(args)
+        with safe_output():
+            code = args.func(args)
     except UserError as exc:
         from benchrun.runner.config.yamlsource import ConfigErrors
 
@@ -141,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def one_line(message: str) -> str:
     """``message`` with line breaks and other unprintable characters escaped (``\\n``,
     ``\\x1b``), so that an error stays one line whatever text from a file it quotes."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in message)
+    return printable(message)
 
 
 def _is_sqlite_error(exc: BaseException) -> bool:

@@ -1,8 +1,12 @@
-"""Numbers as the user reads them: values with units, durations (plain text, no rich)."""
+"""Numbers as the user reads them: values with units, durations (plain text, no rich); and
+:func:`printable`, the one function that makes text from files safe to print."""
 
 from __future__ import annotations
 
+import functools
 import math
+import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -118,3 +122,56 @@ def level_shift_text(collected: Mapping[str, Any]) -> str | None:
     change = collected.get("level_shift_change")
     size = "" if change is None else f" ({100 * float(change):+.0f} %)"
     return f"level shift at round {int(at) + 1}{size}"
+
+
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with every character a terminal could act on shown escaped, as Python writes
+    it: ESC as ``\\x1b``, DEL ``\\x7f``, a C1 control ``\\x9b``, a bidi override
+    ``\\u202e``, a newline ``\\n``; the characters of ``keep`` (e.g. ``"\\n\\t"`` for a
+    multi-line text) stay as they are.
+
+    Every name benchrun prints comes from a file someone else may have written (an
+    experiment's matrix values, an imported benchmark's name, a stored campaign), and a
+    terminal obeys escape sequences in it: ``\\x1b]0;TITLE\\x07`` retitles the window,
+    OSC 52 writes the clipboard, ``\\u202e`` shows text reversed. The escaped form is one
+    visible line of the same meaning. Escaped are the Unicode categories a terminal acts
+    on or that reorder or hide text: controls (Cc: C0, DEL, C1), format characters (Cf:
+    bidi overrides and isolates, zero-width characters, the soft hyphen), line and
+    paragraph separators (Zl, Zp) and surrogates (Cs); spaces such as the no-break space
+    (Zs, which benchrun's own tables use between digit groups), private-use and unassigned
+    code points show as what they are. The mapping is not injective (a name may hold the
+    backslash text ``\\x1b`` itself); where names must stay distinct the caller checks.
+
+    Examples
+    --------
+    >>> printable("bench\\x1b]0;pwned\\x07")
+    'bench\\\\x1b]0;pwned\\\\x07'
+    >>> printable("a\\tb\\nc", keep="\\n")
+    'a\\\\tb\\nc'
+    """
+    if text.isprintable():
+        return text
+    if keep:
+        stripped = text
+        for ch in keep:
+            stripped = stripped.replace(ch, "")
+        if stripped.isprintable():
+            return text
+        # runs between the kept characters, each checked at C speed (a long document with
+        # newlines is escaped run by run, not character by character)
+        return _runs_without(keep).sub(lambda m: printable(m.group()), text)
+    return "".join(
+        ch if ch.isprintable() or unicodedata.category(ch) in _SHOWN else repr(ch)[1:-1]
+        for ch in text
+    )
+
+
+#: Unicode categories :meth:`str.isprintable` refuses that :func:`printable` shows as they
+#: are: spaces other than U+0020, private-use and unassigned code points
+_SHOWN = frozenset({"Zs", "Co", "Cn"})
+
+
+@functools.lru_cache(maxsize=8)
+def _runs_without(keep: str) -> re.Pattern[str]:
+    """A pattern matching the runs of characters other than those of ``keep``."""
+    return re.compile(f"[^{re.escape(keep)}]+")

@@ -17,15 +17,17 @@ from rich.table import Table
 
 from benchrun.runner.format import DisplayUnit, display_unit, format_percent
 from benchrun.runner.ui.fit import Col, dropped_note, fit_table, output_width
+from benchrun.runner.ui.terminal import SafeConsole
 
 Doc = dict[str, Any]
 
 
 def _console() -> Console:
     # no markup: group names such as "sum[n=100]" are names, not rich tags
-    console = Console(highlight=False, markup=False)
+    # SafeConsole: names escaped for the terminal, rich's colours kept (runner/ui/terminal.py)
+    console: Console = SafeConsole(highlight=False, markup=False)
     if not console.is_terminal:  # a file or a pipe: COLUMNS, else a terminal's, else 160
-        console = Console(highlight=False, markup=False, width=output_width())
+        console = SafeConsole(highlight=False, markup=False, width=output_width())
     return console
 
 

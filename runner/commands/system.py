@@ -129,12 +129,13 @@ def cpu_reservations() -> dict[str, Any]:
 
 
 def _print_human(meta: dict[str, Any], cpus: list[int] | None) -> None:
-    from rich.console import Console
     from rich.padding import Padding
     from rich.table import Table
     from rich.text import Text
 
-    console = Console()
+    from benchrun.runner.ui.terminal import SafeConsole
+
+    console = SafeConsole()
     current: Table | None = None
     for section, label, text in describe_machine(meta):
         if current is None or current.title != section:

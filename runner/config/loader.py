@@ -32,6 +32,7 @@ import yaml
 
 from benchrun.runner.config.cpulist import available_cpus, parse_cpu_list
 from benchrun.runner.config.durations import parse_job_time
+from benchrun.runner.config.execstrings import env_problems, execve_problems
 from benchrun.runner.config.experiment import (
     DEFAULT_OUTPUT,
     HOOK_KINDS,
@@ -137,6 +138,11 @@ def build_experiment(
     else:
         settings = _parse_settings(data.get("settings"), smap)
     matrix = _parse_matrix(data.get("matrix"), smap)
+    for key_path, message in env_problems(
+        ("settings", "env"), settings.env, "settings (every workload)"
+    ):
+        with smap.recover():
+            smap.error(key_path, message)
     defaults: dict[str, tuple[Any, PathT]] = {}
     top_hooks: dict[str, Hook | None] = {}
     for kind in HOOK_KINDS:
@@ -851,6 +857,16 @@ def _parse_workload(
         full_name = name
         if factors:
             full_name = f"{name}[{','.join(f'{k}={v}' for k, v in chosen.items())}]"
+        # NUL and unencodable text in what execve is handed (runner/config/execstrings.py)
+        for key_path, message in execve_problems(
+            full_name,
+            (path + ("command",), argv),
+            (path + ("env",), env),
+            [(k, hooks[k][1], h.command, h.shell) for k, h in filled.items()],
+            shell,
+        ):
+            with smap.recover():
+                smap.error(key_path, message)
         if check_commands and not shell:
             with smap.recover():
                 _check_executable(argv[0], cwd, env, settings, path + ("command",), smap)

@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 import yaml
 
 from benchrun.runner.errors import UserError
+from benchrun.runner.format import printable as format_printable
 
 PathT = tuple[str | int, ...]
 
@@ -101,7 +102,7 @@ class ConfigErrors(UserError):
 
 def printable(text: str) -> str:
     """``text`` with unprintable characters escaped (``\\x1b``), so each error stays a line."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return format_printable(text)
 
 
 @dataclass

@@ -22,6 +22,7 @@ import numpy as np
 from benchrun.runner.errors import UserError
 from benchrun.runner.importers.dataset import Dataset, GroupKey, json_type, parse_number
 from benchrun.runner.importers.jsontext import parse_json
+from benchrun.runner.importers.readfile import read_import_text
 
 FORMAT = "benchrun-export"
 VERSION = 1
@@ -150,13 +151,7 @@ def _check_round(r: Any, where: str) -> None:
 def read_export(path: str | Path) -> dict[str, Any]:
     """Read and check a benchrun export file (JSON)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{p}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{p}: cannot read ({exc})") from None
-    return check_export(parse_json(text, str(p)), str(p))
+    return check_export(parse_json(read_import_text(p, "an export"), str(p)), str(p))
 
 
 def analysed_rounds(workload: dict[str, Any]) -> list[np.ndarray]:

@@ -17,6 +17,7 @@ from typing import Literal
 import numpy as np
 
 from benchrun.runner.errors import UserError
+from benchrun.runner.format import printable
 
 Direction = Literal["lower_is_better", "higher_is_better"]
 
@@ -38,6 +39,16 @@ def direction_for_unit(unit: str) -> Direction:
     if any(marker in text for marker in _RATE_MARKERS):
         return "higher_is_better"
     return "lower_is_better"
+
+
+def _printable_key(key: GroupKey) -> GroupKey:
+    """``key`` with each part's unprintable characters escaped (``\\x1b``)."""
+    a, b, c = key
+    return (
+        None if a is None else printable(a),
+        None if b is None else printable(b),
+        None if c is None else printable(c),
+    )
 
 
 def display_name(key: GroupKey) -> str:
@@ -104,15 +115,28 @@ class Dataset:
     rounds: Mapping[GroupKey, tuple[int, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        # Names, units and notes come from a file anyone may have written: they are kept
+        # with unprintable characters escaped (runner/format.py printable), so no output of
+        # analyze or compare, terminal, JSON or report, carries a terminal escape sequence
+        safe = {key: _printable_key(key) for key in self.groups}
         frozen: dict[GroupKey, np.ndarray] = {}
         for key, values in self.groups.items():
             arr = np.array(values, dtype=float).ravel()
             arr.setflags(write=False)
-            frozen[key] = arr
+            if safe[key] in frozen:
+                raise UserError(
+                    f"{printable(self.source)}: two groups are both named "
+                    f"{display_name(safe[key])!r} once their unprintable characters are "
+                    "escaped; rename one"
+                )
+            frozen[safe[key]] = arr
         object.__setattr__(self, "groups", MappingProxyType(frozen))
-        object.__setattr__(self, "processes", self._split(self.processes, frozen, "processes"))
-        object.__setattr__(self, "rounds", self._split(self.rounds, frozen, "rounds"))
-        object.__setattr__(self, "notes", tuple(self.notes))
+        for name in ("processes", "rounds"):
+            parts = {safe.get(k, k): v for k, v in getattr(self, name).items()}
+            object.__setattr__(self, name, self._split(parts, frozen, name))
+        object.__setattr__(self, "notes", tuple(printable(n) for n in self.notes))
+        object.__setattr__(self, "unit", printable(self.unit))
+        object.__setattr__(self, "source", printable(self.source))
 
     @staticmethod
     def _split(

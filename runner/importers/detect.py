@@ -3,12 +3,12 @@
 Detection (``fmt="auto"``): a file whose first non-blank character is ``{`` or ``[`` is
 JSON and is recognised by its keys (pyperf: ``benchmarks[].runs``; Google Benchmark:
 ``benchmarks[].name`` with ``real_time``; hyperfine: ``results[].command``); anything else
-is long-form CSV. ``.gz`` files (pyperf writes them) are decompressed first.
+is long-form CSV. ``.gz`` files (pyperf writes them) are decompressed first. Every file is
+read within the size cap of runner/importers/readfile.py.
 """
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from benchrun.runner.importers.gbench import TimeField, looks_like_gbench, read_
 from benchrun.runner.importers.hyperfine import looks_like_hyperfine, read_hyperfine
 from benchrun.runner.importers.jsontext import parse_json
 from benchrun.runner.importers.pyperf import looks_like_pyperf, read_pyperf
+from benchrun.runner.importers.readfile import read_import_text
 
 FORMATS: tuple[str, ...] = ("auto", "csv", "hyperfine", "pyperf", "gbench", "benchrun")
 
@@ -30,26 +31,6 @@ _JSON_READERS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "hyperfine": (looks_like_hyperfine, "hyperfine"),
     "benchrun": (looks_like_benchrun, "benchrun export"),
 }
-
-
-def _read_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a directory, expected a data file") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise UserError(f"{path}: damaged gzip file ({exc})") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not a text file (not UTF-8)") from None
 
 
 def _describe_keys(doc: Any) -> str:
@@ -62,14 +43,27 @@ def _describe_keys(doc: Any) -> str:
 def load(path: str | Path, fmt: str = "auto", gbench_time: TimeField = "real_time") -> Dataset:
     """Read one file; ``fmt`` is one of :data:`FORMATS` (``auto`` detects it)."""
     path = Path(path)
-    source = str(path)
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
-    text = _read_text(path)
+    return from_text(read_import_text(path), str(path), fmt, gbench_time)
+
+
+def from_text(
+    text: str, source: str, fmt: str = "auto", gbench_time: TimeField = "real_time"
+) -> Dataset:
+    """The :class:`Dataset` of a file's ``text`` (read from ``source``), as :func:`load`."""
     is_json = text.lstrip()[:1] in ("{", "[")
     if fmt == "csv" or (fmt == "auto" and not is_json):
         return read_csv(text, source)
     doc = parse_json(text, source)
+    del text  # the parsed document is what the rest needs (memory, docs/imported-data.md)
+    return from_document(doc, source, fmt, gbench_time)
+
+
+def from_document(
+    doc: Any, source: str, fmt: str = "auto", gbench_time: TimeField = "real_time"
+) -> Dataset:
+    """The :class:`Dataset` of a parsed JSON document, by its shape (module docstring)."""
     wanted = [fmt] if fmt != "auto" else list(_JSON_READERS)
     for name in wanted:
         looks_like, _ = _JSON_READERS[name]

@@ -12,18 +12,15 @@ import io
 from pathlib import Path
 
 from benchrun.runner.errors import UserError
+from benchrun.runner.format import printable
 from benchrun.runner.importers.dataset import parse_number
+from benchrun.runner.importers.readfile import read_import_text
 
 
 def read_weights(path: str | Path) -> dict[str, float]:
     """Benchmark name -> weight, read from a ``benchmark,weight`` CSV file."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot read the weights file ({exc})") from None
+    text = read_import_text(path, "a weights file")
     reader = csv.reader(io.StringIO(text, newline=""))
     weights: dict[str, float] = {}
     for row in reader:
@@ -39,9 +36,10 @@ def read_weights(path: str | Path) -> dict[str, float]:
         weight = parse_number(cells[1], where)
         if weight <= 0:
             raise UserError(f"{where}: weight {cells[1]} must be > 0")
-        if cells[0] in weights:
-            raise UserError(f"{where}: benchmark {cells[0]!r} has two weights")
-        weights[cells[0]] = weight
+        name = printable(cells[0])  # as the dataset's names are (runner/importers/dataset.py)
+        if name in weights:
+            raise UserError(f"{where}: benchmark {name!r} has two weights")
+        weights[name] = weight
     if not weights:
         raise UserError(f"{path}: no weights (expected rows 'benchmark,weight')")
     return weights

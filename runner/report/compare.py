@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from benchrun.runner.errors import UserError
-from benchrun.runner.format import DisplayUnit, display_unit, level_shift_text
+from benchrun.runner.format import DisplayUnit, display_unit, level_shift_text, printable
 from benchrun.runner.importers.dataset import Dataset, display_name
 from benchrun.runner.importers.processes import plural, summarize_processes
 from benchrun.runner.results.campaigns import CampaignMeans
@@ -234,13 +234,16 @@ def _from_export(doc: dict[str, Any], source: str) -> Side:
     entries = {}
     notes = []
     for w in doc["workloads"]:
+        # names and units from the file, escaped like an imported dataset's
+        # (runner/importers/dataset.py): the table and the JSON show what was written
+        name, unit = printable(w["name"]), printable(w.get("unit", ""))
         r = w.get("result")
         if r and r.get("mean") is not None:
             raw = analysed_readings(w) if w.get("rounds") else None
             marked = _uncertified(r)
-            entries[w["name"]] = Entry(
-                name=w["name"],
-                unit=w.get("unit", ""),
+            entries[name] = Entry(
+                name=name,
+                unit=unit,
                 direction=w.get("direction", "lower_is_better"),
                 mean=float(r["mean"]),
                 variance=r.get("variance"),
@@ -257,12 +260,12 @@ def _from_export(doc: dict[str, Any], source: str) -> Side:
         elif w.get("rounds"):
             x = analysed_readings(w)
             if x.size:
-                entries[w["name"]] = _summarised(
-                    w["name"], x, w.get("unit", ""), w.get("direction", "lower_is_better"), "none"
+                entries[name] = _summarised(
+                    name, x, unit, w.get("direction", "lower_is_better"), "none"
                 )
         else:
-            notes.append(f"{w['name']}: no result in the export")
-    label = f"{(doc.get('campaign') or {}).get('name')} (export)"
+            notes.append(f"{name}: no result in the export")
+    label = printable(f"{(doc.get('campaign') or {}).get('name')} (export)")
     return Side(label, "export", entries, notes, conditions=_export_conditions(doc, label))
 
 
@@ -421,19 +424,19 @@ def load_side(path: str | Path) -> Side:
         return _from_campaign(p)
     if not p.exists():
         raise UserError(f"{p}: no such campaign directory, database or data file")
-    from benchrun.runner.importers import load
     from benchrun.runner.importers.benchrun_export import looks_like_export
+    from benchrun.runner.importers.detect import from_document, from_text
     from benchrun.runner.importers.jsontext import parse_json
+    from benchrun.runner.importers.readfile import read_import_text
 
-    try:
-        raw = p.read_text(encoding="utf-8")
-    except (ValueError, OSError):
-        raw = None  # load() below says what is wrong with the file
-    if raw is not None and raw[:1] in ("{", "["):
-        doc = parse_json(raw, str(p))
-        if looks_like_export(doc):
-            return _from_export(doc, str(p))
-    return side_from_dataset(load(p), p.name)
+    text = read_import_text(p)  # within the import size cap (docs/limits.md)
+    if text.lstrip()[:1] not in ("{", "["):
+        return side_from_dataset(from_text(text, str(p)), p.name)
+    doc = parse_json(text, str(p))
+    del text  # read and parsed once; the document is what the rest needs
+    if looks_like_export(doc):
+        return _from_export(doc, str(p))
+    return side_from_dataset(from_document(doc, str(p)), p.name)
 
 
 def side_from_dataset(ds: Dataset, label: str) -> Side:

@@ -4,8 +4,9 @@ no network access, so it opens offline and can be mailed or attached as it is.""
 from __future__ import annotations
 
 import base64
-from html import escape
+import html
 
+from benchrun.runner.format import printable
 from benchrun.runner.report import fleet_tables, tables
 from benchrun.runner.report.analysis import Suite
 from benchrun.runner.report.document import Report
@@ -25,6 +26,12 @@ figcaption{font-size:.82rem;color:#444}.met{color:#1a7f37}.missing{color:#b35900
 padding:.3rem .8rem}.methods{background:#f8f8f8;border-left:4px solid #999;padding:.6rem 1rem}
 nav a{margin-right:1rem}
 """
+
+
+def escape(text: str) -> str:
+    """``text`` as HTML text or attribute value: ``&<>"'`` as entities, and unprintable
+    characters escaped (``\\x1b``, runner/format.py), newlines kept (the experiment file)."""
+    return html.escape(printable(text, "\n"))
 
 
 def _table(t: tables.Table, classes: dict[int, bool] | None = None) -> str:

@@ -3,9 +3,11 @@ beside the document in ``<stem>_files/`` and linked relatively."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from benchrun.runner.files import atomic_write_bytes
+from benchrun.runner.format import printable
 from benchrun.runner.report import fleet_tables, tables
 from benchrun.runner.report.analysis import Suite
 from benchrun.runner.report.document import Report
@@ -13,9 +15,41 @@ from benchrun.runner.report.methods import METHODS_REFERENCES
 from benchrun.runner.report.plots import Plot
 from benchrun.runner.safefs import PUBLIC_DIR_MODE, PUBLIC_FILE_MODE
 
+#: where CommonMark starts raw HTML (a tag, a closing tag, a comment, a declaration, a
+#: processing instruction) or an autolink: ``<`` before a letter, ``/``, ``!`` or ``?``
+_HTML_START = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+class _Markdown(str):
+    """Text that is Markdown already (a code span made by :func:`_code`): :func:`_cell`
+    leaves it as it is."""
+
 
 def _cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """``text`` (a name, a sentence) as inert Markdown on one line: unprintable characters
+    escaped (``\\x1b``, runner/format.py), backslashes and ``|`` (table cells) escaped, and
+    every ``<`` that could open raw HTML or an autolink written ``&lt;``, so a workload named
+    ``<img src=x onerror=alert(1)>`` shows as that text; ``tau <= 1`` stays as it is."""
+    if isinstance(text, _Markdown):
+        return text
+    text = printable(text.replace("\n", " "))
+    return _HTML_START.sub("&lt;", text.replace("\\", "\\\\").replace("|", "\\|"))
+
+
+def _fence(text: str, least: int = 1) -> str:
+    """A run of backticks longer than any in ``text`` (and at least ``least``): a code
+    span or fenced block that ``text`` cannot close early."""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    return "`" * max(least, longest + 1)
+
+
+def _code(text: str) -> _Markdown:
+    """``text`` as an inline code span (a command line): shown verbatim, nothing in it is
+    Markdown or HTML; unprintable characters escaped, ``|`` escaped for a table cell."""
+    text = printable(text)
+    fence = _fence(text)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return _Markdown(f"{fence}{pad}{text.replace('|', chr(92) + '|')}{pad}{fence}")
 
 
 def _table(t: tables.Table) -> list[str]:
@@ -45,7 +79,8 @@ class _Figures:
         # (docs/security.md), replaced whole, never written through a planted symlink
         atomic_write_bytes(path, p.png, PUBLIC_FILE_MODE, dir_mode=PUBLIC_DIR_MODE)
         rel = f"{self.directory.name}/{path.name}"
-        return [f"![{p.title}]({rel})", "", f"*{_cell(p.caption)}*", ""]
+        alt = _cell(p.title).replace("[", "\\[").replace("]", "\\]")
+        return [f"![{alt}]({rel})", "", f"*{_cell(p.caption)}*", ""]
 
 
 def _comparisons(report: Report, fig: _Figures) -> list[str]:
@@ -77,7 +112,7 @@ def _comparisons(report: Report, fig: _Figures) -> list[str]:
 def _suite(report: Report, s: Suite, title: str, fig: _Figures) -> list[str]:
     """A suite's tables (HPT, r-speedup, Speedup-Test, ratio of geometric means), its
     biplot and notes under the heading ``title``."""
-    out = [f"### {title}", ""]
+    out = [f"### {_cell(title)}", ""]
     for t in tables.suite_tables(s):
         out += _table(t)
     out += fig(report.biplot)
@@ -100,8 +135,7 @@ def _fleet(report: Report, fig: _Figures) -> list[str]:
     s = report.hardware_suite
     if s is not None:
         title = (
-            f"Hardware comparison: {_cell(' vs '.join(s.systems))} across "
-            f"{len(s.benchmarks)} benchmarks"
+            f"Hardware comparison: {' vs '.join(s.systems)} across {len(s.benchmarks)} benchmarks"
         )
         out += _suite(report, s, title, fig)
     out += _table(fleet_tables.metadata_table(f))
@@ -122,12 +156,12 @@ def render_markdown(report: Report, figure_dir: Path | None) -> str:
     go to ``figure_dir`` (None: no figures)."""
     fig = _Figures(figure_dir)
     m = report.model
-    out: list[str] = [f"# {report.title}", ""]
+    out: list[str] = [f"# {_cell(report.title)}", ""]
     desc = report.description()
     if desc:
         out += [f"*{_cell(desc)}*", ""]
     out += [
-        f"Database `{m.database}`; {'adaptive' if m.adaptive else 'fixed'} campaign; "
+        f"Database {_code(str(m.database))}; {'adaptive' if m.adaptive else 'fixed'} campaign; "
         f"generated {report.generated}.",
         "",
     ]
@@ -144,7 +178,7 @@ def render_markdown(report: Report, figure_dir: Path | None) -> str:
     if cmds is not None:
         head += _table(
             tables.Table(
-                cmds.title, cmds.headers, [(n, f"`{c}`") for n, c in cmds.rows], cmds.caption
+                cmds.title, cmds.headers, [(n, _code(c)) for n, c in cmds.rows], cmds.caption
             )
         )
     for p in [*report.distribution_plots, *report.ranking_plots]:
@@ -169,9 +203,13 @@ def render_markdown(report: Report, figure_dir: Path | None) -> str:
         mach += _table(tables.warnings(report))
     else:
         mach += ["No setting that adds noise was found.", ""]
-    mach += ["### Experiment file", "", "```yaml", m.campaign.config_text.rstrip(), "```", ""]
+    # the file verbatim in a fence longer than any run of backticks in it: a line of ```
+    # in the file cannot end the block and turn the rest into Markdown (or HTML)
+    config = printable(m.campaign.config_text.rstrip(), "\n\t")
+    fence = _fence(config, least=3)
+    mach += ["### Experiment file", "", f"{fence}yaml", config, fence, ""]
     parts["machine"] = mach
-    meth = ["## Methods", "", report.methods, ""]
+    meth = ["## Methods", "", _cell(report.methods), ""]
     meth += [f"- {r}" for r in METHODS_REFERENCES] + [""]
     parts["methods"] = meth
     parts["rules"] = ["## Hoefler & Belli's twelve rules", ""] + _table(tables.rules(report))

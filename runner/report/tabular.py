@@ -6,6 +6,7 @@ import csv
 import io
 import json
 
+from benchrun.runner.format import printable
 from benchrun.runner.report.document import Report
 from benchrun.stats.results import jsonable
 
@@ -129,5 +130,9 @@ def render_csv(report: Report) -> str:
                 e.tau_bound if e else "",
                 e.width_factor if e else "",
             ]
-            writer.writerow(["" if v is None else v for v in row])
+            # text cells with unprintable characters escaped (runner/format.py), like every
+            # other format; values starting with = + - @ are kept (docs/report.md, CSV)
+            writer.writerow(
+                ["" if v is None else printable(v) if isinstance(v, str) else v for v in row]
+            )
     return buf.getvalue()

@@ -32,6 +32,7 @@ from benchrun.runner.execute.contention import CONTENDED_FLAG
 from benchrun.runner.execute.executor import RoundOutcome
 from benchrun.runner.format import display_unit, format_duration, format_percent
 from benchrun.runner.ui.fit import Col, fit_table, output_width
+from benchrun.runner.ui.terminal import SafeConsole
 
 if TYPE_CHECKING:
     from benchrun.runner.store.database import CampaignRow
@@ -385,10 +386,11 @@ class _LiveView:
 
 def stderr_console() -> Console:
     """A console for messages on stderr: the terminal's, or in a pipe or a file one that
-    never wraps a line (``soft_wrap``), so a long path stays whole where it is pasted from."""
-    console = Console(stderr=True)
+    never wraps a line (``soft_wrap``), so a long path stays whole where it is pasted from;
+    names in it are shown escaped (runner/ui/terminal.py :class:`SafeConsole`)."""
+    console: Console = SafeConsole(stderr=True)
     if not console.is_terminal:
-        console = Console(stderr=True, width=output_width(), soft_wrap=True)
+        console = SafeConsole(stderr=True, width=output_width(), soft_wrap=True)
     return console
 
 
@@ -396,7 +398,7 @@ def stdout_console() -> Console:
     """A console for results on stdout: the terminal's width, or in a pipe or a file
     ``COLUMNS`` when set, else the width of a terminal on stderr, else 160 columns
     (runner/ui/fit.py :func:`~runner.ui.fit.output_width`); tables fit that width."""
-    console = Console()
+    console: Console = SafeConsole()
     if not console.is_terminal:
-        console = Console(width=output_width())
+        console = SafeConsole(width=output_width())
     return console

@@ -26,6 +26,8 @@ from rich.console import Console, RenderableType
 from rich.measure import Measurement
 from rich.table import Table
 
+from benchrun.runner.format import printable
+
 #: columns of output that goes to a pipe or a file when neither ``COLUMNS`` nor a terminal
 #: on stderr says otherwise (wide enough for every column of the results table)
 PIPE_WIDTH = 160
@@ -83,15 +85,22 @@ def _build(
     title: str | None,
     wrap: bool,
 ) -> Table:
-    table = Table(title=title, header_style="bold")
+    table = Table(title=None if title is None else printable(title), header_style="bold")
     for i in keep:
         c = columns[i]
         # wrap: the essential columns alone are too wide; every cell may wrap (the fold
         # columns first: rich narrows the widest wrappable columns), none is cut short
         table.add_column(c.header, justify=c.justify, no_wrap=not wrap, overflow="fold")
     for row in rows:
-        table.add_row(*(row[i] for i in keep))
+        # names escaped before rich measures them (runner/ui/terminal.py escapes whatever
+        # else reaches the terminal, but after the columns were sized)
+        table.add_row(*(_printable_cell(row[i]) for i in keep))
     return table
+
+
+def _printable_cell(cell: RenderableType) -> RenderableType:
+    """A text cell with unprintable characters escaped (runner/format.py); others as given."""
+    return printable(cell, "\n") if isinstance(cell, str) else cell
 
 
 def natural_width(console: Console, renderable: RenderableType) -> int:
