@@ -8,6 +8,7 @@ loaded; the launch-time names ``{work}`` and ``{round}`` are kept for
 
 from __future__ import annotations
 
+import difflib
 import string
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -66,7 +67,9 @@ def substitute(template: str, values: Mapping[str, Any], keep: Iterable[str] = L
             continue
         if not name.isidentifier() or name not in values:
             listing = ", ".join("{" + k + "}" for k in known) or "none"
-            raise ValueError(f"unknown placeholder {shown}; known: {listing}; {BRACE_HINT}")
+            close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+            guess = f"did you mean {{{close[0]}}}? " if close else ""
+            raise ValueError(f"unknown placeholder {shown}; {guess}known: {listing}; {BRACE_HINT}")
         if conversion:
             raise ValueError(f"{shown}: conversions like !{conversion} are not supported")
         value = values[name]

@@ -230,6 +230,8 @@ def test_substitute_fills_params_and_keeps_launch_time() -> None:
     ("template", "fragment"),
     [
         ("{x}", "unknown placeholder {x}; known: {n}, {work}, {round}"),
+        ("{nn}", "unknown placeholder {nn}; did you mean {n}? known: {n}, {work}, {round}"),
+        ("{wrok}", "unknown placeholder {wrok}; did you mean {work}?"),
         ("print({'a': 1})", "for a literal brace write {{ or }}"),
         ("{}", "unknown placeholder {}"),
         ("oops}", "bad placeholder syntax"),
