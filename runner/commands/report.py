@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 from benchrun.runner.commands.export import add_campaign_option
 from benchrun.runner.commands.show import add_secrets_option
@@ -59,20 +60,29 @@ def main(args: argparse.Namespace) -> int:
         raise UserError(f"unknown report format {args.format!r}; choose from {', '.join(FORMATS)}")
     from benchrun.runner.report.render import write_report
 
-    t0 = time.perf_counter()
-    path, size = write_report(
-        args.campaign,
-        fmt,
-        out=args.out,
-        campaign_id=args.campaign_id,
-        system_factor=args.systems,
-        with_plots=not args.no_plots,
-        raw=args.raw,
-        include_secrets=args.include_secrets,
-    )
-    if path is not None:
-        print(
-            f"benchrun: wrote {path} ({size / 1024:.0f} KiB) in {time.perf_counter() - t0:.1f} s",
-            file=sys.stderr,
+    targets = [args.campaign]
+    where = Path(args.campaign).expanduser()
+    if where.is_dir() and not (where / "benchrun.db").is_file():
+        found = sorted(where.glob("*/benchrun.db"))
+        # a directory of several campaigns, as `show` lists them: a report each, beside it
+        if len(found) > 1 and args.out is None and fmt in ("html", "md"):
+            targets = [str(f.parent) for f in found]
+    for target in targets:
+        t0 = time.perf_counter()
+        path, size = write_report(
+            target,
+            fmt,
+            out=args.out,
+            campaign_id=args.campaign_id,
+            system_factor=args.systems,
+            with_plots=not args.no_plots,
+            raw=args.raw,
+            include_secrets=args.include_secrets,
         )
+        if path is not None:
+            print(
+                f"benchrun: wrote {path} ({size / 1024:.0f} KiB) in "
+                f"{time.perf_counter() - t0:.1f} s",
+                file=sys.stderr,
+            )
     return 0

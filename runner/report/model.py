@@ -326,7 +326,10 @@ def find_database(path: str | Path) -> Path:
             return found[0]
         if found:
             names = ", ".join(str(f.parent) for f in found)
-            raise UserError(f"{p}: holds several campaigns ({names}); name one of them")
+            raise UserError(
+                f"{p}: holds several campaigns ({names}); name one of them (without --out, "
+                "HTML and Markdown reports are written for each, beside it)"
+            )
         raise UserError(
             f"{p}: no benchrun campaign here (no benchrun.db); run `benchrun run` first"
         )
