@@ -336,6 +336,19 @@ def _overflow(column: str) -> Literal["fold", "ellipsis"]:
 
 
 # ------------------------------------------------------------------------- summary
+
+
+def _ci_verdict(s: Doc) -> str:
+    """What the Diagnostics table says of a group's CI: certified (its subsession means were
+    shown independent), shown but not certified (the interval marked *, widened for the
+    correlation time it assumes), or none."""
+    if s["enough_data"] and s.get("ci_low") is not None:
+        return "certified"
+    if s.get("interval_low") is not None:
+        return "not certified (*)"
+    return "none: too few readings"
+
+
 def render_summary(doc: Doc) -> None:
     """Location with CIs, spread and diagnostics per group (docs/methods.md §1-§5)."""
     console = _console()
@@ -368,7 +381,7 @@ def render_summary(doc: Doc) -> None:
         Col("Shapiro-Wilk p", "right", 5),
         Col("Tukey outliers", "right", 6),
         Col("deterministic", "right", 7),
-        Col("verdict", "left"),
+        Col("CI", "left"),
     ]
     cells: list[list[str]] = []
     dcells: list[list[str]] = []
@@ -433,7 +446,7 @@ def render_summary(doc: Doc) -> None:
                 pval(s["normality_p"]),
                 num(s["outliers"]),
                 num(s["deterministic"]),
-                "CI valid" if s["enough_data"] else "not enough data for a CI",
+                _ci_verdict(s),
             ]
         )
     width = console.width

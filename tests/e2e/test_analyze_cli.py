@@ -348,3 +348,27 @@ def test_one_reading_all_equal_and_negative_times(tmp_path: Path) -> None:
 def test_argument_errors_are_one_line(suite: tuple[Path, dict]) -> None:
     proc = run("quantiles", suite[0], "--a", "base", "--b", "fast", "--quantiles", "0,1")
     assert_user_error(proc, "quantiles must be strictly between 0 and 1")
+
+
+def test_the_diagnostics_say_what_the_summary_marks(tmp_path: Path) -> None:
+    """A group whose CI is shown uncertified (marked *) is not called "CI valid" in the
+    Diagnostics (issue 32): AR(1) phi 0.9 over 40 readings cannot be certified, 400 iid
+    readings can."""
+    rng = np.random.default_rng(7)
+    ar = np.empty(40)
+    ar[0] = 0.0
+    for i in range(1, 40):
+        ar[i] = 0.9 * ar[i - 1] + rng.normal(0, 0.1)
+    path = tmp_path / "g.csv"
+    rows = [("iid", 10 + rng.normal(0, 0.1)) for _ in range(400)] + [("slow", 10 + x) for x in ar]
+    path.write_text("workload,value\n" + "".join(f"{g},{float(v)!r}\n" for g, v in rows))
+    r = cli("analyze", "summary", str(path), env={"COLUMNS": "250"})
+    assert r.returncode == 0, r.stderr
+    assert "CI valid" not in r.stdout
+    diag = r.stdout[r.stdout.index("Diagnostics") :]
+    line = {w: next(ln for ln in diag.splitlines() if f" {w} " in ln) for w in ("iid", "slow")}
+    assert "certified" in line["iid"] and "not certified" not in line["iid"]
+    summary = r.stdout[: r.stdout.index("Diagnostics")]
+    slow_row = next(ln for ln in summary.splitlines() if " slow " in ln)
+    assert ("*" in slow_row) == ("not certified (*)" in line["slow"])
+    assert "not certified (*)" in line["slow"] or "none: too few readings" in line["slow"]
