@@ -87,7 +87,7 @@ def interval(low: Any, high: Any, unit: str = "") -> str:
 
 
 def _title(doc: Doc, what: str) -> str:
-    unit = doc.get("unit") or "no unit"
+    unit = f"measured in {doc['unit']}" if doc.get("unit") else "no unit"
     better = "lower is better" if doc.get("direction") == "lower_is_better" else "higher is better"
     return f"{what} - {doc['source']} ({doc['format']}, {unit}, {better})"
 

@@ -137,6 +137,17 @@ class Group:
         return text + (f", compare: group {index}" if index else "")
 
     @property
+    def heading(self) -> str:
+        """``wall_time, measured in s``: :attr:`label` for a table whose rows each carry
+        the unit they are shown in (a heading "[s]" above values in ms misleads)."""
+        base, _, index = self.key.partition("#")
+        metric, _, unit = base.partition(":")
+        text = f"{metric}, measured in {unit}" if unit else f"{metric}, no unit"
+        if not self.compared:
+            return text + ", compared with nothing (compare:)"
+        return text + (f", compare: group {index}" if index else "")
+
+    @property
     def members(self) -> list[str]:
         """Every workload of the group: ranked rows, then the excluded ones."""
         return [r.name for r in self.rows] + [n for n, _ in self.excluded]

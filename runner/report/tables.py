@@ -159,7 +159,7 @@ def headline(group: Group, confidence: float) -> Table:
             "workload/baseline with its CI (the comparisons)."
         )
     return Table(
-        f"{group.label} ({group.direction.replace('_', ' ')})",
+        f"{group.heading} ({group.direction.replace('_', ' ')})",
         (
             "rank",
             "workload",
@@ -252,7 +252,7 @@ def pairs(group: Group) -> Table:
         for p in group.pairs
     ]
     return Table(
-        f"neighbour verdicts: {group.label}",
+        f"neighbour verdicts: {group.heading}",
         (
             "better",
             "next",

@@ -47,3 +47,14 @@ def test_a_directory_of_campaigns_gets_a_report_each(
     assert main(["report", str(results), "--format", "json"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "holds several campaigns" in err[0] and "first" in err[0]
+
+
+def test_a_table_heading_does_not_name_a_unit_its_rows_are_not_in(tmp_path: Path) -> None:
+    """The group's heading said "wall_time [s]" above rows each shown in their own unit (ms
+    for rounds of milliseconds; issue 32). It now says what the metric is measured in, and
+    the unit column what each row is shown in."""
+    results = _two(tmp_path)
+    assert main(["report", str(results / "first"), "--no-plots", "--format", "md"]) == 0
+    md = (results / "first" / "report.md").read_text()
+    assert "wall_time [s] (lower is better)" not in md
+    assert "wall_time, measured in s (lower is better)" in md
