@@ -122,6 +122,11 @@ _EXPORTS: dict[str, str] = {
     "double_ratio_test": "campaigns",
     "campaign_level_test": "campaigns",
     "between_campaign_sd": "campaigns",
+    # §16 change points over revisions (docs/history.md)
+    "find_changes": "changepoint",
+    "tau_from_history": "changepoint",
+    "ChangePoint": "changepoint",
+    "ChangePoints": "changepoint",
 }
 
 __all__ = sorted(_EXPORTS)
