@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "benchrun.runner.commands.analyze",
     "benchrun.runner.commands.report",
     "benchrun.runner.commands.compare",
+    "benchrun.runner.commands.history",
     "benchrun.runner.commands.export",
     "benchrun.runner.commands.submit",
     "benchrun.runner.commands.queue",
@@ -50,6 +51,7 @@ and reports means with confidence intervals that account for autocorrelation.
   benchrun analyze summary data.csv   the same statistics on data benchrun did not measure
   benchrun report results/NAME        a report to publish (HTML, Markdown, JSON, CSV)
   benchrun compare OLD NEW            per workload: faster, slower or equivalent (CI gate)
+  benchrun history DIR                each workload over its revisions; where it changed
   benchrun export results/NAME        raw readings and results as JSON or CSV
   benchrun submit experiment.yaml     queue it for the daemon (benchrun daemon start)
 """
@@ -69,6 +71,7 @@ COMMAND_MODULE: dict[str, str] = {
     "analyze": "analyze",
     "report": "report",
     "compare": "compare",
+    "history": "history",
     "export": "export",
     "submit": "submit",
     "queue": "queue",

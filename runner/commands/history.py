@@ -1,0 +1,220 @@
+"""``benchrun history DIR...``: each workload over the revisions its campaigns measured, and
+where it changed (docs/history.md).
+
+Per series (one workload of one experiment on one machine: runner/results/history.py), the
+estimate and CI of each finished campaign in revision order, then the change points
+(stats/changepoint.py: the first revision of each new level, the step as a ratio with its
+CI, its p-value). ``--json`` prints the same as one document (a ``changes`` list per series
+whose entries carry ``revision`` and the ratio).
+
+Exit codes with ``--fail-on-change PCT`` (for CI): 1 when the latest revision of a series is
+significantly worse than the level of the revisions before it by more than PCT; 3 when that
+cannot be told (too few revisions, no CI, or a change that may exceed PCT without being
+significant); else 0. 2: bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from benchrun.runner.commands.compare import EXIT_REGRESSION, EXIT_UNDECIDED, fraction
+from benchrun.runner.ui.display import stdout_console
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "history",
+        help="each workload over the revisions its campaigns measured; where it changed",
+        description=__doc__.split("\n\n")[0] + " Campaigns are tagged with `benchrun run "
+        "--revision REV` or git's describe of settings.repository (docs/history.md).",
+    )
+    p.add_argument("dirs", nargs="+", metavar="DIR", type=Path,
+                   help="campaign directories or their benchrun.db")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.add_argument(
+        "--fail-on-change",
+        type=fraction,
+        metavar="PCT",
+        help="CI gate: exit 1 when the latest revision is significantly worse than the level "
+        "before it by more than PCT (e.g. 5%%), 3 when that cannot be told",
+    )
+    p.add_argument("--alpha", type=float, default=0.01,
+                   help="family error rate of each history's change points, and the gate's "
+                   "level (default 0.01)")  # fmt: skip
+    p.add_argument(
+        "--tau",
+        type=fraction,
+        metavar="PCT",
+        help="campaign-to-campaign sd on this machine (e.g. 0.5%%); default: estimated "
+        "from each history (said in the output)",
+    )
+    p.add_argument("--min-change", type=fraction, default=0.0, metavar="PCT",
+                   help="smallest change reported (default 0: every significant one)")  # fmt: skip
+    p.set_defaults(func=main)
+
+
+def _date(point: Any) -> str:
+    rev = point.revision
+    if rev is not None and rev.date:
+        return str(rev.date)[:10]
+    return dt.datetime.fromtimestamp(point.started).strftime("%Y-%m-%d")
+
+
+def _analyse(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Every series with its change points and, with ``--fail-on-change``, the gate."""
+    from benchrun.runner.results.history import check_latest, load_history
+    from benchrun.stats.changepoint import find_changes
+
+    if not 0 < args.alpha < 0.5:
+        from benchrun.runner.errors import UserError
+
+        raise UserError(f"--alpha {args.alpha}: must be in (0, 0.5)")
+    out = []
+    for s in load_history(args.dirs):
+        usable = [p for p in s.points if p.mean > 0 and p.se is not None]
+        result = None
+        if len(usable) >= 3 and len(usable) == len(s.points):
+            result = find_changes(
+                [p.mean for p in s.points],
+                [float(p.se or 0.0) for p in s.points],
+                tau=args.tau,
+                alpha=args.alpha,
+                min_change=args.min_change,
+            )
+        gate = None
+        if args.fail_on_change is not None:
+            start = result.changes[-1].index if result and result.changes else 0
+            tau = result.tau if result is not None else (args.tau or 0.0)
+            gate = check_latest(s, start, tau, args.fail_on_change, args.alpha)
+        out.append({"series": s, "result": result, "gate": gate})
+    return out
+
+
+def _doc(item: dict[str, Any]) -> dict[str, Any]:
+    s, r, gate = item["series"], item["result"], item["gate"]
+    points = [
+        {
+            "revision": p.label,
+            "commit": p.revision.commit if p.revision else None,
+            "date": _date(p),
+            "store": p.store,
+            "campaign": p.campaign,
+            "mean": p.mean,
+            "se": p.se,
+            "ci_low": p.ci_low,
+            "ci_high": p.ci_high,
+            "certified": p.certified,
+        }
+        for p in s.points
+    ]
+    changes = [{"revision": s.points[c.index].label, **c.to_dict()} for c in r.changes] if r else []
+    doc: dict[str, Any] = {
+        "experiment": s.experiment,
+        "machine": s.machine,
+        "workload": s.workload,
+        "unit": s.unit,
+        "direction": s.direction,
+        "ordered_by": s.ordered_by,
+        "points": points,
+        "changes": changes,
+        "analysed": r is not None,
+    }
+    if r is not None:
+        doc.update(
+            tau=r.tau,
+            tau_estimated=r.tau_estimated,
+            outliers=[s.points[i].label for i in r.outliers],
+            alpha=r.alpha,
+        )
+    if gate is not None:
+        doc["latest"] = dict(gate.__dict__)
+    return doc
+
+
+def _word(ratio: float, direction: str) -> str:
+    if direction == "lower_is_better":
+        return "slower" if ratio > 1 else "faster"
+    return "better" if ratio > 1 else "worse"
+
+
+def _print(items: list[dict[str, Any]]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = stdout_console()
+    for item in items:
+        s, r = item["series"], item["result"]
+        console.print(
+            f"[bold]{escape(s.workload)}[/] of {escape(s.experiment)} on {escape(s.machine)}: "
+            f"{len(s.points)} campaigns in {s.ordered_by}"
+        )
+        table = Table(header_style="bold")
+        for col in ("revision", "date", f"estimate [{s.unit}]", "CI", "change"):
+            table.add_column(col)
+        starts = {c.index: c for c in r.changes} if r else {}
+        outliers = set(r.outliers) if r else set()
+        for i, p in enumerate(s.points):
+            mark = ""
+            if i in starts:
+                c = starts[i]
+                mark = f"new level: {c.ratio:.3f}x {_word(c.ratio, s.direction)}"
+            elif i in outliers:
+                mark = "outlying campaign (not a level)"
+            ci = (
+                "-"
+                if p.ci_low is None or p.ci_high is None
+                else f"[{p.ci_low:.4g}, {p.ci_high:.4g}]"
+            )
+            table.add_row(escape(p.label), _date(p), f"{p.mean:.4g}", ci, mark)
+        console.print(table)
+        if r is None:
+            console.print("not analysed: change points need 3 or more campaigns, each with a CI")
+        else:
+            tau = f"tau {100 * r.tau:.2g} % ({'estimated' if r.tau_estimated else 'given'})"
+            if not r.changes:
+                console.print(f"no change found (alpha {r.alpha:g} over this history; {tau})")
+            for c in r.changes:
+                console.print(
+                    f"change at {escape(s.points[c.index].label)}: {c.ratio:.4f}x "
+                    f"[{c.ratio_low:.4f}, {c.ratio_high:.4f}] {_word(c.ratio, s.direction)} "
+                    f"(p {c.p_value:.2g}; {c.n_before} revisions before, {c.n_after} after; {tau})"
+                )
+        gate = item["gate"]
+        if gate is not None:
+            change = "-" if gate.change is None else f"{100 * gate.change:+.2f} %"
+            console.print(
+                f"latest {escape(gate.revision)}: {gate.verdict} ({change}; {gate.reason})"
+            )
+        console.print()
+
+
+def main(args: argparse.Namespace) -> int:
+    items = _analyse(args)
+    if args.json:
+        print(json.dumps({"series": [_doc(i) for i in items]}, indent=2, allow_nan=False,
+                         default=lambda x: None if isinstance(x, float) and not math.isfinite(x) else str(x)))  # fmt: skip
+    else:
+        _print(items)
+    if args.fail_on_change is None:
+        return 0
+    verdicts = [i["gate"].verdict for i in items]
+    worst = [i for i in items if i["gate"].verdict == "regression"]
+    if worst:
+        names = ", ".join(
+            f"{i['series'].workload} ({100 * i['gate'].change:+.1f} %)" for i in worst
+        )
+        print(
+            f"benchrun: the latest revision is worse beyond the threshold: {names}", file=sys.stderr
+        )
+        return EXIT_REGRESSION
+    if "cannot tell" in verdicts:
+        print("benchrun: the latest revision cannot be told from the level before it for "
+              "some workload (see 'latest')", file=sys.stderr)  # fmt: skip
+        return EXIT_UNDECIDED
+    return 0

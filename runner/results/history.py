@@ -1,0 +1,286 @@
+"""A program followed over its revisions: per workload, one estimate per campaign in
+revision order (docs/history.md).
+
+The campaigns come from one or more stores (``benchrun history DIR...``). A *series* is one
+workload of one experiment (the measurement fingerprint: the same commands and settings)
+on one machine (CPU model, logical CPUs, SMT: runner/results/conditions.py
+:class:`Fingerprint`); campaigns of another experiment or machine form series of their
+own, listed apart. Each finished campaign gives the collector's estimate of the workload
+(as ``benchrun show`` prints it) and its standard error ``sqrt(s2_q / n_q)`` (the
+subsession means behind its CI). Campaigns are ordered by revision: the commit order of
+the repository (``git rev-list --topo-order``) when every campaign of the series names a
+commit of one checkout, else by the time they started.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchrun.runner.errors import UserError
+from benchrun.runner.machine.revision import Revision
+from benchrun.runner.results.campaigns import DONE
+from benchrun.runner.results.conditions import fingerprint_of
+from benchrun.runner.store.database import Store
+
+#: options that keep a repository's configuration from running commands (as revision.py)
+_SAFE_GIT = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """One campaign's estimate of one workload.
+
+    ``store``: the store's path; ``campaign``: its id there; ``started``: Unix time the
+    campaign was created; ``mean`` and ``se`` (standard error of the mean, from the
+    subsession means: ``sqrt(s2_q / n_q)``; None without a CI) in the series' unit;
+    ``ci_low``/``ci_high``: the interval every output shows (None without one);
+    ``certified``: its independence was checked (else the interval is the marked one,
+    docs/methods.md §4.1, and ``se`` its half-width over the normal quantile).
+    """
+
+    store: str
+    campaign: int
+    revision: Revision | None
+    started: float
+    mean: float
+    se: float | None
+    ci_low: float | None
+    ci_high: float | None
+    certified: bool
+
+    @property
+    def label(self) -> str:
+        """The revision's label, else ``campaign N``."""
+        return self.revision.label if self.revision else f"campaign {self.campaign}"
+
+
+@dataclass(frozen=True)
+class HistorySeries:
+    """One workload of one experiment on one machine, its points in revision order.
+
+    ``experiment``: the campaigns' name; ``machine``: ``"CPU model, N CPUs, SMT on"``;
+    ``ordered_by``: ``"commit order"`` or ``"start time"``.
+    """
+
+    experiment: str
+    machine: str
+    workload: str
+    unit: str
+    direction: str
+    points: tuple[HistoryPoint, ...]
+    ordered_by: str
+
+
+def _machine(metadata: dict | None) -> str:
+    f = fingerprint_of(metadata)
+    smt = "SMT unknown" if f.smt is None else ("SMT on" if f.smt else "SMT off")
+    cpus = "? CPUs" if f.cpu_count is None else f"{f.cpu_count} CPUs"
+    return f"{f.cpu_model or 'unknown CPU'}, {cpus}, {smt}"
+
+
+def _se(collected: dict) -> float | None:
+    """The standard error of the mean: ``sqrt(s2_q / n_q)`` of a certified CI, else the
+    half-width of the interval every output shows (uncertified, docs/methods.md §4.1) over
+    the normal quantile of its confidence; None without either."""
+    s2, n = collected.get("s2_q"), collected.get("n_q")
+    if collected.get("ci_low") is not None and isinstance(s2, int | float) and isinstance(n, int):
+        if n >= 2 and s2 >= 0:
+            value = math.sqrt(float(s2) / n)
+            return value if math.isfinite(value) else None
+    low, high = collected.get("interval_low"), collected.get("interval_high")
+    conf = collected.get("confidence") or 0.95
+    if isinstance(low, int | float) and isinstance(high, int | float) and high >= low:
+        from statistics import NormalDist
+
+        value = (high - low) / 2 / NormalDist().inv_cdf((1 + float(conf)) / 2)
+        return value if math.isfinite(value) else None
+    return None
+
+
+def _points(db: Path) -> dict[tuple[str, str, str, str, str, str], list[HistoryPoint]]:
+    """Per (experiment, fingerprint, machine, workload, unit, direction), the finished
+    campaigns' points of the store ``db``."""
+    from benchrun.runner.results.workloads import workload_results
+
+    out: dict[tuple[str, str, str, str, str, str], list[HistoryPoint]] = {}
+    with Store.open(db) as store, store.snapshot():
+        for c in store.campaigns():
+            if c.status != DONE:
+                continue
+            revision = Revision.from_dict((c.metadata or {}).get("revision"))
+            machine = _machine(c.metadata)
+            confidence = float(c.settings.get("confidence", 0.95))
+            for r in workload_results(store, c, confidence):
+                col = r.collected or {}
+                mean = col.get("mean")
+                if not isinstance(mean, int | float) or not math.isfinite(mean):
+                    continue
+                key = (c.name, c.fingerprint, machine, r.name, r.unit, r.direction)
+                out.setdefault(key, []).append(
+                    HistoryPoint(
+                        store=str(db),
+                        campaign=c.id,
+                        revision=revision,
+                        started=c.created_at,
+                        mean=float(mean),
+                        se=_se(col),
+                        ci_low=col.get("ci_low") or col.get("interval_low"),
+                        ci_high=col.get("ci_high") or col.get("interval_high"),
+                        certified=col.get("ci_low") is not None,
+                    )
+                )
+    return out
+
+
+def commit_order(
+    repository: str, commits: Sequence[str], timeout: float = 10.0
+) -> list[str] | None:
+    """``commits`` in the repository's topological order, oldest first (``git rev-list
+    --topo-order --reverse`` over all of them), or None when git cannot say (a commit it
+    does not know, no repository)."""
+    wanted = set(commits)
+    try:
+        proc = subprocess.run(
+            ["git", *_SAFE_GIT, "-C", repository, "rev-list", "--topo-order", "--reverse",
+             *sorted(wanted)],
+            capture_output=True, text=True, timeout=timeout, check=False,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    order = [line for line in proc.stdout.split() if line in wanted]
+    return order if set(order) == wanted else None
+
+
+def _ordered(points: list[HistoryPoint]) -> tuple[tuple[HistoryPoint, ...], str]:
+    by_time = sorted(points, key=lambda p: (p.started, p.campaign))
+    revs = [p.revision for p in by_time]
+    repos = {r.repository for r in revs if r is not None}
+    if revs and all(r is not None and r.commit for r in revs) and len(repos) == 1:
+        (repo,) = repos
+        order = commit_order(str(repo), [r.commit for r in revs if r and r.commit])
+        if order is not None:
+            rank = {c: i for i, c in enumerate(order)}
+            # campaigns of one commit stay in time order (repeats of one revision)
+            keyed = sorted(
+                enumerate(by_time),
+                key=lambda ip: (rank[ip[1].revision.commit], ip[0]),  # type: ignore[union-attr,index]
+            )
+            return tuple(p for _, p in keyed), "commit order"
+    return tuple(by_time), "start time"
+
+
+def load_history(paths: Sequence[Path]) -> list[HistorySeries]:
+    """Every series of the stores ``paths`` name (campaign directories or their
+    ``benchrun.db``), longest first.
+
+    Raises
+    ------
+    UserError
+        A path holds no store, or no store holds a finished campaign.
+    """
+    merged: dict[tuple[str, str, str, str, str, str], list[HistoryPoint]] = {}
+    for path in paths:
+        db = path if path.is_file() else path / "benchrun.db"
+        if not db.is_file():
+            raise UserError(f"{path}: no benchrun campaign here (looked for benchrun.db)")
+        for key, pts in _points(db).items():
+            merged.setdefault(key, []).extend(pts)
+    if not merged:
+        raise UserError(
+            f"no finished campaign in {', '.join(map(str, paths))}: history needs campaigns "
+            "that ended (status done)"
+        )
+    series = []
+    for (name, _, machine, workload, unit, direction), pts in merged.items():
+        ordered, how = _ordered(pts)
+        series.append(HistorySeries(name, machine, workload, unit, direction, ordered, how))
+    series.sort(key=lambda s: (-len(s.points), s.experiment, s.machine, s.workload))
+    return series
+
+
+@dataclass(frozen=True)
+class LatestCheck:
+    """The latest revision against the level of the revisions before it (the CI gate of
+    ``benchrun history --fail-on-change``).
+
+    ``change``: the relative change of the latest estimate from that level in the worse
+    direction (+ = worse; 0.05 = 5 % slower for times); ``upper``: the one-sided upper
+    bound of that change at ``1 - alpha``; ``p_value``: one-sided, "not worse" as the null;
+    ``level_revisions``: how many revisions the level holds; ``verdict``: ``"regression"``
+    (significantly worse by more than the threshold), ``"ok"`` (the upper bound is within
+    the threshold, or significantly worse by less) or ``"cannot tell"`` (neither: too few
+    revisions, or a change that might exceed the threshold without being shown to).
+    """
+
+    revision: str
+    change: float | None
+    upper: float | None
+    p_value: float | None
+    level_revisions: int
+    verdict: str
+    reason: str
+
+
+def check_latest(
+    series: HistorySeries,
+    level_start: int,
+    tau: float,
+    threshold: float,
+    alpha: float = 0.01,
+) -> LatestCheck:
+    """Is the latest point of ``series`` worse than the level of the points from
+    ``level_start`` up to the one before it by more than ``threshold``?
+
+    On the log scale: the level's weighted mean ``m`` (weights ``1/(e_r² + tau²)``, ``e_r``
+    the relative standard error of point r), the latest value's difference ``d = ln x_n -
+    m`` with variance ``e_n² + tau² + 1/W``; a one-sided normal test of "not worse" and
+    the upper bound of the change at ``1 - alpha`` (docs/history.md, "In CI"). ``tau``:
+    the between-campaign sd (relative) the change-point search used.
+    """
+    from statistics import NormalDist
+
+    pts = series.points
+    last = pts[-1]
+    level = [p for p in pts[level_start:-1] if p.mean > 0 and p.se is not None]
+    if len(pts) < 2 or not level or last.mean <= 0 or last.se is None:
+        why = (
+            "one campaign: nothing to compare the latest with"
+            if len(pts) < 2
+            else "no CI for the latest campaign or the level before it"
+        )
+        return LatestCheck(last.label, None, None, None, len(level), "cannot tell", why)
+    w = [1.0 / ((p.se / p.mean) ** 2 + tau**2) for p in level]  # type: ignore[operator]
+    big_w = math.fsum(w)
+    m = math.fsum(wi * math.log(p.mean) for wi, p in zip(w, level, strict=True)) / big_w
+    d = math.log(last.mean) - m
+    se = math.sqrt((last.se / last.mean) ** 2 + tau**2 + 1.0 / big_w)
+    worse = d if series.direction == "lower_is_better" else -d
+    nd = NormalDist()
+    p = 1.0 - nd.cdf(worse / se) if se > 0 else (0.0 if worse > 0 else 1.0)
+    change = math.expm1(worse)
+    upper = math.expm1(worse + nd.inv_cdf(1.0 - alpha) * se)
+    if p <= alpha and change > threshold:
+        verdict, reason = "regression", "significantly worse than the level before it"
+    elif upper <= threshold or p <= alpha:
+        verdict, reason = (
+            "ok",
+            (
+                "worse, but by no more than the threshold"
+                if p <= alpha
+                else "no change beyond the threshold"
+            ),
+        )
+    else:
+        verdict, reason = (
+            "cannot tell",
+            f"the change may exceed the threshold (up to {100 * upper:+.2g} %) without "
+            "being significant: run the revision again",
+        )
+    return LatestCheck(last.label, change, upper, p, len(level), verdict, reason)
