@@ -28,23 +28,26 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.store.database import CampaignRow, HookRow, RoundRow, Store
-from benchrun.runner.ui.display import (
-    WorkInfo,
-    counts_table,
-    print_prose,
-    results_table,
-    stdout_console,
-    verdicts_table,
-    workload_works,
-)
+from benchrun.runner.ui.display import stdout_console
 from benchrun.runner.ui.fit import KEEP, wrap_lines
+
+if TYPE_CHECKING:  # the tables import the statistics (scipy): only when they are drawn
+    from benchrun.runner.ui.tables import WorkInfo
+
+
+def _tables() -> Any:
+    """runner/ui/tables.py, imported when a table is drawn (it imports the statistics, so
+    `benchrun --help` and the parser of every command need not)."""
+    from benchrun.runner.ui import tables
+
+    return tables
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -223,7 +226,7 @@ def read_summary(
         verdicts=verdicts,
         stored=stored,
         drift=drift,
-        works=workload_works(workloads, rounds, events),
+        works=_tables().workload_works(workloads, rounds, events),
         failed_rounds=[r for r in rounds if r.status != "ok"],
         names={w.id: w.name for w in workloads},
         independent_drift=independent_drift,
@@ -439,21 +442,21 @@ def print_results(console: Console, s: CampaignSummary, *, after_run: bool = Fal
     the drift lines, the comparisons and how the stopping rule ended. ``after_run``: the
     end of ``benchrun run`` (adds "stopped: REASON" for an adaptive campaign that ended)."""
     confidence = float(s.campaign.settings.get("confidence", 0.95))
-    console.print(results_table(s.results, confidence, s.works))
+    console.print(_tables().results_table(s.results, confidence, s.works))
     if s.contended is not None:
-        print_prose(console, s.contended)
+        _tables().print_prose(console, s.contended)
     for line in s.drift.values():
         if line is not None:
-            print_prose(console, line)
+            _tables().print_prose(console, line)
     from benchrun.runner.results.workloads import node_line
 
     for r in s.results:  # workloads measured on several nodes (docs/methods.md §14)
         line = node_line(r.name, r.collected, r.display)
         if line is not None:
-            print_prose(console, line)
+            _tables().print_prose(console, line)
     if s.independent_drift:
-        print_prose(console, INDEPENDENT_DRIFT_NOTE)
-    table = verdicts_table(s.verdicts) if s.verdicts else None
+        _tables().print_prose(console, INDEPENDENT_DRIFT_NOTE)
+    table = _tables().verdicts_table(s.verdicts) if s.verdicts else None
     if table is not None:
         console.print(table)
     elif s.stored is not None and not after_run:
@@ -465,13 +468,13 @@ def print_results(console: Console, s: CampaignSummary, *, after_run: bool = Fal
         from benchrun.runner.results.duet import duet_lines
 
         for line in duet_lines(s.duet):
-            print_prose(console, line)
+            _tables().print_prose(console, line)
     if after_run:
         if s.campaign.settings.get("adaptive") and s.campaign.stop_reason:
             if s.campaign.status == "done":
-                print_prose(console, f"stopped: {s.campaign.stop_reason}")
+                _tables().print_prose(console, f"stopped: {s.campaign.stop_reason}")
     elif s.stored is not None and s.stored.budget_stop:
-        print_prose(console, s.stored.stop_sentence() or "")
+        _tables().print_prose(console, s.stored.stop_sentence() or "")
 
 
 def _revision_line(metadata: dict[str, Any] | None) -> str:
@@ -499,7 +502,7 @@ def main(args: argparse.Namespace) -> int:
             + f"\nstarted {_when(campaign.created_at)}, last write {_when(campaign.updated_at)}, "
             f"benchrun {campaign.benchrun_version}" + _revision_line(campaign.metadata)
         )
-        console.print(counts_table(s.results, s.states))
+        console.print(_tables().counts_table(s.results, s.states))
         print_results(console, s)
         lines = hook_lines(s.hooks, s.names)
         if lines:
@@ -529,9 +532,9 @@ def main(args: argparse.Namespace) -> int:
                 _print_indented(console, line)
         if campaign.status == "interrupted":
             if s.latest:
-                print_prose(console, f"resume with: {resume_command(db.parent)}")
+                _tables().print_prose(console, f"resume with: {resume_command(db.parent)}")
             else:
-                print_prose(
+                _tables().print_prose(
                     console,
                     "interrupted, and a newer campaign follows it in this store: only the "
                     "newest campaign can be resumed",
