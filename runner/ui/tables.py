@@ -387,6 +387,22 @@ class VerdictsTable:
             note = "; ".join(p.get("notes") or [])
             if v == "undecided" and p.get("rounds_needed"):
                 note = f"~{p['rounds_needed']} more rounds"
+            low, high = p.get("ratio_low"), p.get("ratio_high")
+            if v == "undecided" and low is not None and high is not None and (low > 1 or high < 1):
+                # the CI is at the campaign's confidence, the verdict's test at alpha spread
+                # over the looks (docs/controller.md): say why they can disagree
+                conf = doc.get("confidence")
+                level = f"{100 * conf:g} % " if conf else ""
+                alpha = doc.get("alpha")
+                strict = f"alpha {alpha:g} over all looks" if alpha else "a stricter level"
+                note = "; ".join(
+                    x
+                    for x in (
+                        note,
+                        f"the {level}CI excludes 1, but the test decides at {strict}",
+                    )
+                    if x
+                )
             if v == "equivalent" and doc.get("margin") is not None:
                 note = f"within {100 * doc['margin']:g} %"
             if p.get("independent_p") is not None:
