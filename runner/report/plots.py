@@ -227,16 +227,25 @@ def _readings_panel(ax: Any, w: WorkloadView, du: DisplayUnit) -> None:
         "failed": "failed round",
         "contended": "contended round (left out)",
     }
+    # Tukey outliers are steady readings (analysed, only marked): the steady count is the
+    # tables' "steady", outliers included, and the outliers' label says they are part of it
+    outliers = int((flags == "outlier").sum()) if flags.size else 0
     for tag, colour in COLOURS.items():
         sel = flags == tag if flags.size else np.zeros(0, bool)
         if sel.any():
+            count = f"{int(sel.sum())}"
+            if tag == "" and outliers:
+                count = f"{int(sel.sum()) + outliers} analysed"
+            label = f"{labels[tag]} ({count})"
+            if tag == "outlier":
+                label = f"of which {labels[tag]}s ({count})"
             ax.plot(
                 idx[sel],
                 values[sel],
                 ".",
                 ms=4 if tag else 3,
                 color=colour,
-                label=f"{labels[tag]} ({int(sel.sum())})",
+                label=label,
                 rasterized=True,
             )
     e = w.estimate
