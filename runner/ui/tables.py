@@ -280,12 +280,22 @@ class ResultsTable:
                 notes.append(line)
         table, dropped = fit_table(console, width, cols, rows)
         left_out = dropped_note(dropped, width, MORE)
-        return table, notes + ([left_out] if left_out else [])
+        shown = {c.header for c in cols} - set(dropped)
+        terms = [t for key, t in RESULTS_GLOSSARY if key in shown]
+        glossary = [("; ".join(terms))] if terms else []
+        return table, notes + ([left_out] if left_out else []) + glossary
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         table, notes = self.layout(console, options.max_width)
         yield table
         yield from note_lines(notes, options.max_width)
+
+
+#: what the results table's less obvious columns mean, one line under it (issue 32)
+RESULTS_GLOSSARY = (
+    ("q × n_q", "q × n_q: the CI is over n_q means of q consecutive readings each (subsessions)"),
+    ("steady", "steady: rounds analysed, after warm-up"),
+)
 
 
 def results_table(
@@ -372,6 +382,16 @@ class _Comparison:
 _STYLE = {"separated": "green", "equivalent": "cyan", "faster": "green", "slower": "red"}
 
 
+#: the line under the comparisons: what its columns mean (issue 32: "Holm p", "TOST p 1"
+#: appeared without a word)
+VERDICT_GLOSSARY = (
+    "p: the p-value of the test that separates the pair (a paired pair at its own looks: "
+    "the signed-rank test on its per-pass ratios; else Welch's, Holm-adjusted over the "
+    "group); TOST p: the equivalence test's (small: equivalent within the margin; near 1: "
+    "far from it); each is compared with the level of the look that decided it"
+)
+
+
 class VerdictsTable:
     """The comparisons of a campaign (:func:`verdicts_table`)."""
 
@@ -424,7 +444,7 @@ class VerdictsTable:
         conf = self.doc.get("confidence")
         ci = f"{100 * conf:g} % CI" if conf else "CI"
         table = Table(header_style="bold", title="comparisons")
-        for col in (f"ratio [{ci}]", "verdict", "test", "Holm p", "TOST p", "note"):
+        for col in (f"ratio [{ci}]", "verdict", "test", "p", "TOST p", "note"):
             table.add_column(col, no_wrap=True)
         for c in self.items:
             table.add_row(
@@ -452,7 +472,7 @@ class VerdictsTable:
                     text.append(line)
                 first = False
                 yield text
-            detail = [f"{c.test} test" if c.test != "-" else "", f"Holm p {c.holm}"]
+            detail = [f"{c.test} test" if c.test != "-" else "", f"p {c.holm}"]
             detail += [f"TOST p {c.tost}" if c.tost != "-" else "", c.note]
             for line in wrap_lines("; ".join(d for d in detail if d), width - 4, indent=2):
                 yield Text("    " + line, no_wrap=True)
@@ -463,6 +483,7 @@ class VerdictsTable:
             yield table
         else:
             yield from self.lines(options.max_width)
+        yield from note_lines([VERDICT_GLOSSARY], options.max_width)
 
 
 def verdicts_table(doc: Mapping[str, Any]) -> VerdictsTable | None:

@@ -32,3 +32,21 @@ def test_no_note_where_the_ci_holds_one_or_the_pair_is_decided() -> None:
     base = {"confidence": 0.95, "alpha": 0.01, "margin": 0.01, "units": {}, "directions": {}}
     assert "excludes 1" not in _render({**base, "pairs": [_pair("undecided", 0.99, 1.05)]})
     assert "excludes 1" not in _render({**base, "pairs": [_pair("separated", 1.02, 1.05)]})
+
+
+def test_the_tables_say_what_their_terms_mean(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Each term a newcomer meets without a word (issue 32: q × n_q, steady, Holm p, TOST
+    p) has a line under its table."""
+    from benchrun.runner.cli import main
+    from tests.report.test_report_several import _two
+
+    doc = {"pairs": [_pair("separated", 1.02, 1.05)], "confidence": 0.95, "alpha": 0.01,
+           "margin": 0.01, "units": {}, "directions": {}}  # fmt: skip
+    text = _render(doc)
+    assert "Holm p" not in text and "p: the p-value of the test that separates" in text
+    assert "TOST p: the equivalence test's" in text
+    results = _two(tmp_path)
+    capsys.readouterr()
+    assert main(["show", str(results / "first")]) == 0
+    out = capsys.readouterr().out
+    assert "steady: rounds analysed, after warm-up" in out
