@@ -187,6 +187,32 @@ def eta_seconds(
     return total if budget_left_s is None else min(total, max(0.0, budget_left_s))
 
 
+#: how many of the latest estimates of the time left the shown one is the median of
+ETA_WINDOW = 5
+
+
+def steady_eta(history: list[float], raw: float | None, elapsed: float) -> float | None:
+    """The time left to show: the median of the latest :data:`ETA_WINDOW` raw estimates,
+    each counted down to now (``elapsed``, campaign seconds), so one pass whose rounds
+    needed swing (a pair's estimate of the passes it needs moves with every look) does not
+    swing the line between 2 and 35 minutes (issue 32). ``history`` holds (in place) the
+    latest ``(estimate + elapsed)`` finishing times; None (no estimate, or stopped) clears
+    it.
+    """
+    if raw is None:
+        history.clear()
+        return None
+    history.append(raw + elapsed)
+    del history[:-ETA_WINDOW]
+    ends = sorted(history)
+    mid = (
+        ends[len(ends) // 2]
+        if len(ends) % 2
+        else (ends[len(ends) // 2 - 1] + ends[len(ends) // 2]) / 2
+    )
+    return max(0.0, mid - elapsed)
+
+
 class _Adaptive:
     """One adaptive campaign in progress (state shared by the steps of :func:`run_adaptive`)."""
 
@@ -221,6 +247,7 @@ class _Adaptive:
         self.budget = budget
         self.status_path = experiment.campaign_dir / STATUS_FILE
         self._status_at = -STATUS_EVERY_S  # monotonic time of the last status.json write
+        self._etas: list[float] = []  # the latest estimates of the time left, s
         self._pairs: PassSeries | None = None
         self._paired_counts: dict[str, tuple[int, int]] = {}
         self._checked: dict[str, int] = {}  # steady rounds checked for huge readings
@@ -447,7 +474,8 @@ class _Adaptive:
                 self.display.message(e.message)
         left = self.budget.max_time_s - self.budget.elapsed_s
         cap = None if self.controller.params.extend_rounds else self.settings.max_rounds
-        eta = None if decision.stop else eta_seconds(decision, self.states, left, cap)
+        raw = None if decision.stop else eta_seconds(decision, self.states, left, cap)
+        eta = steady_eta(self._etas, raw, elapsed=self.budget.elapsed_s)
         self.display.show_decision(decision, eta)
         now = time.monotonic()
         if decision.stop or now - self._status_at >= STATUS_EVERY_S:

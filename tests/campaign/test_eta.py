@@ -47,3 +47,22 @@ def test_eta_stops_at_what_max_rounds_leaves(cap: int | None, expected: float) -
     "~35m14s left" 40 s before the campaign stopped at max_rounds)."""
     decision, states = _case()
     assert eta_seconds(decision, states, None, cap) == pytest.approx(expected)
+
+
+def test_the_shown_time_left_is_the_median_of_the_latest_estimates() -> None:
+    """Raw estimates that jump between 2 and 35 minutes now and then (issue 32) are shown
+    as the median of the latest five finishing times, counted down to now; no estimate
+    clears the window."""
+    from benchrun.runner.campaign.adaptive import ETA_WINDOW, steady_eta
+
+    history: list[float] = []
+    raws = [120.0, 2100.0, 130.0, 125.0, 2000.0, 118.0, 122.0, 119.0, 2050.0, 116.0]
+    shown = [steady_eta(history, r, elapsed=float(i)) for i, r in enumerate(raws)]
+    ends = [r + i for i, r in enumerate(raws)]
+    for i, got in enumerate(shown):
+        window = sorted(ends[max(0, i + 1 - ETA_WINDOW) : i + 1])
+        k = len(window)
+        mid = window[k // 2] if k % 2 else (window[k // 2 - 1] + window[k // 2]) / 2
+        assert got == pytest.approx(max(0.0, mid - i))
+    assert max(shown[2:]) < 200  # a spike now and then no longer shows
+    assert steady_eta(history, None, elapsed=9.0) is None and history == []
