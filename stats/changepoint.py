@@ -41,7 +41,7 @@ The detector (chosen on the figures of ``benchmarks/changepoints.py``, docs/hist
    ``phi_k`` is at least 1: the data may show more variation than the given tau, never
    less). The segment's p-value is that of ``max_k |t_k|`` under "no change" by
    permutation (Antoch & Hušková 2001): the same statistic, computed the same way (tau
-   re-estimated from the segment when it was estimated, the same outlier filter), on
+   estimated from the segment, at least the given one; the same outlier filter), on
    ``N_PERM`` random orders of the segment's campaigns, each keeping its own standard
    error. With no change the campaigns are exchangeable, so the test is exact whatever
    the distribution of the noise (heavy tails, two modes) and the search over the split
@@ -292,14 +292,16 @@ def _scan(y: np.ndarray, w: np.ndarray, min_size: int, floor: float | None) -> n
 
 
 def _prepare(y: np.ndarray, e2: np.ndarray, tau: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of ``y`` (..., m) filtered for outliers, and their weights, with ``tau`` given
-    or (None) estimated from each row, one standard error up."""
-    if tau is None:
-        t2 = _tau(y, e2, upper=True)[..., None] ** 2 if y.shape[-1] >= 3 else 0.0
-    else:
-        t2 = tau * tau
+    """Rows of ``y`` (..., m) through the outlier filter, and their weights ``1 / v``,
+    ``v = e² + t²`` with ``t`` estimated from each row one standard error up, at least
+    ``tau`` when given (a row more variable than the given tau keeps its own scale: with
+    the given one, permuted rows of a segment holding a step lost half their values to the
+    filter and became runs)."""
+    t2 = _tau(y, e2, upper=True)[..., None] ** 2 if y.shape[-1] >= 3 else np.zeros(1)
+    if tau is not None:
+        t2 = np.maximum(t2, tau * tau)
     v = np.maximum(e2 + t2, _TINY_VAR)
-    return _hampel(y, np.sqrt(v)), 1.0 / v
+    return _hampel(y, np.sqrt(v)), np.asarray(1.0 / v)
 
 
 def _level(y: np.ndarray, w: np.ndarray) -> tuple[float, float]:
@@ -324,7 +326,7 @@ def find_changes(
 
     Weighted binary segmentation: in each segment the largest studentised difference of
     the weighted means on both sides of a split, its p-value by permuting the segment's
-    campaigns (each with its error; tau re-estimated when it was), a split where
+    campaigns (each with its error; tau and the filter recomputed on each), a split where
     ``p <= alpha`` times the segment's share of the revisions; values more than 4 sd from
     the median of their neighbours are replaced by it first, and a level holds at least
     ``min_size`` revisions.
