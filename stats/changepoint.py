@@ -287,21 +287,23 @@ def _scan(y: np.ndarray, w: np.ndarray, min_size: int, floor: float | None) -> n
     c2 = np.cumsum(w * yc * yc, axis=-1)
     q2 = c2[..., k]
     rss = (q2 - sl * sl / wl) + (c2[..., -1:] - q2 - sr * sr / wr)
-    phi = np.maximum(rss / (m - 2), max(floor, _TINY_VAR))
+    phi = np.maximum(rss / max(m - 2, 1), max(floor, _TINY_VAR))
     return np.asarray(z / np.sqrt(phi))
 
 
-def _prepare(y: np.ndarray, e2: np.ndarray, tau: float | None) -> tuple[np.ndarray, np.ndarray]:
+def _prepare(
+    y: np.ndarray, e2: np.ndarray, tau: float | None, robust: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """Rows of ``y`` (..., m) through the outlier filter, and their weights ``1 / v``,
     ``v = e² + t²`` with ``t`` estimated from each row one standard error up, at least
     ``tau`` when given (a row more variable than the given tau keeps its own scale: with
     the given one, permuted rows of a segment holding a step lost half their values to the
-    filter and became runs)."""
+    filter and became runs); ``robust`` False: no filter."""
     t2 = _tau(y, e2, upper=True)[..., None] ** 2 if y.shape[-1] >= 3 else np.zeros(1)
     if tau is not None:
         t2 = np.maximum(t2, tau * tau)
     v = np.maximum(e2 + t2, _TINY_VAR)
-    return _hampel(y, np.sqrt(v)), np.asarray(1.0 / v)
+    return (_hampel(y, np.sqrt(v)) if robust else y), np.asarray(1.0 / v)
 
 
 def _level(y: np.ndarray, w: np.ndarray) -> tuple[float, float]:
@@ -346,7 +348,8 @@ def find_changes(
     confidence : float
         Level of each ratio's CI.
     min_size : int
-        Fewest revisions of a level (>= 1; 2 keeps one outlying campaign from being one).
+        Fewest revisions of a level (>= 1; 2 keeps one outlying campaign from being one;
+        1 also turns the outlier filter off, since one campaign may then be a level).
     min_change : float
         Smallest relative change reported (0.01 = 1 %); smaller significant steps are
         merged with their neighbours.
@@ -414,7 +417,9 @@ def find_changes(
     elif not (math.isfinite(tau) and tau >= 0):
         raise ValueError("tau must be finite and >= 0")
     v = np.maximum(e2 + tau * tau, _TINY_VAR)
-    yw = _hampel(y, np.sqrt(v))
+    # a level of one revision allowed: no campaign is an outlier
+    robust = min_size >= 2
+    yw = _hampel(y, np.sqrt(v)) if robust else y
     outliers = tuple(int(i) for i in np.flatnonzero(yw != y))
     w = 1.0 / v
 
@@ -428,13 +433,13 @@ def find_changes(
         a, b = stack.pop()
         if b - a < 2 * min_size:
             continue
-        ys, ws = _prepare(y[a:b], e2[a:b], given)
+        ys, ws = _prepare(y[a:b], e2[a:b], given, robust)
         z = _scan(ys, ws, min_size, floor)
         j = int(np.argmax(np.abs(z)))
         stat = abs(float(z[j]))
         # the same statistic, the same way, on n_perm permutations of the segment's campaigns
         order = rng.permuted(np.tile(np.arange(b - a), (n_perm, 1)), axis=1)
-        ys, ws = _prepare(y[a:b][order], e2[a:b][order], given)
+        ys, ws = _prepare(y[a:b][order], e2[a:b][order], given, robust)
         null = np.max(np.abs(_scan(ys, ws, min_size, floor)), axis=-1)
         p = (1.0 + float(np.count_nonzero(null >= stat * (1 - 1e-12)))) / (n_perm + 1.0)
         if p <= alpha * (b - a) / n:
