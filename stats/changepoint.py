@@ -41,7 +41,7 @@ The detector (chosen on the figures of ``benchmarks/changepoints.py``, docs/hist
    ``phi_k`` is at least 1: the data may show more variation than the given tau, never
    less). The segment's p-value is that of ``max_k |t_k|`` under "no change" by
    permutation (Antoch & Hušková 2001): the same statistic, computed the same way (tau
-   re-estimated from the segment when it was estimated, the same outlier filter), on
+   estimated from the segment, at least the given one; the same outlier filter), on
    ``N_PERM`` random orders of the segment's campaigns, each keeping its own standard
    error. With no change the campaigns are exchangeable, so the test is exact whatever
    the distribution of the noise (heavy tails, two modes) and the search over the split
@@ -287,19 +287,23 @@ def _scan(y: np.ndarray, w: np.ndarray, min_size: int, floor: float | None) -> n
     c2 = np.cumsum(w * yc * yc, axis=-1)
     q2 = c2[..., k]
     rss = (q2 - sl * sl / wl) + (c2[..., -1:] - q2 - sr * sr / wr)
-    phi = np.maximum(rss / (m - 2), max(floor, _TINY_VAR))
+    phi = np.maximum(rss / max(m - 2, 1), max(floor, _TINY_VAR))
     return np.asarray(z / np.sqrt(phi))
 
 
-def _prepare(y: np.ndarray, e2: np.ndarray, tau: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of ``y`` (..., m) filtered for outliers, and their weights, with ``tau`` given
-    or (None) estimated from each row, one standard error up."""
-    if tau is None:
-        t2 = _tau(y, e2, upper=True)[..., None] ** 2 if y.shape[-1] >= 3 else 0.0
-    else:
-        t2 = tau * tau
+def _prepare(
+    y: np.ndarray, e2: np.ndarray, tau: float | None, robust: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of ``y`` (..., m) through the outlier filter, and their weights ``1 / v``,
+    ``v = e² + t²`` with ``t`` estimated from each row one standard error up, at least
+    ``tau`` when given (a row more variable than the given tau keeps its own scale: with
+    the given one, permuted rows of a segment holding a step lost half their values to the
+    filter and became runs); ``robust`` False: no filter."""
+    t2 = _tau(y, e2, upper=True)[..., None] ** 2 if y.shape[-1] >= 3 else np.zeros(1)
+    if tau is not None:
+        t2 = np.maximum(t2, tau * tau)
     v = np.maximum(e2 + t2, _TINY_VAR)
-    return _hampel(y, np.sqrt(v)), 1.0 / v
+    return (_hampel(y, np.sqrt(v)) if robust else y), np.asarray(1.0 / v)
 
 
 def _level(y: np.ndarray, w: np.ndarray) -> tuple[float, float]:
@@ -324,7 +328,7 @@ def find_changes(
 
     Weighted binary segmentation: in each segment the largest studentised difference of
     the weighted means on both sides of a split, its p-value by permuting the segment's
-    campaigns (each with its error; tau re-estimated when it was), a split where
+    campaigns (each with its error; tau and the filter recomputed on each), a split where
     ``p <= alpha`` times the segment's share of the revisions; values more than 4 sd from
     the median of their neighbours are replaced by it first, and a level holds at least
     ``min_size`` revisions.
@@ -344,7 +348,8 @@ def find_changes(
     confidence : float
         Level of each ratio's CI.
     min_size : int
-        Fewest revisions of a level (>= 1; 2 keeps one outlying campaign from being one).
+        Fewest revisions of a level (>= 1; 2 keeps one outlying campaign from being one;
+        1 also turns the outlier filter off, since one campaign may then be a level).
     min_change : float
         Smallest relative change reported (0.01 = 1 %); smaller significant steps are
         merged with their neighbours.
@@ -412,7 +417,9 @@ def find_changes(
     elif not (math.isfinite(tau) and tau >= 0):
         raise ValueError("tau must be finite and >= 0")
     v = np.maximum(e2 + tau * tau, _TINY_VAR)
-    yw = _hampel(y, np.sqrt(v))
+    # a level of one revision allowed: no campaign is an outlier
+    robust = min_size >= 2
+    yw = _hampel(y, np.sqrt(v)) if robust else y
     outliers = tuple(int(i) for i in np.flatnonzero(yw != y))
     w = 1.0 / v
 
@@ -426,13 +433,13 @@ def find_changes(
         a, b = stack.pop()
         if b - a < 2 * min_size:
             continue
-        ys, ws = _prepare(y[a:b], e2[a:b], given)
+        ys, ws = _prepare(y[a:b], e2[a:b], given, robust)
         z = _scan(ys, ws, min_size, floor)
         j = int(np.argmax(np.abs(z)))
         stat = abs(float(z[j]))
         # the same statistic, the same way, on n_perm permutations of the segment's campaigns
         order = rng.permuted(np.tile(np.arange(b - a), (n_perm, 1)), axis=1)
-        ys, ws = _prepare(y[a:b][order], e2[a:b][order], given)
+        ys, ws = _prepare(y[a:b][order], e2[a:b][order], given, robust)
         null = np.max(np.abs(_scan(ys, ws, min_size, floor)), axis=-1)
         p = (1.0 + float(np.count_nonzero(null >= stat * (1 - 1e-12)))) / (n_perm + 1.0)
         if p <= alpha * (b - a) / n:

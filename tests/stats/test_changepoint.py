@@ -230,6 +230,12 @@ def test_result_records_and_input_checks() -> None:
     with pytest.raises(dataclass_error()):
         r.changes[0].index = 3  # type: ignore[misc]
     assert find_changes(x[:3], s[:3]).indices == []  # too short to hold two levels
+    # levels of one revision allowed: no outlier filter (the step is still found; one
+    # campaign at an end cannot be significant by permutation before 2 / alpha revisions)
+    y = x.copy()
+    y[3] *= 1.10
+    one = find_changes(y, s, min_size=1)
+    assert one.outliers == () and one.indices == [17] and find_changes(y, s).outliers == (3,)
     for bad in (
         lambda: find_changes(x, s[:-1]),
         lambda: find_changes(-x, s),
