@@ -16,7 +16,6 @@ significant); else 0. 2: bad input.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import math
 import sys
@@ -54,16 +53,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="campaign-to-campaign sd on this machine (e.g. 0.5%%); default: estimated "
         "from each history (said in the output)",
     )
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        type=Path,
+        help="also write the history page to FILE: one self-contained HTML file (offline, "
+        "figures embedded) with each series' estimates over the revisions, their CIs, the "
+        "change points and outlying campaigns marked, and the numbers in tables",
+    )
     p.add_argument("--min-change", type=fraction, default=0.0, metavar="PCT",
                    help="smallest change reported (default 0: every significant one)")  # fmt: skip
     p.set_defaults(func=main)
-
-
-def _date(point: Any) -> str:
-    rev = point.revision
-    if rev is not None and rev.date:
-        return str(rev.date)[:10]
-    return dt.datetime.fromtimestamp(point.started).strftime("%Y-%m-%d")
 
 
 def _analyse(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -102,7 +102,7 @@ def _doc(item: dict[str, Any]) -> dict[str, Any]:
         {
             "revision": p.label,
             "commit": p.revision.commit if p.revision else None,
-            "date": _date(p),
+            "date": p.date,
             "store": p.store,
             "campaign": p.campaign,
             "mean": p.mean,
@@ -137,15 +137,11 @@ def _doc(item: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-def _word(ratio: float, direction: str) -> str:
-    if direction == "lower_is_better":
-        return "slower" if ratio > 1 else "faster"
-    return "better" if ratio > 1 else "worse"
-
-
 def _print(items: list[dict[str, Any]]) -> None:
     from rich.markup import escape
     from rich.table import Table
+
+    from benchrun.runner.results.history import change_word
 
     console = stdout_console()
     for item in items:
@@ -163,7 +159,7 @@ def _print(items: list[dict[str, Any]]) -> None:
             mark = ""
             if i in starts:
                 c = starts[i]
-                mark = f"new level: {c.ratio:.3f}x {_word(c.ratio, s.direction)}"
+                mark = f"new level: {c.ratio:.3f}x {change_word(c.ratio, s.direction)}"
             elif i in outliers:
                 mark = "outlying campaign (not a level)"
             ci = (
@@ -171,7 +167,7 @@ def _print(items: list[dict[str, Any]]) -> None:
                 if p.ci_low is None or p.ci_high is None
                 else f"[{p.ci_low:.4g}, {p.ci_high:.4g}]"
             )
-            table.add_row(escape(p.label), _date(p), f"{p.mean:.4g}", ci, mark)
+            table.add_row(escape(p.label), p.date, f"{p.mean:.4g}", ci, mark)
         console.print(table)
         if r is None:
             console.print("not analysed: change points need 3 or more campaigns, each with a CI")
@@ -182,7 +178,7 @@ def _print(items: list[dict[str, Any]]) -> None:
             for c in r.changes:
                 console.print(
                     f"change at {escape(s.points[c.index].label)}: {c.ratio:.4f}x "
-                    f"[{c.ratio_low:.4f}, {c.ratio_high:.4f}] {_word(c.ratio, s.direction)} "
+                    f"[{c.ratio_low:.4f}, {c.ratio_high:.4f}] {change_word(c.ratio, s.direction)} "
                     f"(p {c.p_value:.2g}; {c.n_before} revisions before, {c.n_after} after; {tau})"
                 )
         gate = item["gate"]
@@ -194,8 +190,23 @@ def _print(items: list[dict[str, Any]]) -> None:
         console.print()
 
 
+def _write_page(items: list[dict[str, Any]], out: Path) -> None:
+    """The history page of the series and change points ``items`` (the ones the text and
+    ``--json`` print), written to ``out``."""
+    import time
+
+    from benchrun.runner.report.render import write_history_page
+
+    t0 = time.perf_counter()
+    size = write_history_page([(i["series"], i["result"]) for i in items], out)
+    print(f"benchrun: wrote {out} ({size / 1024:.0f} KiB) in {time.perf_counter() - t0:.1f} s",
+          file=sys.stderr)  # fmt: skip
+
+
 def main(args: argparse.Namespace) -> int:
     items = _analyse(args)
+    if args.html is not None:
+        _write_page(items, args.html)
     if args.json:
         print(json.dumps({"series": [_doc(i) for i in items]}, indent=2, allow_nan=False,
                          default=lambda x: None if isinstance(x, float) and not math.isfinite(x) else str(x)))  # fmt: skip

@@ -14,6 +14,7 @@ commit of one checkout, else by the time they started.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import subprocess
 from collections.abc import Sequence
@@ -57,6 +58,14 @@ class HistoryPoint:
         """The revision's label, else ``campaign N``."""
         return self.revision.label if self.revision else f"campaign {self.campaign}"
 
+    @property
+    def date(self) -> str:
+        """``YYYY-MM-DD``: the revision's commit date when known, else the day the
+        campaign started (local time)."""
+        if self.revision is not None and self.revision.date:
+            return str(self.revision.date)[:10]
+        return dt.datetime.fromtimestamp(self.started).strftime("%Y-%m-%d")
+
 
 @dataclass(frozen=True)
 class HistorySeries:
@@ -73,6 +82,20 @@ class HistorySeries:
     direction: str
     points: tuple[HistoryPoint, ...]
     ordered_by: str
+
+
+def change_word(ratio: float, direction: str) -> str:
+    """What a ratio new/old means for a metric of ``direction``: ``"slower"`` or
+    ``"faster"`` for ``lower_is_better``, else ``"better"`` or ``"worse"``.
+
+    Examples
+    --------
+    >>> change_word(1.05, "lower_is_better"), change_word(1.05, "higher_is_better")
+    ('slower', 'better')
+    """
+    if direction == "lower_is_better":
+        return "slower" if ratio > 1 else "faster"
+    return "better" if ratio > 1 else "worse"
 
 
 def _machine(metadata: dict | None) -> str:
