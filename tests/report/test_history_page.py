@@ -1,6 +1,6 @@
 """The history page (issue 31 item 4): ``benchrun history DIR --json --html FILE`` on 30
 campaigns tagged r01..r30 measured on the fake executor, workload ``a`` 5 % slower from
-r18 on, workload ``b`` flat. The page is checked against the ``--json`` document printed
+r18 on, workload ``b`` flat but for one outlying campaign (r08, 4 % slower). The page is checked against the ``--json`` document printed
 by the same call (its numbers are not computed again here), and opened in headless
 Chromium like the report (tests/report/test_report_chromium.py).
 """
@@ -40,7 +40,8 @@ ROUNDS = 24
 def _two_workloads(root: Path) -> Path:
     """30 campaigns r01..r30 in one store, as tests/e2e/test_history_cli.py builds them
     (level 0.1 s, each campaign's own level off by N(0, 0.5 %), rounds with 1 % noise), of
-    two workloads: ``a`` x 1.05 from r18 on, ``b`` (0.2 s) without a step."""
+    two workloads: ``a`` x 1.05 from r18 on, ``b`` (0.2 s) without a step but with one
+    outlying campaign, r08 (x 1.04)."""
     rng = np.random.default_rng(1)
     text = (
         f"name: hist\noutput: {root / 'out'}\n"
@@ -50,7 +51,7 @@ def _two_workloads(root: Path) -> Path:
     exp = parse_experiment(text, base_dir=root, check_commands=False)
     for r in range(1, 31):
         a = 0.1 * (1 + 0.005 * rng.standard_normal()) * (1.05 if r >= 18 else 1.0)
-        b = 0.2 * (1 + 0.005 * rng.standard_normal())
+        b = 0.2 * (1 + 0.005 * rng.standard_normal()) * (1.04 if r == 8 else 1.0)
         tag = Revision(f"r{r:02d}", source="flag").to_dict()
         run_campaign(
             exp,
@@ -189,6 +190,10 @@ def test_one_figure_per_series_and_the_change_at_r18_labelled_with_the_ratio_of_
     drawn = page.figure_texts[order.index("a")]
     first = by_name["a"]["points"][0]
     assert f"r01  {first['date']}" in drawn and "r18" in drawn and "r30" in drawn
+    # b's outlying campaign is circled (and is not a change)
+    assert by_name["b"]["outliers"] == ["r08"]
+    assert "outlying campaign (not a level)" in page.figure_texts[order.index("b")]
+    assert "outlying campaign (not a level)" not in drawn
 
 
 def html_text(text: str) -> str:
@@ -203,6 +208,7 @@ def test_the_tables_hold_the_numbers_of_json(page: Page) -> None:
     for s, t in zip(page.doc["series"], tables, strict=True):
         assert [row["revision"] for row in t.campaigns] == [p["revision"] for p in s["points"]]
         starts = {c["revision"] for c in s["changes"]}
+        outliers = set(s["outliers"])
         for row, p in zip(t.campaigns, s["points"], strict=True):
             assert row["date"] == p["date"]
             assert row["campaign"] == str(p["campaign"])
@@ -212,6 +218,7 @@ def test_the_tables_hold_the_numbers_of_json(page: Page) -> None:
             assert _in_unit(row, "CI high") == pytest.approx(p["ci_high"], rel=1e-5)
             assert row["CI"] == ("certified" if p["certified"] else "not certified")
             assert row["mark"].startswith("new level") == (p["revision"] in starts)
+            assert row["mark"].startswith("outlying") == (p["revision"] in outliers)
         assert len(t.changes) == len(s["changes"])
         for row, c in zip(t.changes, s["changes"], strict=True):
             assert row["first revision of the new level"] == c["revision"]
