@@ -68,8 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _analyse(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Every series with its change points and, with ``--fail-on-change``, the gate."""
-    from benchrun.runner.results.history import check_latest, load_history
-    from benchrun.stats.changepoint import find_changes
+    from benchrun.runner.results.history import check_latest, find_series_changes, load_history
 
     if not 0 < args.alpha < 0.5:
         from benchrun.runner.errors import UserError
@@ -77,16 +76,7 @@ def _analyse(args: argparse.Namespace) -> list[dict[str, Any]]:
         raise UserError(f"--alpha {args.alpha}: must be in (0, 0.5)")
     out = []
     for s in load_history(args.dirs):
-        usable = [p for p in s.points if p.mean > 0 and p.se is not None]
-        result = None
-        if len(usable) >= 3 and len(usable) == len(s.points):
-            result = find_changes(
-                [p.mean for p in s.points],
-                [float(p.se or 0.0) for p in s.points],
-                tau=args.tau,
-                alpha=args.alpha,
-                min_change=args.min_change,
-            )
+        result = find_series_changes(s, args.tau, args.alpha, args.min_change)
         gate = None
         if args.fail_on_change is not None:
             start = result.changes[-1].index if result and result.changes else 0
@@ -94,47 +84,6 @@ def _analyse(args: argparse.Namespace) -> list[dict[str, Any]]:
             gate = check_latest(s, start, tau, args.fail_on_change, args.alpha)
         out.append({"series": s, "result": result, "gate": gate})
     return out
-
-
-def _doc(item: dict[str, Any]) -> dict[str, Any]:
-    s, r, gate = item["series"], item["result"], item["gate"]
-    points = [
-        {
-            "revision": p.label,
-            "commit": p.revision.commit if p.revision else None,
-            "date": p.date,
-            "store": p.store,
-            "campaign": p.campaign,
-            "mean": p.mean,
-            "se": p.se,
-            "ci_low": p.ci_low,
-            "ci_high": p.ci_high,
-            "certified": p.certified,
-        }
-        for p in s.points
-    ]
-    changes = [{"revision": s.points[c.index].label, **c.to_dict()} for c in r.changes] if r else []
-    doc: dict[str, Any] = {
-        "experiment": s.experiment,
-        "machine": s.machine,
-        "workload": s.workload,
-        "unit": s.unit,
-        "direction": s.direction,
-        "ordered_by": s.ordered_by,
-        "points": points,
-        "changes": changes,
-        "analysed": r is not None,
-    }
-    if r is not None:
-        doc.update(
-            tau=r.tau,
-            tau_estimated=r.tau_estimated,
-            outliers=[s.points[i].label for i in r.outliers],
-            alpha=r.alpha,
-        )
-    if gate is not None:
-        doc["latest"] = dict(gate.__dict__)
-    return doc
 
 
 def _print(items: list[dict[str, Any]]) -> None:
@@ -208,7 +157,10 @@ def main(args: argparse.Namespace) -> int:
     if args.html is not None:
         _write_page(items, args.html)
     if args.json:
-        print(json.dumps({"series": [_doc(i) for i in items]}, indent=2, allow_nan=False,
+        from benchrun.runner.report.history import series_doc
+
+        docs = [series_doc(i["series"], i["result"], i["gate"]) for i in items]
+        print(json.dumps({"series": docs}, indent=2, allow_nan=False,
                          default=lambda x: None if isinstance(x, float) and not math.isfinite(x) else str(x)))  # fmt: skip
     else:
         _print(items)

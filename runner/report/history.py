@@ -16,14 +16,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from benchrun.runner.format import DisplayUnit, display_unit, printable
 from benchrun.runner.report import plots
-from benchrun.runner.report.tables import Table
-from benchrun.runner.results.history import HistorySeries, change_word
+from benchrun.runner.report.table import Table
+from benchrun.runner.results.history import (
+    HistorySeries,
+    LatestCheck,
+    change_word,
+    find_series_changes,
+    load_history,
+)
 from benchrun.stats.changepoint import ChangePoint, ChangePoints
 
 #: longest revision label on the figure's x axis (the table shows it whole)
@@ -36,9 +44,12 @@ COLOURS = {"point": plots.SERIES[0], "change": "#d62728", "outlier": "#ff7f0e", 
 
 @dataclass(frozen=True)
 class SeriesView:
-    """One series as the page shows it: its figure (None without figures), the table of
-    its campaigns, the table of its changes and the sentence on the analysis."""
+    """One series as the page shows it: the series and the change points found in it
+    (None: not analysed), its figure (None without figures), the table of its campaigns,
+    the table of its changes and the sentence on the analysis."""
 
+    series: HistorySeries
+    result: ChangePoints | None
     title: str
     plot: plots.Plot | None
     points: Table
@@ -180,7 +191,7 @@ def history_figure(s: HistorySeries, r: ChangePoints | None) -> plots.Plot:
     ax.set_title(_drawn(series_title(s)), loc="left")
     plots._legend_above(ax, ncols=4)
     return plots.Plot(
-        f"history-{plots._slug(s.experiment)}-{plots._slug(s.workload)}",
+        f"history-{plots._slug(s.experiment)}-{plots._slug(s.workload)}-{plots._slug(s.machine)}",
         f"history of {series_title(s)}",
         plots._png(fig),
         _caption(s, r, du),
@@ -280,9 +291,84 @@ def changes_table(s: HistorySeries, r: ChangePoints | None) -> Table | None:
 def series_view(s: HistorySeries, r: ChangePoints | None, with_plot: bool = True) -> SeriesView:
     """The figure (when ``with_plot``) and tables of one series."""
     return SeriesView(
+        series=s,
+        result=r,
         title=series_title(s),
         plot=history_figure(s, r) if with_plot else None,
         points=points_table(s, r),
         changes=changes_table(s, r),
         summary=summary_line(s, r),
     )
+
+
+def series_doc(
+    s: HistorySeries, r: ChangePoints | None, gate: LatestCheck | None = None
+) -> dict[str, Any]:
+    """One series as JSON (``benchrun history --json`` and the report's ``history``): its
+    campaigns, the changes (each with the ``revision`` that starts the new level), the
+    outlying campaigns and, with ``gate``, the check of the latest revision."""
+    points = [
+        {
+            "revision": p.label,
+            "commit": p.revision.commit if p.revision else None,
+            "date": p.date,
+            "store": p.store,
+            "campaign": p.campaign,
+            "mean": p.mean,
+            "se": p.se,
+            "ci_low": p.ci_low,
+            "ci_high": p.ci_high,
+            "certified": p.certified,
+        }
+        for p in s.points
+    ]
+    changes = [{"revision": s.points[c.index].label, **c.to_dict()} for c in r.changes] if r else []
+    doc: dict[str, Any] = {
+        "experiment": s.experiment,
+        "machine": s.machine,
+        "workload": s.workload,
+        "unit": s.unit,
+        "direction": s.direction,
+        "ordered_by": s.ordered_by,
+        "points": points,
+        "changes": changes,
+        "analysed": r is not None,
+    }
+    if r is not None:
+        doc.update(
+            tau=r.tau,
+            tau_estimated=r.tau_estimated,
+            outliers=[s.points[i].label for i in r.outliers],
+            alpha=r.alpha,
+        )
+    if gate is not None:
+        doc["latest"] = dict(gate.__dict__)
+    return doc
+
+
+def history_of(database: Path, experiment: str) -> list[SeriesView]:
+    """The report's History section: the series of ``experiment`` in the store
+    ``database`` (every workload on every machine, change points found with the defaults
+    of ``benchrun history``), without figures; empty unless its finished campaigns
+    measured two or more revisions (``--revision`` or git, docs/history.md)."""
+    from benchrun.runner.machine.revision import Revision
+    from benchrun.runner.results.campaigns import DONE
+    from benchrun.runner.store.database import Store
+
+    if not database.is_file():
+        return []
+    with Store.open(database) as store, store.snapshot():
+        labels = {
+            rev.label
+            for c in store.campaigns()
+            if c.status == DONE and c.name == experiment
+            for rev in [Revision.from_dict((c.metadata or {}).get("revision"))]
+            if rev is not None
+        }
+    if len(labels) < 2:
+        return []
+    return [
+        series_view(s, find_series_changes(s), with_plot=False)
+        for s in load_history([database])
+        if s.experiment == experiment
+    ]

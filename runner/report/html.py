@@ -216,6 +216,8 @@ def render_html(report: Report) -> str:
     mach.append("<h3>Experiment file</h3><pre>" + escape(c.config_text) + "</pre>")
     mach.append("</section>")
     parts["machine"] = mach
+    if report.history:
+        parts["history"] = history_section(report.history)
     # methods
     meth = ['<section id="methods"><h2>Methods</h2>']
     meth.append(f'<p class="methods">{escape(report.methods)}</p><ul>')
@@ -235,9 +237,10 @@ def render_html(report: Report) -> str:
 
 
 def history_section(views: list[SeriesView]) -> list[str]:
-    """The history's series (runner/report/history.py): per series a heading, the
-    sentence on its analysis, its figure and its tables (ids ``series-1``, ...)."""
-    out: list[str] = []
+    """The History section (the history page's body and the report's section of that
+    name): per series (runner/report/history.py) a heading, the sentence on its
+    analysis, its figure and its tables (ids ``series-1``, ...)."""
+    out: list[str] = ['<section id="history"><h2>History</h2>']
     for i, v in enumerate(views, 1):
         out.append(f'<section id="series-{i}" class="series"><h3>{escape(v.title)}</h3>')
         out.append(f"<p>{escape(v.summary)}</p>")
@@ -246,7 +249,7 @@ def history_section(views: list[SeriesView]) -> list[str]:
             out.append(_table(v.changes))
         out.append(_table(v.points, {8: True}))
         out.append("</section>")
-    return out
+    return [*out, "</section>"]
 
 
 def render_history(views: list[SeriesView], title: str, generated: str) -> str:
@@ -266,8 +269,7 @@ def render_history(views: list[SeriesView], title: str, generated: str) -> str:
             f"<p>{len(views)} series (one workload of one experiment on one machine each); "
             f"generated {escape(generated)}.</p>",
             f"<nav><ul>{nav}</ul></nav>",
-            '<section id="history"><h2>History</h2>',
             *history_section(views),
-            "</section></body></html>",
+            "</body></html>",
         ]
     )

@@ -22,6 +22,7 @@ from e2e_util import cli
 from matplotlib.figure import Figure
 from matplotlib.image import imread
 from matplotlib.text import Text
+from synthetic import METADATA, store_campaign
 from test_history_cli import _Quiet, _rounds
 from test_report_chromium import _chromium, _run
 
@@ -312,3 +313,49 @@ def test_an_unwritable_page_is_one_line(page: Page, tmp_path: Path) -> None:
     assert proc.returncode == 2
     (line,) = proc.stderr.strip().splitlines()
     assert "cannot write" in line
+
+
+def test_the_report_of_the_store_has_a_history_section_with_the_numbers_of_history_json(
+    page: Page, tmp_path: Path
+) -> None:
+    """``benchrun report`` of a store whose campaigns measured several revisions: a History
+    section (before the machine) with one figure per series; its JSON holds what
+    ``benchrun history --json`` printed, number for number."""
+    store = Path(page.doc["series"][0]["points"][0]["store"])
+    proc = cli("report", str(store), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["history"] == page.doc["series"]
+    assert doc["sections"].index("history") == doc["sections"].index("machine") - 1
+    out = tmp_path / "report.html"
+    proc = cli("report", str(store), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert '<section id="history">' in text and '<a href="#history">History</a>' in text
+    images = re.findall(r'<img alt="history of [^"]*" src="data:image/png;base64,', text)
+    assert len(images) == len(page.doc["series"])
+    (change,) = [c for s in page.doc["series"] for c in s["changes"]]
+    assert f"r18: {change['ratio']:.4f}x" in html_text(text)
+    assert _tables(text[text.index('<section id="history">') :])[0].campaigns
+
+
+def test_a_store_of_one_revision_has_no_history_section(tmp_path: Path) -> None:
+    """Campaigns of one revision are repeats, not a history: no section; a second
+    revision brings it."""
+    db = tmp_path / "c" / "benchrun.db"
+    rng = np.random.default_rng(5)
+
+    def campaign(label: str) -> None:
+        rev = Revision(label, source="flag").to_dict()
+        rounds = [[float(v)] for v in 0.05 * (1 + 0.01 * rng.standard_normal(30))]
+        store_campaign(db, {"w": rounds}, metadata={**METADATA, "revision": rev})
+
+    campaign("v1")
+    campaign("v1")
+    doc = json.loads(cli("report", str(db), "--format", "json", "--no-plots").stdout)
+    assert "history" not in doc["sections"] and doc["history"] is None
+    campaign("v2")
+    doc = json.loads(cli("report", str(db), "--format", "json", "--no-plots").stdout)
+    assert "history" in doc["sections"]
+    (series,) = doc["history"]
+    assert [p["revision"] for p in series["points"]] == ["v1", "v1", "v2"]
