@@ -31,7 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "history",
         help="each workload over the revisions its campaigns measured; where it changed",
         description=__doc__.split("\n\n")[0] + " Campaigns are tagged with `benchrun run "
-        "--revision REV` or git's describe of settings.repository (docs/history.md).",
+        "--revision REV` or git's describe of settings.repository (docs/history.md). "
+        "--html FILE also writes the history page: a figure per series over the revisions "
+        "(CIs, change points with their ratio, outlying campaigns) and its numbers.",
     )
     p.add_argument("dirs", nargs="+", metavar="DIR", type=Path,
                    help="campaign directories or their benchrun.db")  # fmt: skip
