@@ -112,13 +112,23 @@ def _short(label: str) -> str:
 
 def _tick_labels(s: HistorySeries, ticks: list[int]) -> list[str]:
     """Each labelled revision's label, with its date where the date differs from the
-    label before it (the first always has it)."""
+    label before it (the first has it); only the labels when every campaign has one
+    date (the axis title says it)."""
+    if len({p.date for p in s.points}) == 1:
+        return [_short(s.points[i].label) for i in ticks]
     out, last = [], None
     for i in ticks:
         p = s.points[i]
         out.append(_short(p.label) + (f"  {p.date}" if p.date != last else ""))
         last = p.date
     return out
+
+
+def _x_title(s: HistorySeries) -> str:
+    dates = {p.date for p in s.points}
+    if len(dates) == 1:
+        return f"revision ({s.ordered_by}; every campaign dated {dates.pop()})"
+    return f"revision and date ({s.ordered_by})"
 
 
 @plots._readable
@@ -155,6 +165,7 @@ def history_figure(s: HistorySeries, r: ChangePoints | None) -> plots.Plot:
         if kind == "marked":
             for part in err.lines[2]:
                 part.set_linestyle(plots.UNCERTIFIED_LS)
+            ax.plot([], [], color=colour, ls=plots.UNCERTIFIED_LS, label="interval not certified")
     if r is not None and r.changes:
         bounds = [0, *r.indices, len(pts)]
         levels = [r.changes[0].level_before, *(c.level_after for c in r.changes)]
@@ -186,9 +197,10 @@ def history_figure(s: HistorySeries, r: ChangePoints | None) -> plots.Plot:
     if r is not None and r.changes:
         lo_y, hi_y = ax.get_ylim()
         ax.set_ylim(lo_y, hi_y + 0.25 * (hi_y - lo_y))  # room for the labels above the data
-    ax.set_xlabel(f"revision and date ({s.ordered_by})")
+    ax.set_xlabel(_x_title(s))
     ax.set_ylabel(_drawn(du.axis(f"estimate of {s.workload}")))
-    ax.set_title(_drawn(series_title(s)), loc="left")
+    # above the legend row: a long machine name cannot run into the legend
+    fig.suptitle(_drawn(series_title(s)), x=0.01, ha="left")
     plots._legend_above(ax, ncols=4)
     return plots.Plot(
         f"history-{plots._slug(s.experiment)}-{plots._slug(s.workload)}-{plots._slug(s.machine)}",

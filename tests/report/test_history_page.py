@@ -187,10 +187,12 @@ def test_one_figure_per_series_and_the_change_at_r18_labelled_with_the_ratio_of_
     assert label in page.figure_texts[order.index("a")]
     assert not any("r18:" in t for t in page.figure_texts[order.index("b")])
     assert html_text(page.html).count(label) >= 1
-    # the x axis names the revisions, the first one with its date
+    # the x axis names the revisions, and the date (one for all campaigns here)
     drawn = page.figure_texts[order.index("a")]
     first = by_name["a"]["points"][0]
-    assert f"r01  {first['date']}" in drawn and "r18" in drawn and "r30" in drawn
+    assert {p["date"] for p in by_name["a"]["points"]} == {first["date"]}
+    assert f"revision (start time; every campaign dated {first['date']})" in drawn
+    assert "r01" in drawn and "r18" in drawn and "r30" in drawn
     # b's outlying campaign is circled (and is not a change)
     assert by_name["b"]["outliers"] == ["r08"]
     assert "outlying campaign (not a level)" in page.figure_texts[order.index("b")]
@@ -269,13 +271,13 @@ def _series(workload: str, n: int) -> HistorySeries:
             store="s.db",
             campaign=i + 1,
             revision=Revision(f"<b>r{i}</b>\x1b[31m"),
-            started=1.8e9 + i,
+            started=1.8e9 + 86400 * i,
             mean=0.1,
             se=None,
             ci_low=None,
             ci_high=None,
             certified=False,
-        )  # fmt: skip
+        )
         for i in range(n)
     )
     return HistorySeries("exp<script>", "cpu", workload, "s", "lower_is_better", pts, "start time")
@@ -299,6 +301,9 @@ def test_names_are_escaped_and_a_short_history_says_it_was_not_analysed(
     text = render_history([series_view(s, None)], "t", "now")
     assert any(t.startswith("<b>r0</b>\\x1b[31m") for t in drawn), drawn
     assert any(r"\$x^2\$" in t for t in drawn), drawn
+    # campaigns of different days: each revision's date beside its label
+    for p in s.points:
+        assert any(t.endswith(f"  {p.date}") for t in drawn), (p.date, drawn)
     assert "<img src=x" not in text and "<script>" not in text and "<b>" not in text
     assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in text
     assert "\x1b" not in text and "\\x1b[31m" in text
