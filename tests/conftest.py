@@ -85,6 +85,7 @@ HEAVY: dict[str, float] = {
     "tests/e2e/test_run.py::test_sigkill_then_resume_stores_every_round_exactly_once": 13,
     "tests/e2e/test_adaptive.py::test_interrupt_then_resume_finishes_without_repeating": 12,
     "tests/report/test_report_chromium.py": 12,
+    "tests/report/test_history_page.py": 15,
     "tests/stats/test_hpt.py::test_r_speedup_non_increasing_in_r": 13,
     "tests/runner/test_analyze_scaling.py": 12,
     "tests/e2e/test_show_hooks.py": 30,

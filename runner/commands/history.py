@@ -16,7 +16,6 @@ significant); else 0. 2: bad input.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import math
 import sys
@@ -32,7 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "history",
         help="each workload over the revisions its campaigns measured; where it changed",
         description=__doc__.split("\n\n")[0] + " Campaigns are tagged with `benchrun run "
-        "--revision REV` or git's describe of settings.repository (docs/history.md).",
+        "--revision REV` or git's describe of settings.repository (docs/history.md). "
+        "--html FILE also writes the history page: a figure per series over the revisions "
+        "(CIs, change points with their ratio, outlying campaigns) and its numbers.",
     )
     p.add_argument("dirs", nargs="+", metavar="DIR", type=Path,
                    help="campaign directories or their benchrun.db")  # fmt: skip
@@ -54,22 +55,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="campaign-to-campaign sd on this machine (e.g. 0.5%%); default: estimated "
         "from each history (said in the output)",
     )
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        type=Path,
+        help="also write the history page to FILE: one self-contained HTML file (offline, "
+        "figures embedded) with each series' estimates over the revisions, their CIs, the "
+        "change points and outlying campaigns marked, and the numbers in tables",
+    )
     p.add_argument("--min-change", type=fraction, default=0.0, metavar="PCT",
                    help="smallest change reported (default 0: every significant one)")  # fmt: skip
     p.set_defaults(func=main)
 
 
-def _date(point: Any) -> str:
-    rev = point.revision
-    if rev is not None and rev.date:
-        return str(rev.date)[:10]
-    return dt.datetime.fromtimestamp(point.started).strftime("%Y-%m-%d")
-
-
 def _analyse(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Every series with its change points and, with ``--fail-on-change``, the gate."""
-    from benchrun.runner.results.history import check_latest, load_history
-    from benchrun.stats.changepoint import find_changes
+    from benchrun.runner.results.history import check_latest, find_series_changes, load_history
 
     if not 0 < args.alpha < 0.5:
         from benchrun.runner.errors import UserError
@@ -77,16 +78,7 @@ def _analyse(args: argparse.Namespace) -> list[dict[str, Any]]:
         raise UserError(f"--alpha {args.alpha}: must be in (0, 0.5)")
     out = []
     for s in load_history(args.dirs):
-        usable = [p for p in s.points if p.mean > 0 and p.se is not None]
-        result = None
-        if len(usable) >= 3 and len(usable) == len(s.points):
-            result = find_changes(
-                [p.mean for p in s.points],
-                [float(p.se or 0.0) for p in s.points],
-                tau=args.tau,
-                alpha=args.alpha,
-                min_change=args.min_change,
-            )
+        result = find_series_changes(s, args.tau, args.alpha, args.min_change)
         gate = None
         if args.fail_on_change is not None:
             start = result.changes[-1].index if result and result.changes else 0
@@ -96,56 +88,11 @@ def _analyse(args: argparse.Namespace) -> list[dict[str, Any]]:
     return out
 
 
-def _doc(item: dict[str, Any]) -> dict[str, Any]:
-    s, r, gate = item["series"], item["result"], item["gate"]
-    points = [
-        {
-            "revision": p.label,
-            "commit": p.revision.commit if p.revision else None,
-            "date": _date(p),
-            "store": p.store,
-            "campaign": p.campaign,
-            "mean": p.mean,
-            "se": p.se,
-            "ci_low": p.ci_low,
-            "ci_high": p.ci_high,
-            "certified": p.certified,
-        }
-        for p in s.points
-    ]
-    changes = [{"revision": s.points[c.index].label, **c.to_dict()} for c in r.changes] if r else []
-    doc: dict[str, Any] = {
-        "experiment": s.experiment,
-        "machine": s.machine,
-        "workload": s.workload,
-        "unit": s.unit,
-        "direction": s.direction,
-        "ordered_by": s.ordered_by,
-        "points": points,
-        "changes": changes,
-        "analysed": r is not None,
-    }
-    if r is not None:
-        doc.update(
-            tau=r.tau,
-            tau_estimated=r.tau_estimated,
-            outliers=[s.points[i].label for i in r.outliers],
-            alpha=r.alpha,
-        )
-    if gate is not None:
-        doc["latest"] = dict(gate.__dict__)
-    return doc
-
-
-def _word(ratio: float, direction: str) -> str:
-    if direction == "lower_is_better":
-        return "slower" if ratio > 1 else "faster"
-    return "better" if ratio > 1 else "worse"
-
-
 def _print(items: list[dict[str, Any]]) -> None:
     from rich.markup import escape
     from rich.table import Table
+
+    from benchrun.runner.results.history import change_word
 
     console = stdout_console()
     for item in items:
@@ -163,7 +110,7 @@ def _print(items: list[dict[str, Any]]) -> None:
             mark = ""
             if i in starts:
                 c = starts[i]
-                mark = f"new level: {c.ratio:.3f}x {_word(c.ratio, s.direction)}"
+                mark = f"new level: {c.ratio:.3f}x {change_word(c.ratio, s.direction)}"
             elif i in outliers:
                 mark = "outlying campaign (not a level)"
             ci = (
@@ -171,7 +118,7 @@ def _print(items: list[dict[str, Any]]) -> None:
                 if p.ci_low is None or p.ci_high is None
                 else f"[{p.ci_low:.4g}, {p.ci_high:.4g}]"
             )
-            table.add_row(escape(p.label), _date(p), f"{p.mean:.4g}", ci, mark)
+            table.add_row(escape(p.label), p.date, f"{p.mean:.4g}", ci, mark)
         console.print(table)
         if r is None:
             console.print("not analysed: change points need 3 or more campaigns, each with a CI")
@@ -182,7 +129,7 @@ def _print(items: list[dict[str, Any]]) -> None:
             for c in r.changes:
                 console.print(
                     f"change at {escape(s.points[c.index].label)}: {c.ratio:.4f}x "
-                    f"[{c.ratio_low:.4f}, {c.ratio_high:.4f}] {_word(c.ratio, s.direction)} "
+                    f"[{c.ratio_low:.4f}, {c.ratio_high:.4f}] {change_word(c.ratio, s.direction)} "
                     f"(p {c.p_value:.2g}; {c.n_before} revisions before, {c.n_after} after; {tau})"
                 )
         gate = item["gate"]
@@ -194,10 +141,28 @@ def _print(items: list[dict[str, Any]]) -> None:
         console.print()
 
 
+def _write_page(items: list[dict[str, Any]], out: Path) -> None:
+    """The history page of the series and change points ``items`` (the ones the text and
+    ``--json`` print), written to ``out``."""
+    import time
+
+    from benchrun.runner.report.render import write_history_page
+
+    t0 = time.perf_counter()
+    size = write_history_page([(i["series"], i["result"]) for i in items], out)
+    print(f"benchrun: wrote {out} ({size / 1024:.0f} KiB) in {time.perf_counter() - t0:.1f} s",
+          file=sys.stderr)  # fmt: skip
+
+
 def main(args: argparse.Namespace) -> int:
     items = _analyse(args)
+    if args.html is not None:
+        _write_page(items, args.html)
     if args.json:
-        print(json.dumps({"series": [_doc(i) for i in items]}, indent=2, allow_nan=False,
+        from benchrun.runner.report.history import series_doc
+
+        docs = [series_doc(i["series"], i["result"], i["gate"]) for i in items]
+        print(json.dumps({"series": docs}, indent=2, allow_nan=False,
                          default=lambda x: None if isinstance(x, float) and not math.isfinite(x) else str(x)))  # fmt: skip
     else:
         _print(items)

@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Write the report of a stored campaign: the comparisons (every "
         "comparison with a baseline and every compared pair, with its ratio and CI, first), "
         "the headline ranking with CIs and verdicts, per-workload plots, the machine, a "
-        "methods paragraph and Hoefler & Belli's twelve rules. Every workload's values are "
+        "methods paragraph and Hoefler & Belli's twelve rules (and a History section when the "
+        "store's campaigns measured several revisions). Every workload's values are "
         "shown in one unit chosen from its mean; JSON and CSV keep the base unit (unit) "
         "and name the shown one (display_unit). DIR is a campaign directory or its "
         "benchrun.db (default: the only campaign under results/).",

@@ -8,6 +8,7 @@ says the same thing.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import multiprocessing as mp
 import os
@@ -31,6 +32,7 @@ from benchrun.runner.report.analysis import (
     rank_groups,
 )
 from benchrun.runner.report.fleet import Fleet, find_fleet, node_records
+from benchrun.runner.report.history import SeriesView, history_figure, history_of, series_doc
 from benchrun.runner.report.methods import (
     METHODS_REFERENCES,
     RuleStatus,
@@ -62,6 +64,9 @@ SECTIONS_COMPARISONS_FIRST: tuple[tuple[str, str], ...] = (
 )
 #: the section of a fleet (docs/slurm.md, Fleet): first, since it is what a fleet asks
 FLEET_SECTION = ("fleet", "Fleet: the hardware comparison")
+#: the section of a store whose campaigns measured several revisions (docs/history.md):
+#: before the machine
+HISTORY_SECTION = ("history", "History")
 
 
 def comparison_line(c: StoredComparison) -> str:
@@ -177,6 +182,9 @@ class Report:
     notes: dict[str, list[str]] = field(default_factory=dict)
     #: a fleet's node types compared (runner/report/fleet.py); None for other campaigns
     fleet: Fleet | None = None
+    #: the experiment's series over the revisions its campaigns in this store measured
+    #: (runner/report/history.py :func:`history_of`); empty with fewer than two revisions
+    history: list[SeriesView] = field(default_factory=list)
 
     @property
     def hardware_suite(self) -> Suite | None:
@@ -191,6 +199,9 @@ class Report:
         """(id, title) of the sections in the order every format shows them: the
         comparisons first when the campaign has any (:attr:`CampaignModel.verdicts`)."""
         base = SECTIONS_COMPARISONS_FIRST if self.model.verdicts is not None else SECTIONS
+        if self.history:
+            at = [sid for sid, _ in base].index("machine")
+            base = (*base[:at], HISTORY_SECTION, *base[at:])
         return base if self.fleet is None else (FLEET_SECTION, *base)
 
     @property
@@ -314,6 +325,7 @@ class Report:
                 "noise_warnings": self.warnings,
                 "not_checked": [{"setting": s, "reason": r} for s, r in self.unchecked],
             },
+            "history": [series_doc(v.series, v.result) for v in self.history] or None,
             "methods": self.methods,
             "references": list(METHODS_REFERENCES),
             "rules": [r.to_dict() for r in self.rules],
@@ -352,6 +364,7 @@ def build_report(
         node_records=node_records(model),
         notes={w.name: workload_notes(model, w) for w in model.workloads},
         fleet=fleet,
+        history=history_of(model.database, model.campaign.name),
     )
     if with_plots:
         draw(report)
@@ -404,6 +417,7 @@ def draw(report: Report) -> None:
     tasks += [(plots.distributions_figure, (views, label, c)) for views, label in overlays]
     if report.suite is not None:
         tasks.append((plots.biplot_figure, (report.suite,)))
+    tasks += [(history_figure, (v.series, v.result)) for v in report.history]
     done = iter(_draw_all(tasks))
     for w in views:
         report.workload_plots[w.name] = next(done)
@@ -412,3 +426,4 @@ def draw(report: Report) -> None:
     report.distribution_plots = [p for p in (next(done) for _ in overlays) if p is not None]
     if report.suite is not None:
         report.biplot = next(done)
+    report.history = [dataclasses.replace(v, plot=next(done)) for v in report.history]

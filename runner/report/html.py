@@ -10,6 +10,7 @@ from benchrun.runner.format import printable
 from benchrun.runner.report import fleet_tables, tables
 from benchrun.runner.report.analysis import Suite
 from benchrun.runner.report.document import Report
+from benchrun.runner.report.history import SeriesView
 from benchrun.runner.report.plots import Plot
 
 CSS = """
@@ -215,6 +216,8 @@ def render_html(report: Report) -> str:
     mach.append("<h3>Experiment file</h3><pre>" + escape(c.config_text) + "</pre>")
     mach.append("</section>")
     parts["machine"] = mach
+    if report.history:
+        parts["history"] = history_section(report.history)
     # methods
     meth = ['<section id="methods"><h2>Methods</h2>']
     meth.append(f'<p class="methods">{escape(report.methods)}</p><ul>')
@@ -231,3 +234,42 @@ def render_html(report: Report) -> str:
         out.extend(parts[sid])
     out.append("</body></html>")
     return "\n".join(out)
+
+
+def history_section(views: list[SeriesView]) -> list[str]:
+    """The History section (the history page's body and the report's section of that
+    name): per series (runner/report/history.py) a heading, the sentence on its
+    analysis, its figure and its tables (ids ``series-1``, ...)."""
+    out: list[str] = ['<section id="history"><h2>History</h2>']
+    for i, v in enumerate(views, 1):
+        out.append(f'<section id="series-{i}" class="series"><h3>{escape(v.title)}</h3>')
+        out.append(f"<p>{escape(v.summary)}</p>")
+        out.append(_figure(v.plot))
+        if v.changes is not None:
+            out.append(_table(v.changes))
+        out.append(_table(v.points, {8: True}))
+        out.append("</section>")
+    return [*out, "</section>"]
+
+
+def render_history(views: list[SeriesView], title: str, generated: str) -> str:
+    """The history page (``benchrun history DIR --html FILE``) as one self-contained HTML
+    document, like the report (module docstring): a link to each series, then each
+    series' figure and tables."""
+    nav = "".join(
+        f'<li><a href="#series-{i}">{escape(v.title)}</a></li>' for i, v in enumerate(views, 1)
+    )
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{escape(title)}</title><style>{CSS}</style></head><body>",
+            f"<h1>{escape(title)}</h1>",
+            f"<p>{len(views)} series (one workload of one experiment on one machine each); "
+            f"generated {escape(generated)}.</p>",
+            f"<nav><ul>{nav}</ul></nav>",
+            *history_section(views),
+            "</body></html>",
+        ]
+    )

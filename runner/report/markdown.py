@@ -151,6 +151,19 @@ def _fleet(report: Report, fig: _Figures) -> list[str]:
     return out
 
 
+def _history(report: Report, fig: _Figures) -> list[str]:
+    """The History section (as in runner/report/html.py): per series its analysis in a
+    sentence, its figure and its tables."""
+    out = ["## History", ""]
+    for v in report.history:
+        out += [f"### {_cell(v.title)}", "", _cell(v.summary), ""]
+        out += fig(v.plot)
+        if v.changes is not None:
+            out += _table(v.changes)
+        out += _table(v.points)
+    return out
+
+
 def render_markdown(report: Report, figure_dir: Path | None) -> str:
     """The report as CommonMark, its sections in :attr:`Report.sections` order; figures
     go to ``figure_dir`` (None: no figures)."""
@@ -209,6 +222,8 @@ def render_markdown(report: Report, figure_dir: Path | None) -> str:
     fence = _fence(config, least=3)
     mach += ["### Experiment file", "", f"{fence}yaml", config, fence, ""]
     parts["machine"] = mach
+    if report.history:
+        parts["history"] = _history(report, fig)
     meth = ["## Methods", "", _cell(report.methods), ""]
     meth += [f"- {r}" for r in METHODS_REFERENCES] + [""]
     parts["methods"] = meth

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -15,16 +16,20 @@ from benchrun.runner.report import FORMATS
 from benchrun.runner.report.document import Report
 from benchrun.runner.safefs import PUBLIC_FILE_MODE
 
+if TYPE_CHECKING:
+    from benchrun.runner.results.history import HistorySeries
+    from benchrun.stats.changepoint import ChangePoints
+
 matplotlib.use("Agg")
 
 
-def _write(path: Path, text: str) -> int:
+def _write(path: Path, text: str, what: str = "the report") -> int:
     """Write atomically (temporary file + rename); returns the size in bytes. A report is
     meant to be handed around: mode 0644 by choice (docs/security.md), whatever the umask."""
     try:
         return atomic_write_text(path, text, mode=PUBLIC_FILE_MODE)
     except OSError as exc:
-        raise UserError(f"{path}: cannot write the report ({exc.strerror or exc})") from None
+        raise UserError(f"{path}: cannot write {what} ({exc.strerror or exc})") from None
 
 
 @dataclass(frozen=True)
@@ -117,3 +122,24 @@ def write_report(
         sys.stdout.write(text)
         return None, len(text.encode())
     return target, _write(target, text)
+
+
+def write_history_page(
+    history: Sequence[tuple[HistorySeries, ChangePoints | None]],
+    out: str | Path,
+    *,
+    with_plots: bool = True,
+) -> int:
+    """Write the history page of ``benchrun history DIR --html FILE`` to ``out``: per
+    series (with the change points the command found in it) a figure and its tables
+    (runner/report/history.py, html.py ``render_history``); returns the bytes written."""
+    import datetime as dt
+
+    from benchrun.runner.report.history import series_view
+    from benchrun.runner.report.html import render_history
+
+    views = [series_view(s, r, with_plot=with_plots) for s, r in history]
+    names = sorted({s.experiment for s, _ in history})
+    title = "benchrun history: " + ", ".join(names)
+    generated = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return _write(Path(out), render_history(views, title, generated), "the history page")

@@ -10,8 +10,6 @@ ratios are unitless.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from benchrun.runner.control.collector import interval_text
@@ -19,22 +17,13 @@ from benchrun.runner.format import display_unit, format_number, format_percent
 from benchrun.runner.report.analysis import Group, Row, Suite
 from benchrun.runner.report.document import Report
 from benchrun.runner.report.model import CampaignModel, Estimate, WorkloadView
+from benchrun.runner.report.table import Table
 from benchrun.runner.report.verdicts import StoredComparison, StoredVerdicts
 from benchrun.runner.results.workloads import node_line
 
 #: the row of the subsession choice, in every table that shows one (``run``, ``show``,
 #: the report, ``analyze``): q readings per subsession × n_q subsession means
 SUBSESSIONS = "subsession size q × means n_q"
-
-
-@dataclass(frozen=True)
-class Table:
-    """A titled table of strings; ``caption`` says what the columns mean."""
-
-    title: str
-    headers: tuple[str, ...]
-    rows: Sequence[tuple[str, ...]]
-    caption: str = ""
 
 
 def ratio_text(r: float | None, lo: float | None, hi: float | None) -> str:

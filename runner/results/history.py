@@ -14,17 +14,22 @@ commit of one checkout, else by the time they started.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.machine.revision import Revision
 from benchrun.runner.results.campaigns import DONE
 from benchrun.runner.results.conditions import fingerprint_of
 from benchrun.runner.store.database import Store
+
+if TYPE_CHECKING:
+    from benchrun.stats.changepoint import ChangePoints
 
 #: options that keep a repository's configuration from running commands (as revision.py)
 _SAFE_GIT = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
@@ -57,6 +62,14 @@ class HistoryPoint:
         """The revision's label, else ``campaign N``."""
         return self.revision.label if self.revision else f"campaign {self.campaign}"
 
+    @property
+    def date(self) -> str:
+        """``YYYY-MM-DD``: the revision's commit date when known, else the day the
+        campaign started (local time)."""
+        if self.revision is not None and self.revision.date:
+            return str(self.revision.date)[:10]
+        return dt.datetime.fromtimestamp(self.started).strftime("%Y-%m-%d")
+
 
 @dataclass(frozen=True)
 class HistorySeries:
@@ -73,6 +86,20 @@ class HistorySeries:
     direction: str
     points: tuple[HistoryPoint, ...]
     ordered_by: str
+
+
+def change_word(ratio: float, direction: str) -> str:
+    """What a ratio new/old means for a metric of ``direction``: ``"slower"`` or
+    ``"faster"`` for ``lower_is_better``, else ``"better"`` or ``"worse"``.
+
+    Examples
+    --------
+    >>> change_word(1.05, "lower_is_better"), change_word(1.05, "higher_is_better")
+    ('slower', 'better')
+    """
+    if direction == "lower_is_better":
+        return "slower" if ratio > 1 else "faster"
+    return "better" if ratio > 1 else "worse"
 
 
 def _machine(metadata: dict | None) -> str:
@@ -284,3 +311,27 @@ def check_latest(
             "being significant: run the revision again",
         )
     return LatestCheck(last.label, change, upper, p, len(level), verdict, reason)
+
+
+def find_series_changes(
+    series: HistorySeries,
+    tau: float | None = None,
+    alpha: float = 0.01,
+    min_change: float = 0.0,
+) -> ChangePoints | None:
+    """The change points of ``series`` (stats/changepoint.py :func:`find_changes` on its
+    estimates and standard errors; ``tau``: the campaign-to-campaign sd, None to estimate
+    it), or None when they cannot be looked for: fewer than 3 campaigns, or one without a
+    CI or with an estimate <= 0 (the search works on the log scale)."""
+    from benchrun.stats.changepoint import find_changes
+
+    usable = [p for p in series.points if p.mean > 0 and p.se is not None]
+    if len(usable) < 3 or len(usable) != len(series.points):
+        return None
+    return find_changes(
+        [p.mean for p in series.points],
+        [float(p.se or 0.0) for p in series.points],
+        tau=tau,
+        alpha=alpha,
+        min_change=min_change,
+    )
