@@ -36,7 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(CIs, change points with their ratio, outlying campaigns) and its numbers.",
     )
     p.add_argument("dirs", nargs="+", metavar="DIR", type=Path,
-                   help="campaign directories or their benchrun.db")  # fmt: skip
+                   help="campaign directories, their benchrun.db, or benchrun JSON exports "
+                   "(benchrun export)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.add_argument(
         "--fail-on-change",
@@ -68,6 +69,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=main)
 
 
+def _sources(paths: list[Path]) -> tuple[list[Path], list[tuple[str, Any]]]:
+    """The stores (campaign directories, ``benchrun.db`` files) and the benchrun JSON
+    exports (read within the import size cap, docs/limits.md) among ``paths``."""
+    from benchrun.runner.errors import UserError
+    from benchrun.runner.importers.readfile import read_import_text
+
+    stores: list[Path] = []
+    exports: list[tuple[str, Any]] = []
+    for path in paths:
+        if path.is_file():
+            with path.open("rb") as f:
+                head = f.read(16)
+            if not head.startswith(b"SQLite format 3"):
+                text = read_import_text(path, "a benchrun export")
+                try:
+                    exports.append((str(path), json.loads(text)))
+                except json.JSONDecodeError as exc:
+                    raise UserError(
+                        f"{path}: not a benchrun store or JSON export ({exc})"
+                    ) from None
+                continue
+        stores.append(path)
+    return stores, exports
+
+
 def _analyse(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Every series with its change points and, with ``--fail-on-change``, the gate."""
     from benchrun.runner.results.history import check_latest, find_series_changes, load_history
@@ -77,7 +103,8 @@ def _analyse(args: argparse.Namespace) -> list[dict[str, Any]]:
 
         raise UserError(f"--alpha {args.alpha}: must be in (0, 0.5)")
     out = []
-    for s in load_history(args.dirs):
+    stores, exports = _sources(args.dirs)
+    for s in load_history(stores, exports):
         result = find_series_changes(s, args.tau, args.alpha, args.min_change)
         gate = None
         if args.fail_on_change is not None:

@@ -177,6 +177,9 @@ def export_document(model: CampaignModel, with_rounds: bool = True) -> dict[str,
             "metadata": c.metadata,
             "command_line": c.command_line,
             "benchrun_version": c.benchrun_version,
+            # the measurement fingerprint (the same commands and settings): `history` puts
+            # only campaigns of one experiment in one series
+            "fingerprint": c.fingerprint,
         },
         "workloads": workloads,
         "comparisons": None if model.verdicts is None else model.verdicts.to_dict(),

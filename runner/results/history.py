@@ -20,7 +20,7 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.machine.revision import Revision
@@ -163,6 +163,54 @@ def _points(db: Path) -> dict[tuple[str, str, str, str, str, str], list[HistoryP
     return out
 
 
+def _export_points(
+    doc: Any, source: str
+) -> dict[tuple[str, str, str, str, str, str], list[HistoryPoint]]:
+    """The points of one benchrun export (docs/export-format.md) as :func:`_points` gives
+    them for a store: the campaign's estimate of each workload (its ``collected``), its
+    revision and machine from ``campaign.metadata``; a campaign that did not finish gives
+    none. An export without ``campaign.fingerprint`` (before issue 31) is keyed by its
+    experiment's name."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("campaign"), dict):
+        raise UserError(f"{source}: not a benchrun export (no campaign object)")
+    c = doc["campaign"]
+    workloads = doc.get("workloads")
+    if not isinstance(workloads, list):
+        raise UserError(f"{source}: not a benchrun export (no workloads list)")
+    out: dict[tuple[str, str, str, str, str, str], list[HistoryPoint]] = {}
+    if c.get("status") != DONE:
+        return out
+    meta = c.get("metadata") if isinstance(c.get("metadata"), dict) else None
+    name = str(c.get("name", "?"))
+    fingerprint = str(c.get("fingerprint") or f"name:{name}")
+    revision = Revision.from_dict((meta or {}).get("revision"))
+    started = c.get("created_at")
+    cid = c.get("id")
+    for w in workloads:
+        col = w.get("collected") if isinstance(w, dict) else None
+        mean = (col or {}).get("mean")
+        if not isinstance(col, dict) or not isinstance(mean, int | float):
+            continue
+        if not math.isfinite(mean):
+            continue
+        key = (name, fingerprint, _machine(meta), str(w.get("name")), str(w.get("unit", "")),
+               str(w.get("direction", "lower_is_better")))  # fmt: skip
+        out.setdefault(key, []).append(
+            HistoryPoint(
+                store=source,
+                campaign=int(cid) if isinstance(cid, int) else 0,
+                revision=revision,
+                started=float(started) if isinstance(started, int | float) else 0.0,
+                mean=float(mean),
+                se=_se(col),
+                ci_low=col.get("ci_low") or col.get("interval_low"),
+                ci_high=col.get("ci_high") or col.get("interval_high"),
+                certified=col.get("ci_low") is not None,
+            )
+        )
+    return out
+
+
 def commit_order(
     repository: str, commits: Sequence[str], timeout: float = 10.0
 ) -> list[str] | None:
@@ -203,14 +251,17 @@ def _ordered(points: list[HistoryPoint]) -> tuple[tuple[HistoryPoint, ...], str]
     return tuple(by_time), "start time"
 
 
-def load_history(paths: Sequence[Path]) -> list[HistorySeries]:
+def load_history(
+    paths: Sequence[Path], exports: Sequence[tuple[str, Any]] = ()
+) -> list[HistorySeries]:
     """Every series of the stores ``paths`` name (campaign directories or their
-    ``benchrun.db``), longest first.
+    ``benchrun.db``) and of the benchrun ``exports`` (``(source, parsed JSON document)``),
+    longest first; a campaign exported and stored is counted once (its store's).
 
     Raises
     ------
     UserError
-        A path holds no store, or no store holds a finished campaign.
+        A path holds no store, an export is not one, or nothing holds a finished campaign.
     """
     merged: dict[tuple[str, str, str, str, str, str], list[HistoryPoint]] = {}
     for path in paths:
@@ -219,6 +270,12 @@ def load_history(paths: Sequence[Path]) -> list[HistorySeries]:
             raise UserError(f"{path}: no benchrun campaign here (looked for benchrun.db)")
         for key, pts in _points(db).items():
             merged.setdefault(key, []).extend(pts)
+    for source, doc in exports:
+        for key, pts in _export_points(doc, source).items():
+            have = {(p.revision, p.started, p.mean) for p in merged.get(key, [])}
+            merged.setdefault(key, []).extend(
+                p for p in pts if (p.revision, p.started, p.mean) not in have
+            )
     if not merged:
         raise UserError(
             f"no finished campaign in {', '.join(map(str, paths))}: history needs campaigns "

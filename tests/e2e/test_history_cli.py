@@ -106,3 +106,32 @@ def test_bad_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["history", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no benchrun campaign here" in err[0]
+
+
+def test_exports_are_read_back_as_the_store_they_came_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each campaign exported (`benchrun export --campaign N`) carries its revision; the
+    exports alone give the store's history, and a store with its own exports counts each
+    campaign once (issue 31 item 1: revisions exported and imported back)."""
+    d = history(tmp_path, step_at=18, step=1.05, seed=1)
+    files = []
+    for cid in range(1, 31):
+        out = tmp_path / f"e{cid:02d}.json"
+        assert main(["export", str(d), "--campaign", str(cid), "-o", str(out)]) == 0
+        files.append(str(out))
+    _, from_store = _json(capsys, str(d))
+    _, from_exports = _json(capsys, *files)
+    _, both = _json(capsys, str(d), *files)
+    (a,) = from_store["series"]
+    (b,) = from_exports["series"]
+    (c,) = both["series"]
+    assert [p["revision"] for p in b["points"]] == [p["revision"] for p in a["points"]]
+    assert [p["mean"] for p in b["points"]] == pytest.approx([p["mean"] for p in a["points"]])
+    assert [x["revision"] for x in b["changes"]] == ["r18"]
+    assert len(c["points"]) == 30
+    capsys.readouterr()
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert main(["history", str(bad)]) == 2
+    assert "not a benchrun store or JSON export" in capsys.readouterr().err
