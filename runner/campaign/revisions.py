@@ -161,15 +161,14 @@ def step_names(workload: str, tested: str) -> tuple[str, str]:
 def step_experiment(
     text: str,
     name: str,
-    workload: str,
     base_name: str,
     params: dict[str, Any],
     sides: Sequence[tuple[str, Path]],
 ) -> str:
     """The experiment file of one bisection step: ``text`` (the user's experiment) with
-    only the entry of ``workload`` (``base_name`` in the file; its matrix narrowed to
+    only the entry named ``base_name`` (a matrix workload's base name; the matrix narrowed to
     ``params``' values), once per side ``(tag, directory)``, named ``NAME@tag`` and run in
-    that directory; named ``name``; its ``compare:`` and the settings that name workloads
+    that directory (its own relative ``cwd:`` under it); named ``name``; its ``compare:`` and the settings that name workloads
     or paths of the user's file (``reference``, ``control``, ``baseline``, ``workdir``)
     dropped (the step sets its own)."""
     data = yaml.safe_load(text)
@@ -197,7 +196,8 @@ def step_experiment(
     for tag, directory in sides:
         w = dict(entry)
         w["name"] = f"{base_name}@{tag}"
-        w["cwd"] = str(directory)
+        own = entry.get("cwd")  # relative to the worktree's place of the file
+        w["cwd"] = str(directory / own) if isinstance(own, str) and own else str(directory)
         workloads.append(w)
     data["workloads"] = workloads
     return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))

@@ -31,6 +31,21 @@ from typing import Any
 from benchrun.runner.commands import add_set_option
 from benchrun.runner.commands.compare import fraction
 
+HELP = """\
+Find the first revision after GOOD that is slower than GOOD by more than --threshold, by
+binary search. Each step is one campaign of two workloads, the chosen one at GOOD
+(NAME@good) and at the revision tested (NAME@<short hash>), each run in a git worktree of
+its revision, in the same passes, compared paired with GOOD as settings.reference. The
+first step checks BAD; then the N revisions between GOOD and BAD (git log --ancestry-path)
+are halved: at most 1 + ceil(log2 N) steps, each at alpha divided by that many, so the
+error rate of the whole search is at most --alpha. A step is bad when the comparison says
+slower and the ratio's whole CI lies above 1 + threshold, good when it says faster or
+equivalent (within the threshold) or slower with the CI below it; an undecided step stops
+the search and names the revisions that remain. The steps are stored in
+<output>/<name>-bisect-<GOOD>/benchrun.db; the same command again reuses finished steps.
+Exit status: 0 found, 1 BAD is not slower beyond the threshold, 3 undecided, 2 bad input,
+130 interrupted (docs/history-sweep.md)."""
+
 #: exit status: BAD is not slower than GOOD beyond the threshold
 EXIT_NOT_SLOWER = 1
 #: exit status: a step could not tell
@@ -45,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "bisect",
         help="find the first revision slower than GOOD by more than a threshold (binary "
         "search, each step a paired campaign of GOOD and one revision)",
-        description=__doc__.split("\n\n", 1)[0] + " " + __doc__.split("\n\n")[1],
+        description=HELP,
         epilog="example:\n  benchrun bisect bench.yaml --repo ~/src/prog v1.0 main --threshold 5%",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -198,7 +213,7 @@ def main(args: argparse.Namespace) -> int:  # noqa: C901 (one search, read top t
         good_dir = workdir_in(cache / good.short, top, anchor)
         tested_dir = workdir_in(cache / rev.short, top, anchor)
         step_text = step_experiment(
-            text, step_name, chosen.name, base, dict(chosen.params),
+            text, step_name, base, dict(chosen.params),
             [("good", good_dir), (rev.short, tested_dir)],
         )  # fmt: skip
         sets = [

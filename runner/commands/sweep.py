@@ -23,6 +23,18 @@ from typing import Any
 
 from benchrun.runner.commands import add_set_option
 
+HELP = """\
+Run the experiment once per revision of the measured program. Each revision is checked
+out in a git worktree of its own (<output>/<name>/.worktrees/<short hash>) and measured by
+`benchrun run` with --revision <short hash>, --set repository=PATH and --set
+workdir=<the worktree>: the workloads run in the revision's files and the experiment's
+setup hook (run there before a workload's first round) is the build. The campaigns go to
+one store, <output>/<name>/benchrun.db, that `benchrun history` reads as one series per
+workload; a worktree is removed once its campaign finished (--keep-worktrees keeps it).
+The same command again reuses every revision whose campaign finished and resumes the one
+that was interrupted. Exit status: 0 all measured, 1 a revision's campaign failed, 2 bad
+input, 130 interrupted (docs/history-sweep.md)."""
+
 EPILOG = """\
 examples:
   benchrun sweep bench.yaml --repo ~/src/prog v1.0..main
@@ -40,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "sweep",
         help="run an experiment once per revision of the program (git worktrees), each "
         "campaign tagged; then benchrun history",
-        description=__doc__.split("\n\n", 1)[0] + " " + __doc__.split("\n\n")[1],
+        description=HELP,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
