@@ -16,13 +16,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from e2e_util import cli, write_experiment
+from e2e_util import benchrun_argv, cli, query, rounds_stored, write_experiment
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -205,3 +206,43 @@ def test_bad_input_is_one_line_and_exit_2(
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     assert said in r.stderr, r.stderr
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("benchrun.db"))
+
+
+def test_an_interrupted_sweep_continues_where_it_stopped(
+    repo: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) in the second
+    revision's campaign: the sweep exits 130 saying how to continue; the same command
+    again reuses the first revision, resumes the second campaign and measures the third."""
+    path, commits = repo
+    exp = experiment(tmp_path, "cut", "rounds: 30")
+    words = ["sweep", str(exp), "--repo", str(path), f"{commits[0]}..{commits[3]}", "-q"]
+    proc = subprocess.Popen(
+        [*benchrun_argv(), *words], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, stdin=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    db = tmp_path / "out" / "cut" / "benchrun.db"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if rounds_stored(db) >= 36 and len(campaigns(db)) >= 2:
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.communicate()
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "the same command continues" in err
+    assert campaigns(db) == [(1, "done"), (2, "interrupted")]
+    assert (tmp_path / "out" / "cut" / ".worktrees" / git(path, "rev-parse", "--short",
+                                                          commits[2])).is_dir()  # fmt: skip
+    r = cli(*words, "--json", timeout=300)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["revisions"]
+    assert [row["commit"] for row in rows] == commits[1:4]
+    assert [row["reused"] for row in rows] == [True, False, False]
+    assert [row["campaign"] for row in rows] == [1, 2, 3]  # the second one resumed
+    assert campaigns(db) == [(1, "done"), (2, "done"), (3, "done")]
+    for campaign_id in (2, 3):  # every round index once: the resume redid none
+        (twice,) = query(db, "SELECT COUNT(*) - COUNT(DISTINCT round_index) FROM round "
+                         "WHERE campaign_id = ?", (campaign_id,))[0]  # fmt: skip
+        assert twice == 0
