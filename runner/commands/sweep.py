@@ -186,6 +186,15 @@ def main(args: argparse.Namespace) -> int:
         else:
             found = estimates(db, done.id)
             row.update(campaign=done.id, status=done.status, workloads=[e.to_dict() for e in found])
+            if not any(
+                e.mean is not None for e in found
+            ):  # the build (setup) or every round failed
+                failed += 1
+                row["status"] = "failed"
+                say(f"{head}: no estimate (campaign {done.id}: its setup or its rounds failed; "
+                    f"benchrun show {campaign_dir} --campaign {done.id} --failures)")  # fmt: skip
+                rows.append(row)
+                continue
             text = "; ".join(
                 f"{e.workload} {format_value(e.mean, e.unit)} "
                 f"[{format_value(e.low, e.unit)}, {format_value(e.high, e.unit)}]"

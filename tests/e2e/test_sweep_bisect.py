@@ -246,3 +246,43 @@ def test_an_interrupted_sweep_continues_where_it_stopped(
         (twice,) = query(db, "SELECT COUNT(*) - COUNT(DISTINCT round_index) FROM round "
                          "WHERE campaign_id = ?", (campaign_id,))[0]  # fmt: skip
         assert twice == 0
+
+
+def test_a_revision_whose_build_fails_is_named_and_the_others_are_measured(
+    tmp_path: Path,
+) -> None:
+    """The experiment's setup hook is the build, run in each revision's worktree: at the
+    middle revision it fails; that revision is reported failed (exit 1), the others are
+    measured, and a workload's relative cwd is taken inside the worktree."""
+    path = tmp_path / "prog"
+    (path / "tools").mkdir(parents=True)
+    git(path, "init", "-q")
+    commits = []
+    for i, build in enumerate(["true", "exit 1", "true"]):
+        (path / "tools" / "build.sh").write_text(f"{build}\n")
+        (path / "tools" / "run.sh").write_text(f"test -f built && echo {i}\n")
+        git(path, "add", "-A")
+        git(path, "commit", "-q", "-m", f"commit {i}")
+        commits.append(git(path, "rev-parse", "HEAD"))
+    exp = write_experiment(
+        tmp_path,
+        f"""
+        name: builds
+        output: {tmp_path / "out"}
+        settings: {{rounds: 3, warmup_rounds: 0, pin: none}}
+        setup: sh build.sh && touch built
+        workloads:
+          - name: t
+            command: [sh, run.sh]
+            cwd: tools
+        """,
+    )
+    r = cli("sweep", str(exp), "--repo", str(path), *commits, "-q", "--json", timeout=300)
+    assert r.returncode == 1, r.stderr
+    rows = json.loads(r.stdout)["revisions"]
+    assert [row["commit"] for row in rows] == commits
+    assert [row["status"] for row in rows] == ["done", "failed", "done"]
+    assert rows[0]["workloads"][0]["mean"] > 0 and rows[1]["workloads"][0]["mean"] is None
+    # the build ran in each revision's own worktree, not in the repository
+    assert not (path / "tools" / "built").exists()
+    assert git(path, "status", "--porcelain") == ""
