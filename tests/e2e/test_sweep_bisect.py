@@ -286,3 +286,29 @@ def test_a_revision_whose_build_fails_is_named_and_the_others_are_measured(
     # the build ran in each revision's own worktree, not in the repository
     assert not (path / "tools" / "built").exists()
     assert git(path, "status", "--porcelain") == ""
+
+
+def test_bisect_says_when_bad_is_not_slower_and_when_a_step_cannot_tell(
+    repo: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    """Commits 0 and 10 run the same script: BAD is not slower, exit 1 after one campaign.
+    A step given 2 s cannot certify its ratio's CI: the search stops undecided (exit 3)
+    and names the revisions that remain."""
+    path, commits = repo
+    exp = experiment(tmp_path, "same", "max_time: 5m")
+    r = cli("bisect", str(exp), "--repo", str(path), commits[0], commits[10],
+            "--threshold", "5%", "-q", "--json", timeout=600)  # fmt: skip
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["outcome"] == "not slower" and doc["first_bad"] is None
+    assert [s["verdict"] for s in doc["steps"]] == ["good"]
+    assert "is not slower than GOOD by more than 5 %" in r.stderr
+    (tmp_path / "short").mkdir()
+    short = experiment(tmp_path / "short", "short", "max_time: 2s")
+    r = cli("bisect", str(short), "--repo", str(path), commits[0], commits[-1],
+            "--threshold", "5%", "-q", "--json", timeout=600)  # fmt: skip
+    assert r.returncode == 3, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["outcome"] == "undecided" and doc["first_bad"] is None
+    assert len(doc["steps"]) == 1 and doc["steps"][0]["verdict"] == "undecided"
+    assert doc["remaining"] == [git(path, "rev-parse", "--short", c) for c in commits[1:]]
