@@ -28,6 +28,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "benchrun.runner.commands.report",
     "benchrun.runner.commands.compare",
     "benchrun.runner.commands.history",
+    "benchrun.runner.commands.sweep",
+    "benchrun.runner.commands.bisect",
     "benchrun.runner.commands.export",
     "benchrun.runner.commands.submit",
     "benchrun.runner.commands.queue",
@@ -52,6 +54,8 @@ and reports means with confidence intervals that account for autocorrelation.
   benchrun report results/NAME        a report to publish (HTML, Markdown, JSON, CSV)
   benchrun compare OLD NEW            per workload: faster, slower or equivalent (CI gate)
   benchrun history DIR                each workload over its revisions; where it changed
+  benchrun sweep EXP --repo . A..B    one campaign per revision (git worktrees), tagged
+  benchrun bisect EXP --repo . G B --threshold 5%   the first revision slower than G
   benchrun export results/NAME        raw readings and results as JSON or CSV
   benchrun submit experiment.yaml     queue it for the daemon (benchrun daemon start)
 """
@@ -72,6 +76,8 @@ COMMAND_MODULE: dict[str, str] = {
     "report": "report",
     "compare": "compare",
     "history": "history",
+    "sweep": "sweep",
+    "bisect": "bisect",
     "export": "export",
     "submit": "submit",
     "queue": "queue",

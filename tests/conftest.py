@@ -89,6 +89,7 @@ HEAVY: dict[str, float] = {
     "tests/stats/test_hpt.py::test_r_speedup_non_increasing_in_r": 13,
     "tests/runner/test_analyze_scaling.py": 12,
     "tests/e2e/test_show_hooks.py": 30,
+    "tests/e2e/test_sweep_bisect.py": 145,
     "tests/stats/test_speedup.py::test_no_speedup_is_rarely_called_a_speedup": 10,
 }
 

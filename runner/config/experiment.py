@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -238,6 +239,11 @@ class Settings:
     #: the measured program's git checkout (an absolute path once loaded): campaigns are
     #: tagged with its revision (runner/machine/revision.py); None: the working directory
     repository: str | None = None
+    #: where the workloads' relative ``cwd:`` (and their default cwd) start from instead of
+    #: the experiment file's directory (an absolute path once loaded); the measurement
+    #: fingerprint records each cwd relative to it, so one experiment run in two checkouts
+    #: of the program (benchrun sweep's worktrees) is one series. None: the file's directory
+    workdir: str | None = None
 
 
 #: the param (and name part, ``bench[node_type=alpha]``) of a fleet's node type; reserved
@@ -399,7 +405,7 @@ class Experiment:
                     "metric": w.metric,
                     "readings": None if w.readings is None else vars(w.readings),
                     "env": dict(w.env),
-                    "cwd": w.cwd,
+                    "cwd": _fingerprint_cwd(w.cwd, s.workdir),
                     "per_work": w.per_work,
                 }
                 for w in self.workloads
@@ -447,3 +453,15 @@ class Experiment:
 
 #: default root of campaign directories, relative to the current working directory
 DEFAULT_OUTPUT = "results"
+
+
+def _fingerprint_cwd(cwd: str | None, workdir: str | None) -> str | None:
+    """A workload's directory as the measurement fingerprint records it: as loaded, or,
+    with ``settings.workdir``, relative to it (``{workdir}/sub``), so that the same
+    experiment run in another checkout of the program keeps its fingerprint."""
+    if workdir is None or cwd is None:
+        return cwd
+    rel = os.path.relpath(cwd, workdir)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return cwd  # outside the workdir: where it is
+    return "{workdir}" if rel == os.curdir else "{workdir}/" + rel

@@ -6,7 +6,9 @@ Rules (documented for users in ``runner/templates/init.yaml``):
 
 - ``output`` is relative to the current working directory (like hyperfine's export paths)
   and stored absolute; a workload's ``cwd`` and a command path containing ``/`` are
-  relative to the experiment file's directory, which is also the default ``cwd``.
+  relative to the experiment file's directory, which is also the default ``cwd``
+  (``settings.workdir``, itself relative to the file, moves that start: benchrun sweep
+  points it into each revision's worktree).
 - ``params``/``matrix`` placeholders are filled in ``command`` and ``env`` at load time;
   ``{work}``/``{round}`` only in ``command``, at launch time.
 - A workload is multiplied over the matrix names it uses (command or env), in the order
@@ -157,8 +159,21 @@ def build_experiment(
     fleet = executor is not None and bool(executor.node_types)
     if fleet:
         _check_fleet_names(data, smap)
+    work_base = base_dir
+    if settings.workdir is not None:  # the workloads' directories start here (--set workdir=)
+        where = Path(settings.workdir).expanduser()
+        where = where if where.is_absolute() else base_dir / where
+        with smap.recover():
+            if check_commands and not where.is_dir():
+                smap.error(
+                    ("settings", "workdir"),
+                    f"{settings.workdir} is not a directory (relative to the experiment file); "
+                    "give the directory the workloads' cwd starts from",
+                )
+            work_base = Path(os.path.normpath(where.absolute()))
+            settings = dataclasses.replace(settings, workdir=str(work_base))
     workloads, complete = _parse_workloads(
-        data.get("workloads"), matrix, settings, base_dir, smap, check_commands, defaults
+        data.get("workloads"), matrix, settings, work_base, smap, check_commands, defaults
     )
     fleet_groups: tuple[tuple[str, ...], ...] = ()
     if fleet and complete:

@@ -341,6 +341,15 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         "null: the directory benchrun runs in, when it is a checkout",
         nullable=True,
     ),
+    Key(
+        "workdir",
+        "str",
+        "where the workloads' relative cwd (and their default cwd) start from instead of "
+        "the experiment file's directory (relative to the file); the fingerprint records "
+        "cwds relative to it, so the experiment run in another checkout of the program "
+        "(benchrun sweep's worktrees) stays one series (docs/history.md)",
+        nullable=True,
+    ),
 )
 
 WORKLOAD_KEYS: tuple[Key, ...] = (

@@ -21,7 +21,8 @@ from typing import Any
 MAX_LABEL = 200
 
 #: git options that keep a repository's configuration from running commands
-_SAFE = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
+SAFE_GIT_OPTIONS = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
+_SAFE = SAFE_GIT_OPTIONS
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,219 @@
+"""``benchrun sweep EXPERIMENT --repo PATH A..B``: the experiment once per revision of the
+measured program, each campaign tagged with its revision (docs/history.md).
+
+Each revision is checked out in a git worktree of its own under
+``<output>/<name>/.worktrees/<short>``, and measured by the real ``benchrun run`` (a child
+process) with ``--revision <short>``, ``--set repository=PATH`` and ``--set
+workdir=<the worktree>`` (the workloads' ``cwd`` starts there; the experiment's ``setup``
+hook is the build). The campaigns go to one store, ``<output>/<name>/benchrun.db``, which
+``benchrun history`` reads as one series per workload. Rerunning the same command reuses
+every revision whose campaign finished and resumes the one that was interrupted.
+
+Exit codes: 0 every revision measured; 1 a revision's campaign failed (the others are
+measured); 2 bad input; 130 interrupted (rerun the same command to continue).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from benchrun.runner.commands import add_set_option
+
+HELP = """\
+Run the experiment once per revision of the measured program. Each revision is checked
+out in a git worktree of its own (<output>/<name>/.worktrees/<short hash>) and measured by
+`benchrun run` with --revision <short hash>, --set repository=PATH and --set
+workdir=<the worktree>: the workloads run in the revision's files and the experiment's
+setup hook (run there before a workload's first round) is the build. The campaigns go to
+one store, <output>/<name>/benchrun.db, that `benchrun history` reads as one series per
+workload; a worktree is removed once its campaign finished (--keep-worktrees keeps it).
+The same command again reuses every revision whose campaign finished and resumes the one
+that was interrupted. Exit status: 0 all measured, 1 a revision's campaign failed, 2 bad
+input, 130 interrupted (docs/history.md)."""
+
+EPILOG = """\
+examples:
+  benchrun sweep bench.yaml --repo ~/src/prog v1.0..main
+  benchrun sweep bench.yaml --repo . HEAD~8..HEAD --set max_time=2m
+  benchrun sweep bench.yaml --repo . v1.0 v1.1 v1.2      (a list of revisions)
+  benchrun history results/bench                          (the series and its changes)
+
+The experiment's paths (a workload's cwd, ./programs) are taken in the revision's worktree:
+relative to the experiment file's place in the repository when the file lies inside it,
+else relative to the repository's top (settings.workdir moves that start)."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "sweep",
+        help="run an experiment once per revision of the program (git worktrees), each "
+        "campaign tagged; then benchrun history",
+        description=HELP,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("experiment", metavar="EXPERIMENT", help="experiment file (YAML)")
+    p.add_argument(
+        "--repo",
+        required=True,
+        metavar="PATH",
+        help="the measured program's git repository (its worktrees are added there)",
+    )
+    p.add_argument(
+        "revisions",
+        nargs="+",
+        metavar="REV",
+        help="a range A..B (git rev-list --reverse A..B: the commits after A up to B, "
+        "oldest first) or revisions, measured in the order given",
+    )
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="put the campaigns in DIR/<name> instead of the file's output:")  # fmt: skip
+    add_set_option(p, "applied to every revision's campaign")
+    p.add_argument(
+        "--keep-worktrees",
+        action="store_true",
+        help="keep each revision's worktree (and its build) after its campaign finished",
+    )
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress display of the campaigns, only a line per revision")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print one JSON document at the end")
+    p.set_defaults(func=main)
+
+
+def _quoted(value: Path | str) -> str:
+    """A path as a YAML value of ``--set`` (JSON text: any character kept)."""
+    return json.dumps(str(value))
+
+
+def main(args: argparse.Namespace) -> int:
+    from benchrun.runner.campaign.revisions import (
+        estimates,
+        find_campaign,
+        revision_of,
+        run_child,
+        workdir_in,
+    )
+    from benchrun.runner.campaign.worktrees import (
+        WORKTREES,
+        remove_worktree,
+        repository_top,
+        revisions,
+        worktree,
+    )
+    from benchrun.runner.commands.run import make_campaign_dir
+    from benchrun.runner.config.loader import load_experiment
+    from benchrun.runner.errors import UserError
+    from benchrun.runner.format import format_value
+
+    experiment = load_experiment(args.experiment, overrides=args.overrides, check_commands=False)
+    top = repository_top(Path(args.repo).expanduser())
+    revs = revisions(top, args.revisions)
+    output = Path(args.output).absolute() if args.output else experiment.output
+    campaign_dir = output / experiment.name
+    make_campaign_dir(campaign_dir, f"-o {args.output}" if args.output else f"output: {output}")
+    cache = campaign_dir / WORKTREES
+    db = campaign_dir / "benchrun.db"
+    assert experiment.source_path is not None
+    anchor = (
+        Path(experiment.settings.workdir)
+        if experiment.settings.workdir is not None
+        else experiment.source_path.parent
+    )
+    placed = [f"repository={_quoted(top)}"]
+    # the fingerprint of every revision's campaign: cwds are recorded relative to workdir,
+    # so any worktree path gives it
+    fingerprint = load_experiment(
+        args.experiment,
+        overrides=[*args.overrides, *placed, f"workdir={_quoted(cache / 'any')}"],
+        check_commands=False,
+    ).measurement_fingerprint()
+
+    def fits(c: Any) -> bool:
+        return bool(c.name == experiment.name and c.fingerprint == fingerprint)
+
+    rows: list[dict[str, Any]] = []
+    failed = 0
+    say = (lambda line: print(line, file=sys.stderr, flush=True)) if args.json else print
+    for i, rev in enumerate(revs, 1):
+        head = f"[{i}/{len(revs)}] {rev.short} {rev.date[:10]} {rev.subject[:50]}"
+        done, unfinished = find_campaign(db, rev.commit, fits)
+        reused = done is not None
+        code = 0
+        if done is None:
+            where = worktree(top, cache, rev)
+            workdir = workdir_in(where, top, anchor)
+            own = (
+                unfinished is not None
+                and fits(unfinished)
+                and ((r := revision_of(unfinished)) is not None and r.commit == rev.commit)
+            )
+            if own:
+                words = [str(campaign_dir), "--resume"]
+            else:
+                words = [args.experiment, "-o", str(output), "--revision", rev.short]
+                words += [w for item in args.overrides for w in ("--set", item)]
+                words += ["--set", placed[0], "--set", f"workdir={_quoted(workdir)}"]
+                if unfinished is not None:
+                    words.append("--new")  # another revision's campaign stays, unfinished
+            if not args.quiet:
+                say(f"{head}: measuring in {workdir}")
+            try:
+                code = run_child(words, args.quiet)
+            except KeyboardInterrupt:
+                print(
+                    f"benchrun: interrupted at {rev.short}; the same command continues "
+                    "(finished revisions are reused, this one is resumed)",
+                    file=sys.stderr,
+                )
+                return 130
+            if code in (2, 4):  # the experiment or the machine refused: so would the next
+                raise UserError(
+                    f"the campaign of {rev.short} did not start (exit {code}, said above); "
+                    "nothing more measured"
+                )
+            done, _ = find_campaign(db, rev.commit, fits)
+            if done is not None and not args.keep_worktrees:
+                remove_worktree(top, where)
+        row: dict[str, Any] = {**rev.to_dict(), "reused": reused, "exit_code": code}
+        if done is None:
+            failed += 1
+            row.update(campaign=None, status="failed", workloads=[])
+            say(f"{head}: campaign failed (exit {code}); its worktree is kept: {cache / rev.short}")
+        else:
+            found = estimates(db, done.id)
+            row.update(campaign=done.id, status=done.status, workloads=[e.to_dict() for e in found])
+            if not any(
+                e.mean is not None for e in found
+            ):  # the build (setup) or every round failed
+                failed += 1
+                row["status"] = "failed"
+                say(f"{head}: no estimate (campaign {done.id}: its setup or its rounds failed; "
+                    f"benchrun show {campaign_dir} --campaign {done.id} --failures)")  # fmt: skip
+                rows.append(row)
+                continue
+            text = "; ".join(
+                f"{e.workload} {format_value(e.mean, e.unit)} "
+                f"[{format_value(e.low, e.unit)}, {format_value(e.high, e.unit)}]"
+                for e in found
+            )
+            say(f"{head}: {text} (campaign {done.id}{', reused' if reused else ''})")
+        rows.append(row)
+    hint = f"benchrun history {campaign_dir}"
+    if args.json:
+        doc = {
+            "experiment": experiment.name,
+            "repository": str(top),
+            "store": str(db),
+            "revisions": rows,
+            "failed": failed,
+            "history_command": hint,
+        }
+        print(json.dumps(doc, indent=2))
+    else:
+        print(f"{len(rows) - failed} of {len(rows)} revisions measured in {db}; over "
+              f"revisions: {hint}")  # fmt: skip
+    return 1 if failed else 0
