@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import zlib
 from pathlib import Path
@@ -33,21 +34,32 @@ def _run_measured(
     env: dict[str, str] | None = None,
     stdin: object = subprocess.DEVNULL,
 ) -> tuple[int, str, float]:
-    """(exit code, stderr, peak RSS in MiB of the child) of ``benchrun ARGS``."""
+    """(exit code, stderr, peak RSS in MiB of the child) of ``benchrun ARGS``.
+
+    The child is started by a small Python launcher, not by this (pytest) process: Linux
+    counts the RSS a process had before ``exec`` in its ``ru_maxrss``, and a child forked
+    from a test worker that already holds 300 MiB would report that, whatever benchrun
+    itself used. The launcher (about 10 MiB) prints its child's ``ru_maxrss`` (KiB)."""
     full = dict(os.environ, **(env or {}))
+    launcher = (
+        "import os, subprocess, sys\n"
+        "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+        "_, status, usage = os.wait4(p.pid, 0)\n"
+        "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n"
+    )
     with tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(
-            [*benchrun_argv(), *args],
+        out = subprocess.run(
+            [sys.executable, "-c", launcher, *benchrun_argv(), *args],
             cwd=cwd,
             env=full,
             stdin=stdin,  # type: ignore[arg-type]
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=err,
+            check=True,
         )
-        _, status, usage = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
+        code, maxrss_kib = (int(x) for x in out.stdout.split())
         err.seek(0)
-        return p.returncode, err.read().decode(), usage.ru_maxrss / 1024
+        return code, err.read().decode(), maxrss_kib / 1024
 
 
 def _hyperfine_bytes(n_times: int) -> bytes:
