@@ -16,7 +16,6 @@ mode of a directory it does not own. The threat model is in docs/security.md.
 
 from __future__ import annotations
 
-import grp
 import os
 import pwd
 import stat
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchrun.runner.errors import UserError
+from benchrun.runner.safefs import others_may_write
 
 #: longest path a Unix socket address holds on Linux (sun_path is 108 bytes with the NUL)
 MAX_SOCKET_PATH = 107
@@ -148,32 +148,6 @@ class DirRole:
     @property
     def advice(self) -> str:
         return f"set {self.variable} to a directory of your own"
-
-
-def private_group(gid: int, euid: int) -> bool:
-    """True when ``gid`` is the user's own private group (the "user private group" scheme of
-    Red Hat-like systems, whose umask 002 makes ``~/.local/share`` group-writable): a
-    group named like the non-root user ``euid``, its primary group, with no other member.
-    Root's group is never taken as private (system accounts often have gid 0)."""
-    if euid == 0:
-        return False
-    try:
-        user = pwd.getpwuid(euid)
-        group = grp.getgrgid(gid)
-    except KeyError:
-        return False
-    return (
-        user.pw_gid == gid and group.gr_name == user.pw_name and set(group.gr_mem) <= {user.pw_name}
-    )
-
-
-def others_may_write(st: os.stat_result, euid: int) -> bool:
-    """Whether someone other than the user ``euid`` (and root) may write what ``st``
-    describes: the other-write bit, or the group-write bit of a group that is not the
-    user's private group (:func:`private_group`)."""
-    if st.st_mode & stat.S_IWOTH:
-        return True
-    return bool(st.st_mode & stat.S_IWGRP) and not private_group(st.st_gid, euid)
 
 
 def _trusted_entry(path: Path, st: os.stat_result, euid: int, role: DirRole, final: Path) -> None:
