@@ -30,14 +30,25 @@ from scipy.optimize import brentq
 from benchrun.stats.groupseq import Boundaries, crossing_probabilities, empty_boundaries
 
 
-def _mvn_no_crossing(info: list[float], c: list[float], drift: float, sides: int) -> float:
+def _mvn_no_crossing(
+    info: list[float], c: list[float], drift: float, sides: int, seed: int | None = None
+) -> float:
     i = np.asarray(info, dtype=float)
     corr = np.sqrt(np.minimum.outer(i, i) / np.maximum.outer(i, i))
     mean = drift * np.sqrt(i)
     upper = np.asarray(c, dtype=float)
     lower = -upper if sides == 2 else np.full(len(c), -np.inf)
-    dist = sps.multivariate_normal(mean, corr, allow_singular=True, abseps=1e-9, releps=1e-9)
+    dist = sps.multivariate_normal(
+        mean, corr, allow_singular=True, abseps=1e-9, releps=1e-9, seed=seed
+    )
     return float(dist.cdf(upper, lower_limit=lower))
+
+
+def _mvn_no_crossing_median(info: list[float], c: list[float], drift: float, sides: int) -> float:
+    """scipy's value as the median of 5 seeded evaluations: its randomised quasi-Monte
+    Carlo integration scatters by a few 1e-6 (up to 5e-5 in one seed of 5) when looks
+    1.0001x apart make the correlation matrix nearly singular."""
+    return float(np.median([_mvn_no_crossing(info, c, drift, sides, seed) for seed in range(5)]))
 
 
 @pytest.mark.parametrize(
@@ -63,7 +74,7 @@ def test_total_crossing_matches_scipy_multivariate_normal(
 
 
 @pytest.mark.slow
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30, deadline=None, derandomize=True)
 @given(
     first=st.floats(0.5, 500.0),
     log_ratios=st.lists(
@@ -81,7 +92,7 @@ def test_random_schedules_match_scipy(
     info = list(first * np.exp(np.cumsum([0.0, *log_ratios])))
     c = z[: len(info)]
     got = crossing_probabilities(info, c, drift=drift, sides=sides).sum()
-    want = 1.0 - _mvn_no_crossing(info, c, drift, sides)
+    want = 1.0 - _mvn_no_crossing_median(info, c, drift, sides)
     assert got == pytest.approx(want, abs=2e-6)
 
 
