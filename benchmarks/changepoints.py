@@ -111,6 +111,11 @@ ROWS: tuple[Row, ...] = (
     Row("creep +3 % over r01..r100, 100", 100, creep=(0, 100, 0.03)),
     Row("creep +10 % over r26..r75, 100", 100, creep=(25, 75, 0.10)),
     Row("bimodal (+3 % in 30 % of campaigns), 60", 60, mode=(0.3, 0.03)),
+    # this VM's campaign-to-campaign variation: a between-campaign sd of 3.5-6.9 % of the
+    # log mean, measured with repeated campaigns (docs/conditions.md)
+    Row("VM noise (tau 5 %), no change, 30", 30, tau=0.05),
+    Row("VM noise (tau 5 %), step +10 % at r18, 30", 30, tau=0.05, steps=((17, 0.10),)),
+    Row("VM noise (tau 5 %), step +20 % at r18, 30", 30, tau=0.05, steps=((17, 0.20),)),
 )
 
 
