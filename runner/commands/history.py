@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -189,8 +188,7 @@ def main(args: argparse.Namespace) -> int:
         from benchrun.runner.report.history import series_doc
 
         docs = [series_doc(i["series"], i["result"], i["gate"]) for i in items]
-        print(json.dumps({"series": docs}, indent=2, allow_nan=False,
-                         default=lambda x: None if isinstance(x, float) and not math.isfinite(x) else str(x)))  # fmt: skip
+        print(json.dumps({"series": docs}, indent=2, allow_nan=False, default=str))
     else:
         _print(items)
     if args.fail_on_change is None:

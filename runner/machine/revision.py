@@ -22,7 +22,6 @@ MAX_LABEL = 200
 
 #: git options that keep a repository's configuration from running commands
 SAFE_GIT_OPTIONS = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
-_SAFE = SAFE_GIT_OPTIONS
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ def _git(folder: Path, *args: str, timeout: float) -> str | None:
     """stdout of ``git -C folder ARGS`` (stripped) or None when git fails or is missing."""
     try:
         proc = subprocess.run(
-            ["git", *_SAFE, "-C", str(folder), *args],
+            ["git", *SAFE_GIT_OPTIONS, "-C", str(folder), *args],
             capture_output=True,
             text=True,
             timeout=timeout,

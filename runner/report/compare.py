@@ -693,13 +693,9 @@ def headline(row: Row, margin: float) -> str:
     if row.ratio is None:
         return f"{word}: {row.reason}" if row.reason else word
     ratio, low, high = row.ratio, row.ratio_low, row.ratio_high
-    if row.verdict == "equivalent":
-        text = f"new/old {_x(ratio)}x"
-    elif ratio < 1:  # as `run` says it: the factor >= 1 and the direction in words
+    if row.verdict != "equivalent" and ratio < 1:  # as `run` says it: factor >= 1, direction
         ratio, low, high = 1.0 / ratio, (1.0 / high if high else None), (1.0 / low if low else None)
-        text = f"{_x(ratio)}x"
-    else:
-        text = f"{_x(ratio)}x"
+    text = ("new/old " if row.verdict == "equivalent" else "") + f"{_x(ratio)}x"
     if row.verdict not in ("equivalent", "slower", "faster") and not row.reason.startswith(
         NOT_COMPARABLE
     ):

@@ -23,16 +23,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchrun.runner.errors import UserError
-from benchrun.runner.machine.revision import Revision
+from benchrun.runner.machine.revision import SAFE_GIT_OPTIONS, Revision
 from benchrun.runner.results.campaigns import DONE
 from benchrun.runner.results.conditions import fingerprint_of
 from benchrun.runner.store.database import Store
 
 if TYPE_CHECKING:
     from benchrun.stats.changepoint import ChangePoints
-
-#: options that keep a repository's configuration from running commands (as revision.py)
-_SAFE_GIT = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
 
 
 @dataclass(frozen=True)
@@ -220,7 +217,7 @@ def commit_order(
     wanted = set(commits)
     try:
         proc = subprocess.run(
-            ["git", *_SAFE_GIT, "-C", repository, "rev-list", "--topo-order", "--reverse",
+            ["git", *SAFE_GIT_OPTIONS, "-C", repository, "rev-list", "--topo-order", "--reverse",
              *sorted(wanted)],
             capture_output=True, text=True, timeout=timeout, check=False,
             stdin=subprocess.DEVNULL,
