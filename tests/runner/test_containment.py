@@ -410,10 +410,10 @@ def test_the_pid_enters_the_record_only_while_a_round_has_run_a_while(
     for _ in range(10):
         ex.launch(RoundSpec(workload="w", argv=("true",), env=ENV, timeout=5))
     before_spawn = [pid for pid, _ in writes if pid is None]
-    with_pid = [running for pid, running in writes if pid is not None]
-    # the pid is written only once a round has run a while (none unless the machine stalls,
-    # a few on a loaded one), and then always while its child still runs
-    assert len(before_spawn) == 10 and len(with_pid) < 10 and all(with_pid)
+    with_pid = [pid for pid, _ in writes if pid is not None]
+    # the pid is written only once a round has run a while: none unless the machine stalls,
+    # a few on a loaded one (then the child may just have ended), never for every round
+    assert len(before_spawn) == 10 and len(with_pid) < 10
     writes.clear()
     out = ex.launch(RoundSpec(workload="w", argv=("sleep", "0.1"), env=ENV, timeout=5))
     assert out.status == "ok" and not ex.inflight_path.exists()
