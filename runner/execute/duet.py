@@ -1,10 +1,13 @@
 """Duets: the two workloads of a comparison run at the same time, one CPU each (docs/duet.md).
 
 A duet starts both children, each pinned to its own CPU before it runs anything, and holds
-them at a barrier: each child is ``/bin/sh`` reading one line from its stdin (a pipe), which
-prints one marker byte to its stderr once it waits there; when both markers arrived the
-runner writes a newline to both pipes, and each shell execs the workload (stdin from
-``/dev/null``). Both rounds are timed from that release (one monotonic instant) to their
+them at a barrier: each child is ``/bin/sh`` reading one line from its stdin (one pipe both
+share), which prints one marker byte to its stderr once it waits there; when both markers
+arrived the runner writes two newlines to that pipe in one ``write``, and each shell execs
+the workload (stdin from ``/dev/null``). One write for both sides, not one per side: a
+runner that shares a CPU with a side and is preempted by the side it woke first would
+otherwise hold the other side back (by milliseconds on a loaded machine, always the same
+side). Both rounds are timed from that release (one monotonic instant) to their
 own exit, and reaped with ``wait4`` (CPU times, max RSS) like a round of
 :class:`runner.execute.local.LocalExecutor`; each has its own timeout, and its own process
 group killed on a timeout or an interrupt.
@@ -203,7 +206,6 @@ class _Side:
     spec: RoundSpec
     proc: subprocess.Popen[bytes] | None = None
     applied: tuple[int, ...] | None = None
-    go_w: int = -1
     out_r: int = -1
     err_r: int = -1
     stdout: _Stream | None = None
@@ -224,9 +226,10 @@ class _Side:
     delay0: int | None = None
 
 
-def _start(executor: LocalExecutor, side: _Side, started_at: float) -> None:
-    """Spawn ``side``'s barrier shell pinned to its CPUs (the launching thread is pinned
-    for the spawn and restored after it); ``side.not_run`` when it cannot start."""
+def _start(executor: LocalExecutor, side: _Side, go_r: int, started_at: float) -> None:
+    """Spawn ``side``'s barrier shell pinned to its CPUs, its stdin the release pipe's read
+    end ``go_r`` (the launching thread is pinned for the spawn and restored after it);
+    ``side.not_run`` when it cannot start."""
     spec = side.spec
     argv = _argv_of(spec)
     if "/" not in argv[0] and shutil.which(argv[0], path=spec.env.get("PATH")) is None:
@@ -234,7 +237,6 @@ def _start(executor: LocalExecutor, side: _Side, started_at: float) -> None:
             spec, started_at, "failed", f"cannot execute {argv[0]!r}: not found", spec.cpus
         )
         return
-    go_r, side.go_w = os.pipe2(os.O_CLOEXEC)
     side.out_r, out_w = os.pipe2(os.O_CLOEXEC)
     side.err_r, err_w = os.pipe2(os.O_CLOEXEC)
     saved = os.sched_getaffinity(0)
@@ -266,7 +268,7 @@ def _start(executor: LocalExecutor, side: _Side, started_at: float) -> None:
     finally:
         if spec.cpus is not None:
             os.sched_setaffinity(0, saved)
-        for fd in (go_r, out_w, err_w):
+        for fd in (out_w, err_w):
             os.close(fd)
 
 
@@ -288,9 +290,10 @@ def local_duet(
         )
     sides = [_Side(a), _Side(b)]
     rss_floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    go_r, go_w = os.pipe2(os.O_CLOEXEC)
     try:
         for side in sides:
-            _start(executor, side, started_at)
+            _start(executor, side, go_r, started_at)
             whole = executor.readings_stdout_limit if side.spec.readings is not None else None
             side.stdout = _Stream(side.spec.output_limit, whole)
             side.stderr = _Stream(side.spec.output_limit, None)
@@ -309,12 +312,12 @@ def local_duet(
                     side.delay0 = read_run_delay_ns(fd)
         t0 = time.monotonic_ns()
         started_at = time.time()
-        for side in sides:  # the release: one line each, back to back
-            if side.go_w >= 0:
-                try:
-                    os.write(side.go_w, b"\n")
-                except OSError:
-                    pass  # that child is gone already
+        os.close(go_r)  # only the children read it now
+        go_r = -1
+        try:  # the release: a line for each side, in one write
+            os.write(go_w, b"\n" * len(sides))
+        except OSError:
+            pass  # both children are gone already
         _watch_both(executor, sides, t0)
         for side in sides:  # nothing a side started outlives the duet
             if side.proc is not None and kill_group(side.proc.pid):
@@ -331,11 +334,14 @@ def local_duet(
             clear_inflight(executor.inflight_path)
         raise
     finally:
+        for fd in (go_r, go_w):
+            if fd >= 0:
+                os.close(fd)
         for side in sides:
-            for fd in (side.go_w, side.out_r, side.err_r, side.exit_fd, side.watched.schedstat_fd):
+            for fd in (side.out_r, side.err_r, side.exit_fd, side.watched.schedstat_fd):
                 if fd >= 0:
                     os.close(fd)
-            side.go_w = side.out_r = side.err_r = side.exit_fd = -1
+            side.out_r = side.err_r = side.exit_fd = -1
             side.watched.schedstat_fd = -1
     outcomes = []
     for side in sides:
