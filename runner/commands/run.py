@@ -9,7 +9,6 @@ import dataclasses
 import functools
 import io
 import json
-import os
 import shlex
 import sys
 from pathlib import Path
@@ -43,6 +42,7 @@ from benchrun.runner.execute.reservation import (
     register_unpinned,
     reserve,
 )
+from benchrun.runner.files import make_campaign_dir
 from benchrun.runner.store.database import Store
 from benchrun.runner.ui.display import RichDisplay, stderr_console, stdout_console
 
@@ -502,33 +502,6 @@ def stored_oneline(experiment: Experiment) -> OneLine | None:
         cleanup=tuple(parsed.cleanup),
         **oneline_fields(parsed),
     )
-
-
-def make_campaign_dir(campaign_dir: Path, given: str) -> None:
-    """Create ``campaign_dir`` (and its parents) or raise a UserError saying why not.
-
-    ``given`` names where the location came from (``-o DIR`` or the file's ``output:``),
-    so that the one-line error points at what to change.
-    """
-    blocker = next(
-        (p for p in (campaign_dir, *campaign_dir.parents) if p.exists() and not p.is_dir()),
-        None,
-    )
-    if blocker is not None:
-        raise UserError(
-            f"{given}: {blocker} is a file, not a directory; choose a directory for the results"
-        )
-    from benchrun.runner.safefs import open_dir
-
-    try:  # made 0700 whatever the umask, refused if another user could plant files there
-        os.close(open_dir(campaign_dir, create=True))
-    except OSError as exc:
-        raise UserError(
-            f"{given}: cannot create {campaign_dir}: {exc.strerror or exc}; choose a "
-            "writable directory"
-        ) from None
-    if not os.access(campaign_dir, os.W_OK | os.X_OK):
-        raise UserError(f"{given}: cannot write into {campaign_dir}; choose a writable directory")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -104,9 +104,9 @@ def main(args: argparse.Namespace) -> int:
         revisions,
         worktree,
     )
-    from benchrun.runner.commands.run import make_campaign_dir
     from benchrun.runner.config.loader import load_experiment
     from benchrun.runner.errors import UserError
+    from benchrun.runner.files import make_campaign_dir
     from benchrun.runner.format import format_value
 
     experiment = load_experiment(args.experiment, overrides=args.overrides, check_commands=False)

@@ -209,6 +209,17 @@ def test_bad_input_is_one_line_and_exit_2(
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("benchrun.db"))
 
 
+def test_bisect_help_names_every_setting_a_step_refuses() -> None:
+    """The settings ``--help`` says a step sets itself are those a ``--set`` of is refused
+    (the command keeps its own copy so that ``--help`` imports nothing heavy)."""
+    from benchrun.runner.campaign.bisection import STEP_SETTINGS
+    from benchrun.runner.commands import bisect
+
+    assert bisect.STEP_SETTINGS == STEP_SETTINGS
+    help_text = " ".join(cli("bisect", "--help").stdout.split())
+    assert "the step sets " + ", ".join(STEP_SETTINGS) in help_text
+
+
 def test_an_interrupted_sweep_continues_where_it_stopped(
     repo: tuple[Path, list[str]], tmp_path: Path
 ) -> None:
