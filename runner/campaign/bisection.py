@@ -17,9 +17,8 @@ from benchrun.runner.campaign.revisions import (
     StepResult,
     classify,
     find_campaign,
-    revision_of,
-    run_child,
     search_steps,
+    start_or_resume,
     step_experiment,
     step_names,
     workdir_in,
@@ -44,7 +43,7 @@ from benchrun.runner.store.database import CampaignRow, Store
 #: settings a step sets itself (the pair, its level, the threshold as the TOST margin)
 STEP_SETTINGS = ("reference", "alpha", "confidence", "margin", "repository", "workdir")
 
-__all__ = ["BisectPlan", "BisectRequest", "Search", "StepInterrupted", "StepResult"]
+__all__ = ["BisectPlan", "BisectRequest", "Search", "StepResult"]
 
 
 @dataclass(frozen=True)
@@ -185,10 +184,6 @@ def _step_settings(plan: BisectPlan, req: BisectRequest, good_name: str) -> list
     return sets
 
 
-class StepInterrupted(Exception):
-    """Ctrl-C during a step's campaign (internal)."""
-
-
 def measure_step(
     plan: BisectPlan, req: BisectRequest, rev: Commit, label: str, say: Callable[[str], None]
 ) -> tuple[CampaignRow, bool]:
@@ -222,26 +217,13 @@ def measure_step(
         return done, True
     worktree(plan.top, plan.cache, plan.good)
     tested_tree = worktree(plan.top, plan.cache, rev)
-    own = (
-        unfinished is not None
-        and fits(unfinished)
-        and ((r := revision_of(unfinished)) is not None and r.commit == rev.commit)
-    )
-    if own:
-        words = [str(plan.store_dir), "--resume"]
-    else:
-        step_file.parent.mkdir(mode=0o700, exist_ok=True)
-        atomic_write_text(step_file, step_text)
-        words = [str(step_file), "-o", str(plan.output), "--revision", rev.short]
-        words += [w for item in sets for w in ("--set", item)]
-        if unfinished is not None:
-            words.append("--new")
+    step_file.parent.mkdir(mode=0o700, exist_ok=True)
+    atomic_write_text(step_file, step_text)
+    fresh = [str(step_file), "-o", str(plan.output), "--revision", rev.short]
+    fresh += [w for item in sets for w in ("--set", item)]
     if not req.quiet:
         say(f"{label}: measuring {good_name} and {tested_name}")
-    try:
-        code = run_child(words, req.quiet)
-    except KeyboardInterrupt:
-        raise StepInterrupted(rev.short) from None
+    code = start_or_resume(plan.store_dir, rev.commit, unfinished, fits, fresh, req.quiet)
     done, _ = find_campaign(plan.db, rev.commit, fits)
     if done is None:
         raise UserError(

@@ -22,7 +22,7 @@ import math
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,6 +98,37 @@ def find_campaign(
         latest if latest is not None and latest.status in ("running", "interrupted") else None
     )
     return (done[-1] if done else None), unfinished
+
+
+class CampaignInterrupted(Exception):
+    """Ctrl-C while a revision's campaign ran (it stopped cleanly; the same command
+    resumes it)."""
+
+
+def start_or_resume(
+    store_dir: Path,
+    commit: str,
+    unfinished: CampaignRow | None,
+    fits: Callable[[CampaignRow], bool],
+    fresh: Sequence[str],
+    quiet: bool,
+) -> int:
+    """Run the campaign of ``commit`` as a ``benchrun run`` child and return its exit code:
+    ``--resume`` of ``store_dir`` when its ``unfinished`` campaign is this revision's and
+    ``fits``, else ``fresh`` (the words of a new campaign; ``--new`` added when another
+    campaign is unfinished, which then stays so). :class:`CampaignInterrupted` on Ctrl-C."""
+    own = (
+        unfinished is not None
+        and fits(unfinished)
+        and ((r := revision_of(unfinished)) is not None and r.commit == commit)
+    )
+    words = [str(store_dir), "--resume"] if own else list(fresh)
+    if unfinished is not None and not own:
+        words.append("--new")
+    try:
+        return run_child(words, quiet)
+    except KeyboardInterrupt:
+        raise CampaignInterrupted(commit) from None
 
 
 @dataclass(frozen=True)

@@ -174,11 +174,11 @@ def main(args: argparse.Namespace) -> int:
     from benchrun.runner.campaign.bisection import (
         BisectRequest,
         Search,
-        StepInterrupted,
         judge_step,
         measure_step,
         plan_search,
     )
+    from benchrun.runner.campaign.revisions import CampaignInterrupted
     from benchrun.runner.campaign.worktrees import remove_worktree
 
     req = BisectRequest(
@@ -206,7 +206,7 @@ def main(args: argparse.Namespace) -> int:
         )
         try:
             done, reused = measure_step(plan, req, rev, label, say)
-        except StepInterrupted:
+        except CampaignInterrupted:
             print(f"benchrun: interrupted at {rev.short}; the same command continues "
                   "(finished steps are reused, this one is resumed)", file=sys.stderr)  # fmt: skip
             return 130

@@ -199,6 +199,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "`benchrun show --json`: per workload the mean, CI, q and n_q in the base unit, the "
         "work amount, the comparisons and how the campaign stopped); progress stays on stderr",
     )
+    _add_oneline_options(p)
+    add_hyperfine_options(p)
+    p.set_defaults(func=main)
+
+
+def _add_oneline_options(p: argparse.ArgumentParser) -> None:
+    """The one-line form's options (commands, names, parameters, hooks): docs/oneline.md."""
     g = p.add_argument_group(
         "one-line form (no experiment file; docs/oneline.md)",
         "Commands given on the command line, like hyperfine's; --set, -o, --baseline, "
@@ -290,8 +297,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="print the experiment file the one-line options stand for (YAML) and exit "
         "without running anything",
     )
-    add_hyperfine_options(p)
-    p.set_defaults(func=main)
 
 
 def executor_option(text: str | None) -> str | dict[str, Any] | None:
@@ -718,6 +723,19 @@ def _run(
             resume_command=resume_command(experiment.campaign_dir, args),
             on_start=functools.partial(_say_notes, notes, args.quiet),
         )
+    return _report_outcome(args, experiment, outcome, spec, err)
+
+
+def _report_outcome(
+    args: argparse.Namespace,
+    experiment: Experiment,
+    outcome: Any,
+    spec: OneLine | None,
+    err: Console,
+) -> int:
+    """Print a finished campaign's results (tables or ``--json``), the baseline's
+    conditions, its warnings and hyperfine's exports; the exit code (``--fail-on-unmet``
+    turns an unmet end or incomparable baseline conditions into :data:`EXIT_UNMET`)."""
     # the results as `benchrun show` prints them, read back from the store (commands/show.py;
     # imported here, after the campaign: it needs the statistics, the loop may not)
     from benchrun.runner.commands.show import print_results, read_summary, summary_json
