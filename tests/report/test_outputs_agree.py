@@ -33,7 +33,6 @@ from benchrun.runner.config.loader import parse_experiment
 from benchrun.runner.control.collector import interval_text
 from benchrun.runner.execute.fake import FakeExecutor, lognormal
 from benchrun.runner.format import display_unit
-from benchrun.runner.results.headline import ratio_headline
 
 A, B = "sum[n=100000]", "sum[n=200000]"
 
@@ -141,6 +140,43 @@ def _round_values(db: Path, name: str) -> dict[int, float]:
     return {int(p): ns / 1e9 for p, ns in rows}
 
 
+def _signed_rank_k(n: int, confidence: float) -> int:
+    """k of the distribution-free interval [W_(k), W_(M+1-k)] of the Walsh averages: the
+    largest k with 2·P0[W+ <= k-1] <= 1 - c, from the exact null law of the signed-rank
+    statistic W+ (the coefficients of prod_{i<=n} (1 + x^i) over 2^n; Hollander, Wolfe and
+    Chicken, Nonparametric Statistical Methods, §3.3)."""
+    counts = np.array([1.0])
+    for i in range(1, n + 1):
+        counts = np.concatenate([counts, np.zeros(i)]) + np.concatenate([np.zeros(i), counts])
+    cdf = np.cumsum(counts) / 2.0**n
+    return int(np.sum(2.0 * cdf <= 1.0 - confidence))
+
+
+def _hodges_lehmann(d: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """(median of the Walsh averages (d_i + d_j)/2, i <= j; W_(k); W_(M+1-k))."""
+    walsh = np.sort(((d[:, None] + d[None, :]) / 2.0)[np.triu_indices(d.size)])
+    k = _signed_rank_k(d.size, confidence)
+    return float(np.median(walsh)), float(walsh[k - 1]), float(walsh[walsh.size - k])
+
+
+def _paired_ratio(d: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """The paired comparison's ratio b/a and its CI from the per-pass log ratios ``d``, as
+    docs/controller.md describes it: the Hodges-Lehmann estimate of d with its signed-rank
+    interval, joined with the interval over the means of two consecutive passes, the
+    half-widths scaled by sqrt((1 + r)/(1 - r)) with r = the rank lag-1 autocorrelation of
+    d (scipy.stats.rankdata) plus one standard error 1/sqrt(n); exp of the three."""
+    ranks = sps.rankdata(d)
+    c = ranks - ranks.mean()
+    r1 = float(np.dot(c[:-1], c[1:]) / np.dot(c, c))
+    assert r1 <= 1.645 / math.sqrt(d.size)  # the passes are the units (no means of q)
+    r = min(0.9, max(0.0, r1 + 1.0 / math.sqrt(d.size)))
+    est, low, high = _hodges_lehmann(d, confidence)
+    _, low2, high2 = _hodges_lehmann(d.reshape(-1, 2).mean(axis=1), confidence)
+    low, high = min(low, low2), max(high, high2)
+    w = math.sqrt((1.0 + r) / (1.0 - r))
+    return math.exp(est), math.exp(est - w * (est - low)), math.exp(est + w * (high - est))
+
+
 def test_the_pair_and_every_ci_are_identical_in_every_output(
     fixed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -156,11 +192,19 @@ def test_the_pair_and_every_ci_are_identical_in_every_output(
     assert d.size == 48
     assert pair["ratio_low"] < math.exp(float(d.mean())) < pair["ratio_high"]
     assert pair["ratio_low"] < 3.0 < pair["ratio_high"]  # the truth: 90 ms / 30 ms
-    # its headline is the words of the stored numbers, printed by every text output
-    assert pair["headline"] == ratio_headline(
-        A, B, pair["ratio"], pair["ratio_low"], pair["ratio_high"], test="paired",
-        passes=pair["passes"], unit="s", estimand="median per-pass ratio",
-    )  # fmt: skip
+    # the ratio and its CI, from the stored rounds (_paired_ratio: numpy and scipy), and
+    # the headline every text output prints, written from them
+    ratio, low, high = _paired_ratio(d, confidence=0.95)
+    assert pair["ratio"] == pytest.approx(ratio, rel=1e-12)
+    assert (pair["ratio_low"], pair["ratio_high"]) == (
+        pytest.approx(low, rel=1e-12),
+        pytest.approx(high, rel=1e-12),
+    )
+    assert ratio > 1.0  # B is the slower one: "slower" (seconds, lower is better)
+    assert pair["headline"] == (
+        f"{B} is {ratio:.3f}x [{low:.3f}, {high:.3f}] slower than {A} "
+        "(paired, median per-pass ratio, 48 passes)"
+    )
     # (show fits its terminal width, so a long headline may wrap: compare its words)
     shown = " ".join(out["show"].split())
     for text in (shown, out["md"], html.unescape(out["html"])):
