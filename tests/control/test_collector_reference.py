@@ -394,3 +394,27 @@ def test_the_lag1_check_doubles_q_on_a_slow_drift() -> None:
     assert any("still correlated" in note for note in long.notes)
     assert (long.enough, long.q, long.readings_needed) == (False, 120, 8 * 240)
     _check(long, _expected([np.array([v]) for v in y]))
+
+
+@pytest.mark.parametrize("kind", ("iid", "ar05", "ar09", "lognormal"))
+def test_the_default_warmup_detection_then_the_same_interval(kind: str) -> None:
+    """With ``warmup="mser5"`` (the default) the result is the documented one over the
+    readings kept: the first ``warmup_readings`` rounds (one reading each) or readings of
+    every round (several) left out. A transient of known length planted in half of the
+    series must be cut at least that far (the planted rounds are 30 % slower)."""
+    for i, n in enumerate((40, 200, 1000)):
+        x = _series(kind, n, 400 + i)
+        if i % 2:
+            x[:20] *= 1.3
+        got = collect(x[:, None])
+        w = got.warmup_readings
+        assert w >= (20 if i % 2 else 0) and got.level_shift_at is None
+        _check(got, _expected([np.array([v]) for v in x[w:]]))
+    for i, r in enumerate((12, 60, 300)):
+        block = _series(kind, 20 * r, 500 + i).reshape(r, 20)
+        if i % 2:
+            block[:, :5] *= 1.3
+        got = collect(block)
+        d = got.warmup_readings // r
+        assert d * r == got.warmup_readings and d >= (5 if i % 2 else 0)
+        _check(got, _expected(list(block[:, d:])))
