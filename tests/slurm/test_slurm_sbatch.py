@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 from benchrun.runner.config.experiment import SlurmSpec
+from benchrun.runner.execute.slurm import SlurmExecutor, SlurmOptions
 from benchrun.runner.execute.slurm_commands import JobState, parse_sacct, parse_scontrol_job
 from benchrun.runner.execute.slurm_sbatch import (
     AgentJob,
@@ -149,3 +150,23 @@ def test_a_scontrol_show_job_line_is_read() -> None:
     )
     pending = "JobId=8 JobState=PENDING Reason=Priority ExitCode=0:0 NodeList=(null)\n"
     assert parse_scontrol_job("8", pending) == JobState("8", "PENDING", "Priority", "0:0")
+
+
+def test_the_executor_takes_its_options_as_one_record_or_by_keyword() -> None:
+    """SlurmOptions given whole, with a field replaced by keyword (as the old keywords)."""
+    options = SlurmOptions(job_name="jn", comment="mark", env_keys=frozenset({"A"}))
+    executor = SlurmExecutor(SlurmSpec(partition="p", exclusive=False), options, pin=(0, 1))
+    try:
+        assert executor.sbatch_options() == [
+            "--job-name=jn",
+            LOG,
+            "--comment=mark",
+            "--partition=p",
+            "--nodes=1",
+        ]
+        assert (executor.pin, executor.env_keys) == ((0, 1), frozenset({"A"}))
+        assert executor.options == SlurmOptions(
+            job_name="jn", comment="mark", env_keys=frozenset({"A"}), pin=(0, 1)
+        )
+    finally:
+        executor.close()
