@@ -366,7 +366,7 @@ def plan(
         )
     else:
         smt = smt_plan(root, cpus)
-        offline = [int(s.path.split("/")[-2][3:]) for s in smt[0]]
+        offline = [int(Path(s.path).parent.name[len("cpu") :]) for s in smt[0]]
         parts += [smt, irq_plan(root, cpus, offline)]
     for s, k in parts:
         steps += s
@@ -387,14 +387,15 @@ def tune_locked(
     """Make the changes of :func:`plan`, each journalled before it is made; ``store``'s
     lock must be held. Entries of an existing journal are kept (restored after the new
     ones, in reverse order)."""
-    journal = store.read() or Journal(str(root), owner)
+    existing = store.read()
+    journal = existing or Journal(str(root), owner)
     if journal.root != str(root):
         raise UserError(
             f"{store.path} holds settings of root {journal.root}; `benchrun system reset` them first"
         )
     steps, skips = plan(root, cpus, aslr=aslr)
     entries = list(journal.entries)
-    on_disk = journal.entries if store.read() is not None else None
+    on_disk = existing.entries if existing is not None else None  # what the file holds
     changes: list[Entry] = []
     root_only: list[str] = []
     for step in steps:
