@@ -624,3 +624,22 @@ def test_the_lock_is_released_when_its_holder_is_killed(state: Path) -> None:
             child.wait(30)
     with open(lock) as f:  # and nobody holds it now
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_the_files_tuned_are_those_the_probes_read_and_the_noise_fixes_name() -> None:
+    from benchrun.runner.machine import noise, probes
+
+    assert probes.SYS_CPU == Path("/") / tuning.CPU_DIR
+    assert (
+        probes.PROC / "sys/kernel/perf_event_max_sample_rate" == Path("/") / tuning.SAMPLE_RATE_PATH
+    )
+    aslr = noise.aslr_rule({"environment": {"aslr": 2}}, None)[0]
+    assert isinstance(aslr, noise.NoiseWarning)
+    assert f"/{tuning.ASLR_PATH}" in aslr.fix_command
+    for control, path in (("no_turbo", tuning.NO_TURBO_PATH), ("boost", tuning.BOOST_PATH)):
+        meta = {"hardware": {"turbo": True, "turbo_control": f"/{path}"}}
+        fix = noise.turbo_rule(meta, None)[0]
+        assert isinstance(fix, noise.NoiseWarning) and f"/{path}" in fix.fix_command, control
+    smt = noise.smt_rule({"hardware": {"thread_siblings": {"1": [1, 3]}}}, [1])[0]
+    assert isinstance(smt, noise.NoiseWarning)
+    assert f"/{tuning.CPU_DIR}/cpu3/online" in smt.fix_command
