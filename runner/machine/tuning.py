@@ -384,9 +384,31 @@ def _may_write(path: Path) -> bool:
 def tune_locked(
     store: JournalStore, root: Path, cpus: Sequence[int] | None, owner: Owner, *, aslr: bool = False
 ) -> TuneReport:
-    """Make the changes of :func:`plan`, each journalled before it is made; ``store``'s
-    lock must be held. Entries of an existing journal are kept (restored after the new
-    ones, in reverse order)."""
+    """Make the changes of :func:`plan` that this process may write.
+
+    Every previous value is written to the journal (one durable write) before the first
+    change; then each file is written and read back; a write the kernel refuses is taken
+    out of the journal again (at the end, with one more write). A crash in between leaves
+    entries whose ``before`` is still the current value: restoring them changes nothing.
+
+    Parameters
+    ----------
+    store : JournalStore
+        The journal's directory, its lock held.
+    root : Path
+        The directory standing for ``/``.
+    cpus : sequence of int or None
+        The benchmark CPUs (:func:`plan`).
+    owner : Owner
+        Who tunes (kept from an existing journal, whose entries stay before the new ones).
+    aslr : bool
+        Turn ASLR off too.
+
+    Returns
+    -------
+    TuneReport
+        The changes made (``after`` as read back), what was left and why.
+    """
     existing = store.read()
     journal = existing or Journal(str(root), owner)
     if journal.root != str(root):
@@ -394,33 +416,29 @@ def tune_locked(
             f"{store.path} holds settings of root {journal.root}; `benchrun system reset` them first"
         )
     steps, skips = plan(root, cpus, aslr=aslr)
-    entries = list(journal.entries)
-    on_disk = existing.entries if existing is not None else None  # what the file holds
+    root_only = [s.setting for s in steps if not _may_write(root / s.path)]
+    steps = [s for s in steps if _may_write(root / s.path)]
+    if root_only:
+        skips.append(Skip(setting_names(root_only), "needs root", "root"))
+    if not steps:
+        return TuneReport((), tuple(skips), str(store.path))
+    planned = tuple(Entry(s.setting, s.path, s.before, s.target) for s in steps)
+    store.write(journal.with_entries(journal.entries + planned))  # before any change
     changes: list[Entry] = []
-    root_only: list[str] = []
     for step in steps:
-        path = root / step.path
-        if not _may_write(path):
-            root_only.append(step.setting)
-            continue
-        entries.append(Entry(step.setting, step.path, step.before, step.target))
-        on_disk = tuple(entries)
-        store.write(journal.with_entries(on_disk))  # on disk before the change
         try:
-            write_value(path, step.target)
+            write_value(root / step.path, step.target)
         except OSError as exc:
-            entries.pop()
             why = f"the kernel refused {step.target!r} ({exc.strerror or exc})"
             skips.append(Skip(step.setting, why, "refused"))
             continue
-        after = _read(root, step.path)
-        entries[-1] = Entry(step.setting, step.path, step.before, after or step.target)
-        changes.append(entries[-1])
-    if root_only:
-        skips.append(Skip(setting_names(root_only), "needs root", "root"))
-    if entries and tuple(entries) != on_disk:
-        store.write(journal.with_entries(tuple(entries)))
-    elif not entries and on_disk is not None:
+        after = _read(root, step.path) or step.target
+        changes.append(Entry(step.setting, step.path, step.before, after))
+    entries = journal.entries + tuple(changes)
+    if entries:
+        if entries != journal.entries + planned:
+            store.write(journal.with_entries(entries))
+    else:
         store.remove()  # every write refused: nothing to restore
     return TuneReport(tuple(changes), tuple(skips), str(store.path))
 
