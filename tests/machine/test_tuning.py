@@ -372,7 +372,7 @@ def test_recover_restores_a_dead_campaigns_journal_but_never_a_manual_one(
     # a campaign's journal whose process is gone: its lock is free
     with JournalStore(state, create=True) as store:
         store.try_lock()
-        report = tuning.tune_locked(store, tree, [1], tuning._owner("campaign", "/dead"))
+        report = tuning.tune_locked(store, tree, [1], tuning.owner_now("campaign", "/dead"))
     assert report.changes
     restored = recover(root=tree, directory=state)
     assert restored is not None and restored.removed
@@ -455,7 +455,7 @@ def test_any_campaign_first_restores_what_a_dead_tune_campaign_left(
     before = snapshot(tree)
     with JournalStore(state, create=True) as store:
         store.try_lock()
-        tuning.tune_locked(store, tree, [1], tuning._owner("campaign", "/dead"))
+        tuning.tune_locked(store, tree, [1], tuning.owner_now("campaign", "/dead"))
     text = (
         f"name: next\noutput: {tmp_path / 'out'}\nsettings:\n  adaptive: false\n  rounds: 1\n"
         "  warmup_rounds: 0\n  pin: none\nworkloads:\n  - name: a\n    command: [w]\n"
@@ -588,7 +588,7 @@ def test_the_daemon_restores_a_dead_campaigns_real_tuning_at_its_start(
         state = Path(env.vars["XDG_STATE_HOME"]) / "benchrun"
         with JournalStore(state, create=True) as store:  # a campaign that died tuned
             store.try_lock()
-            tuning.tune_locked(store, Path("/"), [1], tuning._owner("campaign", "/dead"))
+            tuning.tune_locked(store, Path("/"), [1], tuning.owner_now("campaign", "/dead"))
         assert read_sample_rate() == "1"
         monkeypatch.setenv("BENCHRUN_TUNING_DIR", str(state))  # the daemon's (root: /var/lib)
         env.start_daemon()
@@ -632,18 +632,17 @@ def test_the_lock_is_released_when_its_holder_is_killed(state: Path) -> None:
 
 def test_the_files_tuned_are_those_the_probes_read_and_the_noise_fixes_name() -> None:
     from benchrun.runner.machine import noise, probes
+    from benchrun.runner.machine import tuning_plan as tp
 
-    assert probes.SYS_CPU == Path("/") / tuning.CPU_DIR
-    assert (
-        probes.PROC / "sys/kernel/perf_event_max_sample_rate" == Path("/") / tuning.SAMPLE_RATE_PATH
-    )
+    assert probes.SYS_CPU == Path("/") / tp.CPU_DIR
+    assert probes.PROC / "sys/kernel/perf_event_max_sample_rate" == Path("/") / tp.SAMPLE_RATE_PATH
     aslr = noise.aslr_rule({"environment": {"aslr": 2}}, None)[0]
     assert isinstance(aslr, noise.NoiseWarning)
-    assert f"/{tuning.ASLR_PATH}" in aslr.fix_command
-    for control, path in (("no_turbo", tuning.NO_TURBO_PATH), ("boost", tuning.BOOST_PATH)):
+    assert f"/{tp.ASLR_PATH}" in aslr.fix_command
+    for control, path in (("no_turbo", tp.NO_TURBO_PATH), ("boost", tp.BOOST_PATH)):
         meta = {"hardware": {"turbo": True, "turbo_control": f"/{path}"}}
         fix = noise.turbo_rule(meta, None)[0]
         assert isinstance(fix, noise.NoiseWarning) and f"/{path}" in fix.fix_command, control
     smt = noise.smt_rule({"hardware": {"thread_siblings": {"1": [1, 3]}}}, [1])[0]
     assert isinstance(smt, noise.NoiseWarning)
-    assert f"/{tuning.CPU_DIR}/cpu3/online" in smt.fix_command
+    assert f"/{tp.CPU_DIR}/cpu3/online" in smt.fix_command
