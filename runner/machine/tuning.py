@@ -227,8 +227,30 @@ def system_tune(
     directory: Path | None = None,
     aslr: bool = False,
 ) -> tuple[ResetReport | None, TuneReport]:
-    """``benchrun system tune``: first restore what a dead campaign left tuned, then tune
-    (kept until ``system reset``). Returns (that restore or None, the tune)."""
+    """``benchrun system tune``: restore what a dead campaign left tuned, then tune until
+    ``system reset``.
+
+    Parameters
+    ----------
+    cpus : sequence of int or None
+        The benchmark CPUs (:func:`~benchrun.runner.machine.tuning_plan.plan`).
+    root : Path
+        The directory standing for ``/`` (tests).
+    directory : Path, optional
+        The journal's directory (default :func:`journal_dir`).
+    aslr : bool
+        Turn ASLR off too.
+
+    Returns
+    -------
+    (ResetReport or None, TuneReport)
+        The restore of a dead campaign's tuning (None when there was none), the tune.
+
+    Raises
+    ------
+    UserError
+        A live campaign keeps the machine tuned; the journal or its directory is refused.
+    """
     with JournalStore(directory or journal_dir(), create=True) as store:
         if not store.try_lock():
             raise _busy(store)
@@ -240,13 +262,23 @@ def system_tune(
 
 
 def system_reset(*, root: Path = Path("/"), directory: Path | None = None) -> ResetReport | None:
-    """``benchrun system reset``: restore every journalled value (a dead campaign's too);
-    None when nothing is tuned. Refused while a live campaign keeps the machine tuned."""
-    try:
-        store = JournalStore(directory or journal_dir(), create=False)
-    except FileNotFoundError:
-        return None
-    with store:
+    """``benchrun system reset``: restore every journalled value, a manual tune's or a dead
+    campaign's.
+
+    Parameters are those of :func:`system_tune`.
+
+    Returns
+    -------
+    ResetReport or None
+        What was restored and refused; None when there is no journal.
+
+    Raises
+    ------
+    UserError
+        A live campaign keeps the machine tuned (it restores at its end); the journal or
+        its directory is refused.
+    """
+    with JournalStore(directory or journal_dir(), create=False) as store:
         if store.fd is None:
             return None
         if not store.try_lock():
@@ -255,18 +287,30 @@ def system_reset(*, root: Path = Path("/"), directory: Path | None = None) -> Re
 
 
 def recover(*, root: Path = Path("/"), directory: Path | None = None) -> ResetReport | None:
-    """Restore what a campaign that died tuned (its lock is free, its journal remains):
-    at every ``benchrun run`` and at the daemon's start. None when there is nothing of
-    the kind (no journal, a manual tune's, or a live campaign's)."""
-    try:
-        store = JournalStore(directory or journal_dir(), create=False)
-    except FileNotFoundError:
-        return None
-    with store:
+    """Restore what a campaign that died left tuned: its journal remains and nobody holds
+    its lock. Called at every ``benchrun run`` and at the daemon's start.
+
+    Parameters are those of :func:`system_tune`.
+
+    Returns
+    -------
+    ResetReport or None
+        The restore; None when there is nothing of the kind (no journal, a manual tune's,
+        a live campaign's).
+
+    Raises
+    ------
+    UserError
+        The journal or its directory is refused.
+    """
+    with JournalStore(directory or journal_dir(), create=False) as store:
         if store.fd is None:
             return None
         journal = store.read()
         if journal is None or journal.owner.kind != "campaign" or not store.try_lock():
+            return None
+        journal = store.read()  # as it is under the lock
+        if journal is None or journal.owner.kind != "campaign":
             return None
         return restore_locked(store, root)
 
@@ -275,11 +319,7 @@ def current_journal(directory: Path | None = None) -> tuple[Journal | None, bool
     """The journal as it is now (what is tuned), for ``benchrun system``, and whether a
     live process holds its lock (a campaign keeping the machine tuned); (None, False)
     when there is none."""
-    try:
-        store = JournalStore(directory or journal_dir(), create=False)
-    except FileNotFoundError:
-        return None, False
-    with store:
+    with JournalStore(directory or journal_dir(), create=False) as store:
         journal = store.read()
         if journal is None:
             return None, False
@@ -313,11 +353,27 @@ def campaign_tuning(
     directory: Path | None = None,
     restored: list[ResetReport] | None = None,
 ) -> Iterator[CampaignTuning]:
-    """Tune for a campaign and keep the lock while it runs; restore on the way out
-    (normal end, exception, SIGINT/SIGTERM turned into an interruption). A SIGKILLed
-    process leaves the journal, which :func:`recover` restores. The machine is left as it
-    is when another live campaign or a ``system tune`` holds it tuned. ``restored``
-    receives the final restore's report."""
+    """Tune for a campaign and hold the journal's lock while it runs; restore on the way
+    out (its end, an exception, SIGINT/SIGTERM turned into an interruption). A SIGKILLed
+    process leaves the journal and a free lock, which :func:`recover` restores.
+
+    Parameters
+    ----------
+    cpus : sequence of int or None
+        The campaign's workload CPUs (None: not pinned).
+    campaign : str
+        The campaign's directory (named in the journal and in messages).
+    root, directory
+        As :func:`system_tune`.
+    restored : list, optional
+        Receives the report of the restore at the end.
+
+    Yields
+    ------
+    CampaignTuning
+        What was tuned; no change, with a note, when another live campaign or a ``system
+        tune`` holds the machine tuned (left as it is).
+    """
     with JournalStore(directory or journal_dir(), create=True) as store:
         if not store.try_lock():
             journal = store.read()
