@@ -511,14 +511,14 @@ def test_a_non_root_user_is_told_what_needs_root_and_nothing_changes(public_tmp:
     assert not (state / "tuning.json").exists()
 
 
-@needs_root
+@needs_real_sample_rate
+@pytest.mark.xdist_group(GROUP)
 def test_system_tune_as_non_root_exits_1_naming_root_and_the_kernel_value_stays(
     public_tmp: Path,
 ) -> None:
     state = public_tmp / "s"
     state.mkdir()
     os.chown(state, OTHER_UID, OTHER_UID)
-    before = read_sample_rate()
     # what the command imports, imported here: the other user cannot read this
     # interpreter's standard library under /root
     import encodings.ascii  # noqa: F401
@@ -538,11 +538,12 @@ def test_system_tune_as_non_root_exits_1_naming_root_and_the_kernel_value_stays(
             code = main(["system", "tune", "--cpus", "1"])
         return [code, err.getvalue()]
 
-    code, stderr = as_other_user(cli)
+    with real_sample_rate(MARK):  # no other real test changes it meanwhile
+        code, stderr = as_other_user(cli)
+        assert read_sample_rate() == MARK
     assert code == 1, stderr
     assert "needs root" in stderr and "Traceback" not in stderr
     assert len(stderr.strip().splitlines()) == 1
-    assert read_sample_rate() == before
 
 
 # -- the real kernel -------------------------------------------------------------------
