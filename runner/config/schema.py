@@ -350,6 +350,14 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         "(benchrun sweep's worktrees) stays one series (docs/history.md)",
         nullable=True,
     ),
+    Key(
+        "tune",
+        "bool",
+        "tune this machine for the campaign (governor, turbo, perf sampling rate, SMT "
+        "siblings, IRQ affinity, as benchrun system tune does on the workload CPUs; root) "
+        "and restore every previous value at its end, or after a crash at the next run "
+        "(docs/tuning.md)",
+    ),
 )
 
 WORKLOAD_KEYS: tuple[Key, ...] = (
