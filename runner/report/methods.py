@@ -179,6 +179,26 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
     )
 
 
+def _tuning_sentence(record: Any) -> str | None:
+    """What ``settings.tune`` changed for the campaign (its metadata's ``tuning``: the
+    changes with their values before and after, docs/tuning.md), or None when nothing."""
+    from benchrun.runner.machine.tuning import change_lines
+    from benchrun.runner.machine.tuning_journal import Entry
+
+    changes = record.get("changes") if isinstance(record, dict) else None
+    if not changes:
+        return None
+    entries = [
+        Entry(str(c.get("setting")), str(c.get("path")), str(c.get("before")), str(c.get("after")))
+        for c in changes
+        if isinstance(c, dict)
+    ]
+    return (
+        "For the campaign benchrun tuned the machine (settings.tune) and restored it "
+        "afterwards: " + "; ".join(change_lines(entries)) + "."
+    )
+
+
 def _campaign_sentences(model: CampaignModel) -> list[str]:
     """The campaign: workloads, rounds, pinning, containment, order and how it ended."""
     s = model.settings
@@ -203,6 +223,9 @@ def _campaign_sentences(model: CampaignModel) -> list[str]:
             "Each round ran in its own process group, killed at the end of the round "
             "(no cgroup was available, so a descendant that left the group could outlive it)."
         )
+    tuned = _tuning_sentence((model.campaign.metadata or {}).get("tuning"))
+    if tuned:
+        out.append(tuned)
     order = s.get("order", "interleaved")
     out.append(
         "Workloads ran in a seeded random interleaved order"

@@ -447,6 +447,16 @@ def test_a_tune_campaign_is_tuned_while_it_runs_and_records_before_and_after(
     assert events["tuned"].data["changes"] == campaign.metadata["tuning"]["changes"]
     restored = events["tuning-restored"].data
     assert restored["journal_removed"] and len(restored["restored"]) == len(changes)
+    # the report's methods paragraph says what was tuned, with the values the kernel had
+    from benchrun.runner.report.analysis import rank_groups
+    from benchrun.runner.report.methods import methods_paragraph
+    from benchrun.runner.report.model import load_campaign
+
+    model = load_campaign(exp.db_path)
+    text = methods_paragraph(model, rank_groups(model, quantreg=False), None)
+    assert "benchrun tuned the machine (settings.tune) and restored it" in text
+    assert f"perf_event_max_sample_rate: {MARK} -> 1" in text
+    assert "SMT sibling CPU 3 online: 1 -> 0" in text, text
 
 
 def test_any_campaign_first_restores_what_a_dead_tune_campaign_left(
