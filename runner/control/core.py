@@ -41,6 +41,7 @@ class Side(NamedTuple):
 
     @property
     def sample(self) -> Sample:
+        """The side as a :class:`stats.sequential.Sample` (mean, s_q², n_q)."""
         return Sample(self.mean, self.var, self.n)
 
 
@@ -73,6 +74,16 @@ class ControllerCore:
     ``None``. ``reference``: a workload of this campaign every other one of its group is
     compared with (``settings.baseline``). ``state``: what :meth:`state` returned before
     (stored in the data of "plan"/"look" events), to resume without re-spending α.
+
+    Kept between passes: ``schedule`` (the campaign's looks), ``verdicts`` (declared pair
+    verdicts by pair) and ``base_verdicts`` (by workload), ``order`` (each ranked group's
+    order at its last look), ``latest`` (the last test results, by "pair:a|b" or
+    "base:name"), ``pair_looks`` (each paired comparison's own look state), ``units`` (its
+    tests by series length), ``pair_active`` (the workloads given rounds for a pair at the
+    last look), ``prev`` (what the last change events reported). Set by each
+    ``decide``: ``retired``, ``src`` (the paired series), ``covered`` (workloads whose
+    comparisons are all paired), ``extended`` (past ``max_rounds``), ``pace`` (seconds per
+    pass), ``own_next`` (the clock of the next own look of a comparison).
     """
 
     def __init__(
@@ -157,6 +168,9 @@ class ControllerCore:
             self.pair_looks[frozenset(k)] = PairLookState.from_dict(v)
 
     def enough(self, s: WorkloadStats | None, rounds: int) -> TypeGuard[WorkloadStats]:
+        """Has a workload enough data for its own CI to be tested: a certified CI, >=
+        ``min_rounds`` steady rounds, >= ``min_subsessions`` subsession means and >=
+        ``min_series`` readings?"""
         return bool(
             s is not None
             and s.enough
@@ -186,6 +200,7 @@ class ControllerCore:
         return self.src.stats(a, b)
 
     def paired(self, a: str, b: str) -> bool:
+        """Is a~b compared on its per-pass log ratios (both workloads covered, docs/paired.md)?"""
         return self.src is not None and bool(self.covered.get(a) and self.covered.get(b))
 
     def ready(self, a: str, b: str, enough: Mapping[str, bool]) -> bool:
@@ -269,6 +284,8 @@ class ControllerCore:
         ) or name in self.retired
 
     def width_ok(self, s: WorkloadStats | None) -> bool:
+        """Is the CI relative half-width of ``s`` at most ``ci_rel_width`` (always, when
+        that is null; a mean of 0 passes only with a zero-width CI)?"""
         target = self.params.ci_rel_width
         if target is None:
             return True
@@ -301,6 +318,8 @@ class ControllerCore:
         return floor if floor > target else None
 
     def side(self, s: WorkloadStats, rounds: int) -> Side:
+        """The Welch side of a workload with enough data: its subsession summary, or its
+        k node means when its CI is the node-level one (§14)."""
         assert s.mean is not None and s.s2_q is not None and s.n_q is not None
         nodes = s.nodes
         if nodes and nodes.get("ci_from") == "nodes":  # Welch on the k node means (§14)
@@ -309,6 +328,7 @@ class ControllerCore:
         return Side(float(s.mean), float(s.s2_q), int(s.n_q), max(1, rounds))
 
     def groups(self) -> dict[tuple[str, str], list[str]]:
+        """The workloads of each (direction, group), in file order."""
         out: dict[tuple[str, str], list[str]] = {}
         for n in self.names:
             out.setdefault(self.group[n], []).append(n)
@@ -354,6 +374,7 @@ class ControllerCore:
         return r
 
     def sort_key(self, name: str, s: WorkloadStats | None) -> tuple[int, float]:
+        """Best first by mean in the workload's direction; without a mean, last."""
         if s is None or s.mean is None:
             return (1, 0.0)
         sign = 1.0 if self.direction[name] == "lower_is_better" else -1.0
