@@ -25,7 +25,7 @@ from benchrun.runner.control.pairlooks import PairLookState, PairTestResult, loo
 from benchrun.runner.control.params import DIRECTIONS, ControllerParams
 from benchrun.stats.sequential import Sample
 
-__all__ = ["NODES_DIFFER", "ControllerCore", "Reported", "Side", "known"]
+__all__ = ["NODES_DIFFER", "NOT_TESTED", "ControllerCore", "LastTest", "Reported", "Side", "known"]
 
 #: how the reason of a workload stopped for node variation starts (docs/methods.md §14)
 NODES_DIFFER = "nodes differ"
@@ -54,6 +54,26 @@ class Reported:
     done: dict[str, bool] = field(default_factory=dict)
     active: list[str] | None = None
     stopped: bool = False
+
+
+@dataclass(frozen=True)
+class LastTest:
+    """The last test of a comparison, shown while it is undecided: ``welch_p`` the raw
+    two-sided p (Welch's, or the paired test's), ``welch_p_holm`` after Holm (an own look's
+    p as it is), ``tost_p`` the TOST p of equivalence, ``test`` what ran ("welch" or
+    "paired"; None: not tested yet), ``rel`` the relative difference b/a - 1 (None for a
+    baseline), ``level`` the nominal level of an own look (None at the campaign's looks)."""
+
+    welch_p: float | None
+    welch_p_holm: float | None
+    tost_p: float | None
+    test: str | None
+    rel: float | None = None
+    level: float | None = None
+
+
+#: the last test of a comparison not tested yet
+NOT_TESTED = LastTest(None, None, None, None)
 
 
 def known(s: WorkloadStats | None) -> WorkloadStats:
@@ -131,7 +151,7 @@ class ControllerCore:
         self.verdicts: dict[frozenset[str], dict[str, Any]] = {}
         self.base_verdicts: dict[str, dict[str, Any]] = {}
         self.order: dict[tuple[str, str], list[str]] = {}
-        self.latest: dict[str, dict[str, Any]] = {}  # last test results, by key
+        self.latest: dict[str, LastTest] = {}  # last test results, by key
         self.prev = Reported()
         self.pair_active: set[str] | None = None  # fixed between looks (no churn)
         self.retired: dict[str, str] = {}

@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping
 
 from benchrun.runner.control.collector import WorkloadStats
-from benchrun.runner.control.core import ControllerCore
+from benchrun.runner.control.core import ControllerCore, LastTest
 from benchrun.runner.control.decision import Event
 from benchrun.runner.control.pairlooks import PairLookState, PairTestResult, first_look
 from benchrun.runner.control.pairtests import verdict_text
@@ -140,13 +140,13 @@ def own_base_verdict(
     the verdict it reaches: slower or faster than the reference (in ``name``'s
     direction), or equivalent; ``r.estimate`` estimates ln(name/ref)."""
     rel = math.expm1(r.estimate)
-    c.latest["base:" + name] = {
-        "welch_p": r.p,
-        "welch_p_holm": r.p,
-        "tost_p": r.tost_p,
-        "test": "paired",
-        "level": lev_sep,
-    }
+    c.latest["base:" + name] = LastTest(
+        welch_p=r.p,
+        welch_p_holm=r.p,
+        tost_p=r.tost_p,
+        test="paired",
+        level=lev_sep,
+    )
     events = [own_look_event(c, ref, name, look, lev_sep, lev_eq, n, final)]
     lower = c.direction[name] == "lower_is_better"
     if r.p <= lev_sep:
@@ -211,14 +211,14 @@ def own_verdict(
     else:
         est = r.estimate
     rel = math.expm1(est)
-    c.latest["pair:" + "|".join(sorted(pk))] = {
-        "welch_p": r.p,
-        "welch_p_holm": r.p,
-        "tost_p": r.tost_p,
-        "rel": rel,
-        "test": "paired",
-        "level": lev_sep,
-    }
+    c.latest["pair:" + "|".join(sorted(pk))] = LastTest(
+        welch_p=r.p,
+        welch_p_holm=r.p,
+        tost_p=r.tost_p,
+        rel=rel,
+        test="paired",
+        level=lev_sep,
+    )
     events = [own_look_event(c, a, b, look, lev_sep, lev_eq, n, final)]
     if r.p <= lev_sep:
         verdict = SEPARATED

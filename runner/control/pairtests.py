@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from benchrun.runner.control.collector import WorkloadStats
-from benchrun.runner.control.core import ControllerCore, Side, known
+from benchrun.runner.control.core import ControllerCore, LastTest, Side, known
 from benchrun.runner.control.decision import Event, TestKind
 from benchrun.runner.format import format_percent
 from benchrun.stats.compare import tost_from_summary, welch_from_summary
@@ -130,13 +130,13 @@ def look_welch(
     )
     for pair, ok_2q in zip(ranking.pairs, confirmed, strict=True):
         pk = frozenset((pair.a, pair.b))
-        c.latest["pair:" + "|".join(sorted(pk))] = {
-            "welch_p": pair.welch_p,
-            "welch_p_holm": pair.welch_p_holm,
-            "tost_p": pair.tost_p,
-            "rel": pair.relative_difference,
-            "test": "welch",
-        }
+        c.latest["pair:" + "|".join(sorted(pk))] = LastTest(
+            welch_p=pair.welch_p,
+            welch_p_holm=pair.welch_p_holm,
+            tost_p=pair.tost_p,
+            rel=pair.relative_difference,
+            test="welch",
+        )
         if pair.verdict == UNDECIDED:
             continue
         if pair.verdict == SEPARATED and not ok_2q:
@@ -276,13 +276,13 @@ def look_paired(
     events: list[Event] = []
     for (a, b, r), ph, ok_2q in zip(seps, adjusted, confirmed, strict=True):
         pk = frozenset((a, b))
-        c.latest["pair:" + "|".join(sorted(pk))] = {
-            "welch_p": r.p,
-            "welch_p_holm": ph,
-            "tost_p": r.tost_p,
-            "rel": r.rel,
-            "test": r.test,
-        }
+        c.latest["pair:" + "|".join(sorted(pk))] = LastTest(
+            welch_p=r.p,
+            welch_p_holm=ph,
+            tost_p=r.tost_p,
+            rel=r.rel,
+            test=r.test,
+        )
         if ph < alpha and ok_2q:
             verdict = SEPARATED
         elif r.tost_p < alpha:
@@ -466,12 +466,12 @@ def look_baselines(
     adjusted = holm([r.p for *_, r in todo])
     events = []
     for (name, label, base, r), ph in zip(todo, adjusted, strict=True):
-        c.latest["base:" + name] = {
-            "welch_p": r.p,
-            "welch_p_holm": ph,
-            "tost_p": r.tost_p,
-            "test": r.test,
-        }
+        c.latest["base:" + name] = LastTest(
+            welch_p=r.p,
+            welch_p_holm=ph,
+            tost_p=r.tost_p,
+            test=r.test,
+        )
         if name in c.base_verdicts:
             continue
         lower = c.direction[name] == "lower_is_better"

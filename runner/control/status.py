@@ -17,7 +17,7 @@ from typing import Any
 
 from benchrun.runner.control.allocation import Allocation, Need, allocate, pair_need, paired_need
 from benchrun.runner.control.collector import WorkloadStats
-from benchrun.runner.control.core import ControllerCore, Side, known
+from benchrun.runner.control.core import NOT_TESTED, ControllerCore, LastTest, Side, known
 from benchrun.runner.control.decision import (
     BaselineStatus,
     BaselineVerdict,
@@ -82,7 +82,7 @@ class BaselineView:
     base: Side | None
     mine: Side | None
     s: WorkloadStats | None
-    latest: Mapping[str, Any]
+    latest: LastTest
     base_mean: float | None
     cur_mean: float | None
     rel: float | None
@@ -160,7 +160,7 @@ def pair_row(
     needs, who gets them, the last test results)."""
     pk = frozenset((a, b))
     rec = c.verdicts.get(pk)
-    latest = c.latest.get("pair:" + "|".join(sorted(pk)), {})
+    latest = c.latest.get("pair:" + "|".join(sorted(pk)), NOT_TESTED)
     paired = c.paired(a, b)
     if rec is not None:
         pair_ratio = ratio_now(c, rec["a"], rec["b"], st, rounds)
@@ -175,7 +175,7 @@ def pair_row(
             verdict=rec["verdict"],
             look=rec["look"],
             alpha=rec["alpha"],
-            welch_p=latest.get("welch_p"),
+            welch_p=latest.welch_p,
             welch_p_holm=rec["welch_p_holm"],
             tost_p=rec["tost_p"],
             relative_difference=rec["relative_difference"],
@@ -197,10 +197,10 @@ def pair_row(
         verdict=UNDECIDED,
         look=None,
         alpha=None,
-        welch_p=latest.get("welch_p"),
-        welch_p_holm=latest.get("welch_p_holm"),
-        tost_p=latest.get("tost_p"),
-        relative_difference=latest.get("rel"),
+        welch_p=latest.welch_p,
+        welch_p_holm=latest.welch_p_holm,
+        tost_p=latest.tost_p,
+        relative_difference=latest.rel,
         rounds_needed=more,
         test="paired" if paired else "welch",
         **_ratio_fields(ratio_now(c, a, b, st, rounds)),
@@ -208,8 +208,8 @@ def pair_row(
         estimand=estimand(c, a, b),
     )
     detail = (
-        f"Holm p {latest['welch_p_holm']:.3g}, TOST p {latest['tost_p']:.3g} at the last look"
-        if latest
+        f"Holm p {latest.welch_p_holm:.3g}, TOST p {latest.tost_p:.3g} at the last look"
+        if latest.test is not None
         else note or "not tested yet"
     )
     est = f", about {more} more rounds" if more is not None else ""
@@ -230,7 +230,7 @@ def baseline_view(
     ``name``/baseline, delta method for a stored baseline)."""
     base = baseline_side(c, label, st, rounds, name)
     s = st[name]
-    latest = c.latest.get("base:" + name, {})
+    latest = c.latest.get("base:" + name, NOT_TESTED)
     base_mean = (
         base.mean if base is not None else (known(st[label]).mean if st.get(label) else None)
     )
@@ -290,7 +290,7 @@ def baseline_row(c: ControllerCore, v: BaselineView, rounds: Mapping[str, int]) 
             mean=v.cur_mean,
             baseline_mean=v.base_mean if v.base_mean is not None else float("nan"),
             relative_change=rec["relative_change"],
-            welch_p=latest.get("welch_p"),
+            welch_p=latest.welch_p,
             welch_p_holm=rec["welch_p_holm"],
             tost_p=rec["tost_p"],
             rounds_needed=None,
@@ -329,9 +329,9 @@ def undecided_baseline(
         mean=v.cur_mean,
         baseline_mean=v.base_mean if v.base_mean is not None else float("nan"),
         relative_change=v.rel,
-        welch_p=latest.get("welch_p"),
-        welch_p_holm=latest.get("welch_p_holm"),
-        tost_p=latest.get("tost_p"),
+        welch_p=latest.welch_p,
+        welch_p_holm=latest.welch_p_holm,
+        tost_p=latest.tost_p,
         rounds_needed=more,
         notes=notes,
         test=test,
