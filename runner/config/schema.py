@@ -168,7 +168,7 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         "number",
         "significance level of comparisons",
         exclusive_minimum=0,
-        # the controller's own range (runner/control/controller.py ControllerParams):
+        # the controller's own range (runner/control/params.py ControllerParams):
         # refused here, not after the campaign was created
         exclusive_maximum=0.5,
     ),
