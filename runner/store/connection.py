@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.safefs import cannot, check_entry, create_file, open_dir
@@ -111,6 +111,10 @@ class StoreBase:
         self._group_since = 0.0
         #: nesting depth of :meth:`snapshot` (0: no read transaction of ours is open)
         self._snapshot_depth = 0
+        #: rows already read in the open read-only snapshot, by what was asked (None
+        #: outside one): every read there sees one state of the store, so ``show``'s
+        #: second read of a campaign's rounds is not read and decoded again
+        self._snapshot_rows: dict[tuple[Any, ...], Any] | None = None
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -309,10 +313,12 @@ class StoreBase:
                 self._rollback_quietly()
                 raise unreadable_store(self.path, exc) from exc
         self._snapshot_depth = 1
+        self._snapshot_rows = {}
         try:
             yield self
         finally:
             self._snapshot_depth = 0
+            self._snapshot_rows = None
             self._rollback_quietly()  # nothing was written: ending the read is all it does
 
     @contextmanager

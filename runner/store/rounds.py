@@ -113,7 +113,12 @@ class RoundTables(StoreBase):
 
     @guarded
     def rounds(self, campaign_id: int, workload_id: int | None = None) -> list[RoundRow]:
-        """Rounds in launch order (``seq``), each with its readings."""
+        """Rounds in launch order (``seq``), each with its readings (inside a read-only
+        :meth:`snapshot`, read once: a second call returns the same rows)."""
+        cached = self._snapshot_rows
+        key = ("rounds", campaign_id, workload_id)
+        if cached is not None and key in cached:
+            return list(cached[key])
         sql = f"SELECT {', '.join(ROUND_COLUMNS)} FROM round WHERE campaign_id = ?"
         params: list[Any] = [campaign_id]
         if workload_id is not None:
@@ -135,7 +140,11 @@ class RoundTables(StoreBase):
             rsql + " ORDER BY reading.round_id, reading.idx", rparams
         ):
             readings.setdefault(round_id, []).append(value)
-        return [round_row(r, readings.get(r["id"], ())) for r in rows]
+        out = [round_row(r, readings.get(r["id"], ())) for r in rows]
+        if cached is not None:
+            cached[key] = out
+            return list(out)
+        return out
 
     @guarded
     def reading_flags(self, campaign_id: int) -> dict[tuple[int, int], str]:
