@@ -224,24 +224,26 @@ _COLUMN = {"pass_": "pass", "argv": "argv_json", "facts": "facts_json"}
 #: the fields of NewRound that are columns of ``round``, in order
 _ROUND_FIELDS = tuple(f.name for f in fields(NewRound) if f.name not in ("readings", "hooks"))
 INSERT_READING = "INSERT INTO reading (round_id, idx, value) VALUES (?, ?, ?)"
+#: (RoundRow field, round table column) of every field but the readings, in order
+_ROUND_ROW_FIELDS = tuple(
+    (f.name, _COLUMN.get(f.name, f.name)) for f in fields(RoundRow) if f.name != "readings"
+)
 #: the round table's columns that RoundRow reads, derived from the record
-ROUND_COLUMNS = tuple(_COLUMN.get(f.name, f.name) for f in fields(RoundRow) if f.name != "readings")
+ROUND_COLUMNS = tuple(column for _, column in _ROUND_ROW_FIELDS)
 
 
 def round_row(r: sqlite3.Row, readings: Sequence[float]) -> RoundRow:
     """A RoundRow from a ``round`` row read with :data:`ROUND_COLUMNS` (by column name)."""
     values: dict[str, Any] = {}
-    for f in fields(RoundRow):
-        if f.name == "readings":
-            continue
-        v = r[_COLUMN.get(f.name, f.name)]
-        if f.name == "argv":
+    for name, column in _ROUND_ROW_FIELDS:
+        v = r[column]
+        if name == "argv":
             v = json.loads(v)
-        elif f.name == "facts":
+        elif name == "facts":
             v = json.loads(v) if v else None
-        elif f.name == "warmup":
+        elif name == "warmup":
             v = bool(v)
-        values[f.name] = v
+        values[name] = v
     return RoundRow(**values, readings=tuple(readings))
 
 
