@@ -35,8 +35,8 @@ from rich.markup import escape
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.store.database import CampaignRow, HookRow, RoundRow, Store
-from benchrun.runner.ui.display import stdout_console
 from benchrun.runner.ui.fit import KEEP, wrap_lines
+from benchrun.runner.ui.terminal import stdout_console
 
 if TYPE_CHECKING:  # the tables import the statistics (scipy): only when they are drawn
     from benchrun.runner.ui.tables import WorkInfo
