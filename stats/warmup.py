@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
-from scipy import stats as _sps
+from scipy.special import ndtri, stdtr
 
 from benchrun.stats.autocorr import integrated_autocorrelation_time
 from benchrun.stats.intervals import as_series
@@ -43,9 +43,10 @@ def _transient_p(head: np.ndarray, tail_mean: float, tail_sd: float, m: int, tau
     under that null the head's mean has the kept batch means' variance, so ``t =
     (z̄_head - z̄_tail) / (s_tail·sqrt(τ/d + τ/m))`` with d head batch means, τ the kept
     ones' autocorrelation time (m/τ effective batches, docs/methods.md §3) and m/τ - 1 degrees
-    of freedom. For a single head batch and τ = 1 this is a prediction interval."""
+    of freedom. For a single head batch and τ = 1 this is a prediction interval. The upper
+    tail is ``stdtr(df, -|t|)``, the function ``scipy.stats.t.sf(|t|, df)`` evaluates."""
     t = (float(head.mean()) - tail_mean) / (tail_sd * np.sqrt(tau / head.size + tau / m))
-    return 2.0 * float(_sps.t.sf(abs(t), max(m / tau - 1.0, 1.0)))
+    return 2.0 * float(stdtr(max(m / tau - 1.0, 1.0), -abs(t)))
 
 
 def _mser_curve(values: Iterable[float] | np.ndarray) -> np.ndarray:
@@ -161,7 +162,7 @@ def mser5(values: Iterable[float] | np.ndarray, *, alpha: float | None = 0.01) -
         # back) and the kept batch means count as independent
         tau = 1.0
     else:
-        limit = float(_sps.norm.isf(alpha / 2.0)) * tail_sd
+        limit = float(-ndtri(alpha / 2.0)) * tail_sd  # scipy.stats.norm.isf(alpha / 2)
         while d > 0 and abs(z[d - 1] - tail_mean) < limit:
             d -= 1
         if d == 0:

@@ -35,8 +35,8 @@ from rich.markup import escape
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.store.database import CampaignRow, HookRow, RoundRow, Store
-from benchrun.runner.ui.display import stdout_console
 from benchrun.runner.ui.fit import KEEP, wrap_lines
+from benchrun.runner.ui.terminal import stdout_console
 
 if TYPE_CHECKING:  # the tables import the statistics (scipy): only when they are drawn
     from benchrun.runner.ui.tables import WorkInfo
@@ -150,12 +150,19 @@ class CampaignSummary:
 
 
 def read_summary(
-    db: Path, campaign_id: int | None = None, *, include_secrets: bool = False
+    db: Path,
+    campaign_id: int | None = None,
+    *,
+    include_secrets: bool = False,
+    intervals: bool = True,
 ) -> CampaignSummary:
     """Read campaign ``campaign_id`` (default: the newest) of the store ``db``: its
     results, states, comparisons, drift lines and work amounts (:class:`CampaignSummary`),
     in one snapshot of the store. The campaign's secret ``env:`` values are hidden in the
-    rows it holds (runner/store/redact.py) unless ``include_secrets``."""
+    rows it holds (runner/store/redact.py) unless ``include_secrets``. ``intervals=False``:
+    each workload's ``summary`` without the median CI
+    (:func:`runner.results.workloads.describe_rounds`), which the tables of ``show`` do
+    not print (``--json`` has it)."""
     # heavy imports (scipy via the statistics) only when called, so that `benchrun --help`
     # and the other commands start fast
     from benchrun.runner.report.model import check_magnitudes
@@ -180,7 +187,7 @@ def read_summary(
         rounds = store.rounds(campaign.id)
         workloads = store.workloads(campaign.id)
         check_magnitudes(db, workloads, rounds)
-        results = workload_results(store, campaign, confidence)
+        results = workload_results(store, campaign, confidence, intervals=intervals)
         campaigns = store.campaigns()
         n_campaigns = len(campaigns)
         latest = not campaigns or campaigns[-1].id == campaign.id
@@ -490,7 +497,9 @@ def main(args: argparse.Namespace) -> int:
     console = stdout_console()
     docs = []
     for db in dbs:
-        s = read_summary(db, args.campaign, include_secrets=args.include_secrets)
+        s = read_summary(
+            db, args.campaign, include_secrets=args.include_secrets, intervals=args.json
+        )
         campaign = s.campaign
         if args.json:
             docs.append(summary_json(s))

@@ -29,13 +29,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from benchrun.runner.control.controller import Controller, ControllerParams, Decision
-from benchrun.runner.control.pairing import PassSeries, round_values_by_pass
 from benchrun.runner.results.workloads import analysed_rounds, collect_stored, final_verdicts
 from benchrun.runner.store.database import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
 
 if TYPE_CHECKING:
     from benchrun.runner.config.experiment import Experiment
+    from benchrun.runner.control.controller import Decision
 
 __all__ = ["campaign_verdicts", "fixed_verdicts", "experiment_of", "FIXED_HOW"]
 
@@ -88,6 +87,11 @@ def _decide(
 ) -> Decision:
     """The controller's decision on one group of a fixed campaign after all its rounds: a
     single look at the whole alpha (the schedule's first and last look is ``clock``)."""
+    # imported here: an adaptive campaign's stored verdicts need no controller (nor the
+    # scipy.stats of its tests), so `benchrun show` of one does not import it
+    from benchrun.runner.control.controller import Controller, ControllerParams
+    from benchrun.runner.control.pairing import PassSeries
+
     params = ControllerParams.from_settings(
         SimpleNamespace(**settings),
         max_rounds=clock,
@@ -142,6 +146,8 @@ def fixed_verdicts(
         ``reason``, ``conditions_met`` (None: a fixed campaign has no stopping rule),
         ``units``, ``directions``, ``margin``, ``alpha``, ``confidence`` and ``computed``.
     """
+    from benchrun.runner.control.pairing import round_values_by_pass
+
     settings = dict(campaign.settings)
     confidence = float(settings.get("confidence", 0.95))
     groups: dict[str, list[WorkloadRow]] = {}

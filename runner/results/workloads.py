@@ -112,7 +112,9 @@ DESCRIPTIVE_KEYS = (
 )
 
 
-def describe_rounds(values: np.ndarray, confidence: float) -> dict[str, Any]:
+def describe_rounds(
+    values: np.ndarray, confidence: float, *, intervals: bool = True
+) -> dict[str, Any]:
     """Descriptive statistics of a workload's per-round values (docs/methods.md §1).
 
     Parameters
@@ -121,6 +123,12 @@ def describe_rounds(values: np.ndarray, confidence: float) -> dict[str, Any]:
         The per-round values in launch order (:func:`round_values`), at least one.
     confidence : float
         Level of the median's CI.
+    intervals : bool
+        False: :data:`DESCRIPTIVE_KEYS` without ``median_ci_low`` and ``median_ci_high``,
+        from ``stats.describe`` alone (the same values ``stats.summarize`` takes from it):
+        what ``benchrun show``'s tables print, without the median CI, the mean CI and the
+        normality test that ``stats.summarize`` also computes (and the 0.3-0.5 s import of
+        ``scipy.stats`` they need).
 
     Returns
     -------
@@ -131,10 +139,19 @@ def describe_rounds(values: np.ndarray, confidence: float) -> dict[str, Any]:
         ``stats.describe``. The mean, its CI, the subsession choice and tau are not here:
         they are the estimate's (``collected``).
     """
-    full = stats.summarize(values, confidence=confidence, warmup="none").to_dict()
+    description = stats.describe(values)
     out: dict[str, Any] = {"rounds": int(values.size)}
-    out.update((k, full.get(k)) for k in DESCRIPTIVE_KEYS)
-    out["notes"] = list(stats.describe(values).notes)
+    if intervals:
+        full = stats.summarize(values, confidence=confidence, warmup="none").to_dict()
+        out.update((k, full.get(k)) for k in DESCRIPTIVE_KEYS)
+    else:
+        described = description.to_dict()
+        out.update(
+            (k, confidence if k == "confidence" else described.get(k))
+            for k in DESCRIPTIVE_KEYS
+            if k not in ("median_ci_low", "median_ci_high")
+        )
+    out["notes"] = list(description.notes)
     return out
 
 
@@ -323,9 +340,10 @@ def drift_line(name: str, drift: dict[str, Any] | None, paired: bool) -> str | N
 
 
 def workload_results(
-    store: Store, campaign: CampaignRow, confidence: float
+    store: Store, campaign: CampaignRow, confidence: float, *, intervals: bool = True
 ) -> list[WorkloadResult]:
-    """Summaries of every workload of ``campaign``."""
+    """Summaries of every workload of ``campaign`` (``intervals``: of
+    :func:`describe_rounds`; False leaves the median CI out of ``summary``)."""
     out: list[WorkloadResult] = []
     rounds_by_workload: dict[int, list[RoundRow]] = {}
     for r in store.rounds(campaign.id):
@@ -336,7 +354,7 @@ def workload_results(
         collected = collect_stored(w, rounds, campaign.settings) if values.size else None
         cut = analysed_cut(collected)
         values = values[cut:]  # the rounds analysed: "steady" in every output (issue 27)
-        summary = describe_rounds(values, confidence) if values.size else None
+        summary = describe_rounds(values, confidence, intervals=intervals) if values.size else None
         failures = [r for r in rounds if r.status != "ok"]
         mean = None if collected is None else collected.mean
         out.append(

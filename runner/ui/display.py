@@ -32,7 +32,7 @@ from benchrun.runner.execute.contention import CONTENDED_FLAG
 from benchrun.runner.execute.executor import RoundOutcome
 from benchrun.runner.format import display_unit, format_duration, format_percent
 from benchrun.runner.ui.fit import Col, fit_table, output_width
-from benchrun.runner.ui.terminal import SafeConsole
+from benchrun.runner.ui.terminal import SafeConsole, stdout_console
 
 if TYPE_CHECKING:
     from benchrun.runner.store.database import CampaignRow
@@ -391,14 +391,4 @@ def stderr_console() -> Console:
     console: Console = SafeConsole(stderr=True)
     if not console.is_terminal:
         console = SafeConsole(stderr=True, width=output_width(), soft_wrap=True)
-    return console
-
-
-def stdout_console() -> Console:
-    """A console for results on stdout: the terminal's width, or in a pipe or a file
-    ``COLUMNS`` when set, else the width of a terminal on stderr, else 160 columns
-    (runner/ui/fit.py :func:`~runner.ui.fit.output_width`); tables fit that width."""
-    console: Console = SafeConsole()
-    if not console.is_terminal:
-        console = SafeConsole(width=output_width())
     return console

@@ -29,6 +29,7 @@ from rich.console import Console
 from rich.segment import Segment
 
 from benchrun.runner.format import printable
+from benchrun.runner.ui.fit import output_width
 
 #: what a line of text may keep as it is
 KEEP = "\n\t"
@@ -90,3 +91,13 @@ class SafeConsole(Console):
             s if s.control else Segment(printable(s.text, "\n"), s.style, s.control) for s in buffer
         )
         return super()._render_buffer(safe)
+
+
+def stdout_console() -> Console:
+    """A console for results on stdout: the terminal's width, or in a pipe or a file
+    ``COLUMNS`` when set, else the width of a terminal on stderr, else 160 columns
+    (runner/ui/fit.py :func:`~runner.ui.fit.output_width`); tables fit that width."""
+    console: Console = SafeConsole()
+    if not console.is_terminal:
+        console = SafeConsole(width=output_width())
+    return console

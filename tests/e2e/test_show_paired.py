@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -127,3 +129,70 @@ def test_show_of_a_campaign_without_comparisons(runs: dict[str, Path]) -> None:
     assert "drift:" not in proc.stdout
     doc = json.loads(cli("show", str(runs["alone"]), "--json").stdout)
     assert doc["comparisons"]["comparisons"] == []
+
+
+#: prints, after `benchrun show DIR` in a fresh interpreter, which heavy modules it imported
+_IMPORTED = """
+import contextlib, io, sys
+from benchrun.runner.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(["show", sys.argv[1]])
+print(code, *(m for m in ("scipy.stats", "scipy.special", "benchrun.runner.control.controller")
+               if m in sys.modules))
+"""
+
+
+def test_show_of_an_adaptive_campaign_imports_no_scipy_stats(runs: dict[str, Path]) -> None:
+    """The stored verdicts need no controller, the tables no median CI nor normality test:
+    `show` leaves scipy.stats (0.3-0.5 s to import) and the controller out (issue 30)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _IMPORTED, str(runs["paired"])],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0", "scipy.special"]
+
+
+def test_show_tables_print_the_values_of_its_json(runs: dict[str, Path]) -> None:
+    """The tables' median, min and max (from ``stats.describe`` alone) are the JSON's
+    (from ``stats.summarize``, which also has the median CI), and the median is numpy's of
+    the steady rounds' values read from the store with plain sqlite3."""
+    campaign = runs["paired"]
+    db = campaign / "benchrun.db"
+    doc = json.loads(cli("show", str(campaign), "--json").stdout)
+    text = cli("show", str(campaign), env={"COLUMNS": "200"}).stdout
+    ((settings,),) = query(db, "SELECT settings_json FROM campaign")
+    keep_contended = json.loads(settings).get("contended") == "keep"
+    for w in doc["workloads"]:
+        s, factor, label = w["summary"], w["display_unit"]["factor"], w["display_unit"]["label"]
+        assert "median_ci_low" in s and "median_ci_high" in s  # None when too few rounds
+        if s["median_ci_low"] is not None:
+            assert s["median_ci_low"] <= s["median"] <= s["median_ci_high"]
+        # its row of the results table (the counts table comes first)
+        row = [line for line in text.splitlines() if line.startswith(f"│ {w['name']} ")][1]
+        cells = [c.strip() for c in row.strip("│").split("│")]
+        for key in ("median", "min", "max"):  # 4 significant digits in the display unit
+            assert f"{s[key] / factor:.4g} {label}".rstrip() in cells, (key, cells)
+        # the analysed rounds in launch order: ok, not warm-up, not contended (unless the
+        # campaign keeps those), readings averaged per round; the collector's cut
+        # (w["warmup"] beyond the stored warm-up rounds) leaves out the first ones
+        rows = query(
+            db,
+            "SELECT round.seq, avg(reading.value) FROM round JOIN workload ON workload.id ="
+            " round.workload_id JOIN reading ON reading.round_id = round.id WHERE"
+            " workload.name = ? AND round.status = 'ok' AND round.warmup = 0"
+            " AND (? OR round.flags NOT LIKE '%contended%') GROUP BY round.id ORDER BY round.seq",
+            (w["name"], keep_contended),
+        )
+        (stored_warmup,) = query(
+            db,
+            "SELECT count(*) FROM round JOIN workload ON workload.id = round.workload_id"
+            " WHERE workload.name = ? AND round.warmup = 1",
+            (w["name"],),
+        )[0]
+        values = [v for _, v in rows][w["warmup"] - stored_warmup :]
+        assert len(values) == w["steady"]
+        assert s["median"] == pytest.approx(float(np.median(values)), rel=1e-12, abs=0)

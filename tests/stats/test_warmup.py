@@ -126,3 +126,24 @@ def test_correlated_steady_series_are_rarely_truncated(phi: float, n: int, bound
             mp.setattr(warmup_module, "_batch_tau", lambda tail: 1.0)
             naive = np.mean([mser5(row) > 0 for row in x])
         assert naive >= cut + 0.05
+
+
+@pytest.mark.parametrize("tau", [1.0, 2.5])
+def test_transient_p_is_scipys_t_test_without_importing_scipy_stats(tau: float) -> None:
+    """The head-against-tail p-value is ``2 * scipy.stats.t.sf(|t|, m / tau - 1)`` bit for
+    bit (the module calls ``scipy.special.stdtr``, which ``t.sf`` evaluates, so that
+    ``benchrun show`` need not import scipy.stats), and the step-back limit's quantile is
+    ``scipy.stats.norm.isf``'s."""
+    from scipy import stats as sps
+    from scipy.special import ndtri
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        head = rng.normal(10.0, 1.0, int(rng.integers(1, 6)))
+        m = int(rng.integers(8, 60))
+        tail_mean, tail_sd = float(rng.normal(10.0, 0.5)), float(rng.uniform(0.1, 2.0))
+        t = (float(head.mean()) - tail_mean) / (tail_sd * np.sqrt(tau / head.size + tau / m))
+        expected = 2.0 * float(sps.t.sf(abs(t), max(m / tau - 1.0, 1.0)))
+        assert warmup_module._transient_p(head, tail_mean, tail_sd, m, tau) == expected
+    for alpha in (0.001, 0.01, 0.05, 0.2):
+        assert float(-ndtri(alpha / 2.0)) == float(sps.norm.isf(alpha / 2.0))

@@ -56,3 +56,29 @@ def test_reading_flags_are_the_stored_ones(tmp_path: Path) -> None:
         c.execute("UPDATE reading SET flags = 'clipped' WHERE round_id = ? AND idx = 1", (rid,))
     assert store.reading_flags(cid) == {(rid, 1): "clipped"}
     store.close()
+
+
+def _round_count(db: Path) -> int:
+    with contextlib.closing(sqlite3.connect(db, timeout=5)) as other:
+        return int(other.execute("SELECT count(*) FROM round").fetchone()[0])
+
+
+def test_rounds_read_twice_in_a_snapshot_are_the_stored_ones(tmp_path: Path) -> None:
+    """Inside a read-only snapshot the rounds are read once (``show`` asks twice): the
+    second read has the rows an independent connection counts, a caller changing its list
+    changes nothing for the next one, and a grouped round cannot be written meanwhile."""
+    store, cid, wid = _store(tmp_path)
+    for i in range(3):
+        store.add_round(_round(cid, wid, i))
+    db = tmp_path / "benchrun.db"
+    with Store.open(db) as reader, reader.snapshot():
+        first = reader.rounds(cid)
+        first.clear()
+        again = reader.rounds(cid)
+        assert len(again) == _round_count(db) == 3
+        assert [r.round_index for r in again] == [0, 1, 2]
+        assert len(reader.rounds(cid, wid)) == 3 and reader.rounds(cid, wid + 1) == []
+        with pytest.raises(sqlite3.OperationalError):
+            reader.add_round(_round(cid, wid, 3), group=True)
+    assert _round_count(db) == 3
+    store.close()
