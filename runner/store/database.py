@@ -36,7 +36,7 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.safefs import cannot, check_entry, create_file, open_dir
 from benchrun.runner.store.access import check_companions, is_place_error, unreadable_store
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: the WAL is flushed to the disk (fsync) by the first commit this many seconds after the
 #: last flush (synchronous=NORMAL flushes it only at checkpoints)
 SYNC_EVERY_S = 1.0
@@ -160,8 +160,28 @@ CREATE TABLE run_span (
 CREATE INDEX run_span_by_campaign ON run_span (campaign_id, id);
 """
 
+#: schema 5: every metric of a round's workload (issue 33; docs/metrics.md): the first
+#: (deciding) one, whose value is also the round's reading, and the others of a ``metric:``
+#: list, each with the source that measured it (``clock``, ``wait4``, ``perf_event``,
+#: ``cachegrind``) and its scope (``process tree``, ...); rounds stored before have none
+_METRIC_TABLE = """
+CREATE TABLE round_metric (
+    round_id INTEGER NOT NULL REFERENCES round(id),
+    name TEXT NOT NULL,
+    value REAL NOT NULL,
+    source TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    PRIMARY KEY (round_id, name)
+);
+"""
+
 #: migrations[v] upgrades a store at version v to v + 1
-_MIGRATIONS: dict[int, str] = {1: _HOOK_TABLE, 2: _WAIT_COLUMNS, 3: _SPAN_TABLE}
+_MIGRATIONS: dict[int, str] = {
+    1: _HOOK_TABLE,
+    2: _WAIT_COLUMNS,
+    3: _SPAN_TABLE,
+    4: _METRIC_TABLE,
+}
 
 
 @dataclass(frozen=True)
@@ -230,6 +250,17 @@ class RoundRow:
 
 
 @dataclass(frozen=True)
+class RoundMetric:
+    """One metric of a stored round (schema 5): ``value`` in the metric's unit (seconds,
+    KiB, a count), the ``source`` that measured it and its ``scope``."""
+
+    name: str
+    value: float
+    source: str
+    scope: str
+
+
+@dataclass(frozen=True)
 class NewRound:
     """A round to store (:meth:`Store.add_round`): what the launcher knows after it ran.
 
@@ -266,6 +297,8 @@ class NewRound:
     #: from (:class:`runner.execute.executor.RoundOutcome`); None: not measured
     wait_ns: int | None = None
     wait_source: str | None = None
+    #: every metric of the round's workload (table ``round_metric``, schema 5)
+    metrics: Sequence[RoundMetric] = ()
 
     def columns(self) -> dict[str, Any]:
         """Column -> value of the ``round`` table row (readings go to ``reading``, hooks
@@ -369,10 +402,15 @@ class HookRow:
 #: NewRound/RoundRow field -> round table column, where the names differ
 _COLUMN = {"pass_": "pass", "argv": "argv_json", "facts": "facts_json"}
 #: the fields of NewRound that are columns of ``round``, in order
-_ROUND_FIELDS = tuple(f.name for f in fields(NewRound) if f.name not in ("readings", "hooks"))
+_ROUND_FIELDS = tuple(
+    f.name for f in fields(NewRound) if f.name not in ("readings", "hooks", "metrics")
+)
 #: INSERT statements of ``round``, by column names (add_round)
 _INSERT_ROUND: dict[tuple[str, ...], str] = {}
 _INSERT_READING = "INSERT INTO reading (round_id, idx, value) VALUES (?, ?, ?)"
+_INSERT_METRIC = (
+    "INSERT INTO round_metric (round_id, name, value, source, scope) VALUES (?, ?, ?, ?, ?)"
+)
 #: the round table's columns that RoundRow reads, derived from the record
 ROUND_COLUMNS = tuple(_COLUMN.get(f.name, f.name) for f in fields(RoundRow) if f.name != "readings")
 
@@ -547,7 +585,8 @@ class Store:
 
     def _create_schema(self) -> None:
         with self.transaction():
-            for statement in (_SCHEMA_V1 + _HOOK_TABLE + _WAIT_COLUMNS + _SPAN_TABLE).split(";"):
+            schema = _SCHEMA_V1 + _HOOK_TABLE + _WAIT_COLUMNS + _SPAN_TABLE + _METRIC_TABLE
+            for statement in schema.split(";"):
                 if statement.strip():
                     self.conn.execute(statement)
             self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -959,6 +998,11 @@ class Store:
             )
         if rec.hooks:
             c.executemany(_INSERT_HOOK, [h.row() for h in rec.hooks])
+        if rec.metrics:
+            c.executemany(
+                _INSERT_METRIC,
+                [(round_id, m.name, float(m.value), m.source, m.scope) for m in rec.metrics],
+            )
         # the campaign's updated_at: to the second (a row write fewer in most rounds)
         if now - self._updated_at.get(rec.campaign_id, 0.0) >= 1.0:
             self._updated_at[rec.campaign_id] = now
@@ -990,6 +1034,21 @@ class Store:
         ):
             readings.setdefault(round_id, []).append(value)
         return [_round_row(r, readings.get(r["id"], ())) for r in rows]
+
+    @_guarded
+    def round_metrics(self, campaign_id: int) -> dict[int, tuple[RoundMetric, ...]]:
+        """Every stored metric of the campaign's rounds (schema 5), by round id, in the
+        order of the workload's ``metric:`` list; rounds without any are left out."""
+        out: dict[int, list[RoundMetric]] = {}
+        rows = self.conn.execute(
+            "SELECT m.round_id, m.name, m.value, m.source, m.scope FROM round_metric m"
+            " JOIN round ON round.id = m.round_id WHERE round.campaign_id = ?"
+            " ORDER BY m.round_id, m.rowid",
+            (campaign_id,),
+        )
+        for round_id, name, value, source, scope in rows:
+            out.setdefault(round_id, []).append(RoundMetric(name, value, source, scope))
+        return {k: tuple(v) for k, v in out.items()}
 
     @_guarded
     def reading_flags(self, campaign_id: int) -> dict[tuple[int, int], str]:
