@@ -492,20 +492,6 @@ class LocalExecutor:
             proc, t0, applied = spawned
             watched = _Watched()
             perf: PerfCounters | None = None
-            if release_w >= 0:
-                assert plan is not None
-                try:
-                    perf = PerfCounters(plan, proc.pid)
-                except OSError as exc:  # closing the pipe unread ends the shell (exit 125)
-                    watched.counter_error = (
-                        f"cannot count {', '.join(plan.perf)}: perf_event_open: "
-                        f"{exc.strerror or exc}"
-                    )
-                else:
-                    t0 = time.monotonic_ns()  # the workload starts now: its wall time
-                    os.write(release_w, b"go\n")
-                os.close(release_w)
-                release_w = -1
             record_pid: Callable[[], None] | None = None
             if self.inflight_path is not None:
                 record_pid = functools.partial(
@@ -519,6 +505,20 @@ class LocalExecutor:
                 fd = open_schedstat(proc.pid)
                 watched.schedstat_fd = -1 if fd is None else fd
             try:
+                if release_w >= 0:
+                    assert plan is not None
+                    try:
+                        perf = PerfCounters(plan, proc.pid)
+                    except OSError as exc:  # closing the pipe unread ends the shell (exit 125)
+                        watched.counter_error = (
+                            f"cannot count {', '.join(plan.perf)}: perf_event_open: "
+                            f"{exc.strerror or exc}"
+                        )
+                    else:
+                        t0 = time.monotonic_ns()  # the workload starts now: its wall time
+                        os.write(release_w, b"go\n")
+                    os.close(release_w)
+                    release_w = -1
                 self._watch(proc.pid, spec, t0, {out_r: stdout, err_r: stderr}, watched, record_pid)
                 if wait_before is not None:
                     wait_after = containment.cpu_wait_us()
