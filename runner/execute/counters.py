@@ -199,12 +199,18 @@ def find_valgrind(path_env: str | None = None) -> str | None:
     return path if done.returncode == 0 else None
 
 
-@functools.lru_cache(maxsize=64)
-def plan_counters(metrics: tuple[str, ...], path_env: str | None = None) -> CounterPlan:
+def plan_counters(metrics: Sequence[str], path_env: str | None = None) -> CounterPlan:
     """How to count ``metrics`` (counter metric names) on this machine, or one
     :class:`UserError` line naming the metric neither perf_event_open nor cachegrind can
-    count. ``path_env``: the PATH valgrind is looked up in (part of the cache key; None =
-    this process's PATH)."""
+    count. ``path_env``: the PATH valgrind is looked up in (None: this process's PATH,
+    read at each call; the answer is cached per metrics and PATH)."""
+    path = os.environ.get("PATH", os.defpath) if path_env is None else path_env
+    return _plan_counters(tuple(metrics), path)
+
+
+@functools.lru_cache(maxsize=64)
+def _plan_counters(metrics: tuple[str, ...], path_env: str) -> CounterPlan:
+    """:func:`plan_counters` for one PATH (cached: a probe a campaign, not a round)."""
     perf: list[str] = []
     user_only: list[bool] = []
     cachegrind = False

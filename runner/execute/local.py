@@ -555,7 +555,7 @@ class LocalExecutor:
         when this machine can count one of them neither way."""
         if not spec.counters:
             return None
-        return plan_counters(tuple(spec.counters), os.environ.get("PATH"))
+        return plan_counters(spec.counters)
 
     def _cachegrind_dir(self) -> Path:
         """The executor's private directory (0700) for cachegrind's per-process files."""

@@ -112,3 +112,28 @@ def test_counters_are_refused_in_duet_mode() -> None:
             counter_sources(exp, ex)
     finally:
         ex.close()
+
+
+def test_validate_names_each_counters_source_here() -> None:
+    from benchrun.runner.commands.validate import metrics_lines
+    from benchrun.runner.execute.counters import probe_perf
+
+    exp = parse("[instructions, wall_time]")
+    (line,) = metrics_lines(exp)
+    source = "perf_event" if probe_perf("instructions").available else "cachegrind"
+    assert f"instructions ({source}), wall_time" in line
+    assert metrics_lines(parse("wall_time")) == []
+
+
+def test_validate_refuses_instructions_without_pmu_or_valgrind(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from benchrun.runner.commands.validate import metrics_lines
+    from benchrun.runner.execute.counters import probe_perf
+
+    if probe_perf("instructions").available:
+        pytest.skip("a PMU counts instructions here; valgrind is not needed")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no valgrind on it
+    with pytest.raises(UserError, match="valgrind") as info:
+        metrics_lines(parse("instructions"))
+    assert "\n" not in str(info.value)
