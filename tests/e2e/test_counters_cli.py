@@ -109,6 +109,13 @@ def test_the_race_on_instructions(tmp_path: Path) -> None:
         ("small", "instructions"),
         ("small", "wall_time"),
     }
+    report = run_benchrun("report", str(tmp_path / "out" / "race"), "--format", "json", "-o", "-")
+    assert report.returncode == 0, report.stderr
+    rows = json.loads(report.stdout)["metrics"]
+    assert {(m["workload"], m["metric"], m["source"]) for m in rows if m["deciding"]} == {
+        ("small", "instructions", source),
+        ("large", "instructions", source),
+    }
     if VALGRIND is not None:
         theirs = [
             valgrind_instructions(["python3", "-c", f"sum(range({n}))"], tmp_path / f"vg{n}")
