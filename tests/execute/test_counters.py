@@ -193,3 +193,45 @@ def test_a_failing_round_keeps_no_counts_and_a_missing_command_fails() -> None:
     assert (failed.status, failed.exit_code, failed.counters) == ("failed", 3, ())
     missing = launch(["/nonexistent/benchrun-cmd"], ("task_clock",))
     assert missing.status == "failed" and missing.counters == ()
+
+
+@needs_perf
+@pytest.mark.skipif(os.geteuid() != 0, reason="plays the user nobody: needs root")
+def test_an_unprivileged_user_counts_user_space_as_perf_event_paranoid_says() -> None:
+    """As ``nobody``, the kernel's ``perf_event_paranoid`` decides (Documentation/admin-guide/
+    perf-security.rst): <= 1 counts the kernel's part too, 2 user space only, and a
+    kernel with Debian's level 3 refuses unprivileged counting altogether."""
+    paranoid = int(Path("/proc/sys/kernel/perf_event_paranoid").read_text())
+    code = (
+        "from benchrun.runner.execute.counters import probe_perf\n"
+        "p = probe_perf('task_clock'); print(p.available, p.user_only)"
+    )
+
+    def become_nobody() -> None:
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+
+    # the system's interpreter (this one may live where nobody cannot read, e.g. /root),
+    # the source tree through its benchrun/ symlinks (.mypy-path, tracked in git)
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if python is None:
+        pytest.skip("no system python3 that nobody may run")
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [python, "-c", code],
+        capture_output=True,
+        text=True,
+        preexec_fn=become_nobody,
+        cwd="/",
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(repo / ".mypy-path")},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    available, user_only = done.stdout.split()
+    if paranoid <= 1:
+        assert (available, user_only) == ("True", "False")
+    elif paranoid == 2:
+        assert (available, user_only) == ("True", "True")
+    else:
+        assert (available, user_only) in {("True", "True"), ("False", "False")}
