@@ -2,7 +2,7 @@
 
 The audit of benchmarks/efficiency.py for the rule that stops a workload compared with
 nothing: its own CI is certified (the subsession rule trusts it) and its half-width is at
-most ``ci_rel_width`` of its mean (``Controller._width_ok``: ``WorkloadStats.rel_half_width
+most ``ci_rel_width`` of its mean (``ControllerCore.width_ok``: ``WorkloadStats.rel_half_width
 = half-width / |mean|``, docs/controller.md "The stopping rule"). Drives the REAL decision
 logic as runner/campaign/adaptive.py drives it for one workload: one round per pass with
 one reading, then :func:`runner.control.collector.collect` on the series so far (warm-up

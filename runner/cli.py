@@ -64,7 +64,7 @@ and reports means with confidence intervals that account for autocorrelation.
 #: the module (of :data:`COMMAND_MODULES`, last part) that registers each command: a
 #: command line naming one imports only that module (``benchrun run`` need not import every
 #: other command and what they import, e.g. scipy, before its first round; ``validate``
-#: starts at once); tests/runner/test_cli_startup.py checks it against the full parser
+#: starts at once); tests/commands/test_cli_startup.py checks it against the full parser
 COMMAND_MODULE: dict[str, str] = {
     "run": "run",
     "show": "show",

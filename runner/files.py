@@ -63,3 +63,28 @@ def atomic_write_bytes(
 def atomic_write_text(path: Path, text: str, mode: int = PRIVATE_FILE_MODE) -> int:
     """:func:`atomic_write_bytes` of ``text`` in UTF-8."""
     return atomic_write_bytes(path, text.encode("utf-8"), mode)
+
+
+def make_campaign_dir(campaign_dir: Path, given: str) -> None:
+    """Create ``campaign_dir`` (and its parents) or raise a UserError saying why not.
+
+    ``given`` names where the location came from (``-o DIR`` or the file's ``output:``),
+    so that the one-line error points at what to change.
+    """
+    blocker = next(
+        (p for p in (campaign_dir, *campaign_dir.parents) if p.exists() and not p.is_dir()),
+        None,
+    )
+    if blocker is not None:
+        raise UserError(
+            f"{given}: {blocker} is a file, not a directory; choose a directory for the results"
+        )
+    try:  # made 0700 whatever the umask, refused if another user could plant files there
+        os.close(open_dir(campaign_dir, create=True))
+    except OSError as exc:
+        raise UserError(
+            f"{given}: cannot create {campaign_dir}: {exc.strerror or exc}; choose a "
+            "writable directory"
+        ) from None
+    if not os.access(campaign_dir, os.W_OK | os.X_OK):
+        raise UserError(f"{given}: cannot write into {campaign_dir}; choose a writable directory")

@@ -5,6 +5,10 @@ own package, ``benchrun.stats`` and lower layers only, never a higher one. ``sta
 imports nothing of ``runner``. Imports inside functions count like the others (a lazy
 import for start-up time is fine, a cycle hidden in a function is not), and the module
 graph has no cycle.
+
+Tests mirror the packages (docs/testing.md "Layout"): each package of ``benchrun.runner``
+and ``stats`` has a folder of tests named after it, there is no catch-all
+``tests/runner/``, and test file names are unique (pytest imports them by base name).
 """
 
 from __future__ import annotations
@@ -177,3 +181,40 @@ def test_wheel_lists_every_package() -> None:
         for p in (REPO / top).rglob("__init__.py")
     }
     assert listed == present
+
+
+#: folders of tests/ that are not named after a package, and what they hold
+TEST_FOLDERS_BY_KIND = {"benchmarks", "data", "e2e", "fuzz", "slurm"}
+
+
+def test_every_package_has_a_folder_of_tests() -> None:
+    """runner/<pkg>/ is tested in tests/<pkg>/ (and stats/ in tests/stats/): at least one
+    test_*.py there."""
+    packages = {p.name for p in (REPO / "runner").iterdir() if (p / "__init__.py").exists()}
+    missing = sorted(
+        pkg for pkg in packages | {"stats"} if not any((REPO / "tests" / pkg).glob("test_*.py"))
+    )
+    assert not missing, f"no tests/<pkg>/test_*.py for: {missing}"
+
+
+def test_no_catch_all_folder_of_tests() -> None:
+    """Every folder of tests/ is a package's name or one of TEST_FOLDERS_BY_KIND."""
+    packages = {p.name for p in (REPO / "runner").iterdir() if (p / "__init__.py").exists()}
+    folders = {
+        p.name
+        for p in (REPO / "tests").iterdir()
+        if p.is_dir() and not p.name.startswith((".", "_")) and any(p.rglob("*.py"))
+    }
+    stray = sorted(folders - packages - {"stats"} - TEST_FOLDERS_BY_KIND)
+    assert not stray, f"folders of tests not named after a package: {stray}"
+    assert not (REPO / "tests" / "runner").exists()
+
+
+def test_test_file_names_are_unique() -> None:
+    """The test folders have no __init__.py, so pytest imports each test module by its base
+    name: two files of one name in two folders would not both load."""
+    seen: dict[str, list[str]] = {}
+    for path in sorted((REPO / "tests").rglob("test_*.py")):
+        seen.setdefault(path.name, []).append(str(path.relative_to(REPO)))
+    twice = {name: paths for name, paths in seen.items() if len(paths) > 1}
+    assert not twice, twice

@@ -349,12 +349,10 @@ def _ci_verdict(s: Doc) -> str:
     return "none: too few readings"
 
 
-def render_summary(doc: Doc) -> None:
-    """Location with CIs, spread and diagnostics per group (docs/methods.md §1-§5)."""
-    console = _console()
-    conf = format_percent(doc["confidence"])
-    # columns by priority: at a narrow width the least needed are left out (and named)
-    # rather than cut with an ellipsis (runner/ui/fit.py); group names fold
+def _summary_columns(conf: str) -> tuple[list[Col], list[Col]]:
+    """The summary table's columns and the diagnostics table's, by priority (at a narrow
+    width the least needed are left out and named, runner/ui/fit.py); ``conf``: the
+    confidence as text."""
     cols = [
         Col("group", "left", fold=True),
         Col("n", "right"),
@@ -383,6 +381,60 @@ def render_summary(doc: Doc) -> None:
         Col("deterministic", "right", 7),
         Col("CI", "left"),
     ]
+    return cols, dcols
+
+
+def _summary_cells(doc: Doc, row: Doc, s: Doc) -> tuple[list[str], list[str], bool]:
+    """One group's cells in the summary and the diagnostics tables (``s``: its summary),
+    and whether its interval is starred (not certified: docs/methods.md §4.1)."""
+    marked = False
+    du = _display(doc, row)
+
+    def v(key: str, du: DisplayUnit = du, s: Doc = s) -> str:
+        return shown(s[key], du)
+
+    ci = interval(du.scale(s["ci_low"]), du.scale(s["ci_high"]))
+    if s["ci_low"] is None and s.get("interval_low") is not None:
+        # the interval every output prints without a certified CI (docs/methods.md §4.1)
+        ci = interval(du.scale(s["interval_low"]), du.scale(s.get("interval_high"))) + " *"
+        marked = True
+    name = row["name"]
+    row_cells = [
+        name,
+        str(s["n"]),
+        str(s["warmup_readings"]),
+        v("mean"),
+        ci,
+        v("median"),
+        interval(du.scale(s["median_ci_low"]), du.scale(s["median_ci_high"])),
+        v("std"),
+        format_percent(s["cov"]),
+        v("min"),
+        v("q1"),
+        v("q3"),
+        v("max"),
+        v("p90"),
+        v("p99"),
+        du.label or "-",
+    ]
+    row_dcells = [
+        name,
+        subsessions(s["subsession_size"], s["n_subsessions"]),
+        num(s["autocorrelation_lag1"]),
+        num(s["ess"]),
+        pval(s["normality_p"]),
+        num(s["outliers"]),
+        num(s["deterministic"]),
+        _ci_verdict(s),
+    ]
+    return row_cells, row_dcells, marked
+
+
+def render_summary(doc: Doc) -> None:
+    """Location with CIs, spread and diagnostics per group (docs/methods.md §1-§5)."""
+    console = _console()
+    conf = format_percent(doc["confidence"])
+    cols, dcols = _summary_columns(conf)
     cells: list[list[str]] = []
     dcells: list[list[str]] = []
     notes: list[str] = []
@@ -407,48 +459,10 @@ def render_summary(doc: Doc) -> None:
             cells.append([name, str(row["readings"]), *["-"] * 14])
             dcells.append([name, *["-"] * 7])
             continue
-        du = _display(doc, row)
-
-        def v(key: str, du: DisplayUnit = du, s: Doc = s) -> str:
-            return shown(s[key], du)
-
-        ci = interval(du.scale(s["ci_low"]), du.scale(s["ci_high"]))
-        if s["ci_low"] is None and s.get("interval_low") is not None:
-            # the interval every output prints without a certified CI (docs/methods.md §4.1)
-            ci = interval(du.scale(s["interval_low"]), du.scale(s.get("interval_high"))) + " *"
-            marked = True
-        cells.append(
-            [
-                name,
-                str(s["n"]),
-                str(s["warmup_readings"]),
-                v("mean"),
-                ci,
-                v("median"),
-                interval(du.scale(s["median_ci_low"]), du.scale(s["median_ci_high"])),
-                v("std"),
-                format_percent(s["cov"]),
-                v("min"),
-                v("q1"),
-                v("q3"),
-                v("max"),
-                v("p90"),
-                v("p99"),
-                du.label or "-",
-            ]
-        )
-        dcells.append(
-            [
-                name,
-                subsessions(s["subsession_size"], s["n_subsessions"]),
-                num(s["autocorrelation_lag1"]),
-                num(s["ess"]),
-                pval(s["normality_p"]),
-                num(s["outliers"]),
-                num(s["deterministic"]),
-                _ci_verdict(s),
-            ]
-        )
+        row_cells, row_dcells, starred = _summary_cells(doc, row, s)
+        cells.append(row_cells)
+        dcells.append(row_dcells)
+        marked = marked or starred
     width = console.width
     table, dropped = fit_table(console, width, cols, cells, title=_title(doc, "Summary"))
     diag, ddropped = fit_table(console, width, dcols, dcells, title="Diagnostics")
@@ -480,9 +494,8 @@ _VERDICT_WORDS = {
 }
 
 
-def render_compare(doc: Doc) -> None:
-    """Ranking (best first), adjacent-pair verdicts and the omnibus tests (§6-§7)."""
-    console = _console()
+def _print_ranking(console: Console, doc: Doc, units: dict[str, DisplayUnit]) -> None:
+    """The ranking table of ``analyze compare`` (best first), long rankings elided."""
     rank = doc["ranking"]
     conf = format_percent(doc["confidence"])
     table = Table(title=_title(doc, "Ranking, best first"))
@@ -491,7 +504,6 @@ def render_compare(doc: Doc) -> None:
             column, justify="left" if column == "group" else "right", overflow=_overflow(column)
         )
     groups = {row["name"]: row["summary"] for row in doc["groups"]}
-    units = {row["name"]: _display(doc, row) for row in doc["groups"]}
     n_ranked = len(rank["names"])
     ranked, elided = _visible(n_ranked)
     for i in ranked:
@@ -507,6 +519,14 @@ def render_compare(doc: Doc) -> None:
         )
     console.print(table)
     _elision_note(console, elided, n_ranked, "groups")
+
+
+def render_compare(doc: Doc) -> None:
+    """Ranking (best first), adjacent-pair verdicts and the omnibus tests (§6-§7)."""
+    console = _console()
+    rank = doc["ranking"]
+    units = {row["name"]: _display(doc, row) for row in doc["groups"]}
+    _print_ranking(console, doc, units)
     pairs = Table(title="Adjacent pairs")
     for column in (
         "pair",

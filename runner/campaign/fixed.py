@@ -96,29 +96,9 @@ def run_fixed(
             ended = finish_duet(launcher, ended)
             return dataclasses.replace(ended, warnings=(*cleanup_warnings, *ended.warnings))
         try:
-            for pass_index, name in scheduler:
-                launcher.before_pass(pass_index)
-                if launcher.interrupted:
-                    break
-                if budget.exhausted:
-                    done = sum(min(st.steady_ok, settings.rounds) for st in states.values())
-                    out_of_time = budget.note(
-                        f"{done} of {settings.rounds * len(states)} rounds; "
-                        "raise max_time or lower rounds"
-                    )
-                    display.message(out_of_time)
-                    break
-                st = states[name]
-                outcome = launcher.launch(
-                    name,
-                    pass_index,
-                    work=st.workload.work,
-                    warmup=st.launched < settings.warmup_rounds,
-                )
-                if outcome is None or launcher.failure_stop:
-                    break
-                if not needs_round(name):  # its last round: clean up before the others go on
-                    cleanup_warnings.extend(w for w in [launcher.cleanup(name)] if w)
+            out_of_time = _passes(
+                experiment, launcher, scheduler, needs_round, budget, display, cleanup_warnings
+            )
         finally:
             launcher.commit()  # every round committed, then shown
             display.stop()
@@ -126,6 +106,46 @@ def run_fixed(
             launcher, out_of_time or f"{settings.rounds} rounds of every workload"
         )
         return dataclasses.replace(ended, warnings=(*cleanup_warnings, *ended.warnings))
+
+
+def _passes(
+    experiment: Experiment,
+    launcher: RoundLauncher,
+    scheduler: PassScheduler,
+    needs_round: Callable[[str], bool],
+    budget: Budget,
+    display: Display,
+    cleanup_warnings: list[str],
+) -> str | None:
+    """Launch the scheduler's rounds one by one until every workload has its rounds, the
+    campaign is interrupted or stopped on failures, or the time budget runs out (the
+    note then returned); a workload's cleanup runs after its last round."""
+    settings = experiment.settings
+    states = launcher.states
+    out_of_time: str | None = None
+    for pass_index, name in scheduler:
+        launcher.before_pass(pass_index)
+        if launcher.interrupted:
+            break
+        if budget.exhausted:
+            done = sum(min(st.steady_ok, settings.rounds) for st in states.values())
+            out_of_time = budget.note(
+                f"{done} of {settings.rounds * len(states)} rounds; raise max_time or lower rounds"
+            )
+            display.message(out_of_time)
+            break
+        st = states[name]
+        outcome = launcher.launch(
+            name,
+            pass_index,
+            work=st.workload.work,
+            warmup=st.launched < settings.warmup_rounds,
+        )
+        if outcome is None or launcher.failure_stop:
+            break
+        if not needs_round(name):  # its last round: clean up before the others go on
+            cleanup_warnings.extend(w for w in [launcher.cleanup(name)] if w)
+    return out_of_time
 
 
 def _duet_passes(

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,21 +44,35 @@ def run_child(words: Sequence[str], quiet: bool) -> int:
     """Run ``benchrun run WORDS`` as a child process (its results go to the store, its
     stdout is dropped, its progress and errors to this stderr) and return its exit code.
 
-    Ctrl-C reaches the child too (one process group): it stops cleanly, is waited for, and
-    the interruption is raised again here.
+    Ctrl-C reaches the child too (one process group); a SIGTERM sent to this process
+    alone (a CI job's timeout, ``kill``) is passed on to the child. Either way the child
+    stops cleanly, is waited for, and the interruption is raised here as
+    :class:`KeyboardInterrupt`.
     """
     argv = [sys.executable, "-m", "benchrun.runner.cli", "run", *words]
     if quiet:
         argv.append("-q")
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    terminated = False
+
+    def pass_on(signum: int, frame: object) -> None:
+        nonlocal terminated
+        terminated = True
+        if proc.poll() is None:
+            proc.send_signal(signum)
+
+    previous = signal.signal(signal.SIGTERM, pass_on)
     interrupted = False
-    while True:
-        try:
-            code = proc.wait()
-            break
-        except KeyboardInterrupt:
-            interrupted = True  # the child had the same signal: wait for its clean stop
-    if interrupted or code == EXIT_INTERRUPTED:
+    try:
+        while True:
+            try:
+                code = proc.wait()
+                break
+            except KeyboardInterrupt:
+                interrupted = True  # the child had the same signal: wait for its clean stop
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if interrupted or terminated or code == EXIT_INTERRUPTED:
         raise KeyboardInterrupt
     return code
 
@@ -98,6 +113,37 @@ def find_campaign(
         latest if latest is not None and latest.status in ("running", "interrupted") else None
     )
     return (done[-1] if done else None), unfinished
+
+
+class CampaignInterrupted(Exception):
+    """Ctrl-C while a revision's campaign ran (it stopped cleanly; the same command
+    resumes it)."""
+
+
+def start_or_resume(
+    store_dir: Path,
+    commit: str,
+    unfinished: CampaignRow | None,
+    fits: Callable[[CampaignRow], bool],
+    fresh: Sequence[str],
+    quiet: bool,
+) -> int:
+    """Run the campaign of ``commit`` as a ``benchrun run`` child and return its exit code:
+    ``--resume`` of ``store_dir`` when its ``unfinished`` campaign is this revision's and
+    ``fits``, else ``fresh`` (the words of a new campaign; ``--new`` added when another
+    campaign is unfinished, which then stays so). :class:`CampaignInterrupted` on Ctrl-C."""
+    own = (
+        unfinished is not None
+        and fits(unfinished)
+        and ((r := revision_of(unfinished)) is not None and r.commit == commit)
+    )
+    words = [str(store_dir), "--resume"] if own else list(fresh)
+    if unfinished is not None and not own:
+        words.append("--new")
+    try:
+        return run_child(words, quiet)
+    except KeyboardInterrupt:
+        raise CampaignInterrupted(commit) from None
 
 
 @dataclass(frozen=True)

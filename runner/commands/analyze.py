@@ -501,12 +501,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     sub = parser.add_subparsers(dest="analysis", metavar="ANALYSIS", parser_class=OneLineParser)
     parser.set_defaults(func=lambda args: _no_analysis(parser))
+    _register_summary(sub)
+    _register_compare(sub)
+    _register_speedup(sub)
+    _register_hpt(sub)
+    _register_resample(sub)
+    _register_quantiles(sub)
 
+
+def _register_summary(sub: argparse._SubParsersAction) -> None:
+    """Add ``benchrun analyze summary``."""
     p = sub.add_parser("summary", help="per group: mean and median with CIs, spread, warm-up")
     add_common(p)
     add_warmup_option(p)
     p.set_defaults(func=cmd_summary)
 
+
+def _register_compare(sub: argparse._SubParsersAction) -> None:
+    """Add ``benchrun analyze compare``."""
     p = sub.add_parser("compare", help="rank the groups; is each neighbour really different?")
     add_common(p)
     add_warmup_option(p)
@@ -529,6 +541,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=cmd_compare)
 
+
+def _register_speedup(sub: argparse._SubParsersAction) -> None:
+    """Add ``benchrun analyze speedup``."""
     p = sub.add_parser("speedup", help="Touati's Speedup-Test: is the candidate faster?")
     add_common(p)
     p.add_argument("--baseline", required=True, help="system of the initial version")
@@ -543,6 +558,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=cmd_speedup)
 
+
+def _register_hpt(sub: argparse._SubParsersAction) -> None:
+    """Add ``benchrun analyze hpt``."""
     p = sub.add_parser("hpt", help="Hierarchical Performance Testing of A vs B (Chen et al.)")
     add_common(p)
     add_two_sides(p)
@@ -560,6 +578,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=cmd_hpt)
 
+
+def _register_resample(sub: argparse._SubParsersAction) -> None:
+    """Add ``benchrun analyze resample``."""
     p = sub.add_parser(
         "resample", help="randomization test and bootstrap CI of the ratio of geometric means"
     )
@@ -584,6 +605,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0: reproducible)")
     p.set_defaults(func=cmd_resample)
 
+
+def _register_quantiles(sub: argparse._SubParsersAction) -> None:
+    """Add ``benchrun analyze quantiles``."""
     p = sub.add_parser(
         "quantiles", help="quantile regression: how B shifts each percentile of A (5th..95th)"
     )

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchrun.runner.commands import add_set_option
 from benchrun.runner.commands.compare import fraction
+
+if TYPE_CHECKING:
+    from benchrun.runner.campaign.bisection import BisectPlan, Search, StepResult
 
 HELP = """\
 Find the first revision after GOOD that is slower than GOOD by more than --threshold, by
@@ -51,7 +52,7 @@ EXIT_NOT_SLOWER = 1
 #: exit status: a step could not tell
 EXIT_UNDECIDED = 3
 
-#: settings a step sets itself (the pair, its level, the threshold as the TOST margin)
+#: settings a step sets itself (runner/campaign/bisection.py checks the same tuple)
 STEP_SETTINGS = ("reference", "alpha", "confidence", "margin", "repository", "workdir")
 
 
@@ -98,21 +99,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=main)
 
 
-def _quoted(value: Path | str) -> str:
-    return json.dumps(str(value))
-
-
-def _ratio(step: Any) -> str:
+def _ratio(step: StepResult) -> str:
     if step.ratio is None:
         return "no ratio"
     ci = "" if step.low is None or step.high is None else f" [{step.low:.4f}, {step.high:.4f}]"
     return f"{step.ratio:.4f}x{ci} vs GOOD"
-
-
-def _why(reason: Any, tested: str) -> str:
-    """The part of the stored comparisons' reason about the pair with ``tested``."""
-    parts = [p.strip() for p in str(reason or "").split(";")]
-    return "; ".join(p for p in parts if tested in p)
 
 
 def _shorts(commits: list[Any], most: int = 8) -> str:
@@ -122,187 +113,17 @@ def _shorts(commits: list[Any], most: int = 8) -> str:
     return ", ".join(shown)
 
 
-def main(args: argparse.Namespace) -> int:  # noqa: C901 (one search, read top to bottom)
-    from benchrun.runner.campaign.revisions import (
-        Search,
-        StepResult,
-        classify,
-        find_campaign,
-        revision_of,
-        run_child,
-        search_steps,
-        step_experiment,
-        step_names,
-        workdir_in,
-    )
-    from benchrun.runner.campaign.worktrees import (
-        WORKTREES,
-        between,
-        is_ancestor,
-        remove_worktree,
-        repository_top,
-        resolve,
-        worktree,
-    )
-    from benchrun.runner.commands.run import make_campaign_dir
-    from benchrun.runner.config.loader import load_experiment, parse_experiment
-    from benchrun.runner.errors import UserError
-    from benchrun.runner.files import atomic_write_text
-    from benchrun.runner.results.comparisons import campaign_verdicts
-    from benchrun.runner.store.database import Store
+def _say(args: argparse.Namespace, line: str) -> None:
+    """A progress line: on stderr under ``--json`` (stdout is the document), else stdout."""
+    print(line, file=sys.stderr if args.json else sys.stdout, flush=True)
 
-    if not 0 < args.alpha < 0.5:
-        raise UserError(f"--alpha {args.alpha}: must be in (0, 0.5)")
-    if not 0 < args.threshold < 10:
-        raise UserError(f"--threshold {args.threshold}: give a positive fraction, e.g. 5%")
-    for item in args.overrides:
-        if item.partition("=")[0].strip() in STEP_SETTINGS:
-            raise UserError(
-                f"--set {item}: bisect sets {item.partition('=')[0].strip()} itself (the pair, "
-                "--alpha, --threshold, --repo); drop it"
-            )
-    experiment = load_experiment(args.experiment, overrides=args.overrides, check_commands=False)
-    names = list(experiment.names)
-    if args.workload is None:
-        if len(names) != 1:
-            raise UserError(
-                f"the experiment has {len(names)} workloads ({', '.join(names[:5])}"
-                f"{', ...' if len(names) > 5 else ''}); choose one with --workload NAME"
-            )
-        args.workload = names[0]
-    chosen = next((w for w in experiment.workloads if w.name == args.workload), None)
-    if chosen is None:
-        raise UserError(f"--workload {args.workload}: no such workload; valid: {', '.join(names)}")
-    top = repository_top(Path(args.repo).expanduser())
-    good, bad = resolve(top, args.good), resolve(top, args.bad)
-    if good.commit == bad.commit:
-        raise UserError(f"GOOD {args.good} and BAD {args.bad} are the same commit; nothing between")
-    if not is_ancestor(top, good.commit, bad.commit):
-        raise UserError(
-            f"GOOD {args.good} is not an ancestor of BAD {args.bad}; give an older GOOD on "
-            "BAD's history"
-        )
-    candidates = between(top, good.commit, bad.commit)
-    most = search_steps(len(candidates))
-    alpha_step = args.alpha / most
-    output = Path(args.output).absolute() if args.output else experiment.output
-    step_name = f"{experiment.name}-bisect-{good.short}"[:200]
-    store_dir = output / step_name
-    make_campaign_dir(store_dir, f"-o {args.output}" if args.output else f"output: {output}")
-    cache = store_dir / WORKTREES
-    db = store_dir / "benchrun.db"
-    assert experiment.source_path is not None
-    anchor = (
-        Path(experiment.settings.workdir)
-        if experiment.settings.workdir is not None
-        else experiment.source_path.parent
-    )
-    text = experiment.source_text
-    base = chosen.base_name or chosen.name
-    say = (lambda line: print(line, file=sys.stderr, flush=True)) if args.json else print
-    say(
-        f"bisect {chosen.name} between GOOD {good.short} and BAD {bad.short}: {len(candidates)} "
-        f"revisions, at most {most} steps at alpha {alpha_step:.3g} each (search {args.alpha:g}); "
-        f"slower means > {1 + args.threshold:.4g}x GOOD"
-    )
-    good_tree: Path | None = None
-    search = Search(candidates)
-    while (index := search.next_index()) is not None:
-        rev = candidates[index]
-        good_name, tested_name = step_names(chosen.name, rev.short)
-        good_dir = workdir_in(cache / good.short, top, anchor)
-        tested_dir = workdir_in(cache / rev.short, top, anchor)
-        step_text = step_experiment(
-            text, step_name, base, dict(chosen.params),
-            [("good", good_dir), (rev.short, tested_dir)],
-        )  # fmt: skip
-        sets = [
-            *args.overrides,
-            f"repository={_quoted(top)}",
-            f"reference={_quoted(good_name)}",
-            f"alpha={alpha_step!r}",
-            f"confidence={1 - alpha_step!r}",
-            f"margin={args.threshold!r}",
-        ]
-        if not any(item.partition("=")[0].strip() == "ci_rel_width" for item in args.overrides):
-            # the ratio's CI half-width: narrow enough to fall on one side of the threshold
-            # unless the revision's true ratio is within threshold/2 of it
-            sets.append(f"ci_rel_width={args.threshold / 2!r}")
-        step_file = store_dir / "steps" / f"{rev.short}.yaml"
-        fingerprint = parse_experiment(
-            step_text, base_dir=step_file.parent, overrides=sets, check_commands=False
-        ).measurement_fingerprint()
 
-        def fits(c: Any, fingerprint: str = fingerprint, good_name: str = good_name) -> bool:
-            s = c.settings
-            return bool(
-                c.fingerprint == fingerprint
-                and s.get("reference") == good_name
-                and math.isclose(float(s.get("alpha", 0)), alpha_step)
-                and math.isclose(float(s.get("confidence", 0)), 1 - alpha_step)
-                and math.isclose(float(s.get("margin", 0)), args.threshold)
-            )
-
-        done, unfinished = find_campaign(db, rev.commit, fits)
-        reused = done is not None
-        label = (
-            f"step {len(search.steps) + 1}/{most}: {rev.short} {rev.date[:10]} {rev.subject[:40]}"
-        )
-        if done is None:
-            good_tree = worktree(top, cache, good)
-            tested_tree = worktree(top, cache, rev)
-            own = (
-                unfinished is not None
-                and fits(unfinished)
-                and ((r := revision_of(unfinished)) is not None and r.commit == rev.commit)
-            )
-            if own:
-                words = [str(store_dir), "--resume"]
-            else:
-                step_file.parent.mkdir(mode=0o700, exist_ok=True)
-                atomic_write_text(step_file, step_text)
-                words = [str(step_file), "-o", str(output), "--revision", rev.short]
-                words += [w for item in sets for w in ("--set", item)]
-                if unfinished is not None:
-                    words.append("--new")
-            if not args.quiet:
-                say(f"{label}: measuring {good_name} and {tested_name}")
-            try:
-                code = run_child(words, args.quiet)
-            except KeyboardInterrupt:
-                print(f"benchrun: interrupted at {rev.short}; the same command continues "
-                      "(finished steps are reused, this one is resumed)", file=sys.stderr)  # fmt: skip
-                return 130
-            done, _ = find_campaign(db, rev.commit, fits)
-            if done is None:
-                raise UserError(
-                    f"the campaign of {rev.short} did not finish (exit {code}, said above); "
-                    f"its worktree is kept: {tested_tree}"
-                )
-            if not args.keep_worktrees and rev.commit != good.commit:
-                remove_worktree(top, tested_tree)
-        with Store.open(db) as store, store.snapshot():
-            verdicts = campaign_verdicts(store, done) or {}
-        pair = next(
-            (b for b in verdicts.get("baselines") or []
-             if b.get("name") == tested_name and b.get("baseline") == good_name),
-            None,
-        )  # fmt: skip
-        verdict, why, ratio, low, high = classify(
-            pair, chosen.direction, args.threshold, _why(verdicts.get("reason"), tested_name)
-        )
-        step = StepResult(
-            rev, done.id, str(db), reused, ratio, low, high,
-            str(pair.get("verdict")) if pair else "none", verdict, why,
-            pair.get("passes") if pair else None,
-        )  # fmt: skip
-        search.record(index, step)
-        say(f"{label}: {_ratio(step)} ({step.comparison}): {verdict}, {why} "
-            f"(campaign {done.id}{', reused' if reused else ''})")  # fmt: skip
-    if good_tree is not None and not args.keep_worktrees:
-        remove_worktree(top, good_tree)
+def _report(plan: BisectPlan, args: argparse.Namespace, search: Search) -> int:
+    """Print the search's outcome (a line and the error rate, or the JSON document) and
+    return the exit status."""
     first = search.first_bad
     remaining = search.remaining
+    found: StepResult | None = None
     if first is not None:
         found = next(s for s in search.steps if s.revision.commit == first.commit)
         outcome, code = "found", 0
@@ -310,38 +131,90 @@ def main(args: argparse.Namespace) -> int:  # noqa: C901 (one search, read top t
                 f"{first.short} {first.subject[:60]} ({_ratio(found)})")  # fmt: skip
     elif search.stopped == "not slower":
         outcome, code = "not slower", EXIT_NOT_SLOWER
-        line = (f"BAD {bad.short} is not slower than GOOD by more than "
+        line = (f"BAD {plan.bad.short} is not slower than GOOD by more than "
                 f"{100 * args.threshold:g} %: nothing to search")  # fmt: skip
     else:
         outcome, code = "undecided", EXIT_UNDECIDED
         line = (f"undecided at {search.steps[-1].revision.short}: the first slower revision is "
                 f"one of {len(remaining)}: {_shorts(remaining)}")  # fmt: skip
     level = (f"error rate of the search at most {args.alpha:g}: {len(search.steps)} of at most "
-             f"{most} steps at {alpha_step:.3g} each")  # fmt: skip
-    if args.json:
-        doc = {
-            "experiment": experiment.name,
-            "workload": chosen.name,
-            "repository": str(top),
-            "store": str(db),
-            "good": good.to_dict(),
-            "bad": bad.to_dict(),
-            "threshold": args.threshold,
-            "alpha": args.alpha,
-            "alpha_step": alpha_step,
-            "max_steps": most,
-            "candidates": len(candidates),
-            "steps": [s.to_dict() for s in search.steps],
-            "outcome": outcome,
-            "first_bad": None if first is None else {
-                **first.to_dict(),
-                **{k: v for k, v in found.to_dict().items() if k.startswith("ratio")},
-            },
-            "remaining": [c.short for c in remaining] if outcome == "undecided" else [],
-        }  # fmt: skip
-        print(json.dumps(doc, indent=2))
-        print(f"{line} ({level})", file=sys.stderr)
-    else:
+             f"{plan.most} steps at {plan.alpha_step:.3g} each")  # fmt: skip
+    if not args.json:
         print(line)
         print(level)
+        return code
+    doc = {
+        "experiment": plan.experiment.name,
+        "workload": plan.chosen.name,
+        "repository": str(plan.top),
+        "store": str(plan.db),
+        "good": plan.good.to_dict(),
+        "bad": plan.bad.to_dict(),
+        "threshold": args.threshold,
+        "alpha": args.alpha,
+        "alpha_step": plan.alpha_step,
+        "max_steps": plan.most,
+        "candidates": len(plan.candidates),
+        "steps": [s.to_dict() for s in search.steps],
+        "outcome": outcome,
+        "first_bad": None if first is None or found is None else {
+            **first.to_dict(),
+            **{k: v for k, v in found.to_dict().items() if k.startswith("ratio")},
+        },
+        "remaining": [c.short for c in remaining] if outcome == "undecided" else [],
+    }  # fmt: skip
+    print(json.dumps(doc, indent=2))
+    print(f"{line} ({level})", file=sys.stderr)
     return code
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the search: plan it, measure (or reuse) one step after another until the
+    search ends, then report."""
+    from benchrun.runner.campaign.bisection import (
+        BisectRequest,
+        Search,
+        judge_step,
+        measure_step,
+        plan_search,
+    )
+    from benchrun.runner.campaign.revisions import CampaignInterrupted
+    from benchrun.runner.campaign.worktrees import remove_worktree
+
+    req = BisectRequest(
+        args.experiment, args.repo, args.good, args.bad, args.threshold, args.alpha,
+        args.workload, args.output, tuple(args.overrides), args.keep_worktrees, args.quiet,
+    )  # fmt: skip
+    plan = plan_search(req)
+
+    def say(line: str) -> None:
+        _say(args, line)
+
+    say(
+        f"bisect {plan.chosen.name} between GOOD {plan.good.short} and BAD {plan.bad.short}: "
+        f"{len(plan.candidates)} revisions, at most {plan.most} steps at alpha "
+        f"{plan.alpha_step:.3g} each (search {args.alpha:g}); slower means > "
+        f"{1 + args.threshold:.4g}x GOOD"
+    )
+    measured_any = False
+    search = Search(plan.candidates)
+    while (index := search.next_index()) is not None:
+        rev = plan.candidates[index]
+        label = (
+            f"step {len(search.steps) + 1}/{plan.most}: {rev.short} {rev.date[:10]} "
+            f"{rev.subject[:40]}"
+        )
+        try:
+            done, reused = measure_step(plan, req, rev, label, say)
+        except CampaignInterrupted:
+            print(f"benchrun: interrupted at {rev.short}; the same command continues "
+                  "(finished steps are reused, this one is resumed)", file=sys.stderr)  # fmt: skip
+            return 130
+        measured_any = measured_any or not reused
+        step = judge_step(plan, req, rev, done, reused)
+        search.record(index, step)
+        say(f"{label}: {_ratio(step)} ({step.comparison}): {step.verdict}, {step.why} "
+            f"(campaign {done.id}{', reused' if reused else ''})")  # fmt: skip
+    if measured_any and not req.keep_worktrees:
+        remove_worktree(plan.top, plan.cache / plan.good.short)
+    return _report(plan, args, search)

@@ -9,7 +9,6 @@ import dataclasses
 import functools
 import io
 import json
-import os
 import shlex
 import sys
 from pathlib import Path
@@ -43,6 +42,7 @@ from benchrun.runner.execute.reservation import (
     register_unpinned,
     reserve,
 )
+from benchrun.runner.files import make_campaign_dir
 from benchrun.runner.store.database import Store
 from benchrun.runner.ui.display import RichDisplay, stderr_console, stdout_console
 
@@ -199,6 +199,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "`benchrun show --json`: per workload the mean, CI, q and n_q in the base unit, the "
         "work amount, the comparisons and how the campaign stopped); progress stays on stderr",
     )
+    _add_oneline_options(p)
+    add_hyperfine_options(p)
+    p.set_defaults(func=main)
+
+
+def _add_oneline_options(p: argparse.ArgumentParser) -> None:
+    """The one-line form's options (commands, names, parameters, hooks): docs/oneline.md."""
     g = p.add_argument_group(
         "one-line form (no experiment file; docs/oneline.md)",
         "Commands given on the command line, like hyperfine's; --set, -o, --baseline, "
@@ -290,8 +297,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="print the experiment file the one-line options stand for (YAML) and exit "
         "without running anything",
     )
-    add_hyperfine_options(p)
-    p.set_defaults(func=main)
 
 
 def executor_option(text: str | None) -> str | dict[str, Any] | None:
@@ -502,33 +507,6 @@ def stored_oneline(experiment: Experiment) -> OneLine | None:
         cleanup=tuple(parsed.cleanup),
         **oneline_fields(parsed),
     )
-
-
-def make_campaign_dir(campaign_dir: Path, given: str) -> None:
-    """Create ``campaign_dir`` (and its parents) or raise a UserError saying why not.
-
-    ``given`` names where the location came from (``-o DIR`` or the file's ``output:``),
-    so that the one-line error points at what to change.
-    """
-    blocker = next(
-        (p for p in (campaign_dir, *campaign_dir.parents) if p.exists() and not p.is_dir()),
-        None,
-    )
-    if blocker is not None:
-        raise UserError(
-            f"{given}: {blocker} is a file, not a directory; choose a directory for the results"
-        )
-    from benchrun.runner.safefs import open_dir
-
-    try:  # made 0700 whatever the umask, refused if another user could plant files there
-        os.close(open_dir(campaign_dir, create=True))
-    except OSError as exc:
-        raise UserError(
-            f"{given}: cannot create {campaign_dir}: {exc.strerror or exc}; choose a "
-            "writable directory"
-        ) from None
-    if not os.access(campaign_dir, os.W_OK | os.X_OK):
-        raise UserError(f"{given}: cannot write into {campaign_dir}; choose a writable directory")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -745,6 +723,19 @@ def _run(
             resume_command=resume_command(experiment.campaign_dir, args),
             on_start=functools.partial(_say_notes, notes, args.quiet),
         )
+    return _report_outcome(args, experiment, outcome, spec, err)
+
+
+def _report_outcome(
+    args: argparse.Namespace,
+    experiment: Experiment,
+    outcome: Any,
+    spec: OneLine | None,
+    err: Console,
+) -> int:
+    """Print a finished campaign's results (tables or ``--json``), the baseline's
+    conditions, its warnings and hyperfine's exports; the exit code (``--fail-on-unmet``
+    turns an unmet end or incomparable baseline conditions into :data:`EXIT_UNMET`)."""
     # the results as `benchrun show` prints them, read back from the store (commands/show.py;
     # imported here, after the campaign: it needs the statistics, the loop may not)
     from benchrun.runner.commands.show import print_results, read_summary, summary_json

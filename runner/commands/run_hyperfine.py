@@ -64,6 +64,13 @@ def add_hyperfine_options(p: argparse.ArgumentParser) -> None:
         "hyperfine's flags with hyperfine's meanings; -s/-p/-n/-L/-N are the one-line "
         "options above, hyperfine's -c (--cleanup) is --cleanup here (-c is a command).",
     )
+    _add_count_options(g)
+    _add_command_options(g)
+    _add_export_options(g)
+
+
+def _add_count_options(g: argparse._ArgumentGroup) -> None:
+    """hyperfine's round counts, failure and output options."""
     g.add_argument(
         "-r",
         "--runs",
@@ -105,6 +112,10 @@ def add_hyperfine_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print each round's stdout and stderr as it ends (no live progress table)",
     )
+
+
+def _add_command_options(g: argparse._ArgumentGroup) -> None:
+    """hyperfine's parameter scans, shell, time unit and input options."""
     g.add_argument(
         "-P",
         "--parameter-scan",
@@ -139,6 +150,10 @@ def add_hyperfine_options(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="every timed round of every command reads FILE as its stdin (else /dev/null)",
     )
+
+
+def _add_export_options(g: argparse._ArgumentGroup) -> None:
+    """hyperfine's exports, --conclude and the reference command."""
     g.add_argument(
         "--export-json",
         metavar="FILE",

@@ -18,10 +18,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchrun.runner.commands import add_set_option
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from benchrun.runner.campaign.revisions import Estimate
+    from benchrun.runner.campaign.worktrees import Commit
+    from benchrun.runner.store.database import CampaignRow
 
 HELP = """\
 Run the experiment once per revision of the measured program. Each revision is checked
@@ -89,25 +97,71 @@ def _quoted(value: Path | str) -> str:
     return json.dumps(str(value))
 
 
-def main(args: argparse.Namespace) -> int:
-    from benchrun.runner.campaign.revisions import (
-        estimates,
-        find_campaign,
-        revision_of,
-        run_child,
-        workdir_in,
-    )
-    from benchrun.runner.campaign.worktrees import (
-        WORKTREES,
-        remove_worktree,
-        repository_top,
-        revisions,
-        worktree,
-    )
-    from benchrun.runner.commands.run import make_campaign_dir
-    from benchrun.runner.config.loader import load_experiment
-    from benchrun.runner.errors import UserError
+def _estimates_line(found: list[Estimate]) -> str:
+    """Each workload's estimate and interval, as the progress line shows them."""
     from benchrun.runner.format import format_value
+
+    return "; ".join(
+        f"{e.workload} {format_value(e.mean, e.unit)} "
+        f"[{format_value(e.low, e.unit)}, {format_value(e.high, e.unit)}]"
+        for e in found
+    )
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where a sweep's campaigns run and go (internal)."""
+
+    top: Path
+    campaign_dir: Path
+    output: Path
+    #: where the workloads start inside a worktree: the counterpart of this directory
+    anchor: Path
+    #: the ``--set`` item naming the repository
+    repository: str
+
+
+def _measure(
+    args: argparse.Namespace,
+    place: _Place,
+    rev: Commit,
+    unfinished: CampaignRow | None,
+    fits: Callable[[CampaignRow], bool],
+    head: str,
+    say: Callable[[str], None],
+) -> tuple[int, CampaignRow | None]:
+    """Measure ``rev`` in a worktree of its own (an interrupted campaign of it resumed):
+    the child's exit code and the finished campaign (None when it did not finish)."""
+    from benchrun.runner.campaign.revisions import find_campaign, start_or_resume, workdir_in
+    from benchrun.runner.campaign.worktrees import WORKTREES, remove_worktree, worktree
+    from benchrun.runner.errors import UserError
+
+    where = worktree(place.top, place.campaign_dir / WORKTREES, rev)
+    workdir = workdir_in(where, place.top, place.anchor)
+    fresh = [args.experiment, "-o", str(place.output), "--revision", rev.short]
+    fresh += [w for item in args.overrides for w in ("--set", item)]
+    fresh += ["--set", place.repository, "--set", f"workdir={_quoted(workdir)}"]
+    if not args.quiet:
+        say(f"{head}: measuring in {workdir}")
+    code = start_or_resume(place.campaign_dir, rev.commit, unfinished, fits, fresh, args.quiet)
+    if code in (2, 4):  # the experiment or the machine refused: so would the next
+        raise UserError(
+            f"the campaign of {rev.short} did not start (exit {code}, said above); "
+            "nothing more measured"
+        )
+    done, _ = find_campaign(place.campaign_dir / "benchrun.db", rev.commit, fits)
+    if done is not None and not args.keep_worktrees:
+        remove_worktree(place.top, where)
+    return code, done
+
+
+def main(args: argparse.Namespace) -> int:
+    """Measure each revision (or reuse its finished campaign), a line each, then the
+    summary line or the JSON document."""
+    from benchrun.runner.campaign.revisions import CampaignInterrupted, estimates, find_campaign
+    from benchrun.runner.campaign.worktrees import WORKTREES, repository_top, revisions
+    from benchrun.runner.config.loader import load_experiment
+    from benchrun.runner.files import make_campaign_dir
 
     experiment = load_experiment(args.experiment, overrides=args.overrides, check_commands=False)
     top = repository_top(Path(args.repo).expanduser())
@@ -124,6 +178,7 @@ def main(args: argparse.Namespace) -> int:
         else experiment.source_path.parent
     )
     placed = [f"repository={_quoted(top)}"]
+    place = _Place(top, campaign_dir, output, anchor, placed[0])
     # the fingerprint of every revision's campaign: cwds are recorded relative to workdir,
     # so any worktree path gives it
     fingerprint = load_experiment(
@@ -144,63 +199,30 @@ def main(args: argparse.Namespace) -> int:
         reused = done is not None
         code = 0
         if done is None:
-            where = worktree(top, cache, rev)
-            workdir = workdir_in(where, top, anchor)
-            own = (
-                unfinished is not None
-                and fits(unfinished)
-                and ((r := revision_of(unfinished)) is not None and r.commit == rev.commit)
-            )
-            if own:
-                words = [str(campaign_dir), "--resume"]
-            else:
-                words = [args.experiment, "-o", str(output), "--revision", rev.short]
-                words += [w for item in args.overrides for w in ("--set", item)]
-                words += ["--set", placed[0], "--set", f"workdir={_quoted(workdir)}"]
-                if unfinished is not None:
-                    words.append("--new")  # another revision's campaign stays, unfinished
-            if not args.quiet:
-                say(f"{head}: measuring in {workdir}")
             try:
-                code = run_child(words, args.quiet)
-            except KeyboardInterrupt:
+                code, done = _measure(args, place, rev, unfinished, fits, head, say)
+            except CampaignInterrupted:
                 print(
                     f"benchrun: interrupted at {rev.short}; the same command continues "
                     "(finished revisions are reused, this one is resumed)",
                     file=sys.stderr,
                 )
                 return 130
-            if code in (2, 4):  # the experiment or the machine refused: so would the next
-                raise UserError(
-                    f"the campaign of {rev.short} did not start (exit {code}, said above); "
-                    "nothing more measured"
-                )
-            done, _ = find_campaign(db, rev.commit, fits)
-            if done is not None and not args.keep_worktrees:
-                remove_worktree(top, where)
         row: dict[str, Any] = {**rev.to_dict(), "reused": reused, "exit_code": code}
+        found = [] if done is None else estimates(db, done.id)
+        row.update(campaign=None if done is None else done.id,
+                   status="failed" if done is None else done.status,
+                   workloads=[e.to_dict() for e in found])  # fmt: skip
         if done is None:
-            failed += 1
-            row.update(campaign=None, status="failed", workloads=[])
             say(f"{head}: campaign failed (exit {code}); its worktree is kept: {cache / rev.short}")
+        elif not any(e.mean is not None for e in found):  # the build or every round failed
+            row["status"] = "failed"
+            say(f"{head}: no estimate (campaign {done.id}: its setup or its rounds failed; "
+                f"benchrun show {campaign_dir} --campaign {done.id} --failures)")  # fmt: skip
         else:
-            found = estimates(db, done.id)
-            row.update(campaign=done.id, status=done.status, workloads=[e.to_dict() for e in found])
-            if not any(
-                e.mean is not None for e in found
-            ):  # the build (setup) or every round failed
-                failed += 1
-                row["status"] = "failed"
-                say(f"{head}: no estimate (campaign {done.id}: its setup or its rounds failed; "
-                    f"benchrun show {campaign_dir} --campaign {done.id} --failures)")  # fmt: skip
-                rows.append(row)
-                continue
-            text = "; ".join(
-                f"{e.workload} {format_value(e.mean, e.unit)} "
-                f"[{format_value(e.low, e.unit)}, {format_value(e.high, e.unit)}]"
-                for e in found
-            )
-            say(f"{head}: {text} (campaign {done.id}{', reused' if reused else ''})")
+            say(f"{head}: {_estimates_line(found)} "
+                f"(campaign {done.id}{', reused' if reused else ''})")  # fmt: skip
+        failed += row["status"] == "failed"
         rows.append(row)
     hint = f"benchrun history {campaign_dir}"
     if args.json:

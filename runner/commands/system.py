@@ -2,13 +2,20 @@
 
 Prints the reproducibility record (docs/methods.md §11) in sections (Hardware, Software, Timer,
 Environment), then each noise warning with the command that changes the setting, then the
-settings that could not be checked. ``--json`` prints the record itself.
+settings that could not be checked, then what benchrun keeps tuned (the journal).
+``--json`` prints the record itself.
+
+``benchrun system tune [--cpus LIST] [--aslr]`` quiets what this machine has and allows
+(governor, turbo, perf sampling rate, SMT siblings, IRQ affinity; ASLR on request), each
+previous value journalled first; ``benchrun system reset`` restores exactly those values
+(docs/tuning.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from benchrun.runner.config.cpulist import format_cpu_list, parse_kernel_cpu_list
@@ -31,12 +38,25 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
+        "action",
+        nargs="?",
+        choices=("tune", "reset"),
+        help="tune: quiet this machine for benchmarks (root), journalling each previous "
+        "value; reset: restore the journalled values (docs/tuning.md)",
+    )
+    parser.add_argument(
         "--json", action="store_true", help="print the record as JSON instead of tables"
     )
     parser.add_argument(
         "--cpus",
         metavar="LIST",
-        help="workload CPUs to check (kernel list syntax, e.g. 1 or 2-3,6); default: all",
+        help="workload CPUs to check, or with tune the benchmark CPUs (kernel list syntax, "
+        "e.g. 1 or 2-3,6); default: all to check, pin: auto's to tune",
+    )
+    parser.add_argument(
+        "--aslr",
+        action="store_true",
+        help="tune: also turn address-space layout randomisation off (machine-wide)",
     )
     parser.set_defaults(func=run)
 
@@ -94,17 +114,119 @@ def _duet_lines(duet: dict[str, Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Collect the record and print it; returns 0."""
+    """Collect the record and print it, or tune, or reset; returns the exit code."""
     cpus = _parse_cpus(getattr(args, "cpus", None))
+    action = getattr(args, "action", None)
+    if action == "tune":
+        return _tune(cpus, bool(getattr(args, "aslr", False)), args.json)
+    if action == "reset":
+        return _reset(args.json)
+    if getattr(args, "aslr", False):
+        raise UserError("--aslr goes with `benchrun system tune`")
     meta = collect_metadata(workload_cpus=cpus)
     meta["containment"] = containment_record(probe_containment())
     meta["duet"] = duet_capability()
     meta["cpu_reservations"] = cpu_reservations()
+    meta["tuning"] = tuning_state()
     if args.json:
         print(json.dumps(meta, indent=2, allow_nan=False))
         return 0
     _print_human(meta, cpus)
     return 0
+
+
+def _say(line: str) -> None:
+    from benchrun.runner.format import printable
+
+    print(f"benchrun: {printable(line)}", file=sys.stderr)
+
+
+def _tune(cpus: list[int] | None, aslr: bool, as_json: bool) -> int:
+    """``system tune``: the changes and what was left on stdout; exit 1 when nothing was
+    changed and something needs root, or every write was refused and nothing was tuned
+    already."""
+    from benchrun.runner.execute.pinning import plan_pinning
+    from benchrun.runner.machine.tuning import change_lines, system_tune
+
+    if cpus is None:
+        cpus = list(plan_pinning("auto").workload_cpus or ())
+        if not cpus:
+            raise UserError(
+                "pin: auto pins nothing on this machine (one core); give the benchmark CPUs "
+                "with --cpus"
+            )
+    recovered, report = system_tune(cpus, aslr=aslr)
+    if as_json:
+        doc = {**report.to_dict(), "recovered": recovered.to_dict() if recovered else None}
+        print(json.dumps(doc, indent=2))
+    if recovered is not None:
+        for line in recovered.lines():
+            _say(f"a campaign that died had left the machine tuned: {line}")
+    if not as_json:
+        if report.changes:
+            print(f"tuned for CPU {format_cpu_list(cpus)} (`benchrun system reset` restores):")
+            for line in change_lines(report.changes):
+                print(f"  {line}")
+        else:
+            print("nothing changed")
+        for skip in report.skipped:
+            print(f"  left: {skip.setting}: {skip.reason}")
+        if report.changes:
+            print(f"previous values in {report.journal}")
+    blocked = [s for s in report.skipped if s.kind in ("root", "refused")]
+    already = any(s.kind == "done" for s in report.skipped)
+    if not report.changes and (report.needs_root or (blocked and not already)):
+        _say(
+            "nothing could be tuned: "
+            + "; ".join(f"{s.setting}: {s.reason}" for s in blocked)
+            + (" (run it as root)" if report.needs_root else "")
+        )
+        return 1
+    return 0
+
+
+def _reset(as_json: bool) -> int:
+    """``system reset``: exit 1 when the kernel refused a value (kept in the journal)."""
+    from benchrun.runner.machine.tuning import system_reset
+
+    report = system_reset()
+    if as_json:
+        print(json.dumps(report.to_dict() if report else None, indent=2))
+    if report is None:
+        if not as_json:
+            print("nothing to reset: benchrun has not tuned this machine")
+        return 0
+    for entry, why in report.refused:  # one line each, on stderr; kept in the journal
+        _say(
+            f"{entry.setting}: the kernel refused {entry.before!r} ({why}); kept in {report.journal}"
+        )
+    if not as_json:
+        for line in report.lines():
+            if line.startswith("restored") or " no longer exist" in line:
+                print(line)
+        if report.removed:
+            print(f"removed {report.journal}")
+    return 1 if report.refused else 0
+
+
+def tuning_state() -> dict[str, Any]:
+    """What benchrun keeps tuned now (docs/tuning.md): the journal's path, and its owner
+    and entries when there is one; ``error`` when it cannot be read."""
+    from benchrun.runner.machine.tuning import current_journal
+    from benchrun.runner.machine.tuning_journal import journal_dir
+
+    directory = journal_dir()
+    doc: dict[str, Any] = {"journal": str(directory / "tuning.json"), "tuned": None}
+    try:
+        journal, live = current_journal(directory)
+    except UserError as exc:
+        doc["error"] = exc.message
+        return doc
+    if journal is not None:
+        doc["tuned"] = journal.to_dict()
+        doc["owner"] = journal.owner.describe()
+        doc["owner_running"] = live
+    return doc
 
 
 def cpu_reservations() -> dict[str, Any]:
@@ -178,6 +300,11 @@ def _print_human(meta: dict[str, Any], cpus: list[int] | None) -> None:
             )
         )
 
+    console.print()
+    console.print(Text("Tuned by benchrun (docs/tuning.md)", style="bold"))
+    for line in _tuning_lines(meta["tuning"]):
+        console.print(Text(f"  {line}"), soft_wrap=True)
+
     warnings = noise_warnings(meta, cpus)
     unknown = unknown_noise_settings(meta, cpus)
     console.print()
@@ -194,3 +321,28 @@ def _print_human(meta: dict[str, Any], cpus: list[int] | None) -> None:
         console.print(Text("Not checked (unknown)", style="bold"))
         for setting, reason in unknown:
             console.print(Padding(Text(f"? {setting}: {reason}"), (0, 0, 0, 2)))
+
+
+def _tuning_lines(doc: dict[str, Any]) -> list[str]:
+    """The journal as lines: who tuned, each change (before -> after)."""
+    from benchrun.runner.machine.tuning import change_lines
+    from benchrun.runner.machine.tuning_journal import Entry
+
+    if "error" in doc:
+        return [f"unknown: {doc['error']}"]
+    tuned = doc.get("tuned")
+    if not tuned:
+        return [f"nothing (no journal at {doc['journal']})"]
+    entries = [Entry(**e) for e in tuned["entries"]]
+    if tuned["owner"]["kind"] == "campaign" and not doc.get("owner_running"):
+        how = (
+            "that campaign ended without restoring: the next benchrun run, the daemon's "
+            "start or `benchrun system reset` restores"
+        )
+    elif tuned["owner"]["kind"] == "campaign":
+        how = "restored when that campaign ends"
+    else:
+        how = "`benchrun system reset` restores"
+    lines = [f"by {doc['owner']}, journal {doc['journal']}; {how}"]
+    lines += [f"{line}" for line in change_lines(entries)]
+    return lines

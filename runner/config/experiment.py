@@ -291,6 +291,9 @@ class Settings:
     #: fingerprint records each cwd relative to it, so one experiment run in two checkouts
     #: of the program (benchrun sweep's worktrees) is one series. None: the file's directory
     workdir: str | None = None
+    #: tune the machine around the campaign (``benchrun system tune`` on the workload CPUs)
+    #: and restore it at its end; after a crash, at the next run (docs/tuning.md)
+    tune: bool = False
 
 
 #: the param (and name part, ``bench[node_type=alpha]``) of a fleet's node type; reserved

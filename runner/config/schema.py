@@ -180,7 +180,7 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         "number",
         "significance level of comparisons",
         exclusive_minimum=0,
-        # the controller's own range (runner/control/controller.py ControllerParams):
+        # the controller's own range (runner/control/params.py ControllerParams):
         # refused here, not after the campaign was created
         exclusive_maximum=0.5,
     ),
@@ -361,6 +361,14 @@ SETTINGS_KEYS: tuple[Key, ...] = (
         "cwds relative to it, so the experiment run in another checkout of the program "
         "(benchrun sweep's worktrees) stays one series (docs/history.md)",
         nullable=True,
+    ),
+    Key(
+        "tune",
+        "bool",
+        "tune this machine for the campaign (governor, turbo, perf sampling rate, SMT "
+        "siblings, IRQ affinity, as benchrun system tune does on the workload CPUs; root) "
+        "and restore every previous value at its end, or after a crash at the next run "
+        "(docs/tuning.md)",
     ),
 )
 

@@ -20,6 +20,7 @@ from benchrun.runner.format import DisplayUnit, display_unit, level_shift_text
 from benchrun.stats.autocorr import (
     MAX_SUBSESSIONS,
     MIN_SUBSESSIONS,
+    SubsessionChoice,
     _batch_means,
     _centre,
     _fmean,
@@ -538,6 +539,278 @@ def _without_ci(
     )
 
 
+@dataclass(frozen=True)
+class _Steady:
+    """The steady series of one workload (module docstring): ``x`` the values analysed,
+    ``warmup`` the readings cut, ``lengths`` the readings kept per round (None with one
+    reading per round), ``series`` "rounds" or "readings", ``per_round`` readings per
+    round, ``round_means`` (None with one reading per round) and a level ``shift`` found
+    (None: none)."""
+
+    x: np.ndarray
+    warmup: int
+    lengths: list[int] | None
+    series: str
+    per_round: float
+    round_means: np.ndarray | None
+    shift: LevelShift | None
+
+
+def _empty(h_min: int, c: float, notes: list[str]) -> WorkloadStats:
+    """The result of a workload with no readings yet (``enough=False``)."""
+    return WorkloadStats(
+        rounds=0,
+        n=0,
+        warmup_readings=0,
+        series="rounds",
+        mean=None,
+        q=None,
+        n_q=None,
+        s2_q=None,
+        ci_low=None,
+        ci_high=None,
+        rel_half_width=None,
+        enough=False,
+        readings_needed=h_min,
+        rounds_needed=h_min,
+        tau=None,
+        ess=None,
+        confidence=c,
+        notes=tuple(notes + ["no readings yet"]),
+    )
+
+
+def _steady_single(
+    rs: np.ndarray | list[np.ndarray],
+    warmup: Warmup,
+    direction: str | None,
+    log_series: bool,
+    labels: list[str] | None,
+    notes: list[str],
+) -> _Steady:
+    """The steady series of rounds with one reading each: MSER-5's cut when it is
+    warm-up (worse than the rest in ``direction``), a level shift found in the kept rounds
+    (not tested for rounds from several nodes, ``labels``), docs/methods.md §2.1."""
+    x = rs.reshape(-1) if isinstance(rs, np.ndarray) else np.concatenate(rs)
+    if isinstance(warmup, int | np.integer) and not isinstance(warmup, bool) and warmup:
+        raise ValueError(
+            f"warmup = {warmup} readings per round would discard every reading of rounds "
+            "with one reading; drop whole rounds with warmup_rounds instead"
+        )
+    w = 0
+    lengths = None
+    if warmup not in ("mser5", "none", 0) or isinstance(warmup, bool):
+        raise ValueError(f"warmup must be 'mser5', 'none' or an int, got {warmup!r}")
+    start = steady_start(
+        x,
+        worse=WORSE.get(direction or ""),  # type: ignore[arg-type]
+        warmup=warmup == "mser5",
+        warmup_alpha=ROUNDS_WARMUP_ALPHA,
+        log=log_series,
+        step_warmup=warmup == "mser5",  # without detection nothing is cut
+    )
+    w = start.warmup
+    if w:
+        notes.append(f"MSER-5: the first {w} steady rounds are still warm-up")
+    if start.rejected_cut:
+        notes.append(
+            f"MSER-5 proposed cutting the first {start.rejected_cut} rounds as warm-up, but "
+            "they were better than the rest: not warm-up (docs/methods.md §2.1)"
+        )
+    shift = start.shift if labels is None else None
+    x = x[w:]
+    series = "rounds"
+    per_round = 1.0
+    round_means = None
+    return _Steady(x, w, lengths, series, per_round, round_means, shift)
+
+
+def _steady_multi(
+    rs: np.ndarray | list[np.ndarray],
+    warmup: Warmup,
+    direction: str | None,
+    log_series: bool,
+    labels: list[str] | None,
+    notes: list[str],
+) -> _Steady:
+    """The steady series of rounds with several readings each: the within-round warm-up
+    cut from every round, the round means, a level shift among them (not tested for
+    rounds from several nodes, ``labels``); whole rounds are never cut here."""
+    d, x = _within_round_warmup(rs, warmup, notes)
+    w = d * len(rs)
+    lengths = [int(r.size) - d for r in rs]
+    series = "readings"
+    per_round = x.size / len(rs)
+    round_means = (
+        rs[:, d:].mean(axis=1)
+        if isinstance(rs, np.ndarray)
+        else np.array([r[d:].mean() for r in rs])
+    )
+    shift = None
+    if labels is None:
+        start = steady_start(
+            round_means,
+            worse=WORSE.get(direction or ""),  # type: ignore[arg-type]
+            warmup=False,
+            log=log_series,
+        )
+        shift = start.shift
+        if start.warmup:
+            # whole rounds are not cut here (warmup_readings counts readings per round)
+            notes.append(
+                f"the first {start.warmup} rounds were worse than the rest (warm-up "
+                "across rounds?); they are kept: set warmup_rounds to drop them"
+            )
+    return _Steady(x, w, lengths, series, per_round, round_means, shift)
+
+
+def _certified(
+    x: np.ndarray,
+    rounds: int,
+    steady: _Steady,
+    choice: SubsessionChoice,
+    c: float,
+    ci_2q: bool,
+    labels: list[str] | None,
+    notes: list[str],
+) -> WorkloadStats:
+    """The certified result: the t interval on the subsession means, widened to contain
+    the 2q interval (``ci_2q``) and replaced by the round means' interval when that is
+    wider (several readings per round), or by the node-level one when the nodes differ."""
+    n, w, series = int(x.size), steady.warmup, steady.series
+    round_means, lengths = steady.round_means, steady.lengths
+    q, h = int(choice.q), int(choice.n_subsessions)
+    b = _batch_means(x, h, q)
+    mean = _fmean(b)
+    s2 = _fvar(b) if h >= 2 else 0.0
+    half = _t_half_width(s2, h, c)
+    coarse = _coarse(x, 2 * q)
+    mean2, s2_2, h2 = coarse
+    if ci_2q and s2 > 0.0 and mean2 is not None and s2_2 is not None and h2 is not None:
+        half2 = abs(mean2 - mean) + _t_half_width(s2_2, h2, c)
+        if half2 > half:
+            notes.append(
+                f"CI widened by {half2 / half - 1:.0%} to contain the interval from "
+                f"{h2} subsessions of {2 * q} (correlation beyond {q} readings?)"
+            )
+            half = half2
+    by_rounds = False
+    if round_means is not None and round_means.size >= 2:
+        # the rounds as subsessions when their t interval is wider (module docstring):
+        # each round is one process, so its mean is one observation of the workload
+        r = int(round_means.size)
+        s2_r = float(np.var(round_means, ddof=1))
+        half_r = _t_half_width(s2_r, r, c)
+        if half_r > half:
+            notes.append(
+                f"CI from the {r} round means ("
+                + (
+                    f"{half_r / half:.2g}x the readings' half-width"
+                    if half > 0
+                    else "the readings within each round are all equal"
+                )
+                + "): "
+                "the rounds differ more than their readings suggest (process-to-process "
+                "variation), so each round is one subsession"
+            )
+            mean, q, h, s2, half = float(np.mean(round_means)), max(1, n // r), r, s2_r, half_r
+            by_rounds = True
+            coarse = _coarse(round_means, 2)
+    node_info = None
+    if labels is not None:
+        node_info = _nodes(x, round_means, labels, w, lengths, q, by_rounds, c, notes)
+        if node_info is not None and node_info["ci_from"] == "nodes":
+            mean, half = float(node_info["mean"]), float(node_info["half_width"])
+    lo, hi = mean - half, mean + half
+    rel = half / abs(mean) if mean != 0 else None
+    if mean == 0:
+        notes.append("mean is 0: no relative CI width")
+    s_x = math.sqrt(_fvar(x)) if n >= 2 else 0.0  # np.std(x, ddof=1)
+    naive = _t_half_width(s_x * s_x, n, c) if n >= 2 else 0.0
+    return WorkloadStats(
+        rounds,
+        n,
+        w,
+        series,
+        mean,
+        q,
+        h,
+        s2,
+        lo,
+        hi,
+        rel,
+        True,
+        None,
+        None,
+        choice.tau,
+        choice.ess,
+        c,
+        tuple(notes),
+        *coarse,
+        certified=True,
+        interval_low=lo,
+        interval_high=hi,
+        width_factor=half / naive if naive > 0.0 else None,
+        nodes=node_info,
+    )
+
+
+def _node_labels(
+    nodes: Sequence[str | None] | None, rounds: Sequence[Sequence[float]]
+) -> list[str] | None:
+    """The node of every round with readings ("local" for None), when the rounds come
+    from 2 or more nodes; else None. ``nodes`` of another length than ``rounds``: ValueError."""
+    if nodes is not None and len(nodes) != len(rounds):
+        raise ValueError(f"nodes has {len(nodes)} entries for {len(rounds)} rounds")
+    labels = (
+        [n or "local" for n, r in zip(nodes, rounds, strict=True) if len(r) > 0]
+        if nodes is not None and len({n or "local" for n in nodes}) >= 2
+        else None
+    )
+    return labels
+
+
+def _subsession_choice(
+    x: np.ndarray, c: float, h_min: int, tau_upper: float | None
+) -> tuple[np.ndarray, np.ndarray, Any, SubsessionChoice]:
+    """(series, deviations, lag sums, :func:`stats.autocorr.choose_subsession_size`'s
+    choice) of the steady series ``x``."""
+    n = int(x.size)
+    # what stats.subsession_size and stats.uncertified_mean_ci each computed from x: the
+    # validated series, its deviations from the mean and their lag sums, computed once
+    x = as_series(x)
+    dev = _centre(x)
+    sums = autocovariance_sums(dev) if n >= MIN_READINGS and np.any(dev) else None
+    choice = choose_subsession_size(
+        x,
+        dev,
+        sums,
+        c,
+        min_subsessions=h_min,
+        max_subsessions=max(MAX_SUBSESSIONS, h_min),
+        tau_upper=tau_upper,
+    )
+    return x, dev, sums, choice
+
+
+def _too_few(choice: SubsessionChoice, n: int, h_min: int) -> SubsessionChoice:
+    """``choice`` (the deterministic shortcut's) marked not enough: fewer than ``h_min``
+    subsessions."""
+    q, h = int(choice.q), int(choice.n_subsessions)
+    return type(choice)(
+        q,
+        h,
+        n,
+        None,
+        None,
+        None,
+        False,
+        h_min * q,
+        choice.method,
+        choice.notes + (f"{h} subsessions: at least {h_min} are needed",),
+    )
+
+
 def collect(
     rounds: Sequence[Sequence[float]],
     *,
@@ -598,129 +871,29 @@ def collect(
     if h_min < 2:
         raise ValueError(f"min_subsessions must be >= 2, got {min_subsessions!r}")
     notes: list[str] = []
-    if nodes is not None and len(nodes) != len(rounds):
-        raise ValueError(f"nodes has {len(nodes)} entries for {len(rounds)} rounds")
-    labels = (
-        [n or "local" for n, r in zip(nodes, rounds, strict=True) if len(r) > 0]
-        if nodes is not None and len({n or "local" for n in nodes}) >= 2
-        else None
-    )
+    labels = _node_labels(nodes, rounds)
     rs = _as_rounds(rounds, per_work, notes)
     if len(rs) == 0:
-        return WorkloadStats(
-            rounds=0,
-            n=0,
-            warmup_readings=0,
-            series="rounds",
-            mean=None,
-            q=None,
-            n_q=None,
-            s2_q=None,
-            ci_low=None,
-            ci_high=None,
-            rel_half_width=None,
-            enough=False,
-            readings_needed=h_min,
-            rounds_needed=h_min,
-            tau=None,
-            ess=None,
-            confidence=c,
-            notes=tuple(notes + ["no readings yet"]),
-        )
+        return _empty(h_min, c, notes)
     if isinstance(rs, np.ndarray):
         single = rs.shape[1] == 1
     else:
         single = all(r.size == 1 for r in rs)
-    if single:
-        x = rs.reshape(-1) if isinstance(rs, np.ndarray) else np.concatenate(rs)
-        if isinstance(warmup, int | np.integer) and not isinstance(warmup, bool) and warmup:
-            raise ValueError(
-                f"warmup = {warmup} readings per round would discard every reading of rounds "
-                "with one reading; drop whole rounds with warmup_rounds instead"
-            )
-        w = 0
-        lengths = None
-        if warmup not in ("mser5", "none", 0) or isinstance(warmup, bool):
-            raise ValueError(f"warmup must be 'mser5', 'none' or an int, got {warmup!r}")
-        start = steady_start(
-            x,
-            worse=WORSE.get(direction or ""),  # type: ignore[arg-type]
-            warmup=warmup == "mser5",
-            warmup_alpha=ROUNDS_WARMUP_ALPHA,
-            log=log_series,
-            step_warmup=warmup == "mser5",  # without detection nothing is cut
-        )
-        w = start.warmup
-        if w:
-            notes.append(f"MSER-5: the first {w} steady rounds are still warm-up")
-        if start.rejected_cut:
-            notes.append(
-                f"MSER-5 proposed cutting the first {start.rejected_cut} rounds as warm-up, but "
-                "they were better than the rest: not warm-up (docs/methods.md §2.1)"
-            )
-        shift = start.shift if labels is None else None
-        x = x[w:]
-        series = "rounds"
-        per_round = 1.0
-        round_means = None
-    else:
-        d, x = _within_round_warmup(rs, warmup, notes)
-        w = d * len(rs)
-        lengths = [int(r.size) - d for r in rs]
-        series = "readings"
-        per_round = x.size / len(rs)
-        round_means = (
-            rs[:, d:].mean(axis=1)
-            if isinstance(rs, np.ndarray)
-            else np.array([r[d:].mean() for r in rs])
-        )
-        shift = None
-        if labels is None:
-            start = steady_start(
-                round_means,
-                worse=WORSE.get(direction or ""),  # type: ignore[arg-type]
-                warmup=False,
-                log=log_series,
-            )
-            shift = start.shift
-            if start.warmup:
-                # whole rounds are not cut here (warmup_readings counts readings per round)
-                notes.append(
-                    f"the first {start.warmup} rounds were worse than the rest (warm-up "
-                    "across rounds?); they are kept: set warmup_rounds to drop them"
-                )
-    n = int(x.size)
-    # what stats.subsession_size and stats.uncertified_mean_ci each computed from x: the
-    # validated series, its deviations from the mean and their lag sums, computed once
-    x = as_series(x)
-    dev = _centre(x)
-    sums = autocovariance_sums(dev) if n >= MIN_READINGS and np.any(dev) else None
-    choice = choose_subsession_size(
-        x,
-        dev,
-        sums,
-        c,
-        min_subsessions=h_min,
-        max_subsessions=max(MAX_SUBSESSIONS, h_min),
-        tau_upper=tau_upper,
+    steady = (
+        _steady_single(rs, warmup, direction, log_series, labels, notes)
+        if single
+        else _steady_multi(rs, warmup, direction, log_series, labels, notes)
     )
+    x, w, series, shift = steady.x, steady.warmup, steady.series, steady.shift
+    per_round, round_means = steady.per_round, steady.round_means
+    n = int(x.size)
+    x, dev, sums, choice = _subsession_choice(x, c, h_min, tau_upper)
     notes.extend(choice.notes)
     q, h = int(choice.q), int(choice.n_subsessions)
     if shift is not None:
         return _shifted(shift, x, len(rs), w, series, q, h, choice.tau, choice.ess, c, notes)
     if choice.enough and h < h_min:  # only the deterministic shortcut can get here
-        choice = type(choice)(
-            q,
-            h,
-            n,
-            None,
-            None,
-            None,
-            False,
-            h_min * q,
-            choice.method,
-            choice.notes + (f"{h} subsessions: at least {h_min} are needed",),
-        )
+        choice = _too_few(choice, n, h_min)
     if not choice.enough:
         need = int(choice.readings_needed) if choice.readings_needed is not None else n + 1
         more = max(1, math.ceil((need - n) / per_round))
@@ -728,76 +901,4 @@ def collect(
         return _without_ci(
             x, len(rs), w, series, q, h, (need, more), choice.tau, choice.ess, c, notes, **shown
         )
-    b = _batch_means(x, h, q)
-    mean = _fmean(b)
-    s2 = _fvar(b) if h >= 2 else 0.0
-    half = _t_half_width(s2, h, c)
-    coarse = _coarse(x, 2 * q)
-    mean2, s2_2, h2 = coarse
-    if ci_2q and s2 > 0.0 and mean2 is not None and s2_2 is not None and h2 is not None:
-        half2 = abs(mean2 - mean) + _t_half_width(s2_2, h2, c)
-        if half2 > half:
-            notes.append(
-                f"CI widened by {half2 / half - 1:.0%} to contain the interval from "
-                f"{h2} subsessions of {2 * q} (correlation beyond {q} readings?)"
-            )
-            half = half2
-    by_rounds = False
-    if round_means is not None and round_means.size >= 2:
-        # the rounds as subsessions when their t interval is wider (module docstring):
-        # each round is one process, so its mean is one observation of the workload
-        r = int(round_means.size)
-        s2_r = float(np.var(round_means, ddof=1))
-        half_r = _t_half_width(s2_r, r, c)
-        if half_r > half:
-            notes.append(
-                f"CI from the {r} round means ("
-                + (
-                    f"{half_r / half:.2g}x the readings' half-width"
-                    if half > 0
-                    else "the readings within each round are all equal"
-                )
-                + "): "
-                "the rounds differ more than their readings suggest (process-to-process "
-                "variation), so each round is one subsession"
-            )
-            mean, q, h, s2, half = float(np.mean(round_means)), max(1, n // r), r, s2_r, half_r
-            by_rounds = True
-            coarse = _coarse(round_means, 2)
-    node_info = None
-    if labels is not None:
-        node_info = _nodes(x, round_means, labels, w, lengths, q, by_rounds, c, notes)
-        if node_info is not None and node_info["ci_from"] == "nodes":
-            mean, half = float(node_info["mean"]), float(node_info["half_width"])
-    lo, hi = mean - half, mean + half
-    rel = half / abs(mean) if mean != 0 else None
-    if mean == 0:
-        notes.append("mean is 0: no relative CI width")
-    s_x = math.sqrt(_fvar(x)) if n >= 2 else 0.0  # np.std(x, ddof=1)
-    naive = _t_half_width(s_x * s_x, n, c) if n >= 2 else 0.0
-    return WorkloadStats(
-        len(rs),
-        n,
-        w,
-        series,
-        mean,
-        q,
-        h,
-        s2,
-        lo,
-        hi,
-        rel,
-        True,
-        None,
-        None,
-        choice.tau,
-        choice.ess,
-        c,
-        tuple(notes),
-        *coarse,
-        certified=True,
-        interval_low=lo,
-        interval_high=hi,
-        width_factor=half / naive if naive > 0.0 else None,
-        nodes=node_info,
-    )
+    return _certified(x, len(rs), steady, choice, c, ci_2q, labels, notes)

@@ -20,7 +20,7 @@ no end fixed in advance. At every look:
 
 The probability that a comparison of two identical workloads is ever declared separated
 is at most ``alpha_pair`` (the Brownian approximation of the cumulative statistic; checked
-by simulation in tests/runner/test_pairlooks.py and benchmarks/efficiency.py).
+by simulation in tests/control/test_pairlooks.py and benchmarks/efficiency.py).
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from benchrun.runner.daemon.paths import DaemonPaths, owner_text
 from benchrun.runner.daemon.queue import QueueDB
 from benchrun.runner.daemon.supervisor import Supervisor
 from benchrun.runner.errors import UserError
+from benchrun.runner.machine.tuning import recover
 
 
 def read_pid_file(path: Path) -> int | None:
@@ -101,6 +102,22 @@ def lock_holder(paths: DaemonPaths) -> int | None:
     return None
 
 
+def recover_tuning() -> None:
+    """At the daemon's start: restore what a campaign killed while it kept the machine
+    tuned left (docs/tuning.md), each line in the daemon's log; a journal that cannot be
+    trusted is logged and left."""
+    try:
+        restored = recover()
+    except UserError as exc:
+        log(f"tuning journal not restored: {exc.message}")
+        return
+    if restored is None:
+        return
+    who = restored.owner.describe() if restored.owner else "a campaign"
+    for line in restored.lines():
+        log(f"{who} ended without restoring the machine's tuning: {line}")
+
+
 class Daemon:
     """The daemon process.
 
@@ -164,6 +181,7 @@ class Daemon:
             self.sel.register(listener, selectors.EVENT_READ, "listen")
             self.sel.register(wake_r, selectors.EVENT_READ, "wake")
             try:
+                recover_tuning()
                 supervisor.recover()
                 state.rss_at_start_kib = rss_kib()
                 log(

@@ -66,20 +66,19 @@ def _slurm(
     """The SlurmExecutor of ``spec`` for the workloads ``names`` of ``experiment``;
     ``own_jobs``: the job ids of this run, shared by a fleet's executors."""
     from benchrun.runner.execute.slurm import SlurmExecutor as Slurm  # Slurm campaigns only
+    from benchrun.runner.execute.slurm import SlurmOptions
     from benchrun.runner.execute.slurm_jobs import campaign_comment
 
     chosen = [w for w in experiment.workloads if w.name in names]
-    return Slurm(
-        spec,
+    options = SlurmOptions(
         job_name=job_name[:128],
         pin=experiment.settings.pin,
         checks=tuple(c for c in shared_checks(experiment) if c.workload in names),
         env_keys=frozenset(experiment.settings.env) | {k for w in chosen for k in w.env},
-        on_message=on_message,
         # marks the campaign's jobs: a later run cancels those a dead run left
         comment=campaign_comment(experiment.campaign_dir),
-        own_jobs=own_jobs,
     )
+    return Slurm(spec, options, on_message=on_message, own_jobs=own_jobs)
 
 
 def _own_port(spec: SlurmSpec, index: int) -> SlurmSpec:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,65 @@ class _Rows:
             yield row
 
 
+@dataclass(frozen=True)
+class _Columns:
+    """Where each known column is in a long-form CSV header (None: absent); ``benchrun``:
+    the header is ``benchrun export``'s (its seq, work and per_work columns are read)."""
+
+    value_at: int
+    group_at: dict[str, int]
+    unit_at: int | None
+    analysed_at: int | None
+    benchrun: bool
+    seq_at: int | None
+    work_at: int | None
+    per_work_at: int | None
+
+
+def _columns(header: list[str], source: str) -> _Columns:
+    """The columns of ``header`` (lower-cased names); :class:`UserError` without a
+    ``value`` column or with a name given twice."""
+    if "value" not in header:
+        raise UserError(
+            f"{source}: no 'value' column (columns: {', '.join(header)}); benchrun expects "
+            "one reading per row in a column named 'value'"
+        )
+    dupes = sorted({name for name in header if name and header.count(name) > 1})
+    if dupes:
+        raise UserError(f"{source}: column(s) named twice in the header: {', '.join(dupes)}")
+    benchrun = all(name in header for name in BENCHRUN_COLUMNS)
+    return _Columns(
+        value_at=header.index("value"),
+        group_at={name: header.index(name) for name in GROUP_COLUMNS if name in header},
+        unit_at=header.index("unit") if "unit" in header else None,
+        analysed_at=header.index("analysed") if "analysed" in header else None,
+        benchrun=benchrun,
+        seq_at=header.index("seq") if benchrun else None,
+        work_at=header.index("work") if benchrun and "work" in header else None,
+        per_work_at=header.index("per_work") if benchrun and "per_work" in header else None,
+    )
+
+
+def _field(row: list[str], at: int | None) -> str:
+    """The stripped cell at ``at`` ("" when the column is absent or the row short)."""
+    return row[at].strip() if at is not None and at < len(row) else ""
+
+
+def _group_key(row: list[str], group_at: dict[str, int], where: str) -> GroupKey:
+    """The group of a row: its cell of each group column present (None for an absent
+    column); :class:`UserError` for an empty cell."""
+    parts: list[str | None] = []
+    for name in GROUP_COLUMNS:
+        if name not in group_at:
+            parts.append(None)
+            continue
+        cell = _field(row, group_at[name])
+        if not cell:
+            raise UserError(f"{where}: empty {name!r} cell (every reading needs its group)")
+        parts.append(cell)
+    return (parts[0], parts[1], parts[2])
+
+
 def read_csv(text: str, source: str) -> Dataset:
     """Parse long-form CSV ``text`` (already decoded) read from ``source``.
 
@@ -90,25 +150,10 @@ def read_csv(text: str, source: str) -> Dataset:
             break
     if header is None:  # pragma: no cover - text.strip() above guarantees a header
         raise UserError(f"{source}: empty file")
-    if "value" not in header:
-        raise UserError(
-            f"{source}: no 'value' column (columns: {', '.join(header)}); benchrun expects "
-            "one reading per row in a column named 'value'"
-        )
-    dupes = sorted({name for name in header if name and header.count(name) > 1})
-    if dupes:
-        raise UserError(f"{source}: column(s) named twice in the header: {', '.join(dupes)}")
-    value_at = header.index("value")
-    group_at = {name: header.index(name) for name in GROUP_COLUMNS if name in header}
-    unit_at = header.index("unit") if "unit" in header else None
-    analysed_at = header.index("analysed") if "analysed" in header else None
-    benchrun = all(name in header for name in BENCHRUN_COLUMNS)
-    seq_at = header.index("seq") if benchrun else None
-    work_at = header.index("work") if benchrun and "work" in header else None
-    per_work_at = header.index("per_work") if benchrun and "per_work" in header else None
-
-    def field(row: list[str], at: int | None) -> str:
-        return row[at].strip() if at is not None and at < len(row) else ""
+    cols = _columns(header, source)
+    value_at, group_at, benchrun = cols.value_at, cols.group_at, cols.benchrun
+    unit_at, analysed_at, seq_at = cols.unit_at, cols.analysed_at, cols.seq_at
+    work_at, per_work_at = cols.work_at, cols.per_work_at
 
     readings: dict[GroupKey, list[float]] = {}
     rounds: dict[GroupKey, list[int]] = {}
@@ -123,30 +168,20 @@ def read_csv(text: str, source: str) -> Dataset:
         where = f"{source}: row {line}"
         if len(row) <= value_at:
             raise UserError(f"{where}: only {len(row)} field(s), no value")
-        if analysed_at is not None and field(row, analysed_at) == "0":
+        if analysed_at is not None and _field(row, analysed_at) == "0":
             left_out += 1
             continue
         value = parse_number(row[value_at], where)
-        if per_work_at is not None and field(row, per_work_at) == "1" and field(row, work_at):
-            work = parse_number(field(row, work_at), f"{where}: work")
+        if per_work_at is not None and _field(row, per_work_at) == "1" and _field(row, work_at):
+            work = parse_number(_field(row, work_at), f"{where}: work")
             if work <= 0:
                 raise UserError(f"{where}: the amount of work must be positive, got {work:g}")
             value /= work
-        parts: list[str | None] = []
-        for name in GROUP_COLUMNS:
-            if name not in group_at:
-                parts.append(None)
-                continue
-            at = group_at[name]
-            cell = row[at].strip() if at < len(row) else ""
-            if not cell:
-                raise UserError(f"{where}: empty {name!r} cell (every reading needs its group)")
-            parts.append(cell)
-        key: GroupKey = (parts[0], parts[1], parts[2])
-        unit_cell = field(row, unit_at)
+        key = _group_key(row, group_at, where)
+        unit_cell = _field(row, unit_at)
         if benchrun:
             units.setdefault(key, unit_cell)
-            seq = field(row, seq_at)
+            seq = _field(row, seq_at)
             if last_seq.get(key) != seq:
                 rounds.setdefault(key, []).append(0)
                 last_seq[key] = seq

@@ -324,132 +324,167 @@ def rank_groups(model: CampaignModel, quantreg: bool = True) -> list[Group]:
     Other groups (a campaign whose experiment no longer parses) are ranked here by
     :func:`stats.rank_results`.
     """
-    alpha = float(model.settings.get("alpha", 0.01))
-    margin = float(model.settings.get("margin", 0.01))
-    c = model.confidence
+    return [
+        _rank_group(model, key, compared, views, quantreg)
+        for key, compared, views in _grouped(model)
+    ]
+
+
+def _rank_group(
+    model: CampaignModel, key: str, compared: bool, views: list[WorkloadView], quantreg: bool
+) -> Group:
+    """One group of :func:`rank_groups`: its order, pairs, rows and quantile fits."""
     verdicts = model.verdicts
-    out: list[Group] = []
-    for key, compared, views in _grouped(model):
-        names = {w.name for w in views}
-        by = {w.name: w for w in views}
-        usable = [w for w in views if w.estimate is not None and w.estimate.usable]
-        unit, direction = views[0].unit, views[0].direction
-        group = Group(key, unit, direction, [], [], [], compared=compared)
-        if verdicts is not None:
-            group.baselines = {b.b: b for b in verdicts.baselines if b.b in names}
-        if not compared:
-            for w in sorted((w for w in views if w.estimate is not None), key=_sort_key):
-                group.rows.append(_row(0, w, (None, None, None), None, None))
-            group.excluded = [(w.name, "no data") for w in views if w.estimate is None]
-            out.append(group)
+    names = {w.name for w in views}
+    by = {w.name: w for w in views}
+    usable = [w for w in views if w.estimate is not None and w.estimate.usable]
+    unit, direction = views[0].unit, views[0].direction
+    group = Group(key, unit, direction, [], [], [], compared=compared)
+    if verdicts is not None:
+        group.baselines = {b.b: b for b in verdicts.baselines if b.b in names}
+    if not compared:
+        for w in sorted((w for w in views if w.estimate is not None), key=_sort_key):
+            group.rows.append(_row(0, w, (None, None, None), None, None))
+        group.excluded = [(w.name, "no data") for w in views if w.estimate is None]
+        return group
+    ctl = [p for p in (verdicts.pairs if verdicts else ()) if p.a in names and p.b in names]
+    stored = {frozenset((p.a, p.b)): p for p in ctl}
+    for b in verdicts.baselines if verdicts else ():  # a reference inside the group
+        if b.a in names and b.b in names:
+            stored.setdefault(frozenset((b.a, b.b)), b)
+    ranking = _ranking(model, usable, direction) if len(usable) >= 2 else None
+    if ctl or stored:
+        group.computed = None if verdicts is None else verdicts.computed
+    order = _order(group, views, usable, ctl, stored, ranking)
+    _add_rows(group, model, by, order, stored)
+    if quantreg:
+        _add_quantiles(group, by, model.confidence)
+    return group
+
+
+def _ranking(model: CampaignModel, usable: list[WorkloadView], direction: str) -> dict[str, Any]:
+    """:func:`stats.rank_results` of the usable workloads (at the campaign's alpha,
+    margin and confidence), as its JSON record."""
+    return rank_results(
+        [
+            {
+                "name": w.name,
+                "mean": w.estimate.mean,
+                "variance": w.estimate.variance,
+                "n": w.estimate.n_q,
+                "ci_low": w.estimate.ci_low,
+                "ci_high": w.estimate.ci_high,
+                "direction": direction,
+            }
+            for w in usable
+            if w.estimate is not None
+        ],
+        alpha=float(model.settings.get("alpha", 0.01)),
+        margin=float(model.settings.get("margin", 0.01)),
+        confidence=model.confidence,
+    ).to_dict()
+
+
+def _order(
+    group: Group,
+    views: list[WorkloadView],
+    usable: list[WorkloadView],
+    ctl: list[Any],
+    stored: dict[frozenset, Any],
+    ranking: dict[str, Any] | None,
+) -> list[str]:
+    """The group's ranking (best first) and, on ``group``, its pairs, source, notes and
+    excluded workloads: the controller's chain of pairs, else the reference comparisons,
+    else the ranking computed here, else the usable workloads as they come."""
+    by = {w.name: w for w in views}
+    computed = {} if ranking is None else {frozenset((p["a"], p["b"])): p for p in ranking["pairs"]}
+    if ctl:
+        group.source = "controller"
+        order = _chain(ctl) or [
+            w.name for w in sorted((w for w in views if w.estimate), key=_sort_key)
+        ]
+        order = [n for n in order if by[n].estimate is not None]
+        group.pairs = [
+            _controller_pair(p, i + 1, computed.get(frozenset((p.a, p.b))))
+            for i, p in enumerate(ctl)
+        ]
+        group.excluded = [
+            (w.name, "no data" if w.estimate is None else "not in the controller's comparisons")
+            for w in views
+            if w.name not in order
+        ]
+        return order
+    if len(stored) > 0:
+        # the group's question is each workload against the experiment's reference
+        # (stored as baseline comparisons): no neighbour is compared with the next
+        group.source = "controller"
+        refs = sorted({b.a for b in stored.values()})
+        group.notes.append(
+            f"Each workload is compared with the reference {', '.join(refs)} (see the "
+            "comparisons), not with its neighbour."
+        )
+        group.excluded = [(w.name, "no data") for w in views if w.estimate is None]
+        return [w.name for w in sorted((w for w in views if w.estimate), key=_sort_key)]
+    group.excluded = [
+        (w.name, "no data" if w.estimate is None else "not enough data for a CI")
+        for w in views
+        if w not in usable
+    ]
+    if ranking is None:
+        return [w.name for w in usable]
+    group.notes.extend(ranking.get("notes") or [])
+    for i, pair in enumerate(ranking["pairs"]):
+        pair["rank"] = i + 1
+        group.pairs.append(pair)
+    return list(ranking["names"])
+
+
+def _add_rows(
+    group: Group,
+    model: CampaignModel,
+    by: dict[str, WorkloadView],
+    order: list[str],
+    stored: dict[frozenset, Any],
+) -> None:
+    """A row per ranked workload: its ratio to the best and the verdict on its next."""
+    verdicts = model.verdicts
+    paired_only = {
+        n
+        for n in order
+        if verdicts is not None and verdicts.computed is None and verdicts.all_paired(n)
+    }
+    by_pair = {frozenset((p["a"], p["b"])): p for p in group.pairs}
+    for i, name in enumerate(order):
+        w = by[name]
+        ratio = (
+            (1.0, 1.0, 1.0) if i == 0 else _ratio_to_best(by[order[0]], w, stored, model.confidence)
+        )
+        nxt = None
+        if i + 1 < len(order):
+            p = by_pair.get(frozenset((name, order[i + 1])))
+            nxt = None if p is None else p["verdict"]
+        e = w.estimate
+        note = None
+        if name in paired_only and e is not None and not _certified(e, model):
+            note = "not required: compared paired"
+        group.rows.append(_row(i + 1, w, ratio, nxt, note, by[order[0]]))
+
+
+def _add_quantiles(group: Group, by: dict[str, WorkloadView], confidence: float) -> None:
+    """Quantile regression of the first pairs' steady readings (at least 10 each)."""
+    for pair in group.pairs[:QUANTREG_PAIRS]:
+        xa, xb = by[pair["a"]].steady, by[pair["b"]].steady
+        if xa.size < 10 or xb.size < 10:
             continue
-        ctl = [p for p in (verdicts.pairs if verdicts else ()) if p.a in names and p.b in names]
-        stored = {frozenset((p.a, p.b)): p for p in ctl}
-        for b in verdicts.baselines if verdicts else ():  # a reference inside the group
-            if b.a in names and b.b in names:
-                stored.setdefault(frozenset((b.a, b.b)), b)
-        computed: dict[frozenset, dict[str, Any]] = {}
-        ranking: dict[str, Any] | None = None
-        if len(usable) >= 2:
-            ranking = rank_results(
-                [
-                    {
-                        "name": w.name,
-                        "mean": w.estimate.mean,
-                        "variance": w.estimate.variance,
-                        "n": w.estimate.n_q,
-                        "ci_low": w.estimate.ci_low,
-                        "ci_high": w.estimate.ci_high,
-                        "direction": direction,
-                    }
-                    for w in usable
-                    if w.estimate is not None
-                ],
-                alpha=alpha,
-                margin=margin,
-                confidence=c,
-            ).to_dict()
-            computed = {frozenset((p["a"], p["b"])): p for p in ranking["pairs"]}
-        if ctl or stored:
-            group.computed = None if verdicts is None else verdicts.computed
-        if ctl:
-            group.source = "controller"
-            order = _chain(ctl) or [
-                w.name for w in sorted((w for w in views if w.estimate), key=_sort_key)
-            ]
-            order = [n for n in order if by[n].estimate is not None]
-            group.pairs = [
-                _controller_pair(p, i + 1, computed.get(frozenset((p.a, p.b))))
-                for i, p in enumerate(ctl)
-            ]
-            group.excluded = [
-                (w.name, "no data" if w.estimate is None else "not in the controller's comparisons")
-                for w in views
-                if w.name not in order
-            ]
-        elif len(stored) > 0:
-            # the group's question is each workload against the experiment's reference
-            # (stored as baseline comparisons): no neighbour is compared with the next
-            group.source = "controller"
-            order = [w.name for w in sorted((w for w in views if w.estimate), key=_sort_key)]
-            refs = sorted({b.a for b in stored.values()})
-            group.notes.append(
-                f"Each workload is compared with the reference {', '.join(refs)} (see the "
-                "comparisons), not with its neighbour."
-            )
-            group.excluded = [(w.name, "no data") for w in views if w.estimate is None]
-        elif ranking is not None:
-            group.notes.extend(ranking.get("notes") or [])
-            order = list(ranking["names"])
-            for i, pair in enumerate(ranking["pairs"]):
-                pair["rank"] = i + 1
-                group.pairs.append(pair)
-            group.excluded = [
-                (w.name, "no data" if w.estimate is None else "not enough data for a CI")
-                for w in views
-                if w not in usable
-            ]
-        else:
-            order = [w.name for w in usable]
-            group.excluded = [
-                (w.name, "no data" if w.estimate is None else "not enough data for a CI")
-                for w in views
-                if w not in usable
-            ]
-        paired_only = {
-            n
-            for n in order
-            if verdicts is not None and verdicts.computed is None and verdicts.all_paired(n)
-        }
-        by_pair = {frozenset((p["a"], p["b"])): p for p in group.pairs}
-        for i, name in enumerate(order):
-            w = by[name]
-            ratio = (1.0, 1.0, 1.0) if i == 0 else _ratio_to_best(by[order[0]], w, stored, c)
-            nxt = None
-            if i + 1 < len(order):
-                p = by_pair.get(frozenset((name, order[i + 1])))
-                nxt = None if p is None else p["verdict"]
-            e = w.estimate
-            note = None
-            if name in paired_only and e is not None and not _certified(e, model):
-                note = "not required: compared paired"
-            group.rows.append(_row(i + 1, w, ratio, nxt, note, by[order[0]]))
-        if quantreg:
-            for pair in group.pairs[:QUANTREG_PAIRS]:
-                xa, xb = by[pair["a"]].steady, by[pair["b"]].steady
-                if xa.size < 10 or xb.size < 10:
-                    continue
-                fit = quantile_regression(
-                    _subsample(xa, QUANTREG_MAX),
-                    _subsample(xb, QUANTREG_MAX),
-                    confidence=c,
-                    n_boot=500,
-                    seed=1,
-                ).to_dict()
-                fit.update(a=pair["a"], b=pair["b"], unit=unit)
-                group.quantiles.append(fit)
-        out.append(group)
-    return out
+        fit = quantile_regression(
+            _subsample(xa, QUANTREG_MAX),
+            _subsample(xb, QUANTREG_MAX),
+            confidence=confidence,
+            n_boot=500,
+            seed=1,
+        ).to_dict()
+        fit.update(a=pair["a"], b=pair["b"], unit=group.unit)
+        group.quantiles.append(fit)
 
 
 def _certified(e: Any, model: CampaignModel) -> bool:

@@ -58,7 +58,7 @@ from benchrun.stats.multi import holm
 from benchrun.stats.paired import ratio_of_means_ci
 from benchrun.stats.resampling import gmean_ratio_ci
 from benchrun.stats.results import jsonable
-from benchrun.stats.sequential import Sample, baseline_tests, growth_needed
+from benchrun.stats.sequential import BaselineTest, Sample, baseline_tests, growth_needed
 from benchrun.stats.summary import summarize
 
 #: the independent unit of a side that has no processes: benchrun's subsession means
@@ -757,116 +757,23 @@ def compare_sides(
     common = [n for n in new.entries if n in old.entries]
     only_old = [n for n in old.entries if n not in new.entries and n not in new.empty]
     only_new = [n for n in new.entries if n not in old.entries and n not in old.empty]
-    rows: list[Row] = []
-    for name in [n for n in old.entries if n in new.empty] + [
-        n for n in new.entries if n in old.empty
-    ]:
-        e = old.entries.get(name) or new.entries[name]
-        side = "new" if name in new.empty else "old"
-        why = f"no analysed reading on the {side} side"
-        rows.append(
-            Row(
-                name=name,
-                unit=e.unit,
-                direction=e.direction,
-                old_mean=math.nan,
-                old_ci=(None, None),
-                new_mean=math.nan,
-                new_ci=(None, None),
-                ratio=None,
-                ratio_low=None,
-                ratio_high=None,
-                change=None,
-                welch_p=None,
-                welch_p_holm=None,
-                tost_p=None,
-                verdict="not comparable",
-                note=why,
-                reason=why,
-            )
-        )
-        if side == "old":
-            rows[-1].new_mean, rows[-1].new_ci = e.mean, (e.ci_low, e.ci_high)
-        else:
-            rows[-1].old_mean, rows[-1].old_ci = e.mean, (e.ci_low, e.ci_high)
+    rows = _one_sided_rows(old, new)
     tested: list[int] = []
     pairs: list[tuple[Sample, Sample]] = []
     lower: list[bool] = []
     for name in common:
         a, b = old.entries[name], new.entries[name]
-        row = Row(
-            name=name,
-            unit=b.unit,
-            direction=b.direction,
-            old_mean=a.mean,
-            old_ci=(a.ci_low, a.ci_high),
-            new_mean=b.mean,
-            new_ci=(b.ci_low, b.ci_high),
-            ratio=None,
-            ratio_low=None,
-            ratio_high=None,
-            change=None,
-            welch_p=None,
-            welch_p_holm=None,
-            tost_p=None,
-            verdict="undecided",
-            old_n=a.n_q,
-            new_n=b.n_q,
-            old_unit=a.word,
-            new_unit=b.word,
-        )
-        if a.unit != b.unit or a.direction != b.direction:
-            row.verdict, row.note = "not comparable", f"units differ: {a.unit!r} vs {b.unit!r}"
-            row.reason = row.note
-            rows.append(row)
-            continue
-        if not (a.usable and b.usable):
-            row.reason = row.note = _side_reason(a, b)
-            rows.append(row)
-            continue
-        assert a.variance is not None and b.variance is not None and a.n_q and b.n_q
-        if a.mean == 0:  # no ratio, no relative change: a gate cannot weigh it
-            row.verdict = "not comparable"
-            row.reason = row.note = (
-                f"the old mean is 0: no ratio or relative change (new {b.mean:.4g}"
-                f"{' ' + b.unit if b.unit else ''}); "
-                "`benchrun analyze compare` tests the difference"
-            )
-            rows.append(row)
-            continue
-        if a.mean > 0 and b.mean > 0:  # a ratio and its CI need both means > 0
-            row.ratio, row.ratio_low, row.ratio_high = ratio_of_means_ci(
-                a.mean, a.variance, a.n_q, b.mean, b.variance, b.n_q, confidence
-            )
-        if a.mean != 0:
-            rel = (b.mean - a.mean) / abs(a.mean)
-            row.change = rel if b.direction == "lower_is_better" else -rel
-        tested.append(len(rows))
-        pairs.append((Sample(b.mean, b.variance, b.n_q), Sample(a.mean, a.variance, a.n_q)))
-        lower.append(b.direction == "lower_is_better")
+        row, testable = _common_row(name, a, b, confidence)
+        if testable:
+            assert a.variance is not None and b.variance is not None and a.n_q and b.n_q
+            tested.append(len(rows))
+            pairs.append((Sample(b.mean, b.variance, b.n_q), Sample(a.mean, a.variance, a.n_q)))
+            lower.append(b.direction == "lower_is_better")
         rows.append(row)
     # one implementation of the baseline verdict: the controller's (stats/sequential.py)
     results = baseline_tests(pairs, alpha, margin, lower) if pairs else []
     for i, res in zip(tested, results, strict=True):
-        row = rows[i]
-        row.welch_p, row.welch_p_holm, row.tost_p = res.welch_p, res.welch_p_holm, res.tost_p
-        row.note = "; ".join(res.notes)
-        if res.verdict != "undecided":
-            row.verdict = res.verdict
-            if row.ratio is None:  # a mean <= 0: the change relative to |old| instead
-                unit = f" {row.unit}" if row.unit else ""
-                row.reason = (
-                    f"a mean is not > 0, so no ratio: new - old = "
-                    f"{row.new_mean - row.old_mean:+.4g}{unit}, "
-                    f"{100 * (row.new_mean - row.old_mean) / abs(row.old_mean):+.3g} % of |old| (Welch)"
-                )
-        else:
-            row.reason = _undecided_reason(
-                row, old.entries[row.name], new.entries[row.name], alpha, margin
-            )
-        row.regression = bool(
-            threshold is not None and row.verdict == "slower" and (row.change or 0.0) > threshold
-        )
+        _apply_test(rows[i], res, old, new, alpha, margin, threshold)
     if campaign_level:
         _campaign_level(rows, old, new, alpha, margin, confidence, threshold)
     control, control_note = _control(
@@ -874,15 +781,7 @@ def compare_sides(
     )
     conditions = _conditions(rows, old, new, common, allow_different_conditions)
     for row in rows:
-        for side, entries in (("old", old.entries), ("new", new.entries)):
-            found = entries.get(row.name)
-            if found is not None:
-                setattr(row, f"{side}_interval", found.interval)
-                setattr(row, f"{side}_interval_note", found.interval_note)
-        row.headline = headline(row, margin)
-        typical = row.old_mean if math.isfinite(row.old_mean) else row.new_mean
-        du = display_unit(row.unit, typical if math.isfinite(typical) else None)
-        row.display_unit = {"label": du.label, "factor": du.factor}
+        _finish_row(row, old, new, margin)
     cmp = Comparison(
         old=old,
         new=new,
@@ -905,6 +804,112 @@ def compare_sides(
         old, new, [r.name for r in rows if r.welch_p is not None], confidence
     )
     return cmp
+
+
+def _one_sided_rows(old: Side, new: Side) -> list[Row]:
+    """A ``not comparable`` row for each workload with entries on one side and no
+    analysed reading on the other."""
+    rows: list[Row] = []
+    for name in [n for n in old.entries if n in new.empty] + [
+        n for n in new.entries if n in old.empty
+    ]:
+        e = old.entries.get(name) or new.entries[name]
+        side = "new" if name in new.empty else "old"
+        why = f"no analysed reading on the {side} side"
+        row = Row(
+            name=name, unit=e.unit, direction=e.direction,
+            old_mean=math.nan, old_ci=(None, None), new_mean=math.nan, new_ci=(None, None),
+            ratio=None, ratio_low=None, ratio_high=None, change=None,
+            welch_p=None, welch_p_holm=None, tost_p=None,
+            verdict="not comparable", note=why, reason=why,
+        )  # fmt: skip
+        if side == "old":
+            row.new_mean, row.new_ci = e.mean, (e.ci_low, e.ci_high)
+        else:
+            row.old_mean, row.old_ci = e.mean, (e.ci_low, e.ci_high)
+        rows.append(row)
+    return rows
+
+
+def _common_row(name: str, a: Entry, b: Entry, confidence: float) -> tuple[Row, bool]:
+    """The row of a workload on both sides (old ``a``, new ``b``): its ratio new/old with
+    its CI at ``confidence`` and its relative change in the better direction, and whether
+    it goes to the tests (False: units differ, a side is not usable, or the old mean is
+    0; the row then says why)."""
+    row = Row(
+        name=name, unit=b.unit, direction=b.direction,
+        old_mean=a.mean, old_ci=(a.ci_low, a.ci_high), new_mean=b.mean, new_ci=(b.ci_low, b.ci_high),
+        ratio=None, ratio_low=None, ratio_high=None, change=None,
+        welch_p=None, welch_p_holm=None, tost_p=None, verdict="undecided",
+        old_n=a.n_q, new_n=b.n_q, old_unit=a.word, new_unit=b.word,
+    )  # fmt: skip
+    if a.unit != b.unit or a.direction != b.direction:
+        row.verdict, row.note = "not comparable", f"units differ: {a.unit!r} vs {b.unit!r}"
+        row.reason = row.note
+        return row, False
+    if not (a.usable and b.usable):
+        row.reason = row.note = _side_reason(a, b)
+        return row, False
+    assert a.variance is not None and b.variance is not None and a.n_q and b.n_q
+    if a.mean == 0:  # no ratio, no relative change: a gate cannot weigh it
+        row.verdict = "not comparable"
+        row.reason = row.note = (
+            f"the old mean is 0: no ratio or relative change (new {b.mean:.4g}"
+            f"{' ' + b.unit if b.unit else ''}); "
+            "`benchrun analyze compare` tests the difference"
+        )
+        return row, False
+    if a.mean > 0 and b.mean > 0:  # a ratio and its CI need both means > 0
+        row.ratio, row.ratio_low, row.ratio_high = ratio_of_means_ci(
+            a.mean, a.variance, a.n_q, b.mean, b.variance, b.n_q, confidence
+        )
+    rel = (b.mean - a.mean) / abs(a.mean)
+    row.change = rel if b.direction == "lower_is_better" else -rel
+    return row, True
+
+
+def _apply_test(
+    row: Row,
+    res: BaselineTest,
+    old: Side,
+    new: Side,
+    alpha: float,
+    margin: float,
+    threshold: float | None,
+) -> None:
+    """Put the baseline test's result ``res`` (:func:`baseline_tests`) on ``row``: its
+    p-values, verdict and reason, and whether it is a regression beyond ``threshold``."""
+    row.welch_p, row.welch_p_holm, row.tost_p = res.welch_p, res.welch_p_holm, res.tost_p
+    row.note = "; ".join(res.notes)
+    if res.verdict != "undecided":
+        row.verdict = res.verdict
+        if row.ratio is None:  # a mean <= 0: the change relative to |old| instead
+            unit = f" {row.unit}" if row.unit else ""
+            row.reason = (
+                f"a mean is not > 0, so no ratio: new - old = "
+                f"{row.new_mean - row.old_mean:+.4g}{unit}, "
+                f"{100 * (row.new_mean - row.old_mean) / abs(row.old_mean):+.3g} % of |old| (Welch)"
+            )
+    else:
+        row.reason = _undecided_reason(
+            row, old.entries[row.name], new.entries[row.name], alpha, margin
+        )
+    row.regression = bool(
+        threshold is not None and row.verdict == "slower" and (row.change or 0.0) > threshold
+    )
+
+
+def _finish_row(row: Row, old: Side, new: Side, margin: float) -> None:
+    """Each side's interval kind, the headline and the display unit of ``row``."""
+    for side, entries in (("old", old.entries), ("new", new.entries)):
+        found = entries.get(row.name)
+        if found is not None:
+            setattr(row, f"{side}_interval", found.interval)
+            setattr(row, f"{side}_interval_note", found.interval_note)
+    row.headline = headline(row, margin)
+    typical = row.old_mean if math.isfinite(row.old_mean) else row.new_mean
+    du = display_unit(row.unit, typical if math.isfinite(typical) else None)
+    row.display_unit = {"label": du.label, "factor": du.factor}
 
 
 def _conditions(

@@ -168,9 +168,41 @@ def _uncertified_sentence(views: list[WorkloadView], c: float, paired: set[str])
 
 def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | None) -> str:
     """One paragraph describing what was really done (module docstring)."""
+    return " ".join(
+        [
+            *_campaign_sentences(model),
+            *_warmup_sentences(model),
+            *_estimate_sentences(model),
+            *_test_sentences(model, groups, suite),
+            *_measurement_sentences(model),
+        ]
+    )
+
+
+def _tuning_sentence(record: Any) -> str | None:
+    """What ``settings.tune`` changed for the campaign (its metadata's ``tuning``: the
+    changes with their values before and after, docs/tuning.md), or None when nothing."""
+    from benchrun.runner.machine.tuning import change_lines
+    from benchrun.runner.machine.tuning_journal import Entry
+
+    changes = record.get("changes") if isinstance(record, dict) else None
+    if not changes:
+        return None
+    entries = [
+        Entry(str(c.get("setting")), str(c.get("path")), str(c.get("before")), str(c.get("after")))
+        for c in changes
+        if isinstance(c, dict)
+    ]
+    return (
+        "For the campaign benchrun tuned the machine (settings.tune) and restored it "
+        "afterwards: " + "; ".join(change_lines(entries)) + "."
+    )
+
+
+def _campaign_sentences(model: CampaignModel) -> list[str]:
+    """The campaign: workloads, rounds, pinning, containment, order and how it ended."""
     s = model.settings
     views = model.workloads
-    c = model.confidence
     out: list[str] = []
     mode = "adaptive" if model.adaptive else "fixed"
     out.append(
@@ -191,6 +223,9 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
             "Each round ran in its own process group, killed at the end of the round "
             "(no cgroup was available, so a descendant that left the group could outlive it)."
         )
+    tuned = _tuning_sentence((model.campaign.metadata or {}).get("tuning"))
+    if tuned:
+        out.append(tuned)
     order = s.get("order", "interleaved")
     out.append(
         "Workloads ran in a seeded random interleaved order"
@@ -203,6 +238,14 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
     out[-1] += (
         " (on a budget, before every condition of the stopping rule was met)." if budget else "."
     )
+    return out
+
+
+def _warmup_sentences(model: CampaignModel) -> list[str]:
+    """Warm-up: the rounds discarded, MSER-5's readings and the level shifts."""
+    s = model.settings
+    views = model.workloads
+    out: list[str] = []
     steady = [w.steady_rounds for w in views if w.steady_rounds]
     # the rounds the collector's MSER-5 cut count as warm-up in warmup_rounds (issue 27);
     # here they are the "remaining transient" sentence's, not the first rounds'
@@ -239,6 +282,15 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
             "A level shift (a start better than the rest, or a step; docs/methods.md §2.1, "
             "change-point test of Shao & Zhang 2010) left without a CI: " + ", ".join(shifts) + "."
         )
+    return out
+
+
+def _estimate_sentences(model: CampaignModel) -> list[str]:
+    """The estimates: subsessions, the CIs' widths and the workloads without a CI."""
+    s = model.settings
+    views = model.workloads
+    c = model.confidence
+    out: list[str] = []
     qs = [w.estimate.q for w in views if w.estimate and w.estimate.q and w.estimate.usable]
     nq = [w.estimate.n_q for w in views if w.estimate and w.estimate.n_q and w.estimate.usable]
     rel = [
@@ -255,7 +307,6 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
             f"with its {100 * c:g} % Student-t confidence interval over subsession means, "
             "widened where needed to contain the interval over subsessions twice as long."
         )
-    verdicts = model.verdicts
     by_rule = _stopping_rule(model)
     paired_names = {w.name for w in views if by_rule is not None and by_rule.all_paired(w.name)}
     if rel:
@@ -288,6 +339,15 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
             + " comparisons were all paired and the stopping rule bounds the ratio CIs of "
             "paired comparisons; such a mean describes the period measured."
         )
+    return out
+
+
+def _test_sentences(model: CampaignModel, groups: list[Group], suite: Suite | None) -> list[str]:
+    """The tests: stored comparisons or the ranking's neighbours, and a suite's methods."""
+    s = model.settings
+    c = model.confidence
+    out: list[str] = []
+    verdicts = model.verdicts
     if verdicts is not None and verdicts.comparisons:
         out.extend(_stored_tests(verdicts, s, c))
     elif any(len(g.rows) > 1 and g.compared for g in groups):
@@ -311,6 +371,13 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
             "benchmarks with Hierarchical Performance Testing (Chen et al.), the Speedup-Test "
             "(Touati et al.) and a within-benchmark bootstrap CI of the ratio of geometric means."
         )
+    return out
+
+
+def _measurement_sentences(model: CampaignModel) -> list[str]:
+    """The timer and how costs and rates are summarised (Hoefler & Belli's rule 3)."""
+    views = model.workloads
+    out: list[str] = []
     timer = (model.campaign.metadata or {}).get("timer") or {}
     if timer.get("clock"):
         res = timer.get("measured_resolution_ns")
@@ -336,7 +403,7 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
         + " and ".join(summary)
         + "; outliers were counted with Tukey's fences (k = 1.5) and not removed."
     )
-    return " ".join(out)
+    return out
 
 
 @dataclass(frozen=True)

@@ -474,6 +474,68 @@ def distribution_sets(names: list[str]) -> list[list[str]]:
     return out
 
 
+def _draw_distribution(
+    ax: Any,
+    w: WorkloadView,
+    x: np.ndarray,
+    colour: str,
+    edges: np.ndarray,
+    grid: np.ndarray,
+    du: DisplayUnit,
+) -> int:
+    """One workload of :func:`distributions_figure` on ``ax``: its histogram on ``edges``
+    (area = share of its readings ``x``, in ``du``), its kernel density over ``grid``,
+    its mean (dashed) and CI (shaded; hatched when not certified). Returns how many
+    readings lie off the axis."""
+    lo, hi = float(edges[0]), float(edges[-1])
+    width = float(edges[1] - edges[0])
+    inside = x[(x >= lo) & (x <= hi)]
+    weights = np.full(inside.size, 1.0 / (x.size * width))  # area = share of readings
+    e = w.estimate
+    mean = (e.mean if e is not None else float(x.mean() * du.factor)) / du.factor
+    ax.hist(
+        inside,
+        bins=list(edges),
+        weights=weights,
+        histtype="stepfilled",
+        alpha=0.25,
+        color=colour,
+    )
+    ax.hist(inside, bins=list(edges), weights=weights, histtype="step", lw=1, color=colour)
+    if float(np.ptp(x)) > 0 and x.size >= 3:
+        sample = x if x.size <= 4000 else x[np.linspace(0, x.size - 1, 4000).astype(int)]
+        ax.plot(
+            grid,
+            sps.gaussian_kde(sample)(grid),
+            color=colour,
+            lw=2,
+            label=f"{w.name}: mean {du.text(mean * du.factor)}, n = {x.size}",
+        )
+    else:
+        ax.plot(
+            [],
+            [],
+            color=colour,
+            lw=2,
+            label=f"{w.name}: mean {du.text(mean * du.factor)}, n = {x.size}",
+        )
+    if e is not None and e.certified and e.ci_low is not None and e.ci_high is not None:
+        ax.axvspan(e.ci_low / du.factor, e.ci_high / du.factor, color=colour, alpha=0.2, lw=0)
+    elif e is not None and e.uncertified:
+        assert e.interval_low is not None and e.interval_high is not None
+        ax.axvspan(
+            e.interval_low / du.factor,
+            e.interval_high / du.factor,
+            facecolor="none",
+            edgecolor=colour,
+            alpha=0.6,
+            hatch=UNCERTIFIED_HATCH,
+            lw=0,
+        )
+    ax.axvline(mean, color=colour, ls="--", lw=1.5)
+    return int(x.size - inside.size)
+
+
 @_readable
 def distributions_figure(views: list[WorkloadView], label: str, confidence: float) -> Plot | None:
     """The steady readings of the workloads of one comparison, overlaid on one axis in one
@@ -494,59 +556,13 @@ def distributions_figure(views: list[WorkloadView], label: str, confidence: floa
     if hi <= lo:
         lo, hi = lo - 0.5 * abs(lo or 1.0), hi + 0.5 * abs(hi or 1.0)
     edges = np.linspace(lo, hi, max(_bins(x, lo, hi) for x in data) + 1)
-    width = float(edges[1] - edges[0])
     fig = Figure(figsize=(WIDTH, 4.4), layout="constrained")
     ax = fig.subplots()
     beyond = 0
     pct = _percent(100 * confidence)
     grid = np.linspace(lo, hi, 300)
     for i, (w, x) in enumerate(zip(views, data, strict=True)):
-        colour = SERIES[i % len(SERIES)]
-        inside = x[(x >= lo) & (x <= hi)]
-        beyond += x.size - inside.size
-        weights = np.full(inside.size, 1.0 / (x.size * width))  # area = share of readings
-        e = w.estimate
-        mean = (e.mean if e is not None else float(x.mean() * du.factor)) / du.factor
-        ax.hist(
-            inside,
-            bins=list(edges),
-            weights=weights,
-            histtype="stepfilled",
-            alpha=0.25,
-            color=colour,
-        )
-        ax.hist(inside, bins=list(edges), weights=weights, histtype="step", lw=1, color=colour)
-        if float(np.ptp(x)) > 0 and x.size >= 3:
-            sample = x if x.size <= 4000 else x[np.linspace(0, x.size - 1, 4000).astype(int)]
-            ax.plot(
-                grid,
-                sps.gaussian_kde(sample)(grid),
-                color=colour,
-                lw=2,
-                label=f"{w.name}: mean {du.text(mean * du.factor)}, n = {x.size}",
-            )
-        else:
-            ax.plot(
-                [],
-                [],
-                color=colour,
-                lw=2,
-                label=f"{w.name}: mean {du.text(mean * du.factor)}, n = {x.size}",
-            )
-        if e is not None and e.certified and e.ci_low is not None and e.ci_high is not None:
-            ax.axvspan(e.ci_low / du.factor, e.ci_high / du.factor, color=colour, alpha=0.2, lw=0)
-        elif e is not None and e.uncertified:
-            assert e.interval_low is not None and e.interval_high is not None
-            ax.axvspan(
-                e.interval_low / du.factor,
-                e.interval_high / du.factor,
-                facecolor="none",
-                edgecolor=colour,
-                alpha=0.6,
-                hatch=UNCERTIFIED_HATCH,
-                lw=0,
-            )
-        ax.axvline(mean, color=colour, ls="--", lw=1.5)
+        beyond += _draw_distribution(ax, w, x, SERIES[i % len(SERIES)], edges, grid, du)
     ax.set_xlim(lo, hi)
     ax.set_ylim(bottom=0)
     ax.set_xlabel(du.axis(views[0].metric))

@@ -217,7 +217,7 @@ def test_the_controller_does_not_stop_a_workload_for_nodes_by_chance() -> None:
         for r in range(24, 61, 3):
             s = collect([[v] for v in x[:r]], nodes=nodes[:r])
             hit_plain |= bool(s.nodes and s.nodes["differ"])
-            hit |= ctl._node_limited(s) is not None
+            hit |= ctl.node_limited(s) is not None
         fired += hit
         plain += hit_plain
     assert fired / 200 <= params.alpha + 3 * math.sqrt(params.alpha / 200)

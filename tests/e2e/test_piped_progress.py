@@ -3,7 +3,7 @@
 A real campaign of about 6 s (24 rounds of ``sleep 0.25``) with stdout and stderr both
 pipes: stderr gets a plain progress line every 5 s (no cursor movement, no live table),
 stdout only the results. The unit test with a fake clock is
-tests/runner/test_progress_lines.py; this one checks the real process and its pipes.
+tests/ui/test_progress_lines.py; this one checks the real process and its pipes.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from e2e_util import cli, write_experiment
 
-from tests.runner.test_revision import git, make_repo
+from tests.machine.test_revision import git, make_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

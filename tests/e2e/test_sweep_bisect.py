@@ -209,12 +209,26 @@ def test_bad_input_is_one_line_and_exit_2(
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("benchrun.db"))
 
 
+def test_bisect_help_names_every_setting_a_step_refuses() -> None:
+    """The settings ``--help`` says a step sets itself are those a ``--set`` of is refused
+    (the command keeps its own copy so that ``--help`` imports nothing heavy)."""
+    from benchrun.runner.campaign.bisection import STEP_SETTINGS
+    from benchrun.runner.commands import bisect
+
+    assert bisect.STEP_SETTINGS == STEP_SETTINGS
+    help_text = " ".join(cli("bisect", "--help").stdout.split())
+    assert "the step sets " + ", ".join(STEP_SETTINGS) in help_text
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
 def test_an_interrupted_sweep_continues_where_it_stopped(
-    repo: tuple[Path, list[str]], tmp_path: Path
+    repo: tuple[Path, list[str]], tmp_path: Path, how: str
 ) -> None:
-    """Ctrl-C (SIGINT to the process group, as a terminal sends it) in the second
-    revision's campaign: the sweep exits 130 saying how to continue; the same command
-    again reuses the first revision, resumes the second campaign and measures the third."""
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it), or SIGTERM to the
+    sweep alone (a CI job's timeout), in the second revision's campaign: the campaign
+    stops (no `benchrun run` left behind), the sweep exits 130 saying how to continue; the
+    same command again reuses the first revision, resumes the second campaign and
+    measures the third."""
     path, commits = repo
     exp = experiment(tmp_path, "cut", "rounds: 30")
     words = ["sweep", str(exp), "--repo", str(path), f"{commits[0]}..{commits[3]}", "-q"]
@@ -229,10 +243,16 @@ def test_an_interrupted_sweep_continues_where_it_stopped(
             break
         time.sleep(0.2)
     assert proc.poll() is None, proc.communicate()
-    os.killpg(proc.pid, signal.SIGINT)
+    if how == "ctrl-c":
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        os.kill(proc.pid, signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "the same command continues" in err
+    # the child campaign ended with the sweep: none of the group is left
+    with pytest.raises(ProcessLookupError):
+        os.killpg(proc.pid, 0)
     assert campaigns(db) == [(1, "done"), (2, "interrupted")]
     assert (tmp_path / "out" / "cut" / ".worktrees" / git(path, "rev-parse", "--short",
                                                           commits[2])).is_dir()  # fmt: skip

@@ -30,10 +30,7 @@ from scipy import stats as sps
 from benchrun.runner.campaign.run import run_campaign
 from benchrun.runner.cli import main
 from benchrun.runner.config.loader import parse_experiment
-from benchrun.runner.control.collector import interval_text
 from benchrun.runner.execute.fake import FakeExecutor, lognormal
-from benchrun.runner.format import display_unit
-from benchrun.runner.results.headline import ratio_headline
 
 A, B = "sum[n=100000]", "sum[n=200000]"
 
@@ -141,6 +138,43 @@ def _round_values(db: Path, name: str) -> dict[int, float]:
     return {int(p): ns / 1e9 for p, ns in rows}
 
 
+def _signed_rank_k(n: int, confidence: float) -> int:
+    """k of the distribution-free interval [W_(k), W_(M+1-k)] of the Walsh averages: the
+    largest k with 2·P0[W+ <= k-1] <= 1 - c, from the exact null law of the signed-rank
+    statistic W+ (the coefficients of prod_{i<=n} (1 + x^i) over 2^n; Hollander, Wolfe and
+    Chicken, Nonparametric Statistical Methods, §3.3)."""
+    counts = np.array([1.0])
+    for i in range(1, n + 1):
+        counts = np.concatenate([counts, np.zeros(i)]) + np.concatenate([np.zeros(i), counts])
+    cdf = np.cumsum(counts) / 2.0**n
+    return int(np.sum(2.0 * cdf <= 1.0 - confidence))
+
+
+def _hodges_lehmann(d: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """(median of the Walsh averages (d_i + d_j)/2, i <= j; W_(k); W_(M+1-k))."""
+    walsh = np.sort(((d[:, None] + d[None, :]) / 2.0)[np.triu_indices(d.size)])
+    k = _signed_rank_k(d.size, confidence)
+    return float(np.median(walsh)), float(walsh[k - 1]), float(walsh[walsh.size - k])
+
+
+def _paired_ratio(d: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """The paired comparison's ratio b/a and its CI from the per-pass log ratios ``d``, as
+    docs/controller.md describes it: the Hodges-Lehmann estimate of d with its signed-rank
+    interval, joined with the interval over the means of two consecutive passes, the
+    half-widths scaled by sqrt((1 + r)/(1 - r)) with r = the rank lag-1 autocorrelation of
+    d (scipy.stats.rankdata) plus one standard error 1/sqrt(n); exp of the three."""
+    ranks = sps.rankdata(d)
+    c = ranks - ranks.mean()
+    r1 = float(np.dot(c[:-1], c[1:]) / np.dot(c, c))
+    assert r1 <= 1.645 / math.sqrt(d.size)  # the passes are the units (no means of q)
+    r = min(0.9, max(0.0, r1 + 1.0 / math.sqrt(d.size)))
+    est, low, high = _hodges_lehmann(d, confidence)
+    _, low2, high2 = _hodges_lehmann(d.reshape(-1, 2).mean(axis=1), confidence)
+    low, high = min(low, low2), max(high, high2)
+    w = math.sqrt((1.0 + r) / (1.0 - r))
+    return math.exp(est), math.exp(est - w * (est - low)), math.exp(est + w * (high - est))
+
+
 def test_the_pair_and_every_ci_are_identical_in_every_output(
     fixed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -156,11 +190,19 @@ def test_the_pair_and_every_ci_are_identical_in_every_output(
     assert d.size == 48
     assert pair["ratio_low"] < math.exp(float(d.mean())) < pair["ratio_high"]
     assert pair["ratio_low"] < 3.0 < pair["ratio_high"]  # the truth: 90 ms / 30 ms
-    # its headline is the words of the stored numbers, printed by every text output
-    assert pair["headline"] == ratio_headline(
-        A, B, pair["ratio"], pair["ratio_low"], pair["ratio_high"], test="paired",
-        passes=pair["passes"], unit="s", estimand="median per-pass ratio",
-    )  # fmt: skip
+    # the ratio and its CI, from the stored rounds (_paired_ratio: numpy and scipy), and
+    # the headline every text output prints, written from them
+    ratio, low, high = _paired_ratio(d, confidence=0.95)
+    assert pair["ratio"] == pytest.approx(ratio, rel=1e-12)
+    assert (pair["ratio_low"], pair["ratio_high"]) == (
+        pytest.approx(low, rel=1e-12),
+        pytest.approx(high, rel=1e-12),
+    )
+    assert ratio > 1.0  # B is the slower one: "slower" (seconds, lower is better)
+    assert pair["headline"] == (
+        f"{B} is {ratio:.3f}x [{low:.3f}, {high:.3f}] slower than {A} "
+        "(paired, median per-pass ratio, 48 passes)"
+    )
     # (show fits its terminal width, so a long headline may wrap: compare its words)
     shown = " ".join(out["show"].split())
     for text in (shown, out["md"], html.unescape(out["html"])):
@@ -204,9 +246,10 @@ def test_the_pair_and_every_ci_are_identical_in_every_output(
         # no second CI, subsession choice or tau beside it (the summary is descriptive)
         for doc in (shown[name], reported[name], exported[name]):
             assert not {"ci_low", "subsession_size", "n_subsessions", "tau"} & set(doc["summary"])
-        # the interval as text is the one every output prints (show's text table is
-        # runner/ui/display.py's; show --json holds the same numbers, checked above)
-        text = interval_text(c, display_unit("s", c["mean"]))
+        # the interval as text, in ms with 4 significant digits, is the one every output
+        # prints (show's text table is runner/ui/display.py's; show --json holds the same
+        # numbers, checked above)
+        text = f"{c['mean'] * 1e3:.4g} ms ± {(c['ci_high'] - c['ci_low']) / 2 * 1e3:.4g} ms"
         assert f"| {text} |" in out["md"]
         assert f"<td>{html.escape(text)}</td>" in out["html"]
         assert f"{c['q']} × {c['n_q']}" in out["md"]
@@ -217,7 +260,16 @@ def test_the_pair_and_every_ci_are_identical_in_every_output(
         assert c["mean"] == pytest.approx(means.mean(), rel=1e-12)
         assert c["s2_q"] == pytest.approx(means.var(ddof=1), rel=1e-9)
         lo, hi = sps.t.interval(0.95, c["n_q"] - 1, loc=means.mean(), scale=sps.sem(means))
-        assert c["ci_high"] - c["ci_low"] >= (hi - lo) * (1 - 1e-9)  # the q/2q envelope
+        # widened to hold the t interval over the means of 2q rounds (docs/methods.md §3)
+        k = x.size // (2 * c["q"])
+        assert k >= 4
+        means2 = x[: 2 * c["q"] * k].reshape(k, 2 * c["q"]).mean(axis=1)
+        lo2, hi2 = sps.t.interval(0.95, k - 1, loc=means2.mean(), scale=sps.sem(means2))
+        half = max(hi - means.mean(), means.mean() - lo2, hi2 - means.mean())
+        assert (c["ci_low"], c["ci_high"]) == (
+            pytest.approx(means.mean() - half, rel=1e-9),
+            pytest.approx(means.mean() + half, rel=1e-9),
+        )
 
 
 def test_one_display_unit_per_workload_and_the_base_unit_in_data(
