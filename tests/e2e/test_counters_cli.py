@@ -116,6 +116,12 @@ def test_the_race_on_instructions(tmp_path: Path) -> None:
         ("small", "instructions", source),
         ("large", "instructions", source),
     }
+    # the text outputs put the metrics side by side too
+    text = run_benchrun("show", str(tmp_path / "out" / "race"), env={"COLUMNS": "200"})
+    assert "metrics (every metric of each workload's list; * decides)" in text.stdout
+    assert re.search(r"small\s+│ instructions \*", text.stdout), text.stdout
+    md = run_benchrun("report", str(tmp_path / "out" / "race"), "--format", "md", "-o", "-")
+    assert "| workload | metric | median | mean | CoV | rounds | source | scope |" in md.stdout
     if VALGRIND is not None:
         theirs = [
             valgrind_instructions(["python3", "-c", f"sum(range({n}))"], tmp_path / f"vg{n}")
