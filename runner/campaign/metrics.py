@@ -50,11 +50,11 @@ def metric_value(
 
 def round_metrics(workload: Workload, outcome: RoundOutcome) -> tuple[RoundMetric, ...]:
     """Every metric of ``workload``'s ``metric:`` list for an ok round, in list order, with
-    its source and scope (as stored in ``round_metric``); () for a workload with one
-    metric (its value is the round's reading) or a round that did not end ok. With
-    instructions from cachegrind, the other metrics were measured under valgrind, which
-    their source says."""
-    if outcome.status != "ok" or not workload.extra_metrics:
+    its source and scope (as stored in ``round_metric``); () for a round that did not end
+    ok and for a workload with one metric that is not a counter (its value is the round's
+    reading, its source always the same). With instructions from cachegrind, the other
+    metrics were measured under valgrind, which their source says."""
+    if outcome.status != "ok" or not (workload.extra_metrics or workload.counters):
         return ()
     counted = {c.metric: c for c in outcome.counters}
     simulated = any(c.source == "cachegrind" for c in outcome.counters)

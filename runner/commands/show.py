@@ -148,7 +148,7 @@ class CampaignSummary:
     #: when no round was contended
     contended: str | None = None
     #: every metric of each workload's ``metric:`` list (runner/results/metrics.py); []
-    #: when no workload has several
+    #: when no workload has a list or a counter metric
     metrics: list[Any] = field(default_factory=list)
 
 

@@ -296,7 +296,7 @@ class CampaignModel:
     #: workload id -> name (the ids the rounds and hooks name)
     names: dict[int, str] = field(default_factory=dict)
     #: every metric of each workload's ``metric:`` list (runner/results/metrics.py); []
-    #: when no workload has several
+    #: when no workload has a list or a counter metric
     metrics: list[MetricSummary] = field(default_factory=list)
 
     @property

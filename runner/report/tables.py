@@ -486,7 +486,7 @@ def rules(report: Report) -> Table:
 def metrics(model: CampaignModel) -> Table | None:
     """Every metric of each workload's ``metric:`` list side by side: median, mean and CoV
     over the analysed rounds, the source that measured it and its scope
-    (runner/results/metrics.py); None when no workload has several."""
+    (runner/results/metrics.py); None when no workload has a list or a counter metric."""
     if not model.metrics:
         return None
     rows = []

@@ -41,8 +41,9 @@ def metric_summaries(
     metrics: Mapping[int, tuple[RoundMetric, ...]],
     settings: dict[str, Any],
 ) -> list[MetricSummary]:
-    """A :class:`MetricSummary` per metric of each workload that stored several (in file
-    order, each workload's metrics in its list's order); [] when none did."""
+    """A :class:`MetricSummary` per stored metric of each workload (in file order, each
+    workload's metrics in its list's order): the workloads with a ``metric:`` list or a
+    counter metric; [] when no round stored any."""
     by_workload: dict[int, list[RoundRow]] = {}
     for r in analysed_rounds(rounds, settings):
         if r.id in metrics:

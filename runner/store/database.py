@@ -160,10 +160,11 @@ CREATE TABLE run_span (
 CREATE INDEX run_span_by_campaign ON run_span (campaign_id, id);
 """
 
-#: schema 5: every metric of a round's workload (issue 33; docs/metrics.md): the first
-#: (deciding) one, whose value is also the round's reading, and the others of a ``metric:``
-#: list, each with the source that measured it (``clock``, ``wait4``, ``perf_event``,
-#: ``cachegrind``) and its scope (``process tree``, ...); rounds stored before have none
+#: schema 5: every metric of a round whose workload names a ``metric:`` list or a counter
+#: metric (issue 33; docs/metrics.md): the first (deciding) one, whose value is also the
+#: round's reading, and the others, each with the source that measured it (``clock``,
+#: ``wait4``, ``perf_event``, ``cachegrind``) and its scope (``process tree``, ...); rounds
+#: of other workloads, and rounds stored before, have none
 _METRIC_TABLE = """
 CREATE TABLE round_metric (
     round_id INTEGER NOT NULL REFERENCES round(id),

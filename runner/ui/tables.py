@@ -418,7 +418,8 @@ class MetricsTable:
 
 def metrics_table(summaries: Sequence[MetricSummary]) -> MetricsTable | None:
     """``show``'s and ``run``'s table of every metric of a ``metric:`` list (median, mean,
-    CoV over the analysed rounds, source, scope); None when no workload has several."""
+    CoV over the analysed rounds, source, scope); None when no round stored any (no
+    workload has a list or a counter metric)."""
     return MetricsTable(summaries) if summaries else None
 
 

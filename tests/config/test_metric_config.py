@@ -137,3 +137,24 @@ def test_validate_refuses_instructions_without_pmu_or_valgrind(
     with pytest.raises(UserError, match="valgrind") as info:
         metrics_lines(parse("instructions"))
     assert "\n" not in str(info.value)
+
+
+def test_a_counter_alone_is_stored_with_its_source_plain_wall_time_is_not() -> None:
+    from benchrun.runner.campaign.metrics import round_metrics
+    from benchrun.runner.execute.executor import CounterReading, RoundOutcome
+
+    counted = (CounterReading("instructions", 1234.0, "cachegrind", "process tree, user space"),)
+    ok = RoundOutcome("ok", 2 * 10**9, 1.5, 0.25, 100, 0, 0.0, counters=counted)
+    (alone,) = parse("instructions").workloads
+    assert [(m.name, m.value, m.source) for m in round_metrics(alone, ok)] == [
+        ("instructions", 1234.0, "cachegrind")
+    ]
+    (both,) = parse("[instructions, cpu_time]").workloads
+    assert [(m.name, m.value, m.source) for m in round_metrics(both, ok)] == [
+        ("instructions", 1234.0, "cachegrind"),
+        ("cpu_time", 1.75, "wait4, under cachegrind"),
+    ]
+    (plain,) = parse("wall_time").workloads
+    assert round_metrics(plain, ok) == ()
+    failed = RoundOutcome("failed", 10**9, 0.0, 0.0, 0, 1, 0.0)
+    assert round_metrics(both, failed) == ()
