@@ -135,9 +135,9 @@ def metrics_lines(exp: Experiment) -> list[str]:
     metric list: each metric and, for a counter, the source that counts it on this machine
     (docs/metrics.md); [] otherwise. With rounds run here (no Slurm executor), a counter
     this machine cannot count is one :class:`UserError` line, as ``run`` would say."""
-    metrics = list(dict.fromkeys(m for w in exp.workloads for m in w.metrics))
-    if len(metrics) == 1 and not any(w.counters for w in exp.workloads):
+    if not any(w.extra_metrics or w.counters for w in exp.workloads):
         return []
+    metrics = list(dict.fromkeys(m for w in exp.workloads for m in w.metrics))
     counters = tuple(dict.fromkeys(m for w in exp.workloads for m in w.counters))
     sources: dict[str, str] = {}
     if counters and exp.executor is None:
