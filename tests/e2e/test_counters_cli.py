@@ -152,3 +152,44 @@ def test_instructions_without_valgrind_is_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     errors = [line for line in lines if line.startswith("benchrun: error:")]
     assert len(errors) == 1 and "valgrind" in errors[0], done.stderr
+
+
+@pytest.mark.skipif(not probe_perf("task_clock").available, reason="no perf_event_open here")
+def test_the_one_line_form_takes_a_metric_list(tmp_path: Path) -> None:
+    done = run_benchrun(
+        "run",
+        "-c",
+        "sleep 0.02",
+        "-c",
+        "sleep 0.02; sleep 0.02",
+        "--metric",
+        "task_clock,wall_time",
+        "--set",
+        "adaptive=false",
+        "--set",
+        "rounds=3",
+        "--set",
+        "warmup_rounds=0",
+        "-o",
+        str(tmp_path / "out"),
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    (db,) = (tmp_path / "out").glob("*/benchrun.db")
+    assert query(db, "SELECT DISTINCT metric, unit FROM workload") == [("task_clock", "s")]
+    rows = query(db, "SELECT name, source, value FROM round_metric ORDER BY round_id, rowid")
+    assert {(n, s) for n, s, _ in rows} == {("task_clock", "perf_event"), ("wall_time", "clock")}
+    # sleeping costs little CPU; the wall time is at least the sleeps (a closed form)
+    assert all(v < 0.02 for n, _, v in rows if n == "task_clock")
+    assert all(v >= 0.02 for n, _, v in rows if n == "wall_time")
+
+
+def test_the_one_line_form_names_a_bad_metric_in_one_line(tmp_path: Path) -> None:
+    done = run_benchrun("run", "-c", "true", "--metric", "wall_time,instrs", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "benchrun: error: --metric wall_time,instrs: got string 'instrs'; valid: wall_time | "
+        "cpu_time | max_rss | readings | instructions | cycles | branch_misses | cache_misses "
+        "| task_clock | context_switches | page_faults"
+    ]
