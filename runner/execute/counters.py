@@ -102,6 +102,7 @@ def _perf_event_open(attr: bytes, pid: int, cpu: int) -> int:
 
 @functools.lru_cache(maxsize=1)
 def _libc() -> ctypes.CDLL:
+    """This process's C library, for ``syscall(2)`` (errno kept for :func:`ctypes.get_errno`)."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     return libc
@@ -115,6 +116,8 @@ def _attr(event: CounterEvent, flags: int) -> bytes:
 
 
 def _flags(user_only: bool) -> int:
+    """``perf_event_attr`` flags: disabled until the exec, inherited by every child, and
+    with ``user_only`` the kernel's and the hypervisor's part left out."""
     base = _DISABLED | _INHERIT | _ENABLE_ON_EXEC
     return base | (_EXCLUDE_KERNEL | _EXCLUDE_HV if user_only else 0)
 
@@ -154,6 +157,8 @@ def probe_perf(metric: str) -> PerfProbe:
         os.close(fd)
         return PerfProbe(metric, True, user_only)
     why = last.strerror if last is not None and last.strerror else str(last)
+    if last is not None and last.errno in _MISSING:
+        return PerfProbe(metric, False, error=f"the kernel has no {metric} event here ({why})")
     return PerfProbe(metric, False, error=f"perf_event_open refused {metric}: {why}")
 
 
@@ -231,7 +236,7 @@ def _plan_counters(metrics: tuple[str, ...], path_env: str) -> CounterPlan:
                 cachegrind = True
                 continue
             raise UserError(
-                f"metric instructions: {probe.error} (no PMU here) and valgrind with "
+                f"metric instructions: {probe.error} and valgrind with "
                 "cachegrind is not on PATH; install valgrind (apt-get install valgrind) "
                 "or choose another metric"
             )
