@@ -20,7 +20,7 @@ CONTENTION_FREE_METRICS: tuple[str, ...] = ("instructions",)
 
 #: source and scope of the metrics measured without counters
 _PLAIN_SOURCES: dict[str, tuple[str, str]] = {
-    "wall_time": ("clock", "round"),  # monotonic clock, spawn to reap
+    "wall_time": ("clock", "round"),  # monotonic clock, spawn (with perf: release) to reap
     "cpu_time": ("wait4", "process tree (reaped)"),  # rusage user + sys
     "max_rss": ("wait4", "largest process"),  # rusage ru_maxrss
 }
