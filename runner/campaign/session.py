@@ -29,6 +29,12 @@ from types import FrameType
 from typing import Any, Protocol
 
 from benchrun.runner import __version__
+from benchrun.runner.campaign.metrics import (
+    CONTENTION_FREE_METRICS,
+    counter_sources,
+    metric_value,
+    round_metrics,
+)
 from benchrun.runner.config.experiment import Experiment, Settings, Workload
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.containment import INFLIGHT_FILE, discard_spare, end_leftovers
@@ -198,23 +204,6 @@ class CampaignOutcome:
     message: str
     #: problems that cost nothing measured, for the user to see (a failed cleanup)
     warnings: tuple[str, ...] = ()
-
-
-def metric_value(workload: Workload, outcome: RoundOutcome) -> float | None:
-    """The per-round value of the workload's metric, in its unit (seconds, KiB, or readings).
-
-    ``wall_time``: wall_ns / 1e9 s; ``cpu_time``: user + sys s; ``max_rss``: KiB;
-    ``readings``: the mean of the round's readings (each reading is stored separately too).
-    """
-    if workload.metric == "wall_time":
-        return outcome.wall_ns / 1e9
-    if workload.metric == "cpu_time":
-        return outcome.user_s + outcome.sys_s
-    if workload.metric == "max_rss":
-        return float(outcome.max_rss_kib)
-    if outcome.readings:
-        return sum(outcome.readings) / len(outcome.readings)
-    return None
 
 
 def round_readings(workload: Workload, outcome: RoundOutcome) -> tuple[float, ...]:
@@ -545,6 +534,7 @@ class RoundLauncher:
             output_limit=settings.output_limit,
             memory_limit=w.memory_limit if w.memory_limit is not None else settings.memory_limit,
             pass_index=pass_index,
+            counters=w.counters,
         )
 
     def hook_spec(
@@ -858,7 +848,11 @@ class RoundLauncher:
                 facts["slurm_job"] = outcome.extra["slurm_job"]
         readings = round_readings(w, outcome)
         ok = outcome.status == "ok"
-        flags, outcome, stop = mark_contended(name, round_index, outcome, flags, warmup, settings)
+        stop = None
+        if w.metric not in CONTENTION_FREE_METRICS:  # a count waiting does not change
+            flags, outcome, stop = mark_contended(
+                name, round_index, outcome, flags, warmup, settings
+            )
         grouped = ok and self.group_commit_s > 0
         if not grouped:
             self.commit()  # the rounds before it first, reported in order
@@ -889,6 +883,7 @@ class RoundLauncher:
                 hooks=hooks,
                 wait_ns=outcome.wait_ns,
                 wait_source=outcome.wait_source,
+                metrics=round_metrics(w, outcome),
             ),
             group=grouped,
         )
@@ -1062,6 +1057,9 @@ def campaign_session(
             display.message(ended)
         if isinstance(executor, LocalExecutor):
             executor.inflight_path = inflight
+        counters = counter_sources(experiment, executor)  # one line if they cannot be counted
+        if counters and metadata_fn is not None:
+            metadata_fn = functools.partial(_with_counters, metadata_fn, counters)
         campaign, states = start_campaign(
             store, experiment, resume, new, metadata_fn, resume_command
         )
@@ -1091,6 +1089,12 @@ def campaign_session(
             finally:
                 launcher.cleanup_all(record=False)  # only what finish_campaign did not run
                 discard_spare(inflight)
+
+
+def _with_counters(metadata_fn: Any, counters: dict[str, Any]) -> dict[str, Any]:
+    """The machine snapshot of ``metadata_fn()`` with the campaign's counter metrics and
+    their sources and scopes under ``"counters"``."""
+    return {**metadata_fn(), "counters": counters}
 
 
 def store_node_metadata(store: Store, campaign_id: int, node: str, record: Any) -> None:

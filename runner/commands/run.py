@@ -292,6 +292,14 @@ def _add_oneline_options(p: argparse.ArgumentParser) -> None:
         "(docs/slurm.md)",
     )
     g.add_argument(
+        "--metric",
+        metavar="METRIC[,METRIC...]",
+        help="what every command is compared on: wall_time (default), cpu_time, max_rss, "
+        "or a counter of the round's process tree (instructions, cycles, branch_misses, "
+        "cache_misses, task_clock, context_switches, page_faults); a comma-separated list "
+        "decides on the first and shows the others beside it (docs/metrics.md)",
+    )
+    g.add_argument(
         "--print-config",
         action="store_true",
         help="print the experiment file the one-line options stand for (YAML) and exit "
@@ -339,6 +347,8 @@ def oneline_argv(args: argparse.Namespace) -> list[str]:
         argv += ["--experiment-name", args.experiment_name]
     if args.executor:
         argv += ["--executor", args.executor]
+    if args.metric:
+        argv += ["--metric", args.metric]
     argv += hyperfine_argv(args)
     if args.output:
         argv += ["-o", args.output]
@@ -440,6 +450,7 @@ def load_run_experiment(args: argparse.Namespace) -> Experiment | None:
             output=args.output,
             baseline=args.baseline,
             executor=executor_option(args.executor),
+            metric=metric_option(args.metric),
             description="one-line form: " + shlex.join(["benchrun", "run", *oneline_argv(args)]),
             # -L, --set, -N with hyperfine's flags folded in (commands/run_hyperfine.py)
             **oneline_fields(args),
@@ -474,6 +485,14 @@ def load_run_experiment(args: argparse.Namespace) -> Experiment | None:
         except (OSError, UnicodeDecodeError) as exc:
             raise UserError(f"{args.config_text}: cannot read the submitted text: {exc}") from None
     return load_experiment(args.experiment, overrides=args.overrides, text=text, collect=True)
+
+
+def metric_option(text: str | None) -> tuple[str, ...]:
+    """``--metric a,b``: the metric names in order (checked with the experiment, where an
+    unknown or repeated name is one line); () when not given."""
+    if text is None:
+        return ()
+    return tuple(part.strip() for part in text.split(","))
 
 
 def stored_oneline(experiment: Experiment) -> OneLine | None:

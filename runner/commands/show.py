@@ -26,7 +26,7 @@ import json
 import shlex
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -147,6 +147,9 @@ class CampaignSummary:
     #: the contended rounds' line (runner/results/workloads.py ``contended_line``); None
     #: when no round was contended
     contended: str | None = None
+    #: every metric of each workload's ``metric:`` list (runner/results/metrics.py); []
+    #: when no workload has a list or a counter metric
+    metrics: list[Any] = field(default_factory=list)
 
 
 def read_summary(
@@ -174,6 +177,7 @@ def read_summary(
     )
     from benchrun.runner.results.comparisons import campaign_verdicts
     from benchrun.runner.results.duet import duet_summary
+    from benchrun.runner.results.metrics import metric_summaries
     from benchrun.runner.results.workloads import (
         contended_line,
         workload_results,
@@ -195,6 +199,9 @@ def read_summary(
         events = store.events(campaign.id)
         verdicts = campaign_verdicts(store, campaign, events)
         states = workload_states(results, campaign, events)
+        metrics = metric_summaries(
+            workloads, rounds, store.round_metrics(campaign.id), campaign.settings
+        )
     stored = verdicts_from_dict(verdicts) if verdicts else None
     experiment = experiment_of(campaign.config_text, [w.name for w in workloads])
     if not include_secrets:
@@ -247,6 +254,7 @@ def read_summary(
         duet=duet_summary(events),
         fleet=fleet_nodes(experiment, {w.id: w.name for w in workloads}, rounds),
         contended=contended_line(results, campaign.settings),
+        metrics=metrics,
     )
 
 
@@ -396,6 +404,8 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
         "node_differences": _node_differences(s.nodes),
         # a duet campaign's asymmetry check and multi-CPU stops (docs/duet.md)
         "duet": s.duet,
+        # every metric of each workload's metric: list, with its source (docs/metrics.md)
+        "metrics": [asdict(m) for m in s.metrics],
         # a fleet's node types and the nodes each ran on (None: not a fleet)
         "fleet": s.fleet,
         "created_at": campaign.created_at,
@@ -450,6 +460,9 @@ def print_results(console: Console, s: CampaignSummary, *, after_run: bool = Fal
     end of ``benchrun run`` (adds "stopped: REASON" for an adaptive campaign that ended)."""
     confidence = float(s.campaign.settings.get("confidence", 0.95))
     console.print(_tables().results_table(s.results, confidence, s.works))
+    metrics = _tables().metrics_table(s.metrics)
+    if metrics is not None:
+        console.print(metrics)
     if s.contended is not None:
         _tables().print_prose(console, s.contended)
     for line in s.drift.values():

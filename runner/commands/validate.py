@@ -120,6 +120,7 @@ def summary_lines(exp: Experiment, display: str) -> list[str]:
         f"{display}: OK, experiment {exp.name!r}",
         *fleet,
         f"  workloads ({len(names)}): {shown}",
+        *metrics_lines(exp),
         *([f"  hooks:    {', '.join(hooks)}; untimed"] if hooks else []),
         f"  compare:  {compare}",
         f"  rounds:   {rounds}",
@@ -127,6 +128,24 @@ def summary_lines(exp: Experiment, display: str) -> list[str]:
         f"timeout {s.timeout:g} s per round",
         f"  results:  {db}",
     ]
+
+
+def metrics_lines(exp: Experiment) -> list[str]:
+    """The ``metrics:`` line of an experiment whose workloads name counter metrics or a
+    metric list: each metric and, for a counter, the source that counts it on this machine
+    (docs/metrics.md); [] otherwise. With rounds run here (no Slurm executor), a counter
+    this machine cannot count is one :class:`UserError` line, as ``run`` would say."""
+    if not any(w.extra_metrics or w.counters for w in exp.workloads):
+        return []
+    metrics = list(dict.fromkeys(m for w in exp.workloads for m in w.metrics))
+    counters = tuple(dict.fromkeys(m for w in exp.workloads for m in w.counters))
+    sources: dict[str, str] = {}
+    if counters and exp.executor is None:
+        from benchrun.runner.execute.counters import plan_counters
+
+        sources = {m: src for m, (src, _) in plan_counters(counters).sources().items()}
+    shown = ", ".join(f"{m} ({sources[m]})" if m in sources else m for m in metrics)
+    return [f"  metrics:  {shown}; the first of each workload's list decides"]
 
 
 def _where(spec: SlurmSpec) -> str:

@@ -17,14 +17,48 @@ from typing import Any, Literal
 
 from benchrun.runner.config.placeholders import fill_launch_time
 
-Metric = Literal["wall_time", "cpu_time", "max_rss", "readings"]
+Metric = Literal[
+    "wall_time",
+    "cpu_time",
+    "max_rss",
+    "readings",
+    "instructions",
+    "cycles",
+    "branch_misses",
+    "cache_misses",
+    "task_clock",
+    "context_switches",
+    "page_faults",
+]
 Direction = Literal["lower_is_better", "higher_is_better"]
+
+#: the counter metrics: counted for a round's whole process tree by the kernel
+#: (perf_event_open) or, for instructions without a PMU, by cachegrind
+#: (runner/execute/counters.py, docs/metrics.md)
+COUNTER_METRICS: tuple[str, ...] = (
+    "instructions",
+    "cycles",
+    "branch_misses",
+    "cache_misses",
+    "task_clock",
+    "context_switches",
+    "page_faults",
+)
+#: every metric a workload may name, in the order the docs list them
+METRICS: tuple[str, ...] = ("wall_time", "cpu_time", "max_rss", "readings", *COUNTER_METRICS)
 
 #: unit and direction of each built-in metric
 METRIC_UNITS: dict[str, tuple[str, Direction]] = {
     "wall_time": ("s", "lower_is_better"),
     "cpu_time": ("s", "lower_is_better"),
     "max_rss": ("KiB", "lower_is_better"),
+    "instructions": ("instructions", "lower_is_better"),
+    "cycles": ("cycles", "lower_is_better"),
+    "branch_misses": ("misses", "lower_is_better"),
+    "cache_misses": ("misses", "lower_is_better"),
+    "task_clock": ("s", "lower_is_better"),
+    "context_switches": ("switches", "lower_is_better"),
+    "page_faults": ("faults", "lower_is_better"),
 }
 
 
@@ -102,6 +136,19 @@ class Workload:
     prepare: Hook | None = None
     #: run after the last round (of each ``benchrun run``), untimed; None: nothing
     cleanup: Hook | None = None
+    #: the metrics after the first of a ``metric:`` list: measured in the same rounds,
+    #: stored and reported beside it, never deciding (docs/metrics.md)
+    extra_metrics: tuple[Metric, ...] = ()
+
+    @property
+    def metrics(self) -> tuple[Metric, ...]:
+        """Every metric of the workload, the deciding one (:attr:`metric`) first."""
+        return (self.metric, *self.extra_metrics)
+
+    @property
+    def counters(self) -> tuple[str, ...]:
+        """The counter metrics among :attr:`metrics` (what each round must count)."""
+        return tuple(m for m in self.metrics if m in COUNTER_METRICS)
 
     def hook(self, kind: str) -> Hook | None:
         """The workload's ``setup``, ``prepare`` or ``cleanup`` hook (None: none)."""
@@ -419,6 +466,9 @@ class Experiment:
             "order": s.order,
             "seed": s.seed,
         }
+        if any(w.extra_metrics for w in self.workloads):
+            # only with a metric list, so campaigns stored before keep their fingerprint
+            doc["extra_metrics"] = {w.name: list(w.extra_metrics) for w in self.workloads}
         if any(w.hook(k) is not None for w in self.workloads for k in HOOK_KINDS):
             # only with hooks, so campaigns stored before hooks existed keep their fingerprint
             doc["hooks"] = {

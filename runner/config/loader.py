@@ -751,21 +751,29 @@ def _parse_workload(
         with smap.recover():
             readings = _parse_readings(item.get("readings"), path + ("readings",), smap)
             readings_ok = True
-    metric = simple("metric", "readings" if "readings" in item else "wall_time")
+    metrics = simple("metric", ("readings",) if "readings" in item else ("wall_time",))
+    metric = metrics[0]
     with smap.recover():
         if readings_ok and readings is not None and metric != "readings":
             smap.error(
                 path + ("metric",),
                 f"metric {metric!r} with readings:; readings imply "
-                "metric: readings (drop metric or drop readings)",
+                "metric: readings first (drop metric or drop readings)",
             )
         if readings_ok and readings is None and metric == "readings":
             smap.error(
                 path + ("metric",),
                 "metric: readings needs readings: (pattern: or format: jsonl + field:)",
             )
+        if "readings" in metrics[1:]:
+            smap.error(
+                path + ("metric",),
+                "readings can only be the first metric of a list (the round's values are the "
+                "readings); put it first or leave it out",
+            )
     if not readings_ok:
         metric = "wall_time"  # the readings are reported; check the rest as if they were not
+    extra_metrics = tuple(m for m in metrics[1:] if m != "readings")
     with smap.recover():
         if per_work and work is None:
             smap.error(
@@ -893,6 +901,7 @@ def _parse_workload(
                 params=values,
                 work=work,
                 metric=metric,
+                extra_metrics=extra_metrics,
                 readings=readings,
                 env=env,
                 cwd=cwd,

@@ -94,6 +94,9 @@ class OneLine:
     scan: str | None = None
     #: setting -> the flag given that set it (``rounds`` -> ``--runs``), for error messages
     setting_flags: tuple[tuple[str, str], ...] = ()
+    #: ``--metric``: every workload's ``metric:`` (one, or a list whose first decides;
+    #: docs/metrics.md); empty: the default, wall_time
+    metric: tuple[str, ...] = ()
 
     def hooks(self, kind: str) -> tuple[str, ...]:
         """The ``--setup``/``--prepare``/``--cleanup`` commands given."""
@@ -207,6 +210,7 @@ def derived_name(spec: OneLine) -> str:
         "conclude": list(spec.conclude),
         "input": spec.input,
         "ignore_failure": spec.ignore_failure,
+        "metric": list(spec.metric),  # another metric is another campaign
     }
     doc.update({k: v for k, v in extra.items() if v})
     digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:8]
@@ -242,6 +246,8 @@ def oneline_document(spec: OneLine, cwd: Path) -> dict[str, Any]:
         if spec.shell:
             workload["shell"] = True
         workload["cwd"] = str(cwd)
+        if spec.metric:
+            workload["metric"] = spec.metric[0] if len(spec.metric) == 1 else list(spec.metric)
         for kind in HOOK_KINDS:
             hook = hooks[kind][i]
             if hook is not None:
@@ -373,6 +379,8 @@ def _option_error(spec: OneLine, exc: SourceError) -> str:
         elif key in HOOK_KINDS:
             given = spec.hooks(str(key))
             option = f"--{key} {(given[i] if len(given) > 1 else given[0])!r}"
+        elif key == "metric":
+            option = f"--metric {','.join(spec.metric)}"
         else:
             option = f"-c {spec.commands[i - shift]!r}"
     return f"{option}: {message}"

@@ -24,6 +24,7 @@ from benchrun.runner.config.durations import (
 from benchrun.runner.config.experiment import (
     DEFAULT_OUTPUT,
     EXECUTOR_KINDS,
+    METRICS,
     DuetSpec,
     ReadingsSpec,
     Settings,
@@ -52,7 +53,18 @@ MAX_MEMORY_LIMIT = 2**60  # bytes
 #: leaves room for 10^8 comparisons and is far past any interval worth waiting for
 MAX_CONFIDENCE = 0.999999
 
-SIMPLE_KINDS = ("int", "number", "bool", "str", "enum", "duration", "size", "str_list", "str_map")
+SIMPLE_KINDS = (
+    "int",
+    "number",
+    "bool",
+    "str",
+    "enum",
+    "enum_list",
+    "duration",
+    "size",
+    "str_list",
+    "str_map",
+)
 
 
 @dataclass(frozen=True)
@@ -375,9 +387,9 @@ WORKLOAD_KEYS: tuple[Key, ...] = (
     ),
     Key(
         "metric",
-        "enum",
-        "what is analysed",
-        choices=("wall_time", "cpu_time", "max_rss", "readings"),
+        "enum_list",
+        "what is analysed; a list: the first decides, the others are stored and reported",
+        choices=METRICS,
     ),
     Key("readings", "readings", "how to find values the workload prints"),
     Key("env", "str_map", "environment variables for this workload ({param} allowed)"),
@@ -664,6 +676,17 @@ def check_simple(key: Key, value: Any) -> Any:
         if value not in key.choices:
             raise ValueError(f"got {describe(value)}; valid: {' | '.join(key.choices)}")
         return value
+    if kind == "enum_list":
+        items = value if isinstance(value, list) else [value]
+        if not items:
+            raise ValueError(f"expected one of {' | '.join(key.choices)} or a list of them, got []")
+        for item in items:
+            if item not in key.choices:
+                raise ValueError(f"got {describe(item)}; valid: {' | '.join(key.choices)}")
+        twice = sorted({v for v in items if items.count(v) > 1})
+        if twice:
+            raise ValueError(f"{', '.join(twice)} named twice; name each once")
+        return tuple(items)
     if kind == "duration":
         seconds = parse_duration(value)
         _check_bounds(key, seconds, value)
@@ -706,6 +729,7 @@ def _expected(key: Key) -> str:
         "bool": "true or false",
         "str": "a string",
         "enum": " | ".join(key.choices),
+        "enum_list": " | ".join(key.choices) + " or a list of them",
         "duration": "a duration like 90s",
         "size": "a size like 64KiB",
         "str_list": "a list of strings",
@@ -738,6 +762,18 @@ def _fragment(key: Key) -> dict[str, Any]:
         frag = {"type": "string", "minLength": 1} if kind == "name" else {"type": "string"}
     elif kind == "enum":
         frag = {"enum": list(key.choices)}
+    elif kind == "enum_list":
+        frag = {
+            "anyOf": [
+                {"enum": list(key.choices)},
+                {
+                    "type": "array",
+                    "minItems": 1,
+                    "uniqueItems": True,
+                    "items": {"enum": list(key.choices)},
+                },
+            ]
+        }
     elif kind == "duration":
         number: dict[str, Any] = {"type": "number"}
         if key.exclusive_minimum is not None:

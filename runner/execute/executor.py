@@ -16,6 +16,19 @@ RoundStatus = Literal["ok", "failed", "timeout", "interrupted"]
 
 
 @dataclass(frozen=True)
+class CounterReading:
+    """One counter metric of a round (runner/execute/counters.py): ``value`` in the
+    metric's unit (a count, or seconds for ``task_clock``), the ``source`` that counted it
+    (``"perf_event"``, ``"cachegrind"``) and its ``scope`` (``"process tree"``: every
+    process of the round, kernel included; ``"process tree, user space"``)."""
+
+    metric: str
+    value: float
+    source: str
+    scope: str
+
+
+@dataclass(frozen=True)
 class RoundSpec:
     """Everything needed to launch one round.
 
@@ -44,6 +57,9 @@ class RoundSpec:
     #: pass p on its node p mod N (docs/slurm.md); None: not part of a pass (a cleanup, a
     #: calibration round), which runs on the job's first node
     pass_index: int | None = None
+    #: counter metrics to count for the round's whole process tree (runner/execute/
+    #: counters.py COUNTER_METRICS, e.g. ``("instructions",)``); () = none
+    counters: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -63,7 +79,8 @@ class RoundOutcome:
     (:mod:`runner.execute.contention`: ``"cgroup cpu.pressure"``, ``"schedstat"``,
     ``"fake"``; docs/contention.md). ``extra["contended"]``: set to True by the campaign
     (runner/campaign/session.py) on the outcome it reports to the display when the round
-    was flagged contended.
+    was flagged contended. ``counters``: the round's counter metrics (see
+    :class:`CounterReading`).
     """
 
     status: RoundStatus
@@ -82,6 +99,9 @@ class RoundOutcome:
     node: str | None = None  # compute node that ran the round (remote executors); None: here
     wait_ns: int | None = None
     wait_source: str | None = None
+    #: the counter metrics ``spec.counters`` asked for, one each, when the round ran to
+    #: its end (an ok round that asked for counters has every one of them)
+    counters: tuple[CounterReading, ...] = ()
 
 
 class Executor(Protocol):

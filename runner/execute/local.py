@@ -7,8 +7,10 @@ import math
 import os
 import resource
 import select
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -29,7 +31,14 @@ from benchrun.runner.execute.contention import (
     open_schedstat,
     read_run_delay_ns,
 )
-from benchrun.runner.execute.executor import RoundOutcome, RoundSpec, RoundStatus
+from benchrun.runner.execute.counters import (
+    CounterPlan,
+    PerfCounters,
+    cachegrind_argv,
+    cachegrind_total,
+    plan_counters,
+)
+from benchrun.runner.execute.executor import CounterReading, RoundOutcome, RoundSpec, RoundStatus
 from benchrun.runner.execute.readings import ReadingsError, check_readings_spec, parse_readings
 
 #: bytes read from a pipe at once (a Linux pipe holds 64 KiB by default)
@@ -41,6 +50,10 @@ RECORD_AFTER_S = 0.005
 #: after the process group got SIGKILL, how long to keep reading pipes (s)
 _AFTER_KILL_READ = 0.2
 _POLL_IN = select.POLLIN | select.POLLHUP | select.POLLERR
+#: with perf counters, the child is this shell waiting for one line on its stdin (the
+#: release pipe) before it execs the round's command, so the counters are opened on it
+#: first and count from that exec on (enable_on_exec); exit 125 when never released
+COUNTER_BARRIER = 'IFS= read -r _go || exit 125; exec "$@" </dev/null'
 
 
 class _Stream:
@@ -96,6 +109,10 @@ class _Watched:
     #: the round's CPU wait in ns and its source (runner/execute/contention.py)
     wait_ns: int | None = None
     wait_source: str | None = None
+    #: the round's counter metrics, read once every process of it is gone
+    counters: tuple[CounterReading, ...] = ()
+    #: why a counter asked for could not be read (the round then fails)
+    counter_error: str | None = None
 
 
 def _signal_name(signum: int) -> str:
@@ -343,6 +360,8 @@ class LocalExecutor:
         self.inflight_path: Path | None = None
         #: the campaign id written into the in-flight record
         self.inflight_campaign: int | None = None
+        #: cachegrind's output directory (made at the first round that needs it)
+        self._cg_dir: Path | None = None
 
     @property
     def containment(self) -> Containment:
@@ -368,6 +387,10 @@ class LocalExecutor:
         inflight = getattr(self, "inflight_path", None)
         if inflight is not None:
             discard_spare(inflight)
+        cg_dir = getattr(self, "_cg_dir", None)
+        if cg_dir is not None:
+            shutil.rmtree(cg_dir, ignore_errors=True)
+            self._cg_dir = None
 
     def __del__(self) -> None:
         self.close()
@@ -413,6 +436,7 @@ class LocalExecutor:
         argv = _argv_of(spec)
         if spec.readings is not None:
             check_readings_spec(spec.readings)
+        plan = self._counter_plan(spec)
         started_at = time.time()
         if self._interrupt_pending:
             self._interrupt_pending = False
@@ -422,6 +446,13 @@ class LocalExecutor:
         stderr = _Stream(spec.output_limit, None)
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
         err_r, err_w = os.pipe2(os.O_CLOEXEC)
+        release_r = release_w = -1
+        if plan is not None and plan.cachegrind:
+            assert plan.valgrind is not None
+            argv = cachegrind_argv(plan.valgrind, self._cachegrind_dir(), argv)
+        if plan is not None and plan.perf:
+            argv = ("/bin/sh", "-c", COUNTER_BARRIER, "benchrun-counters", *argv)
+            release_r, release_w = os.pipe2(os.O_CLOEXEC)
         # The kernel folds the spawner's peak RSS into the child's ru_maxrss at exec (the
         # old mm's high-water mark is kept), so a child's max RSS is never below this.
         rss_floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -439,19 +470,28 @@ class LocalExecutor:
                 # the cgroup's stall total before the round (one pread, untimed)
                 wait_before = containment.cpu_wait_us()
                 try:
-                    spawned = self._spawn(spec, argv, out_w, err_w, started_at)
+                    spawned = self._spawn(
+                        spec, argv, out_w, err_w, started_at, None if release_r < 0 else release_r
+                    )
                 except BaseException:
                     containment.leave()
                     raise
             os.close(out_w)
             os.close(err_w)
             out_w = err_w = -1
+            if release_r >= 0:
+                os.close(release_r)
+                release_r = -1
             if isinstance(spawned, RoundOutcome):
                 containment.leave()
                 if self.inflight_path is not None:
                     clear_inflight(self.inflight_path)
+                if plan is not None and plan.cachegrind:
+                    cachegrind_total(self._cachegrind_dir())  # clears the directory
                 return spawned
             proc, t0, applied = spawned
+            watched = _Watched()
+            perf: PerfCounters | None = None
             record_pid: Callable[[], None] | None = None
             if self.inflight_path is not None:
                 record_pid = functools.partial(
@@ -461,11 +501,24 @@ class LocalExecutor:
                     containment.cgroup,
                     self.inflight_campaign,
                 )
-            watched = _Watched()
             if wait_before is None:  # no cgroup pressure: the leader's schedstat instead
                 fd = open_schedstat(proc.pid)
                 watched.schedstat_fd = -1 if fd is None else fd
             try:
+                if release_w >= 0:
+                    assert plan is not None
+                    try:
+                        perf = PerfCounters(plan, proc.pid)
+                    except OSError as exc:  # closing the pipe unread ends the shell (exit 125)
+                        watched.counter_error = (
+                            f"cannot count {', '.join(plan.perf)}: perf_event_open: "
+                            f"{exc.strerror or exc}"
+                        )
+                    else:
+                        t0 = time.monotonic_ns()  # the workload starts now: its wall time
+                        os.write(release_w, b"go\n")
+                    os.close(release_w)
+                    release_w = -1
                 self._watch(proc.pid, spec, t0, {out_r: stdout, err_r: stderr}, watched, record_pid)
                 if wait_before is not None:
                     wait_after = containment.cpu_wait_us()
@@ -488,15 +541,56 @@ class LocalExecutor:
                     watched.extra["leftovers_killed"] = True
                 if self.inflight_path is not None:
                     clear_inflight(self.inflight_path)
+                if plan is not None:  # every process of the round is gone: counts complete
+                    self._read_counters(plan, perf, watched)
         finally:
-            for fd in (out_r, err_r, out_w, err_w):
+            for fd in (out_r, err_r, out_w, err_w, release_r, release_w):
                 if fd >= 0:
                     os.close(fd)
         watched.extra["max_rss_floor_kib"] = rss_floor
         return self._outcome(spec, watched, t0, started_at, applied, stdout, stderr)
 
+    def _counter_plan(self, spec: RoundSpec) -> CounterPlan | None:
+        """How ``spec.counters`` are counted here (None: no counters); a :class:`UserError`
+        when this machine can count one of them neither way."""
+        if not spec.counters:
+            return None
+        return plan_counters(spec.counters)
+
+    def _cachegrind_dir(self) -> Path:
+        """The executor's private directory (0700) for cachegrind's per-process files."""
+        if self._cg_dir is None:
+            self._cg_dir = Path(tempfile.mkdtemp(prefix="benchrun-cachegrind-"))
+        return self._cg_dir
+
+    def _read_counters(self, plan: CounterPlan, perf: PerfCounters | None, w: _Watched) -> None:
+        """Read the round's counters into ``w`` (and close them): the perf counters, and
+        cachegrind's instruction total over its per-process files (which are removed)."""
+        readings: list[CounterReading] = []
+        if perf is not None:
+            try:
+                readings.extend(perf.read())
+            except OSError as exc:
+                w.counter_error = f"cannot read the counters: {exc.strerror or exc}"
+            finally:
+                perf.close()
+        if plan.cachegrind:
+            total = cachegrind_total(self._cachegrind_dir())
+            if total is None:
+                w.counter_error = w.counter_error or "cachegrind wrote no instruction count"
+            else:
+                source, scope = plan.sources()["instructions"]
+                readings.append(CounterReading("instructions", float(total), source, scope))
+        w.counters = tuple(readings)
+
     def _spawn(
-        self, spec: RoundSpec, argv: tuple[str, ...], out_w: int, err_w: int, started_at: float
+        self,
+        spec: RoundSpec,
+        argv: tuple[str, ...],
+        out_w: int,
+        err_w: int,
+        started_at: float,
+        stdin: int | None = None,
     ) -> _Spawned | RoundOutcome:
         """Start the child pinned to ``spec.cpus``; an outcome instead if it cannot start.
 
@@ -511,7 +605,7 @@ class LocalExecutor:
             try:
                 proc = subprocess.Popen(
                     argv,
-                    stdin=self._devnull,
+                    stdin=self._devnull if stdin is None else stdin,
                     stdout=out_w,
                     stderr=err_w,
                     env=self._child_env(spec.env),
@@ -727,6 +821,15 @@ class LocalExecutor:
                     status, reason = "failed", str(exc)
                 except _ParseInterrupted:
                     status, reason = "interrupted", "interrupted while parsing the readings"
+        counters = w.counters
+        if w.counter_error is not None and status in ("ok", "failed"):
+            status, reason = "failed", w.counter_error
+        elif status == "ok":
+            missing = [m for m in spec.counters if m not in {c.metric for c in counters}]
+            if missing:
+                status, reason = "failed", f"no count of {', '.join(missing)}"
+        if status != "ok":
+            counters = ()
         ru = w.rusage
         extra = dict(w.extra)
         extra.update(stdout_bytes=stdout.total, stderr_bytes=stderr.total)
@@ -746,4 +849,5 @@ class LocalExecutor:
             extra=extra,
             wait_ns=w.wait_ns,
             wait_source=w.wait_source,
+            counters=counters,
         )

@@ -271,6 +271,8 @@ class Report:
             "headlines": self.headlines,
             "comparisons": None if self.model.verdicts is None else self.model.verdicts.to_dict(),
             "no_comparison": self.no_comparison(),
+            # every metric of each workload's metric: list, with its source (docs/metrics.md)
+            "metrics": [dataclasses.asdict(m) for m in self.model.metrics],
             "headline": [
                 {
                     "group": g.key,

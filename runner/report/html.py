@@ -181,6 +181,9 @@ def render_html(report: Report) -> str:
         head.append(_table(tables.headline(g, m.confidence), {6: True}))
         if g.source == "controller":
             head.extend(f"<p>{escape(n)}</p>" for n in g.notes)
+    metric_table = tables.metrics(m)
+    if metric_table is not None:
+        head.append(_table(metric_table))
     cmds = tables.commands(m)
     if cmds is not None:
         head.append(_commands(cmds))

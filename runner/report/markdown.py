@@ -187,6 +187,9 @@ def render_markdown(report: Report, figure_dir: Path | None) -> str:
         head += _table(tables.headline(g, m.confidence))
         if g.source == "controller" and g.notes:
             head += [_cell(n) for n in g.notes] + [""]
+    metric_table = tables.metrics(m)
+    if metric_table is not None:
+        head += _table(metric_table)
     cmds = tables.commands(m)
     if cmds is not None:
         head += _table(

@@ -40,6 +40,7 @@ from benchrun.runner.format import DisplayUnit
 from benchrun.runner.importers.dataset import MAX_MAGNITUDE
 from benchrun.runner.report.verdicts import StoredVerdicts, verdicts_from_dict
 from benchrun.runner.results.comparisons import campaign_verdicts, experiment_of
+from benchrun.runner.results.metrics import MetricSummary, metric_summaries
 from benchrun.runner.results.workloads import (
     WorkloadResult,
     analysed_rounds,
@@ -294,6 +295,9 @@ class CampaignModel:
     hooks: list[HookRow] = field(default_factory=list)
     #: workload id -> name (the ids the rounds and hooks name)
     names: dict[int, str] = field(default_factory=dict)
+    #: every metric of each workload's ``metric:`` list (runner/results/metrics.py); []
+    #: when no workload has a list or a counter metric
+    metrics: list[MetricSummary] = field(default_factory=list)
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -517,6 +521,9 @@ def load_campaign(
         verdicts = campaign_verdicts(store, campaign, events, experiment, workloads, rounds)
         reading_flags = store.reading_flags(campaign.id)
         hooks = store.hooks(campaign.id)
+        metrics = metric_summaries(
+            workloads, rounds, store.round_metrics(campaign.id), campaign.settings
+        )
     if not workloads or not rounds:
         raise UserError(
             f"{db}: campaign {campaign.id} ({campaign.name}) is empty: no round was stored; "
@@ -555,6 +562,7 @@ def load_campaign(
         reading_flags=reading_flags,
         hooks=hooks,
         names={w.id: w.name for w in workloads},
+        metrics=metrics,
     )
 
 

@@ -483,6 +483,37 @@ def rules(report: Report) -> Table:
     )
 
 
+def metrics(model: CampaignModel) -> Table | None:
+    """Every metric of each workload's ``metric:`` list side by side: median, mean and CoV
+    over the analysed rounds, the source that measured it and its scope
+    (runner/results/metrics.py); None when no workload has a list or a counter metric."""
+    if not model.metrics:
+        return None
+    rows = []
+    for m in model.metrics:
+        du = display_unit(m.unit, m.median)
+        rows.append(
+            (
+                m.workload,
+                m.metric + (" *" if m.deciding else ""),
+                du.text(m.median),
+                du.text(m.mean),
+                format_percent(m.cov, digits=2),
+                str(m.n),
+                m.source,
+                m.scope,
+            )
+        )
+    return Table(
+        "metrics",
+        ("workload", "metric", "median", "mean", "CoV", "rounds", "source", "scope"),
+        rows,
+        "Every metric of each workload's metric: list, measured in the same rounds "
+        "(the analysed ones); * the metric that decides (estimates and comparisons). "
+        "docs/metrics.md says what each source counts.",
+    )
+
+
 def commands(model: CampaignModel) -> Table | None:
     """What each workload ran (its stored command line, shell-quoted); None when no
     workload has a stored command (an imported campaign)."""

@@ -83,6 +83,17 @@ class RoundRow:
 
 
 @dataclass(frozen=True)
+class RoundMetric:
+    """One metric of a stored round (schema 5): ``value`` in the metric's unit (seconds,
+    KiB, a count), the ``source`` that measured it and its ``scope``."""
+
+    name: str
+    value: float
+    source: str
+    scope: str
+
+
+@dataclass(frozen=True)
 class NewRound:
     """A round to store (:meth:`Store.add_round`): what the launcher knows after it ran.
 
@@ -119,6 +130,8 @@ class NewRound:
     #: from (:class:`runner.execute.executor.RoundOutcome`); None: not measured
     wait_ns: int | None = None
     wait_source: str | None = None
+    #: every metric of the round's workload (table ``round_metric``, schema 5)
+    metrics: Sequence[RoundMetric] = ()
 
     def columns(self) -> dict[str, Any]:
         """Column -> value of the ``round`` table row (readings go to ``reading``, hooks
@@ -222,8 +235,13 @@ class HookRow:
 #: NewRound/RoundRow field -> round table column, where the names differ
 _COLUMN = {"pass_": "pass", "argv": "argv_json", "facts": "facts_json"}
 #: the fields of NewRound that are columns of ``round``, in order
-_ROUND_FIELDS = tuple(f.name for f in fields(NewRound) if f.name not in ("readings", "hooks"))
+_ROUND_FIELDS = tuple(
+    f.name for f in fields(NewRound) if f.name not in ("readings", "hooks", "metrics")
+)
 INSERT_READING = "INSERT INTO reading (round_id, idx, value) VALUES (?, ?, ?)"
+INSERT_METRIC = (
+    "INSERT INTO round_metric (round_id, name, value, source, scope) VALUES (?, ?, ?, ?, ?)"
+)
 #: (RoundRow field, round table column) of every field but the readings, in order
 _ROUND_ROW_FIELDS = tuple(
     (f.name, _COLUMN.get(f.name, f.name)) for f in fields(RoundRow) if f.name != "readings"

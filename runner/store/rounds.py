@@ -20,11 +20,13 @@ from benchrun.runner.store.faults import StoreFull, is_disk_full
 from benchrun.runner.store.records import (
     HOOK_COLUMNS,
     INSERT_HOOK,
+    INSERT_METRIC,
     INSERT_READING,
     ROUND_COLUMNS,
     HookRow,
     NewHook,
     NewRound,
+    RoundMetric,
     RoundRow,
     round_row,
 )
@@ -105,6 +107,11 @@ class RoundTables(StoreBase):
             )
         if rec.hooks:
             c.executemany(INSERT_HOOK, [h.row() for h in rec.hooks])
+        if rec.metrics:
+            c.executemany(
+                INSERT_METRIC,
+                [(round_id, m.name, float(m.value), m.source, m.scope) for m in rec.metrics],
+            )
         # the campaign's updated_at: to the second (a row write fewer in most rounds)
         if now - self._updated_at.get(rec.campaign_id, 0.0) >= 1.0:
             self._updated_at[rec.campaign_id] = now
@@ -145,6 +152,21 @@ class RoundTables(StoreBase):
             cached[key] = out
             return list(out)
         return out
+
+    @guarded
+    def round_metrics(self, campaign_id: int) -> dict[int, tuple[RoundMetric, ...]]:
+        """Every stored metric of the campaign's rounds (schema 5), by round id, in the
+        order of the workload's ``metric:`` list; rounds without any are left out."""
+        out: dict[int, list[RoundMetric]] = {}
+        rows = self.conn.execute(
+            "SELECT m.round_id, m.name, m.value, m.source, m.scope FROM round_metric m"
+            " JOIN round ON round.id = m.round_id WHERE round.campaign_id = ?"
+            " ORDER BY m.round_id, m.rowid",
+            (campaign_id,),
+        )
+        for round_id, name, value, source, scope in rows:
+            out.setdefault(round_id, []).append(RoundMetric(name, value, source, scope))
+        return {k: tuple(v) for k, v in out.items()}
 
     @guarded
     def reading_flags(self, campaign_id: int) -> dict[tuple[int, int], str]:

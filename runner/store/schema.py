@@ -16,7 +16,7 @@ from pathlib import Path
 
 from benchrun.runner.errors import UserError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 APPLICATION_ID = 0x62656E63  # "benc": marks the file as a benchrun store
 
 _SCHEMA_V1 = """
@@ -137,8 +137,29 @@ CREATE TABLE run_span (
 CREATE INDEX run_span_by_campaign ON run_span (campaign_id, id);
 """
 
+#: schema 5: every metric of a round whose workload names a ``metric:`` list or a counter
+#: metric (issue 33; docs/metrics.md): the first (deciding) one, whose value is also the
+#: round's reading, and the others, each with the source that measured it (``clock``,
+#: ``wait4``, ``perf_event``, ``cachegrind``) and its scope (``process tree``, ...); rounds
+#: of other workloads, and rounds stored before, have none
+_METRIC_TABLE = """
+CREATE TABLE round_metric (
+    round_id INTEGER NOT NULL REFERENCES round(id),
+    name TEXT NOT NULL,
+    value REAL NOT NULL,
+    source TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    PRIMARY KEY (round_id, name)
+);
+"""
+
 #: migrations[v] upgrades a store at version v to v + 1
-_MIGRATIONS: dict[int, str] = {1: _HOOK_TABLE, 2: _WAIT_COLUMNS, 3: _SPAN_TABLE}
+_MIGRATIONS: dict[int, str] = {
+    1: _HOOK_TABLE,
+    2: _WAIT_COLUMNS,
+    3: _SPAN_TABLE,
+    4: _METRIC_TABLE,
+}
 
 
 def _statements(script: str) -> list[str]:
@@ -150,7 +171,8 @@ def create(c: sqlite3.Connection) -> None:
     """Create every table of :data:`SCHEMA_VERSION` in an empty database, mark the file as
     benchrun's (``application_id``) and record the version (inside the caller's
     transaction)."""
-    for statement in _statements(_SCHEMA_V1 + _HOOK_TABLE + _WAIT_COLUMNS + _SPAN_TABLE):
+    script = _SCHEMA_V1 + _HOOK_TABLE + _WAIT_COLUMNS + _SPAN_TABLE + _METRIC_TABLE
+    for statement in _statements(script):
         c.execute(statement)
     c.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     c.execute(

@@ -22,7 +22,14 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markup import escape
 from rich.text import Text
 
-from benchrun.runner.format import DisplayUnit, format_number, level_shift_text
+from benchrun.runner.format import (
+    DisplayUnit,
+    display_unit,
+    format_number,
+    format_percent,
+    level_shift_text,
+)
+from benchrun.runner.results.metrics import MetricSummary
 from benchrun.runner.results.workloads import WorkloadResult
 from benchrun.runner.store.database import EventRow, RoundRow, WorkloadRow
 from benchrun.runner.ui.fit import KEEP, Col, dropped_note, fit_table, natural_width, wrap_lines
@@ -367,6 +374,53 @@ def counts_table(results: Sequence[WorkloadResult], states: Mapping[str, str]) -
     what each workload is (``states``: :func:`runner.results.workloads.workload_states`);
     the reason a workload stopped and its last failure go under the table."""
     return CountsTable(results, states)
+
+
+class MetricsTable:
+    """Every metric of each workload's ``metric:`` list side by side (docs/metrics.md)."""
+
+    def __init__(self, summaries: Sequence[MetricSummary]) -> None:
+        self.summaries = list(summaries)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        cols = [
+            Col("workload", fold=True),
+            Col("metric"),
+            Col("median", "right"),
+            Col("mean", "right", drop=2),
+            Col("CoV", "right", drop=1),
+            Col("rounds", "right", drop=3),
+            Col("source", fold=True, drop=1),
+            Col("scope", fold=True, drop=2),
+        ]
+        rows = []
+        for m in self.summaries:
+            du = display_unit(m.unit, m.median)
+            rows.append(
+                [
+                    escape(m.workload),
+                    escape(m.metric + (" *" if m.deciding else "")),
+                    escape(du.text(m.median)),
+                    escape(du.text(m.mean)),
+                    format_percent(m.cov, digits=2),
+                    str(m.n),
+                    escape(m.source),
+                    escape(m.scope),
+                ]
+            )
+        table, dropped = fit_table(console, width, cols, rows)
+        yield Text("metrics (every metric of each workload's list; * decides)")
+        yield table
+        left_out = dropped_note(dropped, width, MORE)
+        yield from note_lines([left_out] if left_out else [], width)
+
+
+def metrics_table(summaries: Sequence[MetricSummary]) -> MetricsTable | None:
+    """``show``'s and ``run``'s table of every metric of a ``metric:`` list (median, mean,
+    CoV over the analysed rounds, source, scope); None when no round stored any (no
+    workload has a list or a counter metric)."""
+    return MetricsTable(summaries) if summaries else None
 
 
 @dataclass(frozen=True)

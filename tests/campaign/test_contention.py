@@ -242,7 +242,8 @@ def test_a_schema_2_store_gains_the_wait_columns_and_keeps_its_rounds(tmp_path: 
     db = tmp_path / "benchrun.db"
     schema_2_store(db)
     with Store.open(db) as store:
-        assert store.schema_version() == 4  # through schema 3 (these columns) to 4 (run_span)
+        # through schema 3 (these columns), 4 (run_span) and 5 (round_metric)
+        assert store.schema_version() == 5
         rounds = store.rounds(1)
         assert [(r.readings, r.wait_ns, r.wait_source, r.flags) for r in rounds] == [
             ((0.1,), None, None, ""),

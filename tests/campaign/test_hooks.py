@@ -354,6 +354,7 @@ def test_a_schema_1_store_gains_the_hook_table_and_keeps_its_campaign(tmp_path: 
     conn = sqlite3.connect(exp.db_path)
     conn.execute("DROP TABLE hook")
     conn.execute("DROP TABLE run_span")  # schema 4's table
+    conn.execute("DROP TABLE round_metric")  # schema 5's table
     conn.execute("ALTER TABLE round DROP COLUMN wait_ns")  # schema 3's columns
     conn.execute("ALTER TABLE round DROP COLUMN wait_source")
     conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
@@ -361,7 +362,7 @@ def test_a_schema_1_store_gains_the_hook_table_and_keeps_its_campaign(tmp_path: 
     conn.close()
     os.replace(exp.db_path, db)
     with Store.open(db) as store:
-        assert store.schema_version() == SCHEMA_VERSION == 4
+        assert store.schema_version() == SCHEMA_VERSION == 5
         campaign = store.campaign()
         assert len(store.rounds(campaign.id)) == 4
         assert store.hooks(campaign.id) == []
