@@ -44,9 +44,9 @@ from benchrun.runner.store.records import (
 from benchrun.runner.store.rounds import RoundTables
 from benchrun.runner.store.schema import (
     _HOOK_TABLE,
+    _METRIC_TABLE,
     _MIGRATIONS,
     _SCHEMA_V1,
-    _METRIC_TABLE,
     _SPAN_TABLE,
     _WAIT_COLUMNS,
     APPLICATION_ID,
