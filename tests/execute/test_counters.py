@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from other_user import as_other_user
 
 from benchrun.runner.config.experiment import COUNTER_METRICS
 from benchrun.runner.errors import UserError
@@ -202,33 +203,15 @@ def test_an_unprivileged_user_counts_user_space_as_perf_event_paranoid_says() ->
     perf-security.rst): <= 1 counts the kernel's part too, 2 user space only, and a
     kernel with Debian's level 3 refuses unprivileged counting altogether."""
     paranoid = int(Path("/proc/sys/kernel/perf_event_paranoid").read_text())
-    code = (
-        "from benchrun.runner.execute.counters import probe_perf\n"
-        "p = probe_perf('task_clock'); print(p.available, p.user_only)"
-    )
 
-    def become_nobody() -> None:
-        os.setgroups([])
-        os.setgid(65534)
-        os.setuid(65534)
+    # a forked child that dropped to nobody (tests/other_user.py): nothing of the source
+    # tree need be readable by nobody, the module is imported already
+    def probe() -> list[bool]:
+        probe_perf.cache_clear()  # the parent's (root's) answer is cached
+        p = probe_perf("task_clock")
+        return [p.available, p.user_only]
 
-    # the system's interpreter (this one may live where nobody cannot read, e.g. /root),
-    # the source tree through its benchrun/ symlinks (.mypy-path, tracked in git)
-    python = shutil.which("python3", path="/usr/bin:/bin")
-    if python is None:
-        pytest.skip("no system python3 that nobody may run")
-    repo = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
-        [python, "-c", code],
-        capture_output=True,
-        text=True,
-        preexec_fn=become_nobody,
-        cwd="/",
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(repo / ".mypy-path")},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    available, user_only = done.stdout.split()
+    available, user_only = (str(v) for v in as_other_user(probe))
     if paranoid <= 1:
         assert (available, user_only) == ("True", "False")
     elif paranoid == 2:
