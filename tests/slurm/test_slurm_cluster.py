@@ -84,10 +84,16 @@ def queued(name: str) -> list[str]:
     return done.stdout.split()
 
 
-def job_state(job_id: str) -> str:
-    state = SlurmCommands().state(job_id)
-    assert state is not None
-    return state.state
+def job_state(job_id: str, settle_s: float = 30.0) -> str:
+    """The job's state once Slurm has finished ending it: COMPLETING (processes being
+    killed, the epilog) lasts a few seconds on a loaded machine; at most ``settle_s``."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        state = SlurmCommands().state(job_id)
+        assert state is not None
+        if state.state != "COMPLETING" or time.monotonic() > deadline:
+            return state.state
+        time.sleep(0.5)
 
 
 def stored_rounds(db: Path) -> list[Any]:
