@@ -1,5 +1,8 @@
 """The keys of an experiment file: one table per section, shared by the validator
-(:mod:`runner.config.experiment`) and ``benchrun schema`` (:func:`json_schema`), so the two cannot drift.
+(:mod:`runner.config.loader`) and ``benchrun schema`` (:func:`json_schema`), so the two
+cannot drift. The table of ``settings:`` is read from the fields of
+:class:`runner.config.experiment.Settings`, where each setting is declared
+(runner/config/keys.py :func:`setting`).
 
 Each :class:`Key` names a *kind*; simple kinds are checked and converted by
 :func:`check_simple`; structured kinds (command, pin, readings, ...) are checked in
@@ -10,7 +13,6 @@ from __future__ import annotations
 
 import difflib
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from benchrun.runner.config.cpulist import CPU_LIST_PATTERN
@@ -31,56 +33,43 @@ from benchrun.runner.config.experiment import (
     SlurmSpec,
     Workload,
 )
+from benchrun.runner.config.keys import (
+    INT64_MAX,
+    MAX_CAMPAIGN_TIME,
+    MAX_CONFIDENCE,
+    MAX_CONSECUTIVE_FAILURES,
+    MAX_MATCH_TIMEOUT,
+    MAX_MEMORY_LIMIT,
+    MAX_MIN_ROUND_TIME,
+    MAX_OUTPUT_LIMIT,
+    MAX_READINGS,
+    MAX_ROUNDS,
+    MAX_TIMEOUT,
+    MAX_WORK,
+    SIMPLE_KINDS,
+    Key,
+    declared_keys,
+)
 from benchrun.runner.format import format_duration
 
-#: caps that refuse absurd values at validation (they would overflow SQLite's 64-bit
-#: integers, run for years, or exhaust memory); each message says the cap
-INT64_MAX = 2**63 - 1
-MAX_ROUNDS = 100_000_000
-MAX_CONSECUTIVE_FAILURES = 10_000
-MAX_TIMEOUT = 7 * 86400.0  # seconds
-MAX_CAMPAIGN_TIME = 366 * 86400.0  # seconds
-MAX_MIN_ROUND_TIME = 3600.0  # seconds
-MAX_MATCH_TIMEOUT = 60.0  # seconds
-MAX_READINGS = 10_000_000
-MAX_WORK = 10**15
-MAX_WORKLOADS = 1_000_000
-MAX_OUTPUT_LIMIT = 2**30  # bytes
-MAX_MEMORY_LIMIT = 2**60  # bytes
-#: the largest ``confidence``: closer to 1, ``1 - (1 - confidence) / 2`` divided over a
-#: campaign's comparisons rounds to 1.0 in floating point, the normal quantile is
-#: infinite and the controller's sample-size arithmetic overflows (issue 29); six nines
-#: leaves room for 10^8 comparisons and is far past any interval worth waiting for
-MAX_CONFIDENCE = 0.999999
-
-SIMPLE_KINDS = (
-    "int",
-    "number",
-    "bool",
-    "str",
-    "enum",
-    "enum_list",
-    "duration",
-    "size",
-    "str_list",
-    "str_map",
-)
-
-
-@dataclass(frozen=True)
-class Key:
-    """One key of a section: its kind, bounds and the sentence ``benchrun schema`` shows."""
-
-    name: str
-    kind: str
-    doc: str
-    required: bool = False
-    nullable: bool = False
-    choices: tuple[str, ...] = ()
-    minimum: float | None = None  # inclusive
-    exclusive_minimum: float | None = None
-    exclusive_maximum: float | None = None
-    maximum: float | None = None  # inclusive: a cap that refuses absurd values
+#: re-exported: the caps and :class:`Key` live in runner/config/keys.py (Settings declares
+#: its keys with them), callers keep importing them from here
+__all__ = [
+    "INT64_MAX",
+    "MAX_CAMPAIGN_TIME",
+    "MAX_CONFIDENCE",
+    "MAX_CONSECUTIVE_FAILURES",
+    "MAX_MATCH_TIMEOUT",
+    "MAX_MEMORY_LIMIT",
+    "MAX_MIN_ROUND_TIME",
+    "MAX_OUTPUT_LIMIT",
+    "MAX_READINGS",
+    "MAX_ROUNDS",
+    "MAX_TIMEOUT",
+    "MAX_WORK",
+    "SIMPLE_KINDS",
+    "Key",
+]
 
 
 TOP_KEYS: tuple[Key, ...] = (
@@ -125,252 +114,8 @@ TOP_KEYS: tuple[Key, ...] = (
     ),
 )
 
-SETTINGS_KEYS: tuple[Key, ...] = (
-    Key("rounds", "int", "rounds per workload in fixed mode", minimum=1, maximum=MAX_ROUNDS),
-    Key(
-        "warmup_rounds",
-        "int",
-        "rounds run, stored and flagged, excluded from analysis",
-        minimum=0,
-        maximum=MAX_ROUNDS,
-    ),
-    Key("order", "enum", "order of workloads in a pass", choices=("interleaved", "sequential")),
-    Key("pin", "pin", "CPUs for workloads: auto, none, or a CPU list"),
-    Key("timeout", "duration", "per-round time limit", exclusive_minimum=0, maximum=MAX_TIMEOUT),
-    Key(
-        "confidence",
-        "number",
-        "confidence level of intervals",
-        exclusive_minimum=0,
-        maximum=MAX_CONFIDENCE,
-    ),
-    Key("seed", "int", "seed of the random order", minimum=0, maximum=INT64_MAX),
-    Key("env", "str_map", "environment variables set for every workload"),
-    Key("record_env", "str_list", "names of inherited environment variables to record"),
-    Key("fail_fast", "bool", "stop the campaign at the first failed round"),
-    Key(
-        "max_consecutive_failures",
-        "int",
-        "give up on a workload after this many failures in a row",
-        minimum=1,
-        maximum=MAX_CONSECUTIVE_FAILURES,
-    ),
-    Key(
-        "on_interrupt",
-        "enum",
-        "Ctrl-C: kill the round in flight or let it finish",
-        choices=("kill", "finish"),
-    ),
-    Key(
-        "output_limit",
-        "size",
-        "bytes of stdout/stderr tail kept per round",
-        maximum=MAX_OUTPUT_LIMIT,
-    ),
-    Key("adaptive", "bool", "run until the stopping rule is met (docs/methods.md section 10)"),
-    Key(
-        "ci_rel_width",
-        "number",
-        "target CI half-width relative to the estimate",
-        nullable=True,
-        exclusive_minimum=0,
-    ),
-    Key(
-        "alpha",
-        "number",
-        "significance level of comparisons",
-        exclusive_minimum=0,
-        # the controller's own range (runner/control/params.py ControllerParams):
-        # refused here, not after the campaign was created
-        exclusive_maximum=0.5,
-    ),
-    Key(
-        "margin",
-        "number",
-        "relative equivalence margin (TOST)",
-        exclusive_minimum=0,
-        exclusive_maximum=1,
-    ),
-    Key(
-        "min_rounds",
-        "int",
-        "adaptive: fewest steady rounds per workload",
-        minimum=1,
-        maximum=MAX_ROUNDS,
-    ),
-    Key(
-        "min_subsessions",
-        "int",
-        "adaptive: fewest subsession means",
-        nullable=True,
-        minimum=2,
-        maximum=MAX_ROUNDS,
-    ),
-    Key("max_rounds", "int", "adaptive: most rounds per workload", minimum=1, maximum=MAX_ROUNDS),
-    Key(
-        "max_time",
-        "duration",
-        "wall-clock budget of the whole campaign across resumes (hooks, calibration, warm-up, "
-        "rounds)",
-        exclusive_minimum=0,
-        maximum=MAX_CAMPAIGN_TIME,
-    ),
-    Key(
-        "min_round_time",
-        "duration",
-        "adaptive: grow work until a round lasts this long",
-        minimum=0,
-        maximum=MAX_MIN_ROUND_TIME,
-    ),
-    Key(
-        "baseline",
-        "str",
-        "adaptive: previous results to compare with: a campaign directory, its benchrun.db, "
-        "or a JSON summary (name -> mean, variance, n_q, q)",
-        nullable=True,
-    ),
-    Key("reference", "str", "adaptive: workload the others are compared with", nullable=True),
-    Key(
-        "comparison",
-        "enum",
-        "adaptive: paired = compare workloads on per-pass log ratios (cancels the machine's "
-        "drift); independent = Welch on each workload's own subsession means",
-        choices=("paired", "independent"),
-    ),
-    Key(
-        "paired_test",
-        "enum",
-        "adaptive: the test of a paired comparison: rank = Wilcoxon signed-rank on the "
-        "per-pass log ratios (median per-pass ratio, Hodges-Lehmann); t = one-sample t test "
-        "(geometric-mean ratio)",
-        choices=("rank", "t"),
-    ),
-    Key(
-        "warmup_readings",
-        "int",
-        "readings dropped at the start of every round (null: detected with MSER-5)",
-        nullable=True,
-        minimum=0,
-        maximum=MAX_READINGS,
-    ),
-    Key(
-        "memory_limit",
-        "size",
-        "address-space limit of every round (RLIMIT_AS), e.g. 512MiB; null: none",
-        nullable=True,
-        maximum=MAX_MEMORY_LIMIT,
-    ),
-    Key(
-        "quiet_load",
-        "number",
-        "before each pass wait until the 1-minute load average is below this; null: off",
-        nullable=True,
-        exclusive_minimum=0,
-    ),
-    Key(
-        "quiet_max_wait",
-        "duration",
-        "longest wait for a quiet machine",
-        minimum=0,
-        maximum=MAX_TIMEOUT,
-    ),
-    Key(
-        "max_workloads",
-        "int",
-        "most workloads the experiment may have after matrix expansion",
-        minimum=1,
-        maximum=MAX_WORKLOADS,
-    ),
-    Key(
-        "duet",
-        "duet",
-        "run the two workloads of the comparison at the same time, each pinned to its own "
-        "CPU, released together: true, or a mapping of force, solo_every, asymmetry, cpus "
-        "(docs/duet.md)",
-        nullable=True,
-    ),
-    Key(
-        "hook_timeout",
-        "duration",
-        "time limit of a setup, prepare or cleanup command (null: the round's timeout)",
-        nullable=True,
-        exclusive_minimum=0,
-        maximum=MAX_TIMEOUT,
-    ),
-    Key(
-        "control",
-        "str",
-        "a workload that does not change between campaigns (a fixed CPU loop): compare also "
-        "gives each workload's ratio divided by the control's (docs/conditions.md)",
-        nullable=True,
-    ),
-    Key(
-        "wait_for_cpus",
-        "duration",
-        "longest wait while another benchrun run holds the CPUs this one needs "
-        "(docs/reservation.md); null: refuse at once (exit 4)",
-        nullable=True,
-        minimum=0,
-        maximum=MAX_TIMEOUT,
-    ),
-    Key(
-        "contended",
-        "enum",
-        "a round that waited for a CPU longer than contended_threshold of its wall time is "
-        "flagged contended: exclude = left out of the analysis (counted and named), keep = "
-        "analysed (counted), fail = the campaign stops (docs/contention.md)",
-        choices=("exclude", "keep", "fail"),
-    ),
-    Key(
-        "contended_threshold",
-        "number",
-        "share of a round's wall time its processes may wait for a CPU (runnable, not "
-        "running) before the round is contended",
-        exclusive_minimum=0,
-        maximum=1,
-    ),
-    Key(
-        "extend_rounds",
-        "bool",
-        "adaptive: a paired comparison whose estimate says it decides within the time left "
-        "of max_time keeps running past max_rounds; null: on when max_rounds is left at its "
-        "default (time is the budget), off when it is set (a cap)",
-        nullable=True,
-    ),
-    Key(
-        "secret_env",
-        "str_list",
-        "names of env variables whose values are secret, besides every name containing "
-        "TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, KEY, CREDENTIAL, AUTH or COOKIE: the "
-        "workloads receive them, exports, reports and show print <secret> unless "
-        "--include-secrets",
-    ),
-    Key(
-        "repository",
-        "str",
-        "the measured program's git checkout (relative to the experiment file): each "
-        "campaign is tagged with its `git describe --always --dirty` (docs/history.md); "
-        "null: the directory benchrun runs in, when it is a checkout",
-        nullable=True,
-    ),
-    Key(
-        "workdir",
-        "str",
-        "where the workloads' relative cwd (and their default cwd) start from instead of "
-        "the experiment file's directory (relative to the file); the fingerprint records "
-        "cwds relative to it, so the experiment run in another checkout of the program "
-        "(benchrun sweep's worktrees) stays one series (docs/history.md)",
-        nullable=True,
-    ),
-    Key(
-        "tune",
-        "bool",
-        "tune this machine for the campaign (governor, turbo, perf sampling rate, SMT "
-        "siblings, IRQ affinity, as benchrun system tune does on the workload CPUs; root) "
-        "and restore every previous value at its end, or after a crash at the next run "
-        "(docs/tuning.md)",
-    ),
-)
+#: the keys of ``settings:``, declared once as the fields of ``Settings``
+SETTINGS_KEYS: tuple[Key, ...] = declared_keys(Settings)
 
 WORKLOAD_KEYS: tuple[Key, ...] = (
     Key("name", "str", "unique workload name", required=True),
@@ -607,7 +352,7 @@ def describe(value: object) -> str:
     return type(value).__name__
 
 
-def _bounds_text(key: Key) -> str:
+def bounds_text(key: Key) -> str:
     parts = []
     if key.minimum is not None:
         parts.append(f">= {key.minimum:g}")
@@ -638,7 +383,7 @@ def _check_bounds(key: Key, number: float, shown: object) -> None:
         and (key.maximum is None or number <= key.maximum)
     )
     if not ok:
-        raise ValueError(f"{shown!r} is out of range; must be {_bounds_text(key)}")
+        raise ValueError(f"{shown!r} is out of range; must be {bounds_text(key)}")
 
 
 def check_simple(key: Key, value: Any) -> Any:
