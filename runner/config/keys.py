@@ -2,7 +2,7 @@
 caps that refuse absurd values, and :func:`setting`, the one declaration of a setting.
 
 A setting of ``settings:`` is declared once, as a field of
-:class:`runner.config.experiment.Settings` made by :func:`setting`: its name, type and
+:class:`runner.config.settings.Settings` made by :func:`setting`: its name, type and
 default are the field's, its kind, bounds and description the :class:`Key` in the field's
 metadata, its line in ``benchrun init``'s example the :class:`InitLine` beside it.
 :func:`declared_keys` reads the keys back in field order; the validator, the JSON Schema

@@ -1,7 +1,7 @@
 """The keys of an experiment file: one table per section, shared by the validator
 (:mod:`runner.config.loader`) and ``benchrun schema`` (:func:`json_schema`), so the two
 cannot drift. The table of ``settings:`` is read from the fields of
-:class:`runner.config.experiment.Settings`, where each setting is declared
+:class:`runner.config.settings.Settings`, where each setting is declared
 (runner/config/keys.py :func:`setting`).
 
 Each :class:`Key` names a *kind*; simple kinds are checked and converted by
@@ -11,8 +11,10 @@ Each :class:`Key` names a *kind*; simple kinds are checked and converted by
 
 from __future__ import annotations
 
+import copy
 import difflib
 import math
+from collections.abc import Callable
 from typing import Any
 
 from benchrun.runner.config.cpulist import CPU_LIST_PATTERN
@@ -487,96 +489,43 @@ def _expected(key: Key) -> str:
 
 _SCALAR = {"type": ["string", "number", "integer", "boolean"]}
 
+#: a command or a hook: one string (split like a shell, or run by /bin/sh -c) or an argv
+_COMMAND = {
+    "anyOf": [
+        {"type": "string", "minLength": 1},
+        {"type": "array", "minItems": 1, "items": {"type": ["string", "number", "integer"]}},
+    ]
+}
 
-def _fragment(key: Key) -> dict[str, Any]:
-    kind = key.kind
-    frag: dict[str, Any]
-    if kind in ("int", "number"):
-        frag = {"type": "integer" if kind == "int" else "number"}
-        for attr, word in (
-            ("minimum", "minimum"),
-            ("exclusive_minimum", "exclusiveMinimum"),
-            ("exclusive_maximum", "exclusiveMaximum"),
-            ("maximum", "maximum"),
-        ):
-            if getattr(key, attr) is not None:
-                frag[word] = getattr(key, attr)
-    elif kind == "bool":
-        frag = {"type": "boolean"}
-    elif kind in ("str", "name"):
-        frag = {"type": "string", "minLength": 1} if kind == "name" else {"type": "string"}
-    elif kind == "enum":
-        frag = {"enum": list(key.choices)}
-    elif kind == "enum_list":
-        frag = {
-            "anyOf": [
-                {"enum": list(key.choices)},
-                {
-                    "type": "array",
-                    "minItems": 1,
-                    "uniqueItems": True,
-                    "items": {"enum": list(key.choices)},
-                },
-            ]
-        }
-    elif kind == "duration":
-        number: dict[str, Any] = {"type": "number"}
-        if key.exclusive_minimum is not None:
-            number["exclusiveMinimum"] = key.exclusive_minimum
-        else:
-            number["minimum"] = 0
-        if key.maximum is not None:
-            number["maximum"] = key.maximum
-        frag = {"anyOf": [number, {"type": "string", "pattern": DURATION_PATTERN}]}
-    elif kind == "size":
-        integer: dict[str, Any] = {"type": "integer", "minimum": 0}
-        if key.maximum is not None:
-            integer["maximum"] = int(key.maximum)
-        frag = {"anyOf": [integer, {"type": "string", "pattern": SIZE_PATTERN}]}
-    elif kind == "str_list":
-        frag = {"type": "array", "items": {"type": "string"}}
-    elif kind == "str_map":
-        frag = {"type": "object", "additionalProperties": {"type": ["string", "number", "integer"]}}
-    elif kind == "pin":
-        frag = {
-            "anyOf": [
-                {"enum": ["auto", "none"]},
-                {"type": "integer", "minimum": 0},
-                {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0}},
-                {"type": "string", "pattern": CPU_LIST_PATTERN},
-            ]
-        }
-    elif kind == "command":
-        frag = {
-            "anyOf": [
-                {"type": "string", "minLength": 1},
-                {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {"type": ["string", "number", "integer"]},
-                },
-            ]
-        }
-    elif kind == "hook":
-        frag = {
-            "anyOf": [
-                {"type": "string", "minLength": 1},
-                {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {"type": ["string", "number", "integer"]},
-                },
-            ]
-        }
-    elif kind == "params":
-        frag = {"type": "object", "additionalProperties": _SCALAR}
-    elif kind == "matrix":
-        frag = {
-            "type": "object",
-            "additionalProperties": {"type": "array", "minItems": 1, "items": _SCALAR},
-        }
-    elif kind == "compare":
-        group = {
+#: the fragments of the kinds whose schema does not depend on the key (copied before use)
+_FIXED_FRAGMENTS: dict[str, dict[str, Any]] = {
+    "bool": {"type": "boolean"},
+    "str": {"type": "string"},
+    "name": {"type": "string", "minLength": 1},
+    "str_list": {"type": "array", "items": {"type": "string"}},
+    "str_map": {
+        "type": "object",
+        "additionalProperties": {"type": ["string", "number", "integer"]},
+    },
+    "pin": {
+        "anyOf": [
+            {"enum": ["auto", "none"]},
+            {"type": "integer", "minimum": 0},
+            {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0}},
+            {"type": "string", "pattern": CPU_LIST_PATTERN},
+        ]
+    },
+    "command": _COMMAND,
+    "hook": _COMMAND,
+    "params": {"type": "object", "additionalProperties": _SCALAR},
+    "matrix": {
+        "type": "object",
+        "additionalProperties": {"type": "array", "minItems": 1, "items": _SCALAR},
+    },
+    "compare": {
+        "type": "array",
+        "minItems": 1,
+        "items": {
             "anyOf": [
                 {"type": "array", "minItems": 2, "items": {"type": "string"}},
                 {
@@ -586,42 +535,100 @@ def _fragment(key: Key) -> dict[str, Any]:
                     "additionalProperties": False,
                 },
             ]
-        }
-        frag = {"type": "array", "minItems": 1, "items": group}
-    elif kind == "executor":
-        frag = {"anyOf": [{"enum": list(EXECUTOR_KINDS)}, _section(EXECUTOR_KEYS)]}
-    elif kind == "node_types":
-        frag = {
-            "type": "object",
-            "minProperties": MIN_NODE_TYPES,
-            "propertyNames": {"pattern": NODE_TYPE_NAME_PATTERN},
-            "additionalProperties": _section(NODE_TYPE_KEYS),
-        }
-    elif kind == "nodes":
-        frag = {
-            "anyOf": [
-                {"type": "integer", "minimum": 1, "maximum": MAX_NODES},
-                {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
-            ]
-        }
-    elif kind == "slurm_time":
-        frag = {
-            "anyOf": [
-                {"type": "number", "minimum": 60},
-                {"type": "string", "pattern": f"{SLURM_TIME_PATTERN}|{DURATION_PATTERN}"},
-            ]
-        }
-    elif kind == "duet":
-        frag = {"anyOf": [{"type": "boolean"}, _section(DUET_KEYS)]}
-    elif kind == "readings":
-        frag = _section(READINGS_KEYS)
-        frag["anyOf"] = [{"required": ["pattern"]}, {"required": ["field"]}]
-    elif kind == "settings":
-        frag = _section(SETTINGS_KEYS)
-    elif kind == "workloads":
-        frag = {"type": "array", "minItems": 1, "items": _section(WORKLOAD_KEYS)}
-    else:  # pragma: no cover
-        raise AssertionError(kind)
+        },
+    },
+    "nodes": {
+        "anyOf": [
+            {"type": "integer", "minimum": 1, "maximum": MAX_NODES},
+            {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+        ]
+    },
+    "slurm_time": {
+        "anyOf": [
+            {"type": "number", "minimum": 60},
+            {"type": "string", "pattern": f"{SLURM_TIME_PATTERN}|{DURATION_PATTERN}"},
+        ]
+    },
+}
+
+
+def _number_fragment(key: Key) -> dict[str, Any]:
+    """An ``int`` or ``number`` key: its JSON type and bounds."""
+    frag: dict[str, Any] = {"type": "integer" if key.kind == "int" else "number"}
+    for attr, word in (
+        ("minimum", "minimum"),
+        ("exclusive_minimum", "exclusiveMinimum"),
+        ("exclusive_maximum", "exclusiveMaximum"),
+        ("maximum", "maximum"),
+    ):
+        if getattr(key, attr) is not None:
+            frag[word] = getattr(key, attr)
+    return frag
+
+
+def _enum_list_fragment(key: Key) -> dict[str, Any]:
+    """One of the choices, or a list of distinct ones."""
+    choices = {"enum": list(key.choices)}
+    array = {"type": "array", "minItems": 1, "uniqueItems": True, "items": dict(choices)}
+    return {"anyOf": [choices, array]}
+
+
+def _duration_fragment(key: Key) -> dict[str, Any]:
+    """Seconds (bounded like the key) or a duration string."""
+    number: dict[str, Any] = {"type": "number"}
+    if key.exclusive_minimum is not None:
+        number["exclusiveMinimum"] = key.exclusive_minimum
+    else:
+        number["minimum"] = 0
+    if key.maximum is not None:
+        number["maximum"] = key.maximum
+    return {"anyOf": [number, {"type": "string", "pattern": DURATION_PATTERN}]}
+
+
+def _size_fragment(key: Key) -> dict[str, Any]:
+    """Bytes (bounded like the key) or a size string."""
+    integer: dict[str, Any] = {"type": "integer", "minimum": 0}
+    if key.maximum is not None:
+        integer["maximum"] = int(key.maximum)
+    return {"anyOf": [integer, {"type": "string", "pattern": SIZE_PATTERN}]}
+
+
+def _readings_fragment(key: Key) -> dict[str, Any]:
+    """The readings section, which needs a pattern or a field."""
+    frag = _section(READINGS_KEYS)
+    frag["anyOf"] = [{"required": ["pattern"]}, {"required": ["field"]}]
+    return frag
+
+
+#: the fragments built from the key (its bounds, choices) or from a section's keys
+_BUILT_FRAGMENTS: dict[str, Callable[[Key], dict[str, Any]]] = {
+    "int": _number_fragment,
+    "number": _number_fragment,
+    "enum": lambda key: {"enum": list(key.choices)},
+    "enum_list": _enum_list_fragment,
+    "duration": _duration_fragment,
+    "size": _size_fragment,
+    "executor": lambda key: {"anyOf": [{"enum": list(EXECUTOR_KINDS)}, _section(EXECUTOR_KEYS)]},
+    "node_types": lambda key: {
+        "type": "object",
+        "minProperties": MIN_NODE_TYPES,
+        "propertyNames": {"pattern": NODE_TYPE_NAME_PATTERN},
+        "additionalProperties": _section(NODE_TYPE_KEYS),
+    },
+    "duet": lambda key: {"anyOf": [{"type": "boolean"}, _section(DUET_KEYS)]},
+    "readings": _readings_fragment,
+    "settings": lambda key: _section(SETTINGS_KEYS),
+    "workloads": lambda key: {"type": "array", "minItems": 1, "items": _section(WORKLOAD_KEYS)},
+}
+
+
+def _fragment(key: Key) -> dict[str, Any]:
+    """The JSON Schema of one key: its kind's fragment, nullable when the key is, with the
+    key's sentence as its description."""
+    if key.kind in _FIXED_FRAGMENTS:
+        frag = copy.deepcopy(_FIXED_FRAGMENTS[key.kind])
+    else:
+        frag = _BUILT_FRAGMENTS[key.kind](key)
     if key.nullable:
         frag = {"anyOf": [frag, {"type": "null"}]}
     frag["description"] = key.doc

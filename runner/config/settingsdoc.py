@@ -1,5 +1,5 @@
 """What is written about the settings, derived from their one declaration (the fields of
-:class:`runner.config.experiment.Settings`, runner/config/keys.py): the ``settings:``
+:class:`runner.config.settings.Settings`, runner/config/keys.py): the ``settings:``
 block of ``benchrun init``'s example and the table of docs/settings.md.
 
 ``python -m benchrun.runner.config.settingsdoc > docs/settings.md`` writes the table;
@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from benchrun.runner.config.experiment import Settings
 from benchrun.runner.config.keys import Key, declared_default, declared_init_lines
 from benchrun.runner.config.schema import SETTINGS_KEYS, bounds_text
+from benchrun.runner.config.settings import Settings
 
 #: the groups of ``benchrun init``'s ``settings:`` block: the comment that opens each and
 #: its settings in the order the example shows them (presentation only: what each line
@@ -153,7 +153,7 @@ def settings_table() -> str:
         "# Settings",
         "",
         "<!-- written by `python -m benchrun.runner.config.settingsdoc > docs/settings.md`",
-        "     from the declaration of each setting (runner/config/experiment.py Settings) -->",
+        "     from the declaration of each setting (runner/config/settings.py Settings) -->",
         "",
         "Every key of an experiment file's `settings:` section, in the order `benchrun schema`",
         "lists them. `benchrun init` writes an example with a comment on each;",
