@@ -66,6 +66,10 @@ class DuetSpec:
 DEFAULT_CONTENDED_THRESHOLD = 0.25
 
 
+#: default ``settings.confidence``: the level of every interval where a caller gives none
+DEFAULT_CONFIDENCE = 0.95
+
+
 @dataclass(frozen=True)
 class RoundSettings:
     """The settings of how rounds run (both modes): the first of the three parts of
@@ -119,7 +123,7 @@ class RoundSettings:
         maximum=MAX_TIMEOUT,
     )
     confidence: float = setting(
-        0.95,
+        DEFAULT_CONFIDENCE,
         kind="number",
         doc="confidence level of intervals",
         init=("0.95", "confidence level of the reported intervals, in (0, 1)"),
