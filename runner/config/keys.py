@@ -1,7 +1,7 @@
 """What a key of the experiment file is: its kind, bounds and sentence (:class:`Key`), the
 caps that refuse absurd values, and :func:`setting`, the one declaration of a setting.
 
-A setting of ``settings:`` is declared once, as a field of
+A setting of ``settings:`` (and a key of ``settings.duet``) is declared once, as a field of
 :class:`runner.config.settings.Settings` made by :func:`setting`: its name, type and
 default are the field's, its kind, bounds and description the :class:`Key` in the field's
 metadata, its line in ``benchrun init``'s example the :class:`InitLine` beside it.
@@ -35,6 +35,8 @@ MAX_MEMORY_LIMIT = 2**60  # bytes
 #: infinite and the controller's sample-size arithmetic overflows (issue 29); six nines
 #: leaves room for 10^8 comparisons and is far past any interval worth waiting for
 MAX_CONFIDENCE = 0.999999
+#: most passes between two solo passes of a duet campaign
+MAX_SOLO_EVERY = 1_000_000
 
 SIMPLE_KINDS = (
     "int",
@@ -82,7 +84,7 @@ def setting(
     *,
     kind: str,
     doc: str,
-    init: tuple[str, ...],
+    init: tuple[str, ...] | None = None,
     commented_out: bool = False,
     factory: Callable[[], Any] | None = None,
     nullable: bool = False,
@@ -95,7 +97,8 @@ def setting(
     """A field of ``Settings`` that carries its key: ``default`` (or ``factory``), the
     :class:`Key` (kind, bounds, ``doc``: the sentence of the JSON Schema and the docs
     table; its name is the field's) and ``init``: the value ``benchrun init`` writes,
-    then the lines of its comment."""
+    then the lines of its comment (None: a key of a section ``init`` shows as one value,
+    such as ``settings.duet``'s)."""
     key = Key(
         "",
         kind,
@@ -107,7 +110,9 @@ def setting(
         exclusive_maximum=exclusive_maximum,
         maximum=maximum,
     )
-    meta = {"key": key, "init": InitLine(init[0], init[1:], commented_out)}
+    meta: dict[str, Any] = {"key": key}
+    if init is not None:
+        meta["init"] = InitLine(init[0], init[1:], commented_out)
     if factory is not None:
         return field(default_factory=factory, metadata=meta)
     return field(default=default, metadata=meta)

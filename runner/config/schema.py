@@ -46,6 +46,7 @@ from benchrun.runner.config.keys import (
     MAX_OUTPUT_LIMIT,
     MAX_READINGS,
     MAX_ROUNDS,
+    MAX_SOLO_EVERY,
     MAX_TIMEOUT,
     MAX_WORK,
     SIMPLE_KINDS,
@@ -67,6 +68,7 @@ __all__ = [
     "MAX_OUTPUT_LIMIT",
     "MAX_READINGS",
     "MAX_ROUNDS",
+    "MAX_SOLO_EVERY",
     "MAX_TIMEOUT",
     "MAX_WORK",
     "SIMPLE_KINDS",
@@ -250,32 +252,8 @@ EXECUTOR_KEYS: tuple[Key, ...] = (
     ),
 )
 
-#: most passes between two solo passes of a duet campaign
-MAX_SOLO_EVERY = 1_000_000
-
-DUET_KEYS: tuple[Key, ...] = (
-    Key("force", "bool", "run on when a side uses more than one CPU (else the campaign stops)"),
-    Key(
-        "solo_every",
-        "int",
-        "every this-many-th pass runs both sides alone, for the asymmetry check (0: none)",
-        minimum=0,
-        maximum=MAX_SOLO_EVERY,
-    ),
-    Key(
-        "asymmetry",
-        "enum",
-        "when the pair interferes asymmetrically: warn, or refuse the duet verdict",
-        choices=("warn", "refuse"),
-    ),
-    Key(
-        "cpus",
-        "enum",
-        "which side gets which CPU: alternate (swapped every pass) or random (seeded, "
-        "balanced in blocks of four passes)",
-        choices=("alternate", "random"),
-    ),
-)
+#: the keys of ``settings.duet``, declared once as the fields of ``DuetSpec``
+DUET_KEYS: tuple[Key, ...] = declared_keys(DuetSpec)
 #: where-keys a node type may set (the rest of ``executor:`` is shared by every type)
 NODE_TYPE_KEY_NAMES: tuple[str, ...] = (
     "partition",

@@ -23,6 +23,7 @@ from benchrun.runner.config.keys import (
     MAX_OUTPUT_LIMIT,
     MAX_READINGS,
     MAX_ROUNDS,
+    MAX_SOLO_EVERY,
     MAX_TIMEOUT,
     MAX_WORKLOADS,
     setting,
@@ -45,10 +46,31 @@ class DuetSpec:
     each side on each CPU twice in every block of four passes).
     """
 
-    force: bool = False
-    solo_every: int = 5
-    asymmetry: Literal["warn", "refuse"] = "warn"
-    cpus: Literal["alternate", "random"] = "alternate"
+    force: bool = setting(
+        False,
+        kind="bool",
+        doc="run on when a side uses more than one CPU (else the campaign stops)",
+    )
+    solo_every: int = setting(
+        5,
+        kind="int",
+        doc="every this-many-th pass runs both sides alone, for the asymmetry check (0: none)",
+        minimum=0,
+        maximum=MAX_SOLO_EVERY,
+    )
+    asymmetry: Literal["warn", "refuse"] = setting(
+        "warn",
+        kind="enum",
+        doc="when the pair interferes asymmetrically: warn, or refuse the duet verdict",
+        choices=("warn", "refuse"),
+    )
+    cpus: Literal["alternate", "random"] = setting(
+        "alternate",
+        kind="enum",
+        doc="which side gets which CPU: alternate (swapped every pass) or random (seeded, "
+        "balanced in blocks of four passes)",
+        choices=("alternate", "random"),
+    )
 
     def fingerprint(self) -> Any:
         """What of the spec changes what is measured: True for the defaults (so campaigns

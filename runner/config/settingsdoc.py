@@ -12,8 +12,8 @@ import json
 from typing import Any
 
 from benchrun.runner.config.keys import Key, declared_default, declared_init_lines
-from benchrun.runner.config.schema import SETTINGS_KEYS, bounds_text
-from benchrun.runner.config.settings import Settings
+from benchrun.runner.config.schema import DUET_KEYS, SETTINGS_KEYS, bounds_text
+from benchrun.runner.config.settings import DuetSpec, Settings
 
 #: the groups of ``benchrun init``'s ``settings:`` block: the comment that opens each and
 #: its settings in the order the example shows them (presentation only: what each line
@@ -165,13 +165,30 @@ def settings_table() -> str:
         "| key | value | default | range | what it does |",
         "| --- | --- | --- | --- | --- |",
     ]
-    for key in SETTINGS_KEYS:
-        default = _default_text(key, declared_default(Settings, key.name))
+    rows.extend(_rows(Settings, SETTINGS_KEYS))
+    rows += [
+        "",
+        "## `duet:` as a mapping",
+        "",
+        "`duet: true` takes these defaults (docs/duet.md).",
+        "",
+        "| key | value | default | range | what it does |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    rows.extend(_rows(DuetSpec, DUET_KEYS))
+    return "\n".join(rows) + "\n"
+
+
+def _rows(cls: type, keys: tuple[Key, ...]) -> list[str]:
+    """The table rows of ``keys``, the fields of dataclass ``cls``."""
+    rows = []
+    for key in keys:
+        default = _default_text(key, declared_default(cls, key.name))
         doc = key.doc.replace("|", "\\|")
         rows.append(
             f"| `{key.name}` | {_kind_text(key)} | `{default}` | {bounds_text(key)} | {doc} |"
         )
-    return "\n".join(rows) + "\n"
+    return rows
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -29,9 +29,10 @@ TWO_WORKLOADS = WORKLOADS + "  - {name: b, command: [python3, -c, pass]}\n"
 
 
 def _rows() -> list[tuple[str, str, str, str]]:
-    """(key, value kind, default, range) of each row of docs/settings.md."""
+    """(key, value kind, default, range) of each row of docs/settings.md's first table."""
     rows = []
-    for line in DOCS.read_text(encoding="utf-8").splitlines():
+    text = DOCS.read_text(encoding="utf-8").split("\n## ")[0]  # the settings: table
+    for line in text.splitlines():
         m = re.match(r"^\| `(\w+)` \| (.*?) \| `(.*?)` \| (.*?) \| ", line)
         if m:
             rows.append((m.group(1), m.group(2), m.group(3), m.group(4)))
