@@ -166,7 +166,6 @@ class RoundSettings:
         doc="environment variables set for every workload",
         init=('{OMP_NUM_THREADS: "1"}', "set for every workload, and recorded"),
     )
-    # names of inherited variables to record
     record_env: tuple[str, ...] = setting(
         (),
         kind="str_list",
@@ -194,7 +193,6 @@ class RoundSettings:
         init=("kill", "Ctrl-C kills the round in flight (kill) or lets it end (finish)"),
         choices=("kill", "finish"),
     )
-    # bytes of stdout/stderr tail kept per round
     output_limit: int = setting(
         65536,
         kind="size",
@@ -269,10 +267,8 @@ class AnalysisSettings(RoundSettings):
     max_time: float = setting(
         3600.0,
         kind="duration",
-        doc=(
-            "wall-clock budget of the whole campaign across resumes (hooks, calibration, "
-            "warm-up, rounds)"
-        ),
+        doc="wall-clock budget of the whole campaign across resumes (hooks, calibration, "
+        "warm-up, rounds)",
         init=(
             "1h",
             "wall-clock budget for the whole campaign, resumes included",
@@ -297,10 +293,8 @@ class AnalysisSettings(RoundSettings):
     baseline: str | None = setting(
         None,
         kind="str",
-        doc=(
-            "adaptive: previous results to compare with: a campaign directory, its "
-            "benchrun.db, or a JSON summary (name -> mean, variance, n_q, q)"
-        ),
+        doc="adaptive: previous results to compare with: a campaign directory, its "
+        "benchrun.db, or a JSON summary (name -> mean, variance, n_q, q)",
         init=(
             "null",
             "earlier results to compare with: a campaign directory, its",
@@ -308,7 +302,6 @@ class AnalysisSettings(RoundSettings):
         ),
         nullable=True,
     )
-    # a workload of this experiment the others are compared with
     reference: str | None = setting(
         None,
         kind="str",
@@ -316,15 +309,11 @@ class AnalysisSettings(RoundSettings):
         init=("null", "a workload the others are compared with (null: none)"),
         nullable=True,
     )
-    #: paired: comparisons within the campaign on per-pass log ratios (docs/paired.md);
-    #: independent: Welch on each workload's own subsession means
     comparison: Literal["paired", "independent"] = setting(
         "paired",
         kind="enum",
-        doc=(
-            "adaptive: paired = compare workloads on per-pass log ratios (cancels the "
-            "machine's drift); independent = Welch on each workload's own subsession means"
-        ),
+        doc="adaptive: paired = compare workloads on per-pass log ratios (cancels the "
+        "machine's drift); independent = Welch on each workload's own subsession means",
         init=(
             "paired",
             "paired: decide pairs on per-pass log ratios (cancels the",
@@ -332,16 +321,12 @@ class AnalysisSettings(RoundSettings):
         ),
         choices=("paired", "independent"),
     )
-    #: the test of a paired comparison: rank = Wilcoxon signed-rank on the per-pass log
-    #: ratios (Hodges-Lehmann ratio); t = the one-sample t test (geometric-mean ratio)
     paired_test: Literal["rank", "t"] = setting(
         "rank",
         kind="enum",
-        doc=(
-            "adaptive: the test of a paired comparison: rank = Wilcoxon signed-rank on the "
-            "per-pass log ratios (median per-pass ratio, Hodges-Lehmann); t = one-sample t "
-            "test (geometric-mean ratio)"
-        ),
+        doc="adaptive: the test of a paired comparison: rank = Wilcoxon signed-rank on the "
+        "per-pass log ratios (median per-pass ratio, Hodges-Lehmann); t = one-sample t "
+        "test (geometric-mean ratio)",
         init=(
             "rank",
             "rank: Wilcoxon signed-rank on the per-pass log ratios (the",
@@ -387,7 +372,6 @@ class Settings(AnalysisSettings):
         nullable=True,
         maximum=MAX_MEMORY_LIMIT,
     )
-    # wait for 1-min load average below this; None: off
     quiet_load: float | None = setting(
         None,
         kind="number",
@@ -409,7 +393,6 @@ class Settings(AnalysisSettings):
         minimum=0,
         maximum=MAX_TIMEOUT,
     )
-    # most workloads after matrix expansion
     max_workloads: int = setting(
         10_000,
         kind="int",
@@ -418,15 +401,12 @@ class Settings(AnalysisSettings):
         minimum=1,
         maximum=MAX_WORKLOADS,
     )
-    #: run the compared pair at the same time, one CPU each (docs/duet.md); None: off
     duet: DuetSpec | None = setting(
         None,
         kind="duet",
-        doc=(
-            "run the two workloads of the comparison at the same time, each pinned to its own"
-            " CPU, released together: true, or a mapping of force, solo_every, asymmetry, "
-            "cpus (docs/duet.md)"
-        ),
+        doc="run the two workloads of the comparison at the same time, each pinned to its own"
+        " CPU, released together: true, or a mapping of force, solo_every, asymmetry, "
+        "cpus (docs/duet.md)",
         init=(
             "true",
             "run the compared pair at the same time, one CPU each",
@@ -437,7 +417,6 @@ class Settings(AnalysisSettings):
         commented_out=True,
         nullable=True,
     )
-    #: time limit of a setup/prepare/cleanup hook, seconds; None = the round's timeout
     hook_timeout: float | None = setting(
         None,
         kind="duration",
@@ -451,15 +430,11 @@ class Settings(AnalysisSettings):
         exclusive_minimum=0,
         maximum=MAX_TIMEOUT,
     )
-    #: a workload that does not change between campaigns (a fixed CPU loop): `compare` also
-    #: gives every other workload's ratio divided by the control's (docs/conditions.md)
     control: str | None = setting(
         None,
         kind="str",
-        doc=(
-            "a workload that does not change between campaigns (a fixed CPU loop): compare "
-            "also gives each workload's ratio divided by the control's (docs/conditions.md)"
-        ),
+        doc="a workload that does not change between campaigns (a fixed CPU loop): compare "
+        "also gives each workload's ratio divided by the control's (docs/conditions.md)",
         init=(
             "null",
             "a workload that does not change between campaigns (a fixed",
@@ -467,15 +442,12 @@ class Settings(AnalysisSettings):
         ),
         nullable=True,
     )
-    #: seconds `benchrun run` waits while another run holds the CPUs it needs
-    #: (docs/reservation.md); None: refuse at once (exit 4); --wait-for-cpus overrides
+    # seconds; benchrun run --wait-for-cpus overrides it
     wait_for_cpus: float | None = setting(
         None,
         kind="duration",
-        doc=(
-            "longest wait while another benchrun run holds the CPUs this one needs "
-            "(docs/reservation.md); null: refuse at once (exit 4)"
-        ),
+        doc="longest wait while another benchrun run holds the CPUs this one needs "
+        "(docs/reservation.md); null: refuse at once (exit 4)",
         init=(
             "null",
             "another benchrun run holds the CPUs this one needs: wait",
@@ -486,17 +458,12 @@ class Settings(AnalysisSettings):
         minimum=0,
         maximum=MAX_TIMEOUT,
     )
-    #: what happens to a round that waited for a CPU more than ``contended_threshold`` of
-    #: its wall time (flagged ``contended``; docs/contention.md): left out of the analysis,
-    #: kept in it (counted), or the campaign stops
     contended: Literal["exclude", "keep", "fail"] = setting(
         "exclude",
         kind="enum",
-        doc=(
-            "a round that waited for a CPU longer than contended_threshold of its wall time "
-            "is flagged contended: exclude = left out of the analysis (counted and named), "
-            "keep = analysed (counted), fail = the campaign stops (docs/contention.md)"
-        ),
+        doc="a round that waited for a CPU longer than contended_threshold of its wall time "
+        "is flagged contended: exclude = left out of the analysis (counted and named), "
+        "keep = analysed (counted), fail = the campaign stops (docs/contention.md)",
         init=(
             "exclude",
             "a round that waited for a CPU (another process shared it)",
@@ -506,29 +473,23 @@ class Settings(AnalysisSettings):
         ),
         choices=("exclude", "keep", "fail"),
     )
-    #: share of a round's wall time its processes may wait for a CPU before it is contended
     contended_threshold: float = setting(
         DEFAULT_CONTENDED_THRESHOLD,
         kind="number",
-        doc=(
-            "share of a round's wall time its processes may wait for a CPU (runnable, not "
-            "running) before the round is contended"
-        ),
+        doc="share of a round's wall time its processes may wait for a CPU (runnable, not "
+        "running) before the round is contended",
         init=("0.25", "that share of the round's wall time, in (0, 1]"),
         exclusive_minimum=0,
         maximum=1,
     )
-    #: a paired comparison about to decide runs past max_rounds within max_time
-    #: (docs/controller.md, "Budgets"); None: on when max_rounds was left at its default
-    #: (the loader resolves it, so a stored campaign keeps what it ran with)
+    # the loader resolves None, so a stored campaign keeps what it ran with
+    # (docs/controller.md, "Budgets")
     extend_rounds: bool | None = setting(
         None,
         kind="bool",
-        doc=(
-            "adaptive: a paired comparison whose estimate says it decides within the time "
-            "left of max_time keeps running past max_rounds; null: on when max_rounds is left"
-            " at its default (time is the budget), off when it is set (a cap)"
-        ),
+        doc="adaptive: a paired comparison whose estimate says it decides within the time "
+        "left of max_time keeps running past max_rounds; null: on when max_rounds is left"
+        " at its default (time is the budget), off when it is set (a cap)",
         init=(
             "null",
             "a paired comparison about to decide runs past max_rounds",
@@ -537,18 +498,13 @@ class Settings(AnalysisSettings):
         ),
         nullable=True,
     )
-    #: names of env variables whose values are secret besides those whose names contain
-    #: TOKEN, SECRET, PASSWORD, KEY... (runner/config/secrets.py): the workloads receive
-    #: them, every output shows "<secret>" unless --include-secrets
     secret_env: tuple[str, ...] = setting(
         (),
         kind="str_list",
-        doc=(
-            "names of env variables whose values are secret, besides every name containing "
-            "TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, KEY, CREDENTIAL, AUTH or COOKIE: "
-            "the workloads receive them, exports, reports and show print <secret> unless "
-            "--include-secrets"
-        ),
+        doc="names of env variables whose values are secret, besides every name containing "
+        "TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, KEY, CREDENTIAL, AUTH or COOKIE: "
+        "the workloads receive them, exports, reports and show print <secret> unless "
+        "--include-secrets",
         init=(
             "[]",
             "names whose values are secret, besides every name with",
@@ -556,16 +512,13 @@ class Settings(AnalysisSettings):
             "workloads get them, outputs show <secret> (docs/security.md)",
         ),
     )
-    #: the measured program's git checkout (an absolute path once loaded): campaigns are
-    #: tagged with its revision (runner/machine/revision.py); None: the working directory
+    # an absolute path once loaded (runner/machine/revision.py reads its revision)
     repository: str | None = setting(
         None,
         kind="str",
-        doc=(
-            "the measured program's git checkout (relative to the experiment file): each "
-            "campaign is tagged with its `git describe --always --dirty` (docs/history.md); "
-            "null: the directory benchrun runs in, when it is a checkout"
-        ),
+        doc="the measured program's git checkout (relative to the experiment file): each "
+        "campaign is tagged with its `git describe --always --dirty` (docs/history.md); "
+        "null: the directory benchrun runs in, when it is a checkout",
         init=(
             "null",
             "the measured program's git checkout: campaigns are tagged",
@@ -573,19 +526,15 @@ class Settings(AnalysisSettings):
         ),
         nullable=True,
     )
-    #: where the workloads' relative ``cwd:`` (and their default cwd) start from instead of
-    #: the experiment file's directory (an absolute path once loaded); the measurement
-    #: fingerprint records each cwd relative to it, so one experiment run in two checkouts
-    #: of the program (benchrun sweep's worktrees) is one series. None: the file's directory
+    # an absolute path once loaded; Experiment.measurement_fingerprint records each cwd
+    # relative to it
     workdir: str | None = setting(
         None,
         kind="str",
-        doc=(
-            "where the workloads' relative cwd (and their default cwd) start from instead of "
-            "the experiment file's directory (relative to the file); the fingerprint records "
-            "cwds relative to it, so the experiment run in another checkout of the program "
-            "(benchrun sweep's worktrees) stays one series (docs/history.md)"
-        ),
+        doc="where the workloads' relative cwd (and their default cwd) start from instead of "
+        "the experiment file's directory (relative to the file); the fingerprint records "
+        "cwds relative to it, so the experiment run in another checkout of the program "
+        "(benchrun sweep's worktrees) stays one series (docs/history.md)",
         init=(
             "null",
             "where relative cwd: paths start (null: this file's directory);",
@@ -593,17 +542,13 @@ class Settings(AnalysisSettings):
         ),
         nullable=True,
     )
-    #: tune the machine around the campaign (``benchrun system tune`` on the workload CPUs)
-    #: and restore it at its end; after a crash, at the next run (docs/tuning.md)
     tune: bool = setting(
         False,
         kind="bool",
-        doc=(
-            "tune this machine for the campaign (governor, turbo, perf sampling rate, SMT "
-            "siblings, IRQ affinity, as benchrun system tune does on the workload CPUs; root)"
-            " and restore every previous value at its end, or after a crash at the next run "
-            "(docs/tuning.md)"
-        ),
+        doc="tune this machine for the campaign (governor, turbo, perf sampling rate, SMT "
+        "siblings, IRQ affinity, as benchrun system tune does on the workload CPUs; root)"
+        " and restore every previous value at its end, or after a crash at the next run "
+        "(docs/tuning.md)",
         init=(
             "false",
             "true: tune this machine for the campaign (root), restore",

@@ -18,66 +18,36 @@ from benchrun.runner.config.settings import DuetSpec, Settings
 #: the groups of ``benchrun init``'s ``settings:`` block: the comment that opens each and
 #: its settings in the order the example shows them (presentation only: what each line
 #: says is its setting's declaration; every setting is in exactly one group)
-INIT_GROUPS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
-    (
+INIT_GROUPS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = tuple(
+    (header, tuple(names.split()))
+    for header, names in (
         (
-            "--- adaptive mode (the default): run each workload until its CI is tight enough and",
-            "    every pair of neighbouring results is told apart or shown equivalent, with error",
-            "    rates that stay honest however long it runs (docs/methods.md section 10)",
-        ),
-        (
-            "adaptive",
-            "ci_rel_width",
-            "alpha",
-            "margin",
-            "min_rounds",
-            "min_subsessions",
-            "max_rounds",
-            "max_time",
-            "min_round_time",
-            "baseline",
-            "reference",
-            "comparison",
-            "paired_test",
-            "duet",
-            "warmup_readings",
+            (
+                "--- adaptive mode (the default): run each workload until its CI is tight "
+                "enough and",
+                "    every pair of neighbouring results is told apart or shown equivalent, with "
+                "error",
+                "    rates that stay honest however long it runs (docs/methods.md section 10)",
+            ),
+            "adaptive ci_rel_width alpha margin min_rounds min_subsessions max_rounds max_time "
+            "min_round_time baseline reference comparison paired_test duet warmup_readings "
             "control",
         ),
-    ),
-    (
-        ("--- fixed mode: a file that sets `rounds:` (and not adaptive:) runs exactly that many",),
-        ("rounds",),
-    ),
-    (
-        ("--- both modes",),
         (
-            "warmup_rounds",
-            "order",
-            "seed",
-            "pin",
-            "timeout",
-            "confidence",
-            "env",
-            "record_env",
-            "secret_env",
-            "repository",
-            "workdir",
-            "tune",
-            "fail_fast",
-            "max_consecutive_failures",
-            "on_interrupt",
-            "output_limit",
-            "memory_limit",
-            "quiet_load",
-            "quiet_max_wait",
-            "max_workloads",
-            "hook_timeout",
-            "wait_for_cpus",
-            "contended",
-            "contended_threshold",
-            "extend_rounds",
+            (
+                "--- fixed mode: a file that sets `rounds:` (and not adaptive:) runs exactly "
+                "that many",
+            ),
+            "rounds",
         ),
-    ),
+        (
+            ("--- both modes",),
+            "warmup_rounds order seed pin timeout confidence env record_env secret_env "
+            "repository workdir tune fail_fast max_consecutive_failures on_interrupt "
+            "output_limit memory_limit quiet_load quiet_max_wait max_workloads hook_timeout "
+            "wait_for_cpus contended contended_threshold extend_rounds",
+        ),
+    )
 )
 
 #: the column of ``benchrun init``'s example where the comments start
