@@ -3,7 +3,7 @@
 ``validate`` loads the experiment exactly as ``run`` would (every rule in
 :mod:`runner.config.loader`) and prints a short summary; ``schema`` prints the JSON Schema
 built from the validator's own key tables; ``init`` writes the commented example
-``runner/templates/init.yaml``.
+``runner/templates/init.yaml`` (its settings written from their declarations).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from benchrun.runner.config.cpulist import available_cpus, format_cpu_list
 from benchrun.runner.config.experiment import HOOK_KINDS, Experiment, SlurmSpec
 from benchrun.runner.config.loader import load_experiment
 from benchrun.runner.config.schema import json_schema
+from benchrun.runner.config.settingsdoc import render_init
 from benchrun.runner.config.yamlsource import ConfigError, ConfigErrors, SourceError
 from benchrun.runner.errors import UserError
 
@@ -63,8 +64,10 @@ def register(subparsers: Any) -> None:
 
 
 def template_text() -> str:
-    """The commented example experiment (``runner/templates/init.yaml``)."""
-    return (
+    """The commented example experiment: ``runner/templates/init.yaml`` with its
+    ``settings:`` block written from the settings' declarations
+    (runner/config/settingsdoc.py)."""
+    return render_init(
         resources.files("benchrun.runner")
         .joinpath("templates/init.yaml")
         .read_text(encoding="utf-8")

@@ -16,6 +16,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from benchrun.runner.config.placeholders import fill_launch_time
+from benchrun.runner.config.settings import (
+    DEFAULT_CONTENDED_THRESHOLD,
+    DuetSpec,
+    PinSpec,
+    Settings,
+)
+
+#: re-exported: the settings live in runner/config/settings.py
+__all__ = ["DEFAULT_CONTENDED_THRESHOLD", "DuetSpec", "PinSpec", "Settings"]
 
 Metric = Literal[
     "wall_time",
@@ -175,125 +184,6 @@ class Workload:
         """The argv (or 1-tuple shell string) of one round: ``{round}``/``{work}`` filled in."""
         values = {"round": round_index, "work": work if work is not None else self.work}
         return tuple(fill_launch_time(part, values) for part in self.command)
-
-
-#: what ``pin`` may hold after parsing: "auto", "none", or an explicit CPU tuple
-PinSpec = str | tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class DuetSpec:
-    """``settings.duet``: how the compared pair runs at the same time (docs/duet.md).
-
-    ``force``: run on even when a side uses more than one CPU (else the campaign stops).
-    ``solo_every``: every this-many-th pass (after warm-up) runs both sides alone, one
-    after the other, for the asymmetry check; 0: no solo passes, no check.
-    ``asymmetry``: ``warn`` when the check finds the pair interferes asymmetrically, or
-    ``refuse`` to give the duet verdict then. ``cpus``: which side gets which CPU in each
-    duet: ``alternate`` (swapped every pass) or ``random`` (seeded by ``settings.seed``,
-    each side on each CPU twice in every block of four passes).
-    """
-
-    force: bool = False
-    solo_every: int = 5
-    asymmetry: Literal["warn", "refuse"] = "warn"
-    cpus: Literal["alternate", "random"] = "alternate"
-
-    def fingerprint(self) -> Any:
-        """What of the spec changes what is measured: True for the defaults (so campaigns
-        stored before the options existed keep their fingerprint), else the solo passes
-        and the CPU pattern."""
-        if (self.solo_every, self.cpus) == (DuetSpec.solo_every, DuetSpec.cpus):
-            return True
-        return {"solo_every": self.solo_every, "cpus": self.cpus}
-
-
-#: default ``settings.contended_threshold``: a round pinned to a CPU it shares with one busy
-#: process for its whole length waits about half its wall time (measured 0.47-0.51 on the
-#: 2-core VM); a quarter flags sharing for at least half the round, and stays above the
-#: wake-up waits of short sleeping rounds on a busy machine (docs/contention.md)
-DEFAULT_CONTENDED_THRESHOLD = 0.25
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Campaign-wide settings (documented key by key in ``benchrun init``)."""
-
-    rounds: int = 20
-    warmup_rounds: int = 1
-    order: Literal["interleaved", "sequential"] = "interleaved"
-    pin: PinSpec = "auto"
-    timeout: float = 60.0  # seconds per round
-    confidence: float = 0.95
-    seed: int = 1
-    env: Mapping[str, str] = field(default_factory=dict)
-    record_env: tuple[str, ...] = ()  # names of inherited variables to record
-    fail_fast: bool = False
-    max_consecutive_failures: int = 3
-    on_interrupt: Literal["kill", "finish"] = "kill"
-    output_limit: int = 65536  # bytes of stdout/stderr tail kept per round
-    # adaptive mode (the default; docs/methods.md §10, docs/controller.md); fixed mode uses
-    # `rounds` (a file that sets `rounds:` and not `adaptive:` is in fixed mode)
-    adaptive: bool = True
-    ci_rel_width: float | None = 0.05
-    alpha: float = 0.01
-    margin: float = 0.01
-    min_rounds: int = 5
-    min_subsessions: int | None = None
-    max_rounds: int = 500
-    max_time: float = 3600.0
-    min_round_time: float = 0.5  # seconds; 0 turns the calibration of {work} off
-    baseline: str | None = (
-        None  # path: a campaign dir/DB or a JSON summary (runner/results/baseline.py)
-    )
-    reference: str | None = None  # a workload of this experiment the others are compared with
-    #: paired: comparisons within the campaign on per-pass log ratios (docs/paired.md);
-    #: independent: Welch on each workload's own subsession means
-    comparison: Literal["paired", "independent"] = "paired"
-    #: the test of a paired comparison: rank = Wilcoxon signed-rank on the per-pass log
-    #: ratios (Hodges-Lehmann ratio); t = the one-sample t test (geometric-mean ratio)
-    paired_test: Literal["rank", "t"] = "rank"
-    warmup_readings: int | None = None  # fixed within-round warm-up; None = MSER-5 (§2)
-    # limits and the quiet-machine guard (issue 6; docs/daemon.md)
-    memory_limit: int | None = None  # bytes of address space per round (RLIMIT_AS); None: off
-    quiet_load: float | None = None  # wait for 1-min load average below this; None: off
-    quiet_max_wait: float = 600.0  # seconds; longest wait for a quiet machine
-    max_workloads: int = 10_000  # most workloads after matrix expansion
-    #: time limit of a setup/prepare/cleanup hook, seconds; None = the round's timeout
-    hook_timeout: float | None = None
-    #: run the compared pair at the same time, one CPU each (docs/duet.md); None: off
-    duet: DuetSpec | None = None
-    #: a workload that does not change between campaigns (a fixed CPU loop): `compare` also
-    #: gives every other workload's ratio divided by the control's (docs/conditions.md)
-    control: str | None = None
-    #: seconds `benchrun run` waits while another run holds the CPUs it needs
-    #: (docs/reservation.md); None: refuse at once (exit 4); --wait-for-cpus overrides
-    wait_for_cpus: float | None = None
-    #: what happens to a round that waited for a CPU more than ``contended_threshold`` of
-    #: its wall time (flagged ``contended``; docs/contention.md): left out of the analysis,
-    #: kept in it (counted), or the campaign stops
-    contended: Literal["exclude", "keep", "fail"] = "exclude"
-    #: share of a round's wall time its processes may wait for a CPU before it is contended
-    contended_threshold: float = DEFAULT_CONTENDED_THRESHOLD
-    #: a paired comparison about to decide runs past max_rounds within max_time
-    #: (docs/controller.md, "Budgets"); None: on when max_rounds was left at its default
-    #: (the loader resolves it, so a stored campaign keeps what it ran with)
-    extend_rounds: bool | None = None
-    #: names of env variables whose values are secret besides those whose names contain
-    #: TOKEN, SECRET, PASSWORD, KEY... (runner/config/secrets.py): the workloads receive
-    #: them, every output shows "<secret>" unless --include-secrets
-    secret_env: tuple[str, ...] = ()
-    #: the measured program's git checkout (an absolute path once loaded): campaigns are
-    #: tagged with its revision (runner/machine/revision.py); None: the working directory
-    repository: str | None = None
-    #: where the workloads' relative ``cwd:`` (and their default cwd) start from instead of
-    #: the experiment file's directory (an absolute path once loaded); the measurement
-    #: fingerprint records each cwd relative to it, so one experiment run in two checkouts
-    #: of the program (benchrun sweep's worktrees) is one series. None: the file's directory
-    workdir: str | None = None
-    #: tune the machine around the campaign (``benchrun system tune`` on the workload CPUs)
-    #: and restore it at its end; after a crash, at the next run (docs/tuning.md)
-    tune: bool = False
 
 
 #: the param (and name part, ``bench[node_type=alpha]``) of a fleet's node type; reserved

@@ -42,6 +42,7 @@ from benchrun.runner.config.experiment import (
     DuetSpec,
     Experiment,
     Hook,
+    Metric,
     ReadingsSpec,
     Settings,
     SlurmSpec,
@@ -99,59 +100,16 @@ def build_experiment(
     collect: bool = False,
 ) -> Experiment:
     """See :func:`runner.config.loader.parse_experiment`."""
-    limit = byte_limit()
-    if len(text) > limit and len(text.encode("utf-8")) > limit:
-        raise UserError(_too_big(display, limit))
-    data, smap = read_yaml(text, display, collect=collect)
-    if data is None:
-        smap.error(
-            (),
-            "the file is empty; expected a mapping with name: and workloads: "
-            "(benchrun init writes an example)",
-        )
-    if not isinstance(data, dict):
-        smap.error((), f"expected a mapping with name: and workloads:, got {describe(data)}")
-    _check_keys(data, TOP_KEYS, (), smap)
-    name = data.get("name", "experiment")
-    with smap.recover():
-        if not isinstance(name, str) or not _NAME_OK.match(name):
-            name = "experiment"
-            smap.error(
-                ("name",),
-                f"bad experiment name {describe(data['name'])}; it names a directory: at most "
-                "200 characters, no spaces, slashes or control characters, not starting with '.'",
-            )
-    description = ""
-    with smap.recover():
-        description = _simple(data, TOP_KEYS, "description", (), smap, "")
-    output = DEFAULT_OUTPUT
-    with smap.recover():
-        output = _simple(data, TOP_KEYS, "output", (), smap, DEFAULT_OUTPUT)
-        if not output.strip():
-            output = DEFAULT_OUTPUT
-            smap.error(("output",), "must not be empty; e.g. results")
-    if overrides:
-        data = dict(data, settings=_apply_overrides(data.get("settings"), overrides, smap))
-        try:
-            settings = _parse_settings(data["settings"], smap)
-        except UserError as exc:
-            given = " ".join(f"--set {o}" for o in overrides)
-            raise UserError(f"{exc} (settings of the file with {given})") from None
-    else:
-        settings = _parse_settings(data.get("settings"), smap)
+    data, smap = _read_document(text, display, collect)
+    name, description, output = _parse_header(data, smap)
+    data, settings = _settings_with_overrides(data, overrides, smap)
     matrix = _parse_matrix(data.get("matrix"), smap)
     for key_path, message in env_problems(
         ("settings", "env"), settings.env, "settings (every workload)"
     ):
         with smap.recover():
             smap.error(key_path, message)
-    defaults: dict[str, tuple[Any, PathT]] = {}
-    top_hooks: dict[str, Hook | None] = {}
-    for kind in HOOK_KINDS:
-        if kind in data:
-            with smap.recover():
-                top_hooks[kind] = _parse_hook(data[kind], kind, (kind,), smap)  # its shape, once
-                defaults[kind] = (data[kind], (kind,))
+    top_hooks, defaults = _top_hooks(data, smap)
     executor: SlurmSpec | None = None
     if "executor" in data:
         with smap.recover():
@@ -159,19 +117,7 @@ def build_experiment(
     fleet = executor is not None and bool(executor.node_types)
     if fleet:
         _check_fleet_names(data, smap)
-    work_base = base_dir
-    if settings.workdir is not None:  # the workloads' directories start here (--set workdir=)
-        where = Path(settings.workdir).expanduser()
-        where = where if where.is_absolute() else base_dir / where
-        with smap.recover():
-            if check_commands and not where.is_dir():
-                smap.error(
-                    ("settings", "workdir"),
-                    f"{settings.workdir} is not a directory (relative to the experiment file); "
-                    "give the directory the workloads' cwd starts from",
-                )
-            work_base = Path(os.path.normpath(where.absolute()))
-            settings = dataclasses.replace(settings, workdir=str(work_base))
+    settings, work_base = _resolve_workdir(settings, base_dir, check_commands, smap)
     workloads, complete = _parse_workloads(
         data.get("workloads"), matrix, settings, work_base, smap, check_commands, defaults
     )
@@ -180,56 +126,13 @@ def build_experiment(
         assert executor is not None
         with smap.recover():
             workloads, fleet_groups = _expand_node_types(workloads, executor, settings, smap)
-    names = [w.name for w in workloads]
-    if settings.baseline is not None and check_commands:
-        where = Path(settings.baseline).expanduser()
-        where = where if where.is_absolute() else base_dir / where
-        with smap.recover():
-            if not where.exists():
-                smap.error(
-                    ("settings", "baseline"),
-                    f"{settings.baseline} not found (relative to the experiment file); give a "
-                    "campaign directory, its benchrun.db, or a JSON summary",
-                )
-            settings = dataclasses.replace(settings, baseline=str(where.resolve()))
-    if settings.repository is not None and check_commands:
-        where = Path(settings.repository).expanduser()
-        where = where if where.is_absolute() else base_dir / where
-        with smap.recover():
-            if not where.is_dir():
-                smap.error(
-                    ("settings", "repository"),
-                    f"{settings.repository} is not a directory (relative to the experiment "
-                    "file); give the measured program's git checkout",
-                )
-            settings = dataclasses.replace(settings, repository=str(where.resolve()))
+    if check_commands:
+        settings = _resolve_settings_paths(settings, base_dir, smap)
     compare = None
     if complete:  # names of a workload that could not be read would be reported missing
-        with smap.recover():
-            if settings.reference is not None and settings.reference not in names:
-                smap.error(
-                    ("settings", "reference"),
-                    f"no workload named {settings.reference!r}; valid: {_listing(names)}",
-                )
-        with smap.recover():
-            if settings.control is not None and settings.control not in names:
-                smap.error(
-                    ("settings", "control"),
-                    f"no workload named {settings.control!r}; valid: {_listing(names)}",
-                )
-        with smap.recover():
-            if fleet:  # the same workload across node types (compare: is refused above)
-                compare = fleet_groups
-            else:
-                compare = _parse_compare(data.get("compare"), workloads, matrix, smap)
-        with smap.recover():
-            if settings.reference is not None and compare is not None:
-                if not any(settings.reference in g for g in compare):
-                    smap.error(
-                        ("settings", "reference"),
-                        f"{settings.reference!r} is in no compare: group, so nothing is "
-                        "compared with it",
-                    )
+        compare = _check_comparisons(
+            data, settings, workloads, matrix, fleet_groups if fleet else None, smap
+        )
     if settings.duet and complete:
         with smap.recover():
             _check_duet(settings, executor, workloads, compare, smap)
@@ -250,6 +153,166 @@ def build_experiment(
         cleanup=top_hooks.get("cleanup"),
         executor=executor,
     )
+
+
+def _read_document(text: str, display: str, collect: bool) -> tuple[dict[str, Any], SourceMap]:
+    """The experiment text read as YAML (within the size cap): a mapping whose top-level
+    keys are checked, and its source map."""
+    limit = byte_limit()
+    if len(text) > limit and len(text.encode("utf-8")) > limit:
+        raise UserError(_too_big(display, limit))
+    data, smap = read_yaml(text, display, collect=collect)
+    if data is None:
+        smap.error(
+            (),
+            "the file is empty; expected a mapping with name: and workloads: "
+            "(benchrun init writes an example)",
+        )
+    if not isinstance(data, dict):
+        smap.error((), f"expected a mapping with name: and workloads:, got {describe(data)}")
+    _check_keys(data, TOP_KEYS, (), smap)
+    return data, smap
+
+
+def _parse_header(data: dict[str, Any], smap: SourceMap) -> tuple[str, str, str]:
+    """``name``, ``description`` and ``output`` (a bad one reported, its default used)."""
+    name = data.get("name", "experiment")
+    with smap.recover():
+        if not isinstance(name, str) or not _NAME_OK.match(name):
+            name = "experiment"
+            smap.error(
+                ("name",),
+                f"bad experiment name {describe(data['name'])}; it names a directory: at most "
+                "200 characters, no spaces, slashes or control characters, not starting with '.'",
+            )
+    description = ""
+    with smap.recover():
+        description = _simple(data, TOP_KEYS, "description", (), smap, "")
+    output = DEFAULT_OUTPUT
+    with smap.recover():
+        output = _simple(data, TOP_KEYS, "output", (), smap, DEFAULT_OUTPUT)
+        if not output.strip():
+            output = DEFAULT_OUTPUT
+            smap.error(("output",), "must not be empty; e.g. results")
+    return name, description, output
+
+
+def _settings_with_overrides(
+    data: dict[str, Any], overrides: Sequence[str], smap: SourceMap
+) -> tuple[dict[str, Any], Settings]:
+    """The document with ``--set`` items applied to its ``settings:``, and the settings."""
+    if not overrides:
+        return data, _parse_settings(data.get("settings"), smap)
+    data = dict(data, settings=_apply_overrides(data.get("settings"), overrides, smap))
+    try:
+        return data, _parse_settings(data["settings"], smap)
+    except UserError as exc:
+        given = " ".join(f"--set {o}" for o in overrides)
+        raise UserError(f"{exc} (settings of the file with {given})") from None
+
+
+def _top_hooks(
+    data: dict[str, Any], smap: SourceMap
+) -> tuple[dict[str, Hook | None], dict[str, tuple[Any, PathT]]]:
+    """The top-level hooks (their shape checked once) and, for the workloads that give
+    none, each one's value and key path."""
+    defaults: dict[str, tuple[Any, PathT]] = {}
+    top_hooks: dict[str, Hook | None] = {}
+    for kind in HOOK_KINDS:
+        if kind in data:
+            with smap.recover():
+                top_hooks[kind] = _parse_hook(data[kind], kind, (kind,), smap)  # its shape, once
+                defaults[kind] = (data[kind], (kind,))
+    return top_hooks, defaults
+
+
+def _resolve_workdir(
+    settings: Settings, base_dir: Path, check_commands: bool, smap: SourceMap
+) -> tuple[Settings, Path]:
+    """Where the workloads' directories start: ``settings.workdir`` (relative to the file,
+    stored absolute), else the file's directory."""
+    if settings.workdir is None:
+        return settings, base_dir
+    where = Path(settings.workdir).expanduser()
+    where = where if where.is_absolute() else base_dir / where
+    with smap.recover():
+        if check_commands and not where.is_dir():
+            smap.error(
+                ("settings", "workdir"),
+                f"{settings.workdir} is not a directory (relative to the experiment file); "
+                "give the directory the workloads' cwd starts from",
+            )
+        work_base = Path(os.path.normpath(where.absolute()))
+        return dataclasses.replace(settings, workdir=str(work_base)), work_base
+    return settings, base_dir
+
+
+def _resolve_settings_paths(settings: Settings, base_dir: Path, smap: SourceMap) -> Settings:
+    """``baseline`` and ``repository`` checked to exist and stored absolute (relative to
+    the experiment file's directory)."""
+    if settings.baseline is not None:
+        where = Path(settings.baseline).expanduser()
+        where = where if where.is_absolute() else base_dir / where
+        with smap.recover():
+            if not where.exists():
+                smap.error(
+                    ("settings", "baseline"),
+                    f"{settings.baseline} not found (relative to the experiment file); give a "
+                    "campaign directory, its benchrun.db, or a JSON summary",
+                )
+            settings = dataclasses.replace(settings, baseline=str(where.resolve()))
+    if settings.repository is not None:
+        where = Path(settings.repository).expanduser()
+        where = where if where.is_absolute() else base_dir / where
+        with smap.recover():
+            if not where.is_dir():
+                smap.error(
+                    ("settings", "repository"),
+                    f"{settings.repository} is not a directory (relative to the experiment "
+                    "file); give the measured program's git checkout",
+                )
+            settings = dataclasses.replace(settings, repository=str(where.resolve()))
+    return settings
+
+
+def _check_comparisons(
+    data: dict[str, Any],
+    settings: Settings,
+    workloads: list[Workload],
+    matrix: dict[str, list[Any]],
+    fleet_groups: tuple[tuple[str, ...], ...] | None,
+    smap: SourceMap,
+) -> tuple[tuple[str, ...], ...] | None:
+    """``settings.reference`` and ``settings.control`` checked to name workloads, and the
+    comparison groups: a fleet's (``fleet_groups``), else ``compare:``'s."""
+    names = [w.name for w in workloads]
+    compare = None
+    with smap.recover():
+        if settings.reference is not None and settings.reference not in names:
+            smap.error(
+                ("settings", "reference"),
+                f"no workload named {settings.reference!r}; valid: {_listing(names)}",
+            )
+    with smap.recover():
+        if settings.control is not None and settings.control not in names:
+            smap.error(
+                ("settings", "control"),
+                f"no workload named {settings.control!r}; valid: {_listing(names)}",
+            )
+    with smap.recover():
+        if fleet_groups is not None:  # the same workload across node types (compare: refused)
+            compare = fleet_groups
+        else:
+            compare = _parse_compare(data.get("compare"), workloads, matrix, smap)
+    with smap.recover():
+        if settings.reference is not None and compare is not None:
+            if not any(settings.reference in g for g in compare):
+                smap.error(
+                    ("settings", "reference"),
+                    f"{settings.reference!r} is in no compare: group, so nothing is "
+                    "compared with it",
+                )
+    return compare
 
 
 def _parse_compare(
@@ -690,6 +753,37 @@ def _parse_workloads(
     return out, complete
 
 
+@dataclasses.dataclass(frozen=True)
+class _Entry:
+    """One entry of ``workloads:`` read and checked, its ``params``/``matrix`` placeholders
+    not yet filled: what :func:`_expand_entry` makes each of its workloads from."""
+
+    name: str
+    path: PathT
+    command: tuple[str, ...]
+    shell: bool
+    params: dict[str, Any]
+    work: int | None
+    metric: Metric
+    extra_metrics: tuple[Metric, ...]
+    readings: ReadingsSpec | None
+    env_templates: dict[str, str]
+    cwd: str
+    timeout: float | None
+    per_work: bool
+    memory_limit: int | None
+    hooks: dict[str, tuple[Hook, PathT]]
+
+
+def _simple_or_default(
+    item: dict[str, Any], key: str, path: PathT, smap: SourceMap, default: Any
+) -> Any:
+    """A simple key of a workload checked; a bad value is reported and ``default`` used."""
+    with smap.recover():
+        return _simple(item, WORKLOAD_KEYS, key, path, smap, default)
+    return default
+
+
 def _parse_workload(
     item: Any,
     path: PathT,
@@ -715,19 +809,64 @@ def _parse_workload(
     name = item["name"]
     if not isinstance(name, str) or not name.strip() or any(_control(c) for c in name):
         smap.error(path + ("name",), f"expected a non-empty one-line string, got {describe(name)}")
-
-    def simple(key: str, default: Any) -> Any:
-        with smap.recover():
-            return _simple(item, WORKLOAD_KEYS, key, path, smap, default)
-        return default
-
-    shell = simple("shell", False)
-    work = simple("work", None)
-    per_work = simple("per_work", False)
-    memory_limit = simple("memory_limit", None)
-    timeout = simple("timeout", None)
-    env_templates = simple("env", {})
+    shell = _simple_or_default(item, "shell", path, smap, False)
+    work = _simple_or_default(item, "work", path, smap, None)
+    per_work = _simple_or_default(item, "per_work", path, smap, False)
+    memory_limit = _simple_or_default(item, "memory_limit", path, smap, None)
+    timeout = _simple_or_default(item, "timeout", path, smap, None)
+    env_templates = _simple_or_default(item, "env", path, smap, {})
     command = _parse_command(item["command"], shell, path + ("command",), smap)
+    params = _parse_params(item, path, matrix, smap)
+    readings, metric, extra_metrics = _parse_metrics(item, path, smap)
+    with smap.recover():
+        if per_work and work is None:
+            smap.error(
+                path + ("per_work",), "per_work: true needs work: N (the amount each round does)"
+            )
+    cwd = str(base_dir)
+    with smap.recover():
+        cwd = _parse_cwd(item.get("cwd"), base_dir, path + ("cwd",), smap, check_commands)
+    used = _command_placeholders(command, shell, work, path, smap)
+    used |= _env_placeholders(env_templates, path, smap)
+    hooks = _workload_hooks(item, path, defaults, work, used, smap)
+    factors = [m for m in matrix if m in used]
+    count = math.prod(len(matrix[f]) for f in factors)
+    if count > room:
+        cap = settings.max_workloads
+        smap.error(
+            path,
+            f"expands over the matrix to {count} workloads, and the experiment may have at "
+            f"most {cap} (settings: max_workloads); raise max_workloads if you mean it",
+        )
+    entry = _Entry(
+        name=name,
+        path=path,
+        command=command,
+        shell=shell,
+        params=params,
+        work=work,
+        metric=metric,
+        extra_metrics=extra_metrics,
+        readings=readings,
+        env_templates=env_templates,
+        cwd=cwd,
+        timeout=timeout,
+        per_work=per_work,
+        memory_limit=memory_limit,
+        hooks=hooks,
+    )
+    out = [
+        _expand_entry(entry, dict(zip(factors, combo, strict=True)), settings, smap, check_commands)
+        for combo in itertools.product(*(matrix[f] for f in factors))
+    ]
+    return out, set(factors)
+
+
+def _parse_params(
+    item: dict[str, Any], path: PathT, matrix: dict[str, list[Any]], smap: SourceMap
+) -> dict[str, Any]:
+    """A workload's ``params:``: names that are placeholders and not matrix names, scalar
+    values (a bad one reported and kept as ``?`` so that its uses are still checked)."""
     params: dict[str, Any] = {}
     with smap.recover():
         params = dict(_mapping(item.get("params"), path + ("params",), smap, "name: value"))
@@ -744,6 +883,14 @@ def _parse_workload(
                 smap.error(
                     path + ("params", pname), f"expected a string or number, got {describe(value)}"
                 )
+    return params
+
+
+def _parse_metrics(
+    item: dict[str, Any], path: PathT, smap: SourceMap
+) -> tuple[ReadingsSpec | None, Metric, tuple[Metric, ...]]:
+    """A workload's ``readings:`` and ``metric:``: the readings spec, the deciding metric
+    and the others of a metric list."""
     readings = None
     readings_ok = True
     if "readings" in item:
@@ -751,7 +898,8 @@ def _parse_workload(
         with smap.recover():
             readings = _parse_readings(item.get("readings"), path + ("readings",), smap)
             readings_ok = True
-    metrics = simple("metric", ("readings",) if "readings" in item else ("wall_time",))
+    default = ("readings",) if "readings" in item else ("wall_time",)
+    metrics = _simple_or_default(item, "metric", path, smap, default)
     metric = metrics[0]
     with smap.recover():
         if readings_ok and readings is not None and metric != "readings":
@@ -773,17 +921,13 @@ def _parse_workload(
             )
     if not readings_ok:
         metric = "wall_time"  # the readings are reported; check the rest as if they were not
-    extra_metrics = tuple(m for m in metrics[1:] if m != "readings")
-    with smap.recover():
-        if per_work and work is None:
-            smap.error(
-                path + ("per_work",), "per_work: true needs work: N (the amount each round does)"
-            )
-    cwd = str(base_dir)
-    with smap.recover():
-        cwd = _parse_cwd(item.get("cwd"), base_dir, path + ("cwd",), smap, check_commands)
+    return readings, metric, tuple(m for m in metrics[1:] if m != "readings")
 
-    # which placeholders are used, and are they all known?
+
+def _command_placeholders(
+    command: tuple[str, ...], shell: bool, work: int | None, path: PathT, smap: SourceMap
+) -> set[str]:
+    """The placeholder names a workload's command uses (``{work}`` needs ``work:``)."""
     used: set[str] = set()
     for i, part in enumerate(command):
         try:
@@ -797,6 +941,13 @@ def _parse_workload(
                 "uses {work} but the workload has no work:; add work: N "
                 "(the amount substituted for {work})",
             )
+    return used
+
+
+def _env_placeholders(env_templates: dict[str, str], path: PathT, smap: SourceMap) -> set[str]:
+    """The placeholder names a workload's ``env:`` values use; a variable whose value is
+    bad (or uses ``{work}``/``{round}``) is reported and dropped from ``env_templates``."""
+    used: set[str] = set()
     for var, template in list(env_templates.items()):
         with smap.recover():
             try:
@@ -811,6 +962,19 @@ def _parse_workload(
                     "{work} and {round} are filled in command only (and in prepare), not in env",
                 )
             used.update(names)
+    return used
+
+
+def _workload_hooks(
+    item: dict[str, Any],
+    path: PathT,
+    defaults: dict[str, tuple[Any, PathT]],
+    work: int | None,
+    used: set[str],
+    smap: SourceMap,
+) -> dict[str, tuple[Hook, PathT]]:
+    """A workload's hooks (its own, else the top-level default) with the key path each was
+    written at; the placeholder names they use are added to ``used``."""
     hooks: dict[str, tuple[Hook, PathT]] = {}
     for kind in HOOK_KINDS:
         raw, hpath = (
@@ -840,81 +1004,76 @@ def _parse_workload(
                     )
                 used.update(n for n in names if n not in LAUNCH_TIME)
             hooks[kind] = (hook, hpath)
-    factors = [m for m in matrix if m in used]
-    count = math.prod(len(matrix[f]) for f in factors)
-    if count > room:
-        cap = settings.max_workloads
-        smap.error(
-            path,
-            f"expands over the matrix to {count} workloads, and the experiment may have at "
-            f"most {cap} (settings: max_workloads); raise max_workloads if you mean it",
-        )
+    return hooks
 
-    out: list[Workload] = []
-    for combo in itertools.product(*(matrix[f] for f in factors)):
-        chosen = dict(zip(factors, combo, strict=True))
-        values = {**params, **chosen}
 
-        def fill(
-            template: str, keep: tuple[str, ...], where: PathT, values: dict[str, Any] = values
-        ) -> str:
-            with smap.recover():
-                return _fill(template, values, keep, where, smap)
-            return template  # reported; the rest of the workload is still checked
+def _expand_entry(
+    entry: _Entry,
+    chosen: dict[str, Any],
+    settings: Settings,
+    smap: SourceMap,
+    check_commands: bool,
+) -> Workload:
+    """The workload of ``entry`` for one combination ``chosen`` of its matrix factors:
+    placeholders filled, named ``name[a=1,b=2]``, its strings checked for execve."""
+    values = {**entry.params, **chosen}
+    path, shell = entry.path, entry.shell
 
-        argv = tuple(
-            fill(part, LAUNCH_TIME, path + ("command",) + (() if shell else (i,)))
-            for i, part in enumerate(command)
+    def fill(template: str, keep: tuple[str, ...], where: PathT) -> str:
+        with smap.recover():
+            return _fill(template, values, keep, where, smap)
+        return template  # reported; the rest of the workload is still checked
+
+    argv = tuple(
+        fill(part, LAUNCH_TIME, path + ("command",) + (() if shell else (i,)))
+        for i, part in enumerate(entry.command)
+    )
+    env = {var: fill(t, (), path + ("env", var)) for var, t in entry.env_templates.items()}
+    filled: dict[str, Hook] = {}
+    for kind, (hook, hpath) in entry.hooks.items():
+        keep = LAUNCH_TIME if kind == "prepare" else ()
+        filled[kind] = Hook(
+            tuple(
+                fill(part, keep, hpath + (() if hook.shell else (i,)))
+                for i, part in enumerate(hook.command)
+            ),
+            hook.shell,
         )
-        env = {var: fill(t, (), path + ("env", var)) for var, t in env_templates.items()}
-        filled: dict[str, Hook] = {}
-        for kind, (hook, hpath) in hooks.items():
-            keep = LAUNCH_TIME if kind == "prepare" else ()
-            filled[kind] = Hook(
-                tuple(
-                    fill(part, keep, hpath + (() if hook.shell else (i,)))
-                    for i, part in enumerate(hook.command)
-                ),
-                hook.shell,
-            )
-        full_name = name
-        if factors:
-            full_name = f"{name}[{','.join(f'{k}={v}' for k, v in chosen.items())}]"
-        # NUL and unencodable text in what execve is handed (runner/config/execstrings.py)
-        for key_path, message in execve_problems(
-            full_name,
-            (path + ("command",), argv),
-            (path + ("env",), env),
-            [(k, hooks[k][1], h.command, h.shell) for k, h in filled.items()],
-            shell,
-        ):
-            with smap.recover():
-                smap.error(key_path, message)
-        if check_commands and not shell:
-            with smap.recover():
-                _check_executable(argv[0], cwd, env, settings, path + ("command",), smap)
-        out.append(
-            Workload(
-                name=full_name,
-                command=argv,
-                shell=shell,
-                params=values,
-                work=work,
-                metric=metric,
-                extra_metrics=extra_metrics,
-                readings=readings,
-                env=env,
-                cwd=cwd,
-                timeout=timeout,
-                per_work=per_work,
-                memory_limit=memory_limit,
-                base_name=name if factors else None,
-                setup=filled.get("setup"),
-                prepare=filled.get("prepare"),
-                cleanup=filled.get("cleanup"),
-            )
-        )
-    return out, set(factors)
+    full_name = entry.name
+    if chosen:
+        full_name = f"{entry.name}[{','.join(f'{k}={v}' for k, v in chosen.items())}]"
+    # NUL and unencodable text in what execve is handed (runner/config/execstrings.py)
+    for key_path, message in execve_problems(
+        full_name,
+        (path + ("command",), argv),
+        (path + ("env",), env),
+        [(k, entry.hooks[k][1], h.command, h.shell) for k, h in filled.items()],
+        shell,
+    ):
+        with smap.recover():
+            smap.error(key_path, message)
+    if check_commands and not shell:
+        with smap.recover():
+            _check_executable(argv[0], entry.cwd, env, settings, path + ("command",), smap)
+    return Workload(
+        name=full_name,
+        command=argv,
+        shell=shell,
+        params=values,
+        work=entry.work,
+        metric=entry.metric,
+        extra_metrics=entry.extra_metrics,
+        readings=entry.readings,
+        env=env,
+        cwd=entry.cwd,
+        timeout=entry.timeout,
+        per_work=entry.per_work,
+        memory_limit=entry.memory_limit,
+        base_name=entry.name if chosen else None,
+        setup=filled.get("setup"),
+        prepare=filled.get("prepare"),
+        cleanup=filled.get("cleanup"),
+    )
 
 
 def _parse_hook(raw: Any, kind: str, path: PathT, smap: SourceMap) -> Hook | None:

@@ -1,5 +1,8 @@
 """The keys of an experiment file: one table per section, shared by the validator
-(:mod:`runner.config.experiment`) and ``benchrun schema`` (:func:`json_schema`), so the two cannot drift.
+(:mod:`runner.config.loader`) and ``benchrun schema`` (:func:`json_schema`), so the two
+cannot drift. The table of ``settings:`` is read from the fields of
+:class:`runner.config.settings.Settings`, where each setting is declared
+(runner/config/keys.py :func:`setting`).
 
 Each :class:`Key` names a *kind*; simple kinds are checked and converted by
 :func:`check_simple`; structured kinds (command, pin, readings, ...) are checked in
@@ -8,9 +11,10 @@ Each :class:`Key` names a *kind*; simple kinds are checked and converted by
 
 from __future__ import annotations
 
+import copy
 import difflib
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from benchrun.runner.config.cpulist import CPU_LIST_PATTERN
@@ -31,56 +35,45 @@ from benchrun.runner.config.experiment import (
     SlurmSpec,
     Workload,
 )
+from benchrun.runner.config.keys import (
+    INT64_MAX,
+    MAX_CAMPAIGN_TIME,
+    MAX_CONFIDENCE,
+    MAX_CONSECUTIVE_FAILURES,
+    MAX_MATCH_TIMEOUT,
+    MAX_MEMORY_LIMIT,
+    MAX_MIN_ROUND_TIME,
+    MAX_OUTPUT_LIMIT,
+    MAX_READINGS,
+    MAX_ROUNDS,
+    MAX_SOLO_EVERY,
+    MAX_TIMEOUT,
+    MAX_WORK,
+    SIMPLE_KINDS,
+    Key,
+    declared_keys,
+)
 from benchrun.runner.format import format_duration
 
-#: caps that refuse absurd values at validation (they would overflow SQLite's 64-bit
-#: integers, run for years, or exhaust memory); each message says the cap
-INT64_MAX = 2**63 - 1
-MAX_ROUNDS = 100_000_000
-MAX_CONSECUTIVE_FAILURES = 10_000
-MAX_TIMEOUT = 7 * 86400.0  # seconds
-MAX_CAMPAIGN_TIME = 366 * 86400.0  # seconds
-MAX_MIN_ROUND_TIME = 3600.0  # seconds
-MAX_MATCH_TIMEOUT = 60.0  # seconds
-MAX_READINGS = 10_000_000
-MAX_WORK = 10**15
-MAX_WORKLOADS = 1_000_000
-MAX_OUTPUT_LIMIT = 2**30  # bytes
-MAX_MEMORY_LIMIT = 2**60  # bytes
-#: the largest ``confidence``: closer to 1, ``1 - (1 - confidence) / 2`` divided over a
-#: campaign's comparisons rounds to 1.0 in floating point, the normal quantile is
-#: infinite and the controller's sample-size arithmetic overflows (issue 29); six nines
-#: leaves room for 10^8 comparisons and is far past any interval worth waiting for
-MAX_CONFIDENCE = 0.999999
-
-SIMPLE_KINDS = (
-    "int",
-    "number",
-    "bool",
-    "str",
-    "enum",
-    "enum_list",
-    "duration",
-    "size",
-    "str_list",
-    "str_map",
-)
-
-
-@dataclass(frozen=True)
-class Key:
-    """One key of a section: its kind, bounds and the sentence ``benchrun schema`` shows."""
-
-    name: str
-    kind: str
-    doc: str
-    required: bool = False
-    nullable: bool = False
-    choices: tuple[str, ...] = ()
-    minimum: float | None = None  # inclusive
-    exclusive_minimum: float | None = None
-    exclusive_maximum: float | None = None
-    maximum: float | None = None  # inclusive: a cap that refuses absurd values
+#: re-exported: the caps and :class:`Key` live in runner/config/keys.py (Settings declares
+#: its keys with them), callers keep importing them from here
+__all__ = [
+    "INT64_MAX",
+    "MAX_CAMPAIGN_TIME",
+    "MAX_CONFIDENCE",
+    "MAX_CONSECUTIVE_FAILURES",
+    "MAX_MATCH_TIMEOUT",
+    "MAX_MEMORY_LIMIT",
+    "MAX_MIN_ROUND_TIME",
+    "MAX_OUTPUT_LIMIT",
+    "MAX_READINGS",
+    "MAX_ROUNDS",
+    "MAX_SOLO_EVERY",
+    "MAX_TIMEOUT",
+    "MAX_WORK",
+    "SIMPLE_KINDS",
+    "Key",
+]
 
 
 TOP_KEYS: tuple[Key, ...] = (
@@ -125,252 +118,8 @@ TOP_KEYS: tuple[Key, ...] = (
     ),
 )
 
-SETTINGS_KEYS: tuple[Key, ...] = (
-    Key("rounds", "int", "rounds per workload in fixed mode", minimum=1, maximum=MAX_ROUNDS),
-    Key(
-        "warmup_rounds",
-        "int",
-        "rounds run, stored and flagged, excluded from analysis",
-        minimum=0,
-        maximum=MAX_ROUNDS,
-    ),
-    Key("order", "enum", "order of workloads in a pass", choices=("interleaved", "sequential")),
-    Key("pin", "pin", "CPUs for workloads: auto, none, or a CPU list"),
-    Key("timeout", "duration", "per-round time limit", exclusive_minimum=0, maximum=MAX_TIMEOUT),
-    Key(
-        "confidence",
-        "number",
-        "confidence level of intervals",
-        exclusive_minimum=0,
-        maximum=MAX_CONFIDENCE,
-    ),
-    Key("seed", "int", "seed of the random order", minimum=0, maximum=INT64_MAX),
-    Key("env", "str_map", "environment variables set for every workload"),
-    Key("record_env", "str_list", "names of inherited environment variables to record"),
-    Key("fail_fast", "bool", "stop the campaign at the first failed round"),
-    Key(
-        "max_consecutive_failures",
-        "int",
-        "give up on a workload after this many failures in a row",
-        minimum=1,
-        maximum=MAX_CONSECUTIVE_FAILURES,
-    ),
-    Key(
-        "on_interrupt",
-        "enum",
-        "Ctrl-C: kill the round in flight or let it finish",
-        choices=("kill", "finish"),
-    ),
-    Key(
-        "output_limit",
-        "size",
-        "bytes of stdout/stderr tail kept per round",
-        maximum=MAX_OUTPUT_LIMIT,
-    ),
-    Key("adaptive", "bool", "run until the stopping rule is met (docs/methods.md section 10)"),
-    Key(
-        "ci_rel_width",
-        "number",
-        "target CI half-width relative to the estimate",
-        nullable=True,
-        exclusive_minimum=0,
-    ),
-    Key(
-        "alpha",
-        "number",
-        "significance level of comparisons",
-        exclusive_minimum=0,
-        # the controller's own range (runner/control/params.py ControllerParams):
-        # refused here, not after the campaign was created
-        exclusive_maximum=0.5,
-    ),
-    Key(
-        "margin",
-        "number",
-        "relative equivalence margin (TOST)",
-        exclusive_minimum=0,
-        exclusive_maximum=1,
-    ),
-    Key(
-        "min_rounds",
-        "int",
-        "adaptive: fewest steady rounds per workload",
-        minimum=1,
-        maximum=MAX_ROUNDS,
-    ),
-    Key(
-        "min_subsessions",
-        "int",
-        "adaptive: fewest subsession means",
-        nullable=True,
-        minimum=2,
-        maximum=MAX_ROUNDS,
-    ),
-    Key("max_rounds", "int", "adaptive: most rounds per workload", minimum=1, maximum=MAX_ROUNDS),
-    Key(
-        "max_time",
-        "duration",
-        "wall-clock budget of the whole campaign across resumes (hooks, calibration, warm-up, "
-        "rounds)",
-        exclusive_minimum=0,
-        maximum=MAX_CAMPAIGN_TIME,
-    ),
-    Key(
-        "min_round_time",
-        "duration",
-        "adaptive: grow work until a round lasts this long",
-        minimum=0,
-        maximum=MAX_MIN_ROUND_TIME,
-    ),
-    Key(
-        "baseline",
-        "str",
-        "adaptive: previous results to compare with: a campaign directory, its benchrun.db, "
-        "or a JSON summary (name -> mean, variance, n_q, q)",
-        nullable=True,
-    ),
-    Key("reference", "str", "adaptive: workload the others are compared with", nullable=True),
-    Key(
-        "comparison",
-        "enum",
-        "adaptive: paired = compare workloads on per-pass log ratios (cancels the machine's "
-        "drift); independent = Welch on each workload's own subsession means",
-        choices=("paired", "independent"),
-    ),
-    Key(
-        "paired_test",
-        "enum",
-        "adaptive: the test of a paired comparison: rank = Wilcoxon signed-rank on the "
-        "per-pass log ratios (median per-pass ratio, Hodges-Lehmann); t = one-sample t test "
-        "(geometric-mean ratio)",
-        choices=("rank", "t"),
-    ),
-    Key(
-        "warmup_readings",
-        "int",
-        "readings dropped at the start of every round (null: detected with MSER-5)",
-        nullable=True,
-        minimum=0,
-        maximum=MAX_READINGS,
-    ),
-    Key(
-        "memory_limit",
-        "size",
-        "address-space limit of every round (RLIMIT_AS), e.g. 512MiB; null: none",
-        nullable=True,
-        maximum=MAX_MEMORY_LIMIT,
-    ),
-    Key(
-        "quiet_load",
-        "number",
-        "before each pass wait until the 1-minute load average is below this; null: off",
-        nullable=True,
-        exclusive_minimum=0,
-    ),
-    Key(
-        "quiet_max_wait",
-        "duration",
-        "longest wait for a quiet machine",
-        minimum=0,
-        maximum=MAX_TIMEOUT,
-    ),
-    Key(
-        "max_workloads",
-        "int",
-        "most workloads the experiment may have after matrix expansion",
-        minimum=1,
-        maximum=MAX_WORKLOADS,
-    ),
-    Key(
-        "duet",
-        "duet",
-        "run the two workloads of the comparison at the same time, each pinned to its own "
-        "CPU, released together: true, or a mapping of force, solo_every, asymmetry, cpus "
-        "(docs/duet.md)",
-        nullable=True,
-    ),
-    Key(
-        "hook_timeout",
-        "duration",
-        "time limit of a setup, prepare or cleanup command (null: the round's timeout)",
-        nullable=True,
-        exclusive_minimum=0,
-        maximum=MAX_TIMEOUT,
-    ),
-    Key(
-        "control",
-        "str",
-        "a workload that does not change between campaigns (a fixed CPU loop): compare also "
-        "gives each workload's ratio divided by the control's (docs/conditions.md)",
-        nullable=True,
-    ),
-    Key(
-        "wait_for_cpus",
-        "duration",
-        "longest wait while another benchrun run holds the CPUs this one needs "
-        "(docs/reservation.md); null: refuse at once (exit 4)",
-        nullable=True,
-        minimum=0,
-        maximum=MAX_TIMEOUT,
-    ),
-    Key(
-        "contended",
-        "enum",
-        "a round that waited for a CPU longer than contended_threshold of its wall time is "
-        "flagged contended: exclude = left out of the analysis (counted and named), keep = "
-        "analysed (counted), fail = the campaign stops (docs/contention.md)",
-        choices=("exclude", "keep", "fail"),
-    ),
-    Key(
-        "contended_threshold",
-        "number",
-        "share of a round's wall time its processes may wait for a CPU (runnable, not "
-        "running) before the round is contended",
-        exclusive_minimum=0,
-        maximum=1,
-    ),
-    Key(
-        "extend_rounds",
-        "bool",
-        "adaptive: a paired comparison whose estimate says it decides within the time left "
-        "of max_time keeps running past max_rounds; null: on when max_rounds is left at its "
-        "default (time is the budget), off when it is set (a cap)",
-        nullable=True,
-    ),
-    Key(
-        "secret_env",
-        "str_list",
-        "names of env variables whose values are secret, besides every name containing "
-        "TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, KEY, CREDENTIAL, AUTH or COOKIE: the "
-        "workloads receive them, exports, reports and show print <secret> unless "
-        "--include-secrets",
-    ),
-    Key(
-        "repository",
-        "str",
-        "the measured program's git checkout (relative to the experiment file): each "
-        "campaign is tagged with its `git describe --always --dirty` (docs/history.md); "
-        "null: the directory benchrun runs in, when it is a checkout",
-        nullable=True,
-    ),
-    Key(
-        "workdir",
-        "str",
-        "where the workloads' relative cwd (and their default cwd) start from instead of "
-        "the experiment file's directory (relative to the file); the fingerprint records "
-        "cwds relative to it, so the experiment run in another checkout of the program "
-        "(benchrun sweep's worktrees) stays one series (docs/history.md)",
-        nullable=True,
-    ),
-    Key(
-        "tune",
-        "bool",
-        "tune this machine for the campaign (governor, turbo, perf sampling rate, SMT "
-        "siblings, IRQ affinity, as benchrun system tune does on the workload CPUs; root) "
-        "and restore every previous value at its end, or after a crash at the next run "
-        "(docs/tuning.md)",
-    ),
-)
+#: the keys of ``settings:``, declared once as the fields of ``Settings``
+SETTINGS_KEYS: tuple[Key, ...] = declared_keys(Settings)
 
 WORKLOAD_KEYS: tuple[Key, ...] = (
     Key("name", "str", "unique workload name", required=True),
@@ -503,32 +252,8 @@ EXECUTOR_KEYS: tuple[Key, ...] = (
     ),
 )
 
-#: most passes between two solo passes of a duet campaign
-MAX_SOLO_EVERY = 1_000_000
-
-DUET_KEYS: tuple[Key, ...] = (
-    Key("force", "bool", "run on when a side uses more than one CPU (else the campaign stops)"),
-    Key(
-        "solo_every",
-        "int",
-        "every this-many-th pass runs both sides alone, for the asymmetry check (0: none)",
-        minimum=0,
-        maximum=MAX_SOLO_EVERY,
-    ),
-    Key(
-        "asymmetry",
-        "enum",
-        "when the pair interferes asymmetrically: warn, or refuse the duet verdict",
-        choices=("warn", "refuse"),
-    ),
-    Key(
-        "cpus",
-        "enum",
-        "which side gets which CPU: alternate (swapped every pass) or random (seeded, "
-        "balanced in blocks of four passes)",
-        choices=("alternate", "random"),
-    ),
-)
+#: the keys of ``settings.duet``, declared once as the fields of ``DuetSpec``
+DUET_KEYS: tuple[Key, ...] = declared_keys(DuetSpec)
 #: where-keys a node type may set (the rest of ``executor:`` is shared by every type)
 NODE_TYPE_KEY_NAMES: tuple[str, ...] = (
     "partition",
@@ -607,7 +332,7 @@ def describe(value: object) -> str:
     return type(value).__name__
 
 
-def _bounds_text(key: Key) -> str:
+def bounds_text(key: Key) -> str:
     parts = []
     if key.minimum is not None:
         parts.append(f">= {key.minimum:g}")
@@ -638,7 +363,7 @@ def _check_bounds(key: Key, number: float, shown: object) -> None:
         and (key.maximum is None or number <= key.maximum)
     )
     if not ok:
-        raise ValueError(f"{shown!r} is out of range; must be {_bounds_text(key)}")
+        raise ValueError(f"{shown!r} is out of range; must be {bounds_text(key)}")
 
 
 def check_simple(key: Key, value: Any) -> Any:
@@ -742,96 +467,43 @@ def _expected(key: Key) -> str:
 
 _SCALAR = {"type": ["string", "number", "integer", "boolean"]}
 
+#: a command or a hook: one string (split like a shell, or run by /bin/sh -c) or an argv
+_COMMAND = {
+    "anyOf": [
+        {"type": "string", "minLength": 1},
+        {"type": "array", "minItems": 1, "items": {"type": ["string", "number", "integer"]}},
+    ]
+}
 
-def _fragment(key: Key) -> dict[str, Any]:
-    kind = key.kind
-    frag: dict[str, Any]
-    if kind in ("int", "number"):
-        frag = {"type": "integer" if kind == "int" else "number"}
-        for attr, word in (
-            ("minimum", "minimum"),
-            ("exclusive_minimum", "exclusiveMinimum"),
-            ("exclusive_maximum", "exclusiveMaximum"),
-            ("maximum", "maximum"),
-        ):
-            if getattr(key, attr) is not None:
-                frag[word] = getattr(key, attr)
-    elif kind == "bool":
-        frag = {"type": "boolean"}
-    elif kind in ("str", "name"):
-        frag = {"type": "string", "minLength": 1} if kind == "name" else {"type": "string"}
-    elif kind == "enum":
-        frag = {"enum": list(key.choices)}
-    elif kind == "enum_list":
-        frag = {
-            "anyOf": [
-                {"enum": list(key.choices)},
-                {
-                    "type": "array",
-                    "minItems": 1,
-                    "uniqueItems": True,
-                    "items": {"enum": list(key.choices)},
-                },
-            ]
-        }
-    elif kind == "duration":
-        number: dict[str, Any] = {"type": "number"}
-        if key.exclusive_minimum is not None:
-            number["exclusiveMinimum"] = key.exclusive_minimum
-        else:
-            number["minimum"] = 0
-        if key.maximum is not None:
-            number["maximum"] = key.maximum
-        frag = {"anyOf": [number, {"type": "string", "pattern": DURATION_PATTERN}]}
-    elif kind == "size":
-        integer: dict[str, Any] = {"type": "integer", "minimum": 0}
-        if key.maximum is not None:
-            integer["maximum"] = int(key.maximum)
-        frag = {"anyOf": [integer, {"type": "string", "pattern": SIZE_PATTERN}]}
-    elif kind == "str_list":
-        frag = {"type": "array", "items": {"type": "string"}}
-    elif kind == "str_map":
-        frag = {"type": "object", "additionalProperties": {"type": ["string", "number", "integer"]}}
-    elif kind == "pin":
-        frag = {
-            "anyOf": [
-                {"enum": ["auto", "none"]},
-                {"type": "integer", "minimum": 0},
-                {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0}},
-                {"type": "string", "pattern": CPU_LIST_PATTERN},
-            ]
-        }
-    elif kind == "command":
-        frag = {
-            "anyOf": [
-                {"type": "string", "minLength": 1},
-                {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {"type": ["string", "number", "integer"]},
-                },
-            ]
-        }
-    elif kind == "hook":
-        frag = {
-            "anyOf": [
-                {"type": "string", "minLength": 1},
-                {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {"type": ["string", "number", "integer"]},
-                },
-            ]
-        }
-    elif kind == "params":
-        frag = {"type": "object", "additionalProperties": _SCALAR}
-    elif kind == "matrix":
-        frag = {
-            "type": "object",
-            "additionalProperties": {"type": "array", "minItems": 1, "items": _SCALAR},
-        }
-    elif kind == "compare":
-        group = {
+#: the fragments of the kinds whose schema does not depend on the key (copied before use)
+_FIXED_FRAGMENTS: dict[str, dict[str, Any]] = {
+    "bool": {"type": "boolean"},
+    "str": {"type": "string"},
+    "name": {"type": "string", "minLength": 1},
+    "str_list": {"type": "array", "items": {"type": "string"}},
+    "str_map": {
+        "type": "object",
+        "additionalProperties": {"type": ["string", "number", "integer"]},
+    },
+    "pin": {
+        "anyOf": [
+            {"enum": ["auto", "none"]},
+            {"type": "integer", "minimum": 0},
+            {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0}},
+            {"type": "string", "pattern": CPU_LIST_PATTERN},
+        ]
+    },
+    "command": _COMMAND,
+    "hook": _COMMAND,
+    "params": {"type": "object", "additionalProperties": _SCALAR},
+    "matrix": {
+        "type": "object",
+        "additionalProperties": {"type": "array", "minItems": 1, "items": _SCALAR},
+    },
+    "compare": {
+        "type": "array",
+        "minItems": 1,
+        "items": {
             "anyOf": [
                 {"type": "array", "minItems": 2, "items": {"type": "string"}},
                 {
@@ -841,42 +513,100 @@ def _fragment(key: Key) -> dict[str, Any]:
                     "additionalProperties": False,
                 },
             ]
-        }
-        frag = {"type": "array", "minItems": 1, "items": group}
-    elif kind == "executor":
-        frag = {"anyOf": [{"enum": list(EXECUTOR_KINDS)}, _section(EXECUTOR_KEYS)]}
-    elif kind == "node_types":
-        frag = {
-            "type": "object",
-            "minProperties": MIN_NODE_TYPES,
-            "propertyNames": {"pattern": NODE_TYPE_NAME_PATTERN},
-            "additionalProperties": _section(NODE_TYPE_KEYS),
-        }
-    elif kind == "nodes":
-        frag = {
-            "anyOf": [
-                {"type": "integer", "minimum": 1, "maximum": MAX_NODES},
-                {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
-            ]
-        }
-    elif kind == "slurm_time":
-        frag = {
-            "anyOf": [
-                {"type": "number", "minimum": 60},
-                {"type": "string", "pattern": f"{SLURM_TIME_PATTERN}|{DURATION_PATTERN}"},
-            ]
-        }
-    elif kind == "duet":
-        frag = {"anyOf": [{"type": "boolean"}, _section(DUET_KEYS)]}
-    elif kind == "readings":
-        frag = _section(READINGS_KEYS)
-        frag["anyOf"] = [{"required": ["pattern"]}, {"required": ["field"]}]
-    elif kind == "settings":
-        frag = _section(SETTINGS_KEYS)
-    elif kind == "workloads":
-        frag = {"type": "array", "minItems": 1, "items": _section(WORKLOAD_KEYS)}
-    else:  # pragma: no cover
-        raise AssertionError(kind)
+        },
+    },
+    "nodes": {
+        "anyOf": [
+            {"type": "integer", "minimum": 1, "maximum": MAX_NODES},
+            {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+        ]
+    },
+    "slurm_time": {
+        "anyOf": [
+            {"type": "number", "minimum": 60},
+            {"type": "string", "pattern": f"{SLURM_TIME_PATTERN}|{DURATION_PATTERN}"},
+        ]
+    },
+}
+
+
+def _number_fragment(key: Key) -> dict[str, Any]:
+    """An ``int`` or ``number`` key: its JSON type and bounds."""
+    frag: dict[str, Any] = {"type": "integer" if key.kind == "int" else "number"}
+    for attr, word in (
+        ("minimum", "minimum"),
+        ("exclusive_minimum", "exclusiveMinimum"),
+        ("exclusive_maximum", "exclusiveMaximum"),
+        ("maximum", "maximum"),
+    ):
+        if getattr(key, attr) is not None:
+            frag[word] = getattr(key, attr)
+    return frag
+
+
+def _enum_list_fragment(key: Key) -> dict[str, Any]:
+    """One of the choices, or a list of distinct ones."""
+    choices = {"enum": list(key.choices)}
+    array = {"type": "array", "minItems": 1, "uniqueItems": True, "items": dict(choices)}
+    return {"anyOf": [choices, array]}
+
+
+def _duration_fragment(key: Key) -> dict[str, Any]:
+    """Seconds (bounded like the key) or a duration string."""
+    number: dict[str, Any] = {"type": "number"}
+    if key.exclusive_minimum is not None:
+        number["exclusiveMinimum"] = key.exclusive_minimum
+    else:
+        number["minimum"] = 0
+    if key.maximum is not None:
+        number["maximum"] = key.maximum
+    return {"anyOf": [number, {"type": "string", "pattern": DURATION_PATTERN}]}
+
+
+def _size_fragment(key: Key) -> dict[str, Any]:
+    """Bytes (bounded like the key) or a size string."""
+    integer: dict[str, Any] = {"type": "integer", "minimum": 0}
+    if key.maximum is not None:
+        integer["maximum"] = int(key.maximum)
+    return {"anyOf": [integer, {"type": "string", "pattern": SIZE_PATTERN}]}
+
+
+def _readings_fragment(key: Key) -> dict[str, Any]:
+    """The readings section, which needs a pattern or a field."""
+    frag = _section(READINGS_KEYS)
+    frag["anyOf"] = [{"required": ["pattern"]}, {"required": ["field"]}]
+    return frag
+
+
+#: the fragments built from the key (its bounds, choices) or from a section's keys
+_BUILT_FRAGMENTS: dict[str, Callable[[Key], dict[str, Any]]] = {
+    "int": _number_fragment,
+    "number": _number_fragment,
+    "enum": lambda key: {"enum": list(key.choices)},
+    "enum_list": _enum_list_fragment,
+    "duration": _duration_fragment,
+    "size": _size_fragment,
+    "executor": lambda key: {"anyOf": [{"enum": list(EXECUTOR_KINDS)}, _section(EXECUTOR_KEYS)]},
+    "node_types": lambda key: {
+        "type": "object",
+        "minProperties": MIN_NODE_TYPES,
+        "propertyNames": {"pattern": NODE_TYPE_NAME_PATTERN},
+        "additionalProperties": _section(NODE_TYPE_KEYS),
+    },
+    "duet": lambda key: {"anyOf": [{"type": "boolean"}, _section(DUET_KEYS)]},
+    "readings": _readings_fragment,
+    "settings": lambda key: _section(SETTINGS_KEYS),
+    "workloads": lambda key: {"type": "array", "minItems": 1, "items": _section(WORKLOAD_KEYS)},
+}
+
+
+def _fragment(key: Key) -> dict[str, Any]:
+    """The JSON Schema of one key: its kind's fragment, nullable when the key is, with the
+    key's sentence as its description."""
+    if key.kind in _FIXED_FRAGMENTS:
+        frag = copy.deepcopy(_FIXED_FRAGMENTS[key.kind])
+    else:
+        frag = _BUILT_FRAGMENTS[key.kind](key)
     if key.nullable:
         frag = {"anyOf": [frag, {"type": "null"}]}
     frag["description"] = key.doc

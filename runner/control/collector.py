@@ -15,6 +15,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy.special import stdtrit
 
+from benchrun.runner.config.settings import DEFAULT_CONFIDENCE
 from benchrun.runner.control.nodelevel import node_dict, node_level
 from benchrun.runner.format import DisplayUnit, display_unit, level_shift_text
 from benchrun.stats.autocorr import (
@@ -814,7 +815,7 @@ def _too_few(choice: SubsessionChoice, n: int, h_min: int) -> SubsessionChoice:
 def collect(
     rounds: Sequence[Sequence[float]],
     *,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
     warmup: Warmup = "mser5",
     per_work: Sequence[float] | None = None,
     min_subsessions: int | None = None,

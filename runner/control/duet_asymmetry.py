@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from benchrun.runner.config.settings import DEFAULT_CONFIDENCE
+
 __all__ = ["ASYMMETRY_EVENT", "MULTI_CPU_EVENT", "Asymmetry", "duet_asymmetry"]
 
 #: kind of the event holding a duet campaign's asymmetry check (runner/campaign/duets.py)
@@ -77,7 +79,7 @@ def duet_asymmetry(
     duet_b: Mapping[int, float],
     solo_a: Mapping[int, float],
     solo_b: Mapping[int, float],
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> Asymmetry | None:
     """The asymmetry check of a pair (a, b) from per-pass values (module docstring).
 

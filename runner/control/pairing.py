@@ -19,6 +19,7 @@ from typing import Protocol
 
 import numpy as np
 
+from benchrun.runner.config.settings import DEFAULT_CONFIDENCE
 from benchrun.runner.control.collector import Warmup, WorkloadStats, collect
 from benchrun.stats.paired import log_ratios
 
@@ -72,7 +73,7 @@ def pair_stats(
     a: Mapping[int, float],
     b: Mapping[int, float],
     *,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
     min_subsessions: int | None = None,
     warmup: Warmup = "mser5",
 ) -> WorkloadStats | None:
@@ -88,7 +89,7 @@ def pair_stats(
 
 def series_stats(
     d: np.ndarray | None,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
     min_subsessions: int | None = None,
     warmup: Warmup = "mser5",
 ) -> WorkloadStats | None:
@@ -116,7 +117,7 @@ class PassSeries:
         self,
         values: Mapping[str, Mapping[int, float]],
         *,
-        confidence: float = 0.95,
+        confidence: float = DEFAULT_CONFIDENCE,
         min_subsessions: int | None = None,
     ) -> None:
         self.values: dict[str, Mapping[int, float]] = {}

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from benchrun.runner.config.experiment import Settings
-from benchrun.runner.control.pairlooks import FIRST_SHARE, PAIRED_TESTS, SPEND_RHO
+from benchrun.runner.config.schema import SETTINGS_KEYS, check_simple
+from benchrun.runner.config.settings import Settings
+from benchrun.runner.control.pairlooks import FIRST_SHARE, SPEND_RHO
 from benchrun.runner.errors import UserError
 from benchrun.stats.autocorr import MIN_SUBSESSIONS
 from benchrun.stats.sequential import SPENDING_KINDS
@@ -64,36 +65,31 @@ class ControllerParams:
     paired_test: str = _DEFAULTS.paired_test
     pair_looks: str = "own"
     pair_look_ratio: float = 1.1
-    extend_rounds: bool | None = None
+    extend_rounds: bool | None = _DEFAULTS.extend_rounds
     pair_first_share: float = FIRST_SHARE
     pair_spend_rho: float = SPEND_RHO
 
     def __post_init__(self) -> None:
+        """Refuse a bad value with one line naming the key: the settings' values checked
+        against their declaration (runner/config/settings.py) as the file's are, the
+        controller's own against the ranges above."""
+
         def bad(key: str, why: str) -> UserError:
             return UserError(f"settings.{key}: {why}")
 
-        if not 0 < self.confidence < 1:
-            raise bad("confidence", f"must be in (0, 1), got {self.confidence}")
-        if self.ci_rel_width is not None and not self.ci_rel_width > 0:
-            raise bad("ci_rel_width", f"must be > 0 or null, got {self.ci_rel_width}")
-        if not 0 < self.alpha < 0.5:
-            raise bad("alpha", f"must be in (0, 0.5), got {self.alpha}")
-        if not 0 < self.margin < 1:
-            raise bad("margin", f"must be in (0, 1), got {self.margin}")
-        if self.min_rounds < 1 or self.max_rounds < self.min_rounds:
+        for key in _SETTING_KEYS:  # the settings: their declared kind and bounds
+            value = getattr(self, key.name)
+            if value is not None:
+                try:
+                    check_simple(key, value)
+                except ValueError as exc:
+                    raise bad(key.name, str(exc)) from None
+        if self.max_rounds < self.min_rounds:
             raise bad("max_rounds", f"need 1 <= min_rounds ({self.min_rounds}) <= max_rounds")
-        if self.min_subsessions is not None and self.min_subsessions < 2:
-            raise bad("min_subsessions", f"must be >= 2, got {self.min_subsessions}")
-        if self.max_time is not None and not self.max_time > 0:
-            raise bad("max_time", f"must be > 0, got {self.max_time}")
         if not self.look_ratio > 1:
             raise bad("look_ratio", f"must be > 1, got {self.look_ratio}")
         if self.spending not in SPENDING_KINDS:
             raise bad("spending", f"must be one of {SPENDING_KINDS}, got {self.spending!r}")
-        if self.comparison not in COMPARISONS:
-            raise bad("comparison", f"must be one of {COMPARISONS}, got {self.comparison!r}")
-        if self.paired_test not in PAIRED_TESTS:
-            raise bad("paired_test", f"must be one of {PAIRED_TESTS}, got {self.paired_test!r}")
         if self.pair_looks not in PAIR_LOOKS:
             raise bad("pair_looks", f"must be one of {PAIR_LOOKS}, got {self.pair_looks!r}")
         if not self.pair_look_ratio > 1:
@@ -119,3 +115,10 @@ class ControllerParams:
     @property
     def subsessions(self) -> int:
         return MIN_SUBSESSIONS if self.min_subsessions is None else self.min_subsessions
+
+
+#: the keys of the settings ControllerParams takes (their kinds and bounds declared once,
+#: in runner/config/settings.py)
+_SETTING_KEYS = tuple(
+    k for k in SETTINGS_KEYS if k.name in {f.name for f in fields(ControllerParams)}
+)
