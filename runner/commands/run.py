@@ -269,6 +269,12 @@ def _add_oneline_options(p: argparse.ArgumentParser) -> None:
         help="run after a command's last round, untimed (once for all, or once per -c); a "
         "failure is reported and loses nothing",
     )
+    _add_oneline_run_options(g)
+
+
+def _add_oneline_run_options(g: argparse._ArgumentGroup) -> None:
+    """The one-line form's options of how its commands run and are named: --no-shell,
+    --experiment-name, --executor, --print-config."""
     g.add_argument(
         "-N",
         "--no-shell",
