@@ -23,174 +23,71 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any, Protocol
+from typing import Any
 
 from benchrun.runner import __version__
+from benchrun.runner.campaign.contended import contended_stop, mark_contended
+from benchrun.runner.campaign.failures import FailureRules
+from benchrun.runner.campaign.groupcommit import GroupCommit
+from benchrun.runner.campaign.hooks import HookInterrupted, HookRunner, what_failed, workload_cwd
 from benchrun.runner.campaign.metrics import (
     CONTENTION_FREE_METRICS,
     counter_sources,
     metric_value,
     round_metrics,
 )
-from benchrun.runner.config.experiment import Experiment, Settings, Workload
+from benchrun.runner.campaign.quietguard import QuietGuard
+from benchrun.runner.campaign.workload_state import (
+    CALIBRATION_FLAG,
+    DUET_PROBE_FLAG,
+    DUET_SOLO_FLAG,
+    Display,
+    WorkloadState,
+)
+from benchrun.runner.config.experiment import Experiment, Workload
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.containment import INFLIGHT_FILE, discard_spare, end_leftovers
-from benchrun.runner.execute.contention import (
-    CONTENDED_FLAG,
-    add_flag,
-    flagged_contended,
-    is_contended,
-    left_out_as_contended,
-)
 from benchrun.runner.execute.duet import launch_duet
 from benchrun.runner.execute.executor import Executor, RoundOutcome, RoundSpec
 from benchrun.runner.execute.fleet import FleetExecutor
 from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.execute.slurm import SlurmExecutor
-from benchrun.runner.format import format_percent, format_value
-from benchrun.runner.machine.quiet import quiet_settings, wait_for_quiet
 from benchrun.runner.safefs import cannot, open_dir, open_file
 from benchrun.runner.store.database import CampaignRow, NewHook, NewRound, Store
 
-#: flag of the rounds that calibrated a workload's ``{work}`` (stored, never analysed)
-CALIBRATION_FLAG = "calibration"
-#: flag of a round of a duet campaign's solo pass (docs/duet.md): stored as warm-up, so
-#: no analysis but the asymmetry check (runner/campaign/duets.py) reads it
-DUET_SOLO_FLAG = "duet-solo"
-#: flag of a duet side's probe round: alone, on both duet CPUs, before its first duet
-DUET_PROBE_FLAG = "duet-probe"
+__all__ = [
+    "CALIBRATION_FLAG",
+    "DUET_PROBE_FLAG",
+    "DUET_SOLO_FLAG",
+    "GROUP_COMMIT_S",
+    "LOCK_FILE",
+    "CampaignOutcome",
+    "Display",
+    "RoundLauncher",
+    "WorkloadState",
+    "campaign_lock",
+    "campaign_session",
+    "contended_stop",
+    "default_resume_command",
+    "experiment_label",
+    "finish_campaign",
+    "last_pass",
+    "load_states",
+    "mark_contended",
+    "open_campaign",
+    "round_readings",
+    "start_campaign",
+    "store_node_metadata",
+    "workload_cwd",
+]
+
 #: ok rounds are committed in groups: the open group is committed once its first round is
 #: this many seconds old, and before a round that may take this long is launched
 #: (docs/loop.md "Durability"); 0 commits every round on its own
 GROUP_COMMIT_S = 0.05
-
-
-def contended_stop(name: str, round_index: int, outcome: RoundOutcome, settings: Settings) -> str:
-    """Why a campaign with ``contended: fail`` stops: the contended round, its wait and
-    wall time, the share against ``contended_threshold`` (``settings``: the Settings)."""
-    wait, wall = outcome.wait_ns or 0, outcome.wall_ns
-    return (
-        f"{name} round {round_index} was contended: it waited {format_value(wait / 1e9, 's')} "
-        f"of its {format_value(wall / 1e9, 's')} for a CPU "
-        f"({format_percent(wait / wall if wall else None, digits=2)} > contended_threshold "
-        f"{format_percent(settings.contended_threshold, digits=2)}; {outcome.wait_source}) "
-        "and contended: fail is set; quiet the machine or set contended: exclude"
-    )
-
-
-def mark_contended(
-    name: str,
-    round_index: int,
-    outcome: RoundOutcome,
-    flags: str,
-    warmup: bool,
-    settings: Settings,
-) -> tuple[str, RoundOutcome, str | None]:
-    """An ok round that waited for a CPU longer than ``settings.contended_threshold`` of its
-    wall time (docs/contention.md): its ``flags`` with ``contended`` added, the outcome
-    marked for the display, and why the campaign stops (``contended: fail``, a steady
-    round); otherwise the three unchanged and None."""
-    if not (
-        outcome.status == "ok"
-        and is_contended(outcome.wait_ns, outcome.wall_ns, settings.contended_threshold)
-    ):
-        return flags, outcome, None
-    marked = dataclasses.replace(outcome, extra={**outcome.extra, CONTENDED_FLAG: True})
-    stop = (
-        contended_stop(name, round_index, outcome, settings)
-        if settings.contended == "fail" and not warmup
-        else None
-    )
-    return add_flag(flags, CONTENDED_FLAG), marked, stop
-
-
-class Display(Protocol):
-    """What the campaign tells the user while it runs (see runner/ui/display.py)."""
-
-    def start(
-        self, campaign: CampaignRow, targets: dict[str, int], done: dict[str, int]
-    ) -> None: ...
-
-    def round_done(
-        self, workload: str, outcome: RoundOutcome, value: float | None, warmup: bool
-    ) -> None: ...
-
-    def message(self, text: str) -> None: ...
-
-    def show_decision(self, decision: Any, eta_s: float | None) -> None: ...
-
-    def stop(self) -> None: ...
-
-
-@dataclass
-class WorkloadState:
-    """Bookkeeping of one workload during a campaign (rebuilt from the store on resume)."""
-
-    workload: Workload
-    workload_id: int
-    launched: int = 0  # rounds stored (any status)
-    steady_ok: int = 0  # ok rounds that are not warm-up
-    failed: int = 0
-    consecutive_failures: int = 0
-    passes: set[int] = field(default_factory=set)
-    stopped: str | None = None  # reason the workload was stopped early
-    calibration: int = 0  # rounds launched to calibrate {work} (stored, flagged)
-    warmup_launched: int = 0  # warm-up rounds stored (calibration, solo, probe excluded)
-    solo: int = 0  # a duet campaign's solo-pass and probe rounds (stored, flagged)
-    #: ok non-warm-up rounds flagged contended (docs/contention.md); with
-    #: ``contended: exclude`` (or fail) they are not steady: not in the lists below
-    contended: int = 0
-    #: readings of every steady ok round, in launch order, and the work amount of each
-    steady_readings: list[tuple[float, ...]] = field(default_factory=list)
-    steady_work: list[int | None] = field(default_factory=list)
-    steady_passes: list[int] = field(default_factory=list)  # pass of each steady ok round
-    #: node of each steady ok round (None: this machine; docs/methods.md §14)
-    steady_nodes: list[str | None] = field(default_factory=list)
-    seconds: float = 0.0  # wall time of every stored round, s
-
-    def record(
-        self,
-        ok: bool,
-        warmup: bool,
-        pass_index: int,
-        readings: tuple[float, ...],
-        work: int | None,
-        flags: str,
-        wall_ns: int,
-        node: str | None = None,
-        contended: str = "exclude",
-    ) -> None:
-        """Account for one stored round (as it happens, or when rebuilding on resume);
-        ``node``: where it ran (None: this machine); ``contended``: the campaign's
-        ``settings.contended`` (a round flagged contended is not steady unless ``keep``)."""
-        self.launched += 1
-        self.passes.add(pass_index)
-        self.seconds += wall_ns / 1e9
-        marks = flags.split(",")
-        if CALIBRATION_FLAG in marks:
-            self.calibration += 1
-        elif DUET_SOLO_FLAG in marks or DUET_PROBE_FLAG in marks:
-            self.solo += 1
-        elif warmup:
-            self.warmup_launched += 1
-        if not ok:
-            self.failed += 1
-            self.consecutive_failures += 1
-            return
-        self.consecutive_failures = 0
-        if not warmup and flagged_contended(flags):
-            self.contended += 1
-            if left_out_as_contended(flags, contended):
-                return
-        if not warmup:
-            self.steady_ok += 1
-            self.steady_readings.append(readings)
-            self.steady_work.append(work)
-            self.steady_passes.append(pass_index)
-            self.steady_nodes.append(node)
 
 
 @dataclass(frozen=True)
@@ -410,10 +307,13 @@ class RoundLauncher:
     """Launches one round of a workload and commits it before anything else happens.
 
     Shared by the fixed and the adaptive loop: renders the argv (``{round}``, ``{work}``),
-    builds the environment, launches through the executor, stores the round and its
-    readings in one transaction, updates the workload's bookkeeping and applies the
-    failure rules (``max_consecutive_failures`` stops a workload, ``fail_fast`` the
-    campaign: :attr:`failure_stop`).
+    builds the environment, launches through the executor (one round, or a duet's two),
+    stores the round and its readings, flagged contended when it waited for a CPU
+    (runner/campaign/contended.py), and updates the workload's bookkeeping. Its parts:
+    the workload's hooks (:attr:`hooks`, runner/campaign/hooks.py), the group commit of
+    rounds (:attr:`group`, runner/campaign/groupcommit.py) and the failure rules
+    (:attr:`failures`, runner/campaign/failures.py: ``max_consecutive_failures`` stops a
+    workload, ``fail_fast`` the campaign: :attr:`failure_stop`).
     """
 
     def __init__(
@@ -447,68 +347,77 @@ class RoundLauncher:
         self.base_env.update(experiment.settings.env)
         self._envs: dict[str, dict[str, str]] = {}  # the environment of each workload's rounds
         self.seq = store.next_seq(campaign.id)
-        self.failure_stop: str | None = None
-        self._guarded_pass: int | None = None
         #: the command that continues this campaign (printed when it is interrupted)
         self.resume_command = resume_command or default_resume_command(experiment)
-        #: the group commit window, s (GROUP_COMMIT_S; 0: one commit per round)
-        self.group_commit_s = GROUP_COMMIT_S
-        #: the display calls of the rounds in the open group, made once it is committed
-        self._unreported: list[tuple[str, RoundOutcome, float | None, bool]] = []
-        #: wall time of each workload's last round in this run, ns
-        self._last_wall: dict[str, int] = {}
-        self._setup_done: set[str] = set()  # workloads whose setup ran in this run
-        self._started: set[str] = set()  # workloads that launched something in this run
-        self._cleaned: set[str] = set()  # workloads whose cleanup ran in this run
+        #: the group commit of rounds, in windows of GROUP_COMMIT_S (0: one commit a round)
+        self.group = GroupCommit(store, display, GROUP_COMMIT_S)
+        self.failures = FailureRules(
+            store,
+            campaign.id,
+            experiment.settings,
+            states,
+            display,
+            experiment.campaign_dir,
+            commit=self.commit,
+        )
+        self.hooks = HookRunner(
+            store,
+            campaign.id,
+            experiment,
+            executor,
+            display,
+            states,
+            base_env=self.base_env,
+            workload_cpus=workload_cpus,
+            commit=self.commit,
+            interrupted=lambda: self.interrupted,
+        )
+        self.quiet = QuietGuard(
+            store,
+            campaign.id,
+            experiment.settings,
+            display,
+            commit=self.commit,
+            interrupted=lambda: self.interrupted,
+        )
+
+    @property
+    def failure_stop(self) -> str | None:
+        """Why the campaign stops (fail_fast, contended: fail, set by the loops too: a
+        duet side on more than one CPU); None while it goes on."""
+        return self.failures.failure_stop
+
+    @failure_stop.setter
+    def failure_stop(self, reason: str | None) -> None:
+        self.failures.failure_stop = reason
+
+    @property
+    def group_commit_s(self) -> float:
+        """The group commit window, s (GROUP_COMMIT_S; 0: one commit per round)."""
+        return self.group.window_s
 
     def commit(self) -> None:
         """Commit the open group of rounds, then report them (the display): a round is
         never reported before it is committed. Called by the loops before they report
         anything else (a decision, status.json, the end of the campaign)."""
-        self.store.commit_group()
-        unreported, self._unreported = self._unreported, []
-        for name, outcome, value, warmup in unreported:
-            self.display.round_done(name, outcome, value, warmup)
+        self.group.commit()
 
-    def _commit_before_launch(self, name: str) -> None:
-        """Commit the open group before a round of ``name`` that may be long: the first
-        of ``name`` in this run, or one after a round of GROUP_COMMIT_S or more, so that no
-        group stays open while a long round runs."""
-        if self.store.group_rounds and (
-            self._last_wall.get(name, 1 << 62) >= self.group_commit_s * 1e9
-        ):
-            self.commit()
+    def stop_workload(self, name: str, reason: str) -> None:
+        """Give up on a workload for good (stored, so a resume does not retry it)."""
+        self.failures.stop_workload(name, reason)
+
+    def cleanup(self, name: str, record: bool = True) -> str | None:
+        """The ``cleanup`` of ``name`` (:meth:`HookRunner.cleanup`): a warning when it failed."""
+        return self.hooks.cleanup(name, record)
+
+    def cleanup_all(self, record: bool = True) -> list[str]:
+        """:meth:`cleanup` of every workload, in file order; the warnings of those that failed."""
+        return self.hooks.cleanup_all(record)
 
     def before_pass(self, pass_index: int) -> None:
-        """Quiet-machine guard (``settings.quiet_load``, runner/machine/quiet.py): before the first
-        round of each pass, wait until the 1-minute load average is below the threshold,
-        at most ``quiet_max_wait`` seconds; a wait is stored as a "quiet-wait" event.
-        Ctrl-C ends the wait at once."""
-        settings = self.experiment.settings
-        # the experiment's quiet_load, else the daemon-wide default (runner/machine/quiet.py)
-        max_load, max_wait = quiet_settings(settings.quiet_load, settings.quiet_max_wait)
-        if max_load is None or pass_index == self._guarded_pass:
-            return
-        self._guarded_pass = pass_index
-        self.commit()  # no group stays open through a wait
-        waited = wait_for_quiet(max_load, max_wait, should_stop=lambda: self.interrupted)
-        if waited < 0.05 or self.interrupted:  # quiet at once: nothing worth recording
-            return
-        load = os.getloadavg()[0]
-        quiet = load < max_load
-        text = (
-            f"waited {waited:.1f} s for the load average to fall below {max_load:g}"
-            if quiet
-            else f"load average still {load:.2f} after {waited:.1f} s (quiet_load "
-            f"{max_load:g}); measuring anyway"
-        )
-        self.store.add_event(
-            self.campaign.id,
-            "quiet-wait",
-            text,
-            {"seconds": waited, "load": load, "quiet": quiet, "pass": pass_index},
-        )
-        self.display.message(text)
+        """The quiet-machine guard before the first round of pass ``pass_index``
+        (:meth:`QuietGuard.before_pass`)."""
+        self.quiet.before_pass(pass_index)
 
     @property
     def interrupted(self) -> bool:
@@ -537,68 +446,6 @@ class RoundLauncher:
             counters=w.counters,
         )
 
-    def hook_spec(
-        self, name: str, kind: str, argv: tuple[str, ...], pass_index: int | None = None
-    ) -> RoundSpec:
-        """What the executor needs to run ``argv`` as the ``kind`` hook of ``name``: the
-        workload's environment, directory and CPUs, ``settings.hook_timeout`` (else the
-        round's timeout), no readings, no memory limit."""
-        settings = self.experiment.settings
-        w = self.states[name].workload
-        hook = w.hook(kind)
-        assert hook is not None
-        env = dict(self.base_env)
-        env.update(w.env)
-        timeout = settings.hook_timeout
-        if timeout is None:
-            timeout = w.timeout if w.timeout is not None else settings.timeout
-        return RoundSpec(
-            workload=name,
-            argv=argv,
-            env=env,
-            timeout=timeout,
-            shell=hook.shell,
-            cwd=workload_cwd(self.experiment, w),
-            cpus=self.workload_cpus,
-            output_limit=settings.output_limit,
-            hook=kind,
-            pass_index=pass_index,
-        )
-
-    def run_hook(
-        self,
-        name: str,
-        kind: str,
-        round_index: int | None = None,
-        work: int | None = None,
-        pass_index: int | None = None,
-    ) -> tuple[RoundOutcome, NewHook]:
-        """Run the ``kind`` hook of ``name`` (its {round}/{work} filled for a prepare);
-        what it did, and the record to store (the caller stores it)."""
-        hook = self.states[name].workload.hook(kind)
-        assert hook is not None
-        argv = hook.render(round_index or 0, work)
-        self.commit()  # a hook may take long: no group stays open while it runs
-        outcome = self.executor.launch(self.hook_spec(name, kind, argv, pass_index))
-        record = NewHook(
-            campaign_id=self.campaign.id,
-            workload_id=self.states[name].workload_id,
-            kind=kind,
-            round_index=round_index,
-            status=outcome.status,
-            reason=outcome.reason,
-            exit_code=outcome.exit_code,
-            started_at=outcome.started_at,
-            wall_ns=outcome.wall_ns,
-            argv=argv,
-            stdout_tail=outcome.stdout_tail,
-            stderr_tail=outcome.stderr_tail,
-        )
-        return outcome, record
-
-    def _hook_interrupted(self, outcome: RoundOutcome) -> bool:
-        return outcome.status == "interrupted" or (self.interrupted and outcome.status != "ok")
-
     def _round_interrupted(self, name: str, round_index: int, what: str = "") -> None:
         self.commit()
         self.store.add_event(
@@ -607,6 +454,19 @@ class RoundLauncher:
             f"round {round_index} of {name} was interrupted{what} and will be redone on resume",
             {"workload": name, "round_index": round_index},
         )
+
+    def _lost(
+        self, name: str, round_index: int, outcome: RoundOutcome, hooks: list[NewHook], what: str
+    ) -> bool:
+        """Whether the round ``outcome`` of ``name`` was interrupted; then the records of
+        the hooks that ran for it are stored (their output is kept) and the round is an
+        event (redone on resume), not a round."""
+        if not (outcome.status == "interrupted" or (self.interrupted and outcome.status != "ok")):
+            return False
+        for record in hooks:  # the prepare ran: its output is kept
+            self.store.add_hook(record)
+        self._round_interrupted(name, round_index, what)
+        return True
 
     def launch(
         self,
@@ -636,15 +496,12 @@ class RoundLauncher:
         if not isinstance(before, list):
             return before
         hooks = before
-        self._commit_before_launch(name)
+        self.group.before_launch(name)
         spec = self.spec(name, argv, pass_index)
         if cpus is not None:
             spec = dataclasses.replace(spec, cpus=cpus)
         outcome = self.executor.launch(spec)
-        if outcome.status == "interrupted" or (self.interrupted and outcome.status != "ok"):
-            for record in hooks:  # the prepare ran: its output is kept
-                self.store.add_hook(record)
-            self._round_interrupted(name, round_index)
+        if self._lost(name, round_index, outcome, hooks, ""):
             return None
         return self._store(
             name, outcome, pass_index, round_index, argv, work, warmup, flags, hooks, extra_facts
@@ -683,16 +540,13 @@ class RoundLauncher:
                 continue
             prepared.append((i, argv, before))
         for i, _, _ in prepared:
-            self._commit_before_launch(names[i])
+            self.group.before_launch(names[i])
         if len(prepared) == 1:  # the other side could not run: this one runs alone
             i, argv, hooks = prepared[0]
             name = names[i]
             round_index = self.states[name].launched
             outcome = self.executor.launch(self.spec(name, argv))
-            if outcome.status == "interrupted" or (self.interrupted and outcome.status != "ok"):
-                for record in hooks:
-                    self.store.add_hook(record)
-                self._round_interrupted(name, round_index)
+            if self._lost(name, round_index, outcome, hooks, ""):
                 return results[0], results[1]
             results[i] = self._store(
                 name, outcome, pass_index, round_index, argv, works[i], warmups[i], "", hooks
@@ -707,10 +561,7 @@ class RoundLauncher:
         for (i, argv, hooks), outcome in zip(prepared, outcomes, strict=True):
             name = names[i]
             round_index = self.states[name].launched
-            if outcome.status == "interrupted" or (self.interrupted and outcome.status != "ok"):
-                for record in hooks:
-                    self.store.add_hook(record)
-                self._round_interrupted(name, round_index, " (in a duet)")
+            if self._lost(name, round_index, outcome, hooks, " (in a duet)"):
                 continue
             results[i] = self._store(
                 name,
@@ -738,87 +589,20 @@ class RoundLauncher:
     ) -> list[NewHook] | RoundOutcome | None:
         """The workload's setup (once per ``benchrun run``) and prepare before a round: the
         prepare records to store with the round; the stored failed round when a hook
-        failed; None when interrupted (stored as an event)."""
-        st = self.states[name]
-        w = st.workload
-        hooks: list[NewHook] = []
-        for kind in ("setup", "prepare"):
-            if kind == "prepare":
-                self._started.add(name)  # past its setup: its cleanup runs from here on
-            if w.hook(kind) is None or (kind == "setup" and name in self._setup_done):
-                continue
-            done, record = self.run_hook(
-                name, kind, round_index if kind == "prepare" else None, work, pass_index
-            )
-            if self._hook_interrupted(done):
-                self.store.add_hook(record)
-                self._round_interrupted(name, round_index, f" during its {kind}")
-                return None
-            if done.status != "ok":
-                return self._hook_failed(
-                    name,
-                    kind,
-                    done,
-                    [*hooks, record],
-                    pass_index,
-                    round_index,
-                    argv,
-                    work,
-                    warmup,
-                    flags,
-                )
-            if kind == "setup":
-                self.store.add_hook(record)
-                self._setup_done.add(name)
-            else:
-                hooks.append(record)
-        return hooks
-
-    def _hook_failed(
-        self,
-        name: str,
-        kind: str,
-        done: RoundOutcome,
-        hooks: list[NewHook],
-        pass_index: int,
-        round_index: int,
-        argv: tuple[str, ...],
-        work: int | None,
-        warmup: bool,
-        flags: str,
-    ) -> RoundOutcome:
-        """Store the round that a failed setup/prepare kept from running, as a failed round
-        with the hook's reason and output; a failed setup also stops the workload."""
-        last = (done.stderr_tail or done.stdout_tail).strip().splitlines()
-        said = f" ({last[-1].strip()[:200]})" if last else ""
-        reason = f"{kind} failed: {done.reason}{said}; the round did not run"
-        failed = RoundOutcome(
-            status="failed",
-            wall_ns=0,
-            user_s=0.0,
-            sys_s=0.0,
-            max_rss_kib=0,
-            exit_code=None,
-            started_at=done.started_at,
-            reason=reason,
-            stdout_tail=done.stdout_tail,
-            stderr_tail=done.stderr_tail,
-        )
-        self.store.add_event(
-            self.campaign.id,
-            "hook-failed",
-            f"{name}: {reason}",
-            {"workload": name, "kind": kind, "round_index": round_index},
-        )
+        failed (a failed setup also stops the workload); None when interrupted (stored as
+        an event)."""
+        before = self.hooks.before_round(name, pass_index, round_index, work)
+        if isinstance(before, HookInterrupted):
+            self._round_interrupted(name, round_index, f" during its {before.kind}")
+            return None
+        if isinstance(before, list):
+            return before
+        failed = self.hooks.failed(name, before, round_index)
         outcome = self._store(
-            name, failed, pass_index, round_index, argv, work, warmup, flags, hooks
+            name, failed, pass_index, round_index, argv, work, warmup, flags, before.records
         )
-        if kind == "setup" and not self.failure_stop and not self.states[name].stopped:
-            self.stop_workload(name, f"setup failed: {done.reason}{said}")
-            self.display.message(
-                f"{name}: stopped: its setup failed; see `benchrun show "
-                f"{self.experiment.campaign_dir} --failures` for its output"
-            )
+        if before.kind == "setup":
+            self.failures.setup_failed(name, what_failed(before.outcome))
         return outcome
 
     def _store(
@@ -839,13 +623,7 @@ class RoundLauncher:
         settings = self.experiment.settings
         st = self.states[name]
         w = st.workload
-        facts = self.round_facts_fn(self.workload_cpus) if self.round_facts_fn else None
-        if extra_facts:
-            facts = {**(facts or {}), **extra_facts}
-        if outcome.node is not None:  # a round measured elsewhere: where (docs/slurm.md)
-            facts = {**(facts or {}), "node": outcome.node}
-            if "slurm_job" in outcome.extra:
-                facts["slurm_job"] = outcome.extra["slurm_job"]
+        facts = self._facts(outcome, extra_facts)
         readings = round_readings(w, outcome)
         ok = outcome.status == "ok"
         stop = None
@@ -853,7 +631,7 @@ class RoundLauncher:
             flags, outcome, stop = mark_contended(
                 name, round_index, outcome, flags, warmup, settings
             )
-        grouped = ok and self.group_commit_s > 0
+        grouped = self.group.grouped(ok)
         if not grouped:
             self.commit()  # the rounds before it first, reported in order
         self.store.add_round(
@@ -888,77 +666,33 @@ class RoundLauncher:
             group=grouped,
         )
         self.seq += 1
-        self._last_wall[name] = outcome.wall_ns
+        self.group.stored(name, outcome.wall_ns)
         st.record(ok, warmup, pass_index, readings, work, flags, outcome.wall_ns, outcome.node,
                   settings.contended)  # fmt: skip
-        if stop and not self.failure_stop:
-            self.failure_stop = stop
+        self.failures.stop_campaign(stop)
         value = metric_value(w, outcome) if ok else None
         if grouped:  # reported once committed
-            self._unreported.append((name, outcome, value, warmup))
-            if self.store.group_age() >= self.group_commit_s:
-                self.commit()
+            self.group.report_later(name, outcome, value, warmup)
             return outcome
         self.display.round_done(name, outcome, value, warmup)
         if ok:
             return outcome
-        self.display.message(f"{name}: round {round_index} {outcome.status}: {outcome.reason}")
-        if settings.fail_fast:
-            self.failure_stop = (
-                f"{name} round {round_index} {outcome.status} ({outcome.reason}) "
-                "and fail_fast is set"
-            )
-        elif st.consecutive_failures >= settings.max_consecutive_failures:
-            self.stop_workload(
-                name, f"{st.consecutive_failures} failures in a row, last: {outcome.reason}"
-            )
-            self.display.message(
-                f"{name}: stopped after {st.stopped}; see `benchrun show "
-                f"{self.experiment.campaign_dir}` for its output"
-            )
+        self.failures.round_failed(name, round_index, outcome)
         return outcome
 
-    def cleanup(self, name: str, record: bool = True) -> str | None:
-        """Run the ``cleanup`` of ``name`` if it has one, its setup succeeded (or it has
-        none) and it prepared or launched a round in this ``benchrun run``, and its cleanup
-        has not run yet; stored unless ``record`` is false. Returns a warning when it
-        failed (nothing measured is lost)."""
-        w = self.states[name].workload
-        if w.cleanup is None or name not in self._started or name in self._cleaned:
-            return None
-        self._cleaned.add(name)
-        clear = getattr(self.executor, "clear_interrupt", None)
-        if clear is not None:
-            clear()  # a Ctrl-C that stopped the campaign must not stop its cleanup
-        done, hook = self.run_hook(name, "cleanup")
-        if record:
-            self.store.add_hook(hook)
-        if done.status == "ok":
-            return None
-        last = (done.stderr_tail or done.stdout_tail).strip().splitlines()
-        said = f" ({last[-1].strip()[:200]})" if last else ""
-        warning = (
-            f"{name}: cleanup failed: {done.reason}{said}; every round is stored, nothing is lost"
-        )
-        if record:
-            self.store.add_event(
-                self.campaign.id, "hook-failed", warning, {"workload": name, "kind": "cleanup"}
-            )
-        self.display.message(warning)
-        return warning
-
-    def cleanup_all(self, record: bool = True) -> list[str]:
-        """:meth:`cleanup` of every workload, in file order; the warnings of those that failed."""
-        warnings = [self.cleanup(name, record) for name in self.states]
-        return [w for w in warnings if w is not None]
-
-    def stop_workload(self, name: str, reason: str) -> None:
-        """Give up on a workload for good (stored, so a resume does not retry it)."""
-        self.commit()
-        st = self.states[name]
-        st.stopped = reason
-        self.store.set_workload_status(st.workload_id, "stopped", reason)
-        self.store.add_event(self.campaign.id, "workload-stopped", f"{name}: {reason}")
+    def _facts(
+        self, outcome: RoundOutcome, extra_facts: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        """A round's facts: ``round_facts_fn(workload_cpus)``, ``extra_facts`` (a duet's id
+        and partner), and where a round measured elsewhere ran (its node, its Slurm job)."""
+        facts = self.round_facts_fn(self.workload_cpus) if self.round_facts_fn else None
+        if extra_facts:
+            facts = {**(facts or {}), **extra_facts}
+        if outcome.node is not None:  # a round measured elsewhere: where (docs/slurm.md)
+            facts = {**(facts or {}), "node": outcome.node}
+            if "slurm_job" in outcome.extra:
+                facts["slurm_job"] = outcome.extra["slurm_job"]
+        return facts
 
 
 def start_campaign(
@@ -1111,15 +845,3 @@ def store_node_metadata(store: Store, campaign_id: int, node: str, record: Any) 
 def last_pass(states: dict[str, WorkloadState]) -> int:
     """The highest pass that holds a stored round (0 for a new campaign)."""
     return max((max(st.passes) for st in states.values() if st.passes), default=0)
-
-
-def workload_cwd(experiment: Experiment, w: Workload) -> str | None:
-    """Where a workload runs: its ``cwd`` (relative to the experiment file's directory), or
-    that directory itself, so that ``python3 bench.py`` finds the script beside the file."""
-    base = experiment.source_path.parent if experiment.source_path else None
-    if w.cwd is None:
-        return str(base) if base else None
-    cwd = Path(w.cwd)
-    if not cwd.is_absolute() and base is not None:
-        cwd = base / cwd
-    return str(cwd)
