@@ -97,7 +97,7 @@ class Watched:
     counter_error: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Child:
     """One running child handed to :func:`watch`.
 
@@ -190,32 +190,57 @@ def watch(
             poller.register(child.exit_fd, select.POLLIN)
         while True:
             now = time.monotonic()
-            running = [c for c in children if c.watched.end_ns == 0 and c.watched.cause is None]
-            if running and take_interrupt():
-                for child in running:
-                    child.watched.cause = "interrupted"
-            waits = [_step(c, now, poller, kill_grace) for c in children if not c.done]
-            if all(c.done for c in children):
+            _interrupt(children, take_interrupt)
+            wait_s, pending = math.inf, False  # (plain loops: this runs every wake-up)
+            for child in children:
+                if not child.done:
+                    step = _step(child, now, poller, kill_grace)
+                    if step is not None:
+                        wait_s, pending = min(wait_s, step), True
+            if not pending:
                 return
-            wait_s = min(w for w in waits if w is not None)
             # capped so that an infinite timeout still works (poll wants finite ms)
             events = poller.poll(max(0, math.ceil(min(wait_s, 60.0) * 1000)))
             ready = {fd for fd, ev in events if ev & POLL_IN}
             for child in children:
-                if child.on_running is not None and child.exit_fd not in ready:
-                    if child.watched.end_ns == 0 and time.monotonic() >= child.record_at:
+                if child.watched.end_ns == 0:
+                    if child.exit_fd in ready:
+                        _reap(child, poller, drain_grace)
+                    elif child.on_running is not None and time.monotonic() >= child.record_at:
                         child.on_running()
                         child.on_running, child.record_at = None, math.inf
-            for child in children:
-                if child.exit_fd in ready and child.watched.end_ns == 0:
-                    _reap(child, poller, drain_grace)
             for fd in ready:
-                _read(fd, owner.get(fd), poller, wake_r)
+                reader = owner.get(fd)
+                stream = None if reader is None else reader.open_fds.get(fd)
+                if stream is not None:
+                    data = os.read(fd, READ_CHUNK)
+                    if data:
+                        stream.add(data)
+                    else:  # closed: the child and its descendants let go of it
+                        poller.unregister(fd)
+                        del reader.open_fds[fd]  # type: ignore[union-attr]
+                elif fd == wake_r:
+                    try:
+                        os.read(fd, 4096)
+                    except BlockingIOError:
+                        pass
     finally:
         for child in children:
             if child.exit_fd >= 0:
                 os.close(child.exit_fd)
                 child.exit_fd = -1
+
+
+def _interrupt(children: Sequence[Child], take_interrupt: Callable[[], bool]) -> None:
+    """Mark every child still running without a cause "interrupted" when an interrupt is
+    taken; it is asked for only while such a child exists."""
+    for child in children:
+        if child.watched.end_ns == 0 and child.watched.cause is None:
+            if take_interrupt():
+                for other in children:
+                    if other.watched.end_ns == 0 and other.watched.cause is None:
+                        other.watched.cause = "interrupted"
+            return
 
 
 def _step(child: Child, now: float, poller: select.poll, kill_grace: float) -> float | None:
@@ -273,21 +298,3 @@ def _reap(child: Child, poller: select.poll, drain_grace: float) -> None:
     grace = AFTER_KILL_READ if child.killed else drain_grace
     child.stop_reading_at = time.monotonic() + grace
     poller.unregister(child.exit_fd)
-
-
-def _read(fd: int, child: Child | None, poller: select.poll, wake_r: int) -> None:
-    """Read what ``fd`` (a child's pipe, or the wake pipe) has; a closed pipe is dropped."""
-    if child is not None:
-        stream = child.open_fds.get(fd)
-        if stream is not None:
-            data = os.read(fd, READ_CHUNK)
-            if data:
-                stream.add(data)
-            else:
-                poller.unregister(fd)
-                del child.open_fds[fd]
-    elif fd == wake_r:
-        try:
-            os.read(fd, 4096)
-        except BlockingIOError:
-            pass
