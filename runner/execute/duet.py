@@ -8,9 +8,10 @@ the workload (stdin from ``/dev/null``). One write for both sides, not one per s
 runner that shares a CPU with a side and is preempted by the side it woke first would
 otherwise hold the other side back (by milliseconds on a loaded machine, always the same
 side). Both rounds are timed from that release (one monotonic instant) to their
-own exit, and reaped with ``wait4`` (CPU times, max RSS) like a round of
-:class:`runner.execute.local.LocalExecutor`; each has its own timeout, and its own process
-group killed on a timeout or an interrupt.
+own exit, and watched and reaped with ``wait4`` (CPU times, max RSS) by the loop that
+watches a round of :class:`runner.execute.local.LocalExecutor`
+(:func:`runner.execute.watch.watch`, both sides in one loop); each has its own timeout,
+and its own process group killed on a timeout or an interrupt.
 
 :func:`plan_duet` picks the two CPUs (two physical cores where the machine has them) and
 the runner's CPUs (off both, when a third is left; else the runner shares one, which
@@ -36,26 +37,13 @@ import numpy as np
 from benchrun.runner.config.cpulist import format_cpu_list, parse_cpu_list
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.containment import clear_inflight, kill_group, record_inflight
-from benchrun.runner.execute.contention import (
-    SOURCE_SCHEDSTAT,
-    open_schedstat,
-    read_run_delay_ns,
-)
+from benchrun.runner.execute.contention import open_schedstat, read_run_delay_ns
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec
-from benchrun.runner.execute.local import (
-    _AFTER_KILL_READ,
-    _POLL_IN,
-    _READ_CHUNK,
-    LocalExecutor,
-    _argv_of,
-    _killpg,
-    _limit_as,
-    _not_run,
-    _Stream,
-    _Watched,
-)
+from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.execute.pinning import SYSFS_CPU, allowed_cpus, physical_cores
 from benchrun.runner.execute.readings import check_readings_spec
+from benchrun.runner.execute.spawn import argv_of, limit_as, not_run
+from benchrun.runner.execute.watch import POLL_IN, Child, Stream, Watched, killpg, watch
 
 #: the barrier: announce the wait on stderr, read the release line, run the workload
 BARRIER_SCRIPT = 'printf R >&2; IFS= read -r _go || exit 125; exec "$@" </dev/null'
@@ -208,18 +196,10 @@ class _Side:
     applied: tuple[int, ...] | None = None
     out_r: int = -1
     err_r: int = -1
-    stdout: _Stream | None = None
-    stderr: _Stream | None = None
+    stdout: Stream | None = None
+    stderr: Stream | None = None
     ready: bool = False
-    exit_fd: int = -1
-    exited_ns: list[int] = field(default_factory=list)
-    watched: _Watched = field(default_factory=_Watched)
-    deadline: float = 0.0
-    kill_at: float | None = None
-    killed: bool = False
-    stop_reading_at: float = float("inf")
-    open_fds: dict[int, _Stream] = field(default_factory=dict)
-    done: bool = False
+    watched: Watched = field(default_factory=Watched)
     not_run: RoundOutcome | None = None
     #: the child's run-queue wait (ns, /proc/PID/schedstat) at the release: the side's CPU
     #: wait is its growth until the exit (docs/contention.md)
@@ -231,9 +211,9 @@ def _start(executor: LocalExecutor, side: _Side, go_r: int, started_at: float) -
     end ``go_r`` (the launching thread is pinned for the spawn and restored after it);
     ``side.not_run`` when it cannot start."""
     spec = side.spec
-    argv = _argv_of(spec)
+    argv = argv_of(spec)
     if "/" not in argv[0] and shutil.which(argv[0], path=spec.env.get("PATH")) is None:
-        side.not_run = _not_run(
+        side.not_run = not_run(
             spec, started_at, "failed", f"cannot execute {argv[0]!r}: not found", spec.cpus
         )
         return
@@ -246,7 +226,7 @@ def _start(executor: LocalExecutor, side: _Side, go_r: int, started_at: float) -
                 os.sched_setaffinity(0, spec.cpus)
             except (OSError, ValueError) as exc:
                 why = getattr(exc, "strerror", None) or str(exc)
-                side.not_run = _not_run(
+                side.not_run = not_run(
                     spec, started_at, "failed", f"cannot pin to CPUs {list(spec.cpus)}: {why}", None
                 )
                 return
@@ -260,11 +240,11 @@ def _start(executor: LocalExecutor, side: _Side, go_r: int, started_at: float) -
                 env=executor._child_env(spec.env),
                 cwd=spec.cwd,
                 start_new_session=True,
-                preexec_fn=None if spec.memory_limit is None else _limit_as(spec.memory_limit),
+                preexec_fn=None if spec.memory_limit is None else limit_as(spec.memory_limit),
             )
         except (OSError, ValueError) as exc:
             why = getattr(exc, "strerror", None) or str(exc)
-            side.not_run = _not_run(spec, started_at, "failed", f"cannot start: {why}", None)
+            side.not_run = not_run(spec, started_at, "failed", f"cannot start: {why}", None)
     finally:
         if spec.cpus is not None:
             os.sched_setaffinity(0, saved)
@@ -278,15 +258,15 @@ def local_duet(
     """Run ``a`` and ``b`` at the same time on this machine (module docstring); each
     pinned to its ``spec.cpus``. Never raises for a workload's failure."""
     for spec in (a, b):
-        _argv_of(spec)
+        argv_of(spec)
         if spec.readings is not None:
             check_readings_spec(spec.readings)
     started_at = time.time()
     if executor._interrupt_pending:
         executor._interrupt_pending = False
         return (
-            _not_run(a, started_at, "interrupted", "interrupted before start", None),
-            _not_run(b, started_at, "interrupted", "interrupted before start", None),
+            not_run(a, started_at, "interrupted", "interrupted before start", None),
+            not_run(b, started_at, "interrupted", "interrupted before start", None),
         )
     sides = [_Side(a), _Side(b)]
     rss_floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -295,8 +275,8 @@ def local_duet(
         for side in sides:
             _start(executor, side, go_r, started_at)
             whole = executor.readings_stdout_limit if side.spec.readings is not None else None
-            side.stdout = _Stream(side.spec.output_limit, whole)
-            side.stderr = _Stream(side.spec.output_limit, None)
+            side.stdout = Stream(side.spec.output_limit, whole)
+            side.stderr = Stream(side.spec.output_limit, None)
         started = tuple(side.proc.pid for side in sides if side.proc is not None)
         if executor.inflight_path is not None and started:
             # a runner killed now leaves both sides for the next run to end (docs/loop.md)
@@ -327,7 +307,7 @@ def local_duet(
     except BaseException:
         for side in sides:
             if side.proc is not None and side.watched.end_ns == 0:
-                _killpg(side.proc.pid, signal.SIGKILL)
+                killpg(side.proc.pid, signal.SIGKILL)
                 os.wait4(side.proc.pid, 0)
                 side.proc.returncode = -1
         if executor.inflight_path is not None:
@@ -338,10 +318,10 @@ def local_duet(
             if fd >= 0:
                 os.close(fd)
         for side in sides:
-            for fd in (side.out_r, side.err_r, side.exit_fd, side.watched.schedstat_fd):
+            for fd in (side.out_r, side.err_r, side.watched.schedstat_fd):
                 if fd >= 0:
                     os.close(fd)
-            side.out_r = side.err_r = side.exit_fd = -1
+            side.out_r = side.err_r = -1
             side.watched.schedstat_fd = -1
     outcomes = []
     for side in sides:
@@ -376,7 +356,7 @@ def _await_ready(sides: list[_Side]) -> None:
             return
         for fd, ev in poller.poll(max(1, int(left * 1000))):
             side = waiting.get(fd)
-            if side is None or not ev & _POLL_IN:
+            if side is None or not ev & POLL_IN:
                 continue
             data = os.read(fd, 1)
             poller.unregister(fd)
@@ -388,104 +368,22 @@ def _await_ready(sides: list[_Side]) -> None:
 
 
 def _watch_both(executor: LocalExecutor, sides: list[_Side], t0: int) -> None:
-    """Read both children's pipes until both are reaped and their pipes closed (or given
-    up); each side as :meth:`LocalExecutor._watch` handles one round."""
-    poller = select.poll()
-    owner: dict[int, _Side] = {}
+    """Watch both started children with :func:`runner.execute.watch.watch` (the loop of a
+    round of :class:`LocalExecutor`) until both are reaped and their pipes closed (or given
+    up); each side's timeout counts from ``t0`` (the release, monotonic ns)."""
+    children = []
     for side in sides:
         if side.proc is None:
-            side.done = True
             continue
         assert side.stdout is not None and side.stderr is not None
-        side.open_fds = {side.out_r: side.stdout, side.err_r: side.stderr}
-        for fd in side.open_fds:
-            poller.register(fd, select.POLLIN)
-            owner[fd] = side
-        side.exit_fd, side.exited_ns = executor._exit_fd(side.proc.pid)
-        poller.register(side.exit_fd, select.POLLIN)
-        owner[side.exit_fd] = side
-        side.deadline = t0 / 1e9 + side.spec.timeout
-    poller.register(executor._wake_r, select.POLLIN)
-    while True:
-        now = time.monotonic()
-        if executor._interrupt_pending:
-            executor._interrupt_pending = False
-            for side in sides:
-                if not side.done and side.watched.end_ns == 0 and side.watched.cause is None:
-                    side.watched.cause = "interrupted"
-        waits = []
-        for side in sides:
-            if side.done:
-                continue
-            assert side.proc is not None
-            pid, w = side.proc.pid, side.watched
-            if w.end_ns == 0:
-                if w.cause is None and now >= side.deadline:
-                    w.cause = "timeout"
-                if w.cause is not None and side.kill_at is None:
-                    _killpg(pid, signal.SIGTERM)
-                    side.kill_at = now + executor.kill_grace
-                if side.kill_at is not None and not side.killed and now >= side.kill_at:
-                    _killpg(pid, signal.SIGKILL)
-                    side.killed = True
-                if w.cause is None:
-                    waits.append(side.deadline - now)
-                elif not side.killed:
-                    waits.append((side.kill_at or now) - now)
-                else:
-                    waits.append(1.0)
-            else:
-                if not side.open_fds:
-                    side.done = True
-                    continue
-                if now >= side.stop_reading_at:
-                    if side.killed:
-                        w.extra["output_incomplete"] = True
-                        for fd in side.open_fds:
-                            poller.unregister(fd)
-                        side.open_fds = {}
-                        side.done = True
-                        continue
-                    w.extra["descendants_killed"] = True
-                    _killpg(pid, signal.SIGKILL)
-                    side.killed = True
-                    side.stop_reading_at = now + _AFTER_KILL_READ
-                waits.append(side.stop_reading_at - now)
-        if all(side.done for side in sides):
-            return
-        wait_s = min(waits, default=0.0)
-        events = poller.poll(max(0, int(min(wait_s, 60.0) * 1000 + 0.999)))
-        for fd, ev in events:
-            if not ev & _POLL_IN:
-                continue
-            if fd == executor._wake_r:
-                try:
-                    os.read(fd, 4096)
-                except BlockingIOError:
-                    pass
-                continue
-            side = owner[fd]
-            assert side.proc is not None
-            if fd == side.exit_fd and side.watched.end_ns == 0:
-                if side.watched.cause is not None:
-                    _killpg(side.proc.pid, signal.SIGKILL)
-                    side.killed = True
-                if side.watched.schedstat_fd >= 0 and side.delay0 is not None:
-                    delay = read_run_delay_ns(side.watched.schedstat_fd)  # before the reap
-                    if delay is not None:
-                        side.watched.wait_ns = max(0, delay - side.delay0)
-                        side.watched.wait_source = SOURCE_SCHEDSTAT
-                _, side.watched.wait_status, side.watched.rusage = os.wait4(side.proc.pid, 0)
-                side.watched.end_ns = side.exited_ns[0] if side.exited_ns else time.monotonic_ns()
-                grace = _AFTER_KILL_READ if side.killed else executor.drain_grace
-                side.stop_reading_at = time.monotonic() + grace
-                poller.unregister(fd)
-                continue
-            stream = side.open_fds.get(fd)
-            if stream is not None:
-                data = os.read(fd, _READ_CHUNK)
-                if data:
-                    stream.add(data)
-                else:
-                    poller.unregister(fd)
-                    del side.open_fds[fd]
+        streams = {side.out_r: side.stdout, side.err_r: side.stderr}
+        deadline = t0 / 1e9 + side.spec.timeout
+        children.append(Child(side.proc.pid, streams, deadline, side.watched, delay0=side.delay0))
+    watch(
+        children,
+        wake_r=executor._wake_r,
+        take_interrupt=executor._take_interrupt,
+        kill_grace=executor.kill_grace,
+        drain_grace=executor.drain_grace,
+        exit_fd=executor._exit_fd,
+    )

@@ -1,4 +1,11 @@
-"""The local executor: one child process per round on this machine, pinned, timed, reaped."""
+"""The local executor: one child process per round on this machine, pinned, timed, reaped.
+
+The parts it composes: :mod:`runner.execute.spawn` starts the child (argv, memory limit,
+the pinned spawner thread), :mod:`runner.execute.watch` watches it until it is reaped (the
+loop duets share), :mod:`runner.execute.outcome` turns what was seen into the outcome;
+:mod:`runner.execute.containment` keeps its descendants from outliving it and
+:mod:`runner.execute.local_counters` counts its counter metrics.
+"""
 
 from __future__ import annotations
 
@@ -6,291 +13,71 @@ import functools
 import math
 import os
 import resource
-import select
-import shutil
 import signal
 import subprocess
-import tempfile
-import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypeVar
 
-from benchrun.runner.errors import UserError
+from benchrun.runner.config.experiment import ReadingsSpec
 from benchrun.runner.execute.containment import (
     Containment,
     clear_inflight,
     discard_spare,
     record_inflight,
 )
-from benchrun.runner.execute.contention import (
-    SOURCE_PRESSURE,
-    SOURCE_SCHEDSTAT,
-    open_schedstat,
-    read_run_delay_ns,
+from benchrun.runner.execute.contention import SOURCE_PRESSURE, open_schedstat
+from benchrun.runner.execute.counters import CounterPlan, PerfCounters
+from benchrun.runner.execute.executor import RoundOutcome, RoundSpec
+from benchrun.runner.execute.local_counters import LocalCounters
+from benchrun.runner.execute.outcome import ParseInterrupted, round_outcome
+from benchrun.runner.execute.readings import check_readings_spec, parse_readings
+from benchrun.runner.execute.spawn import (
+    Spawned,
+    Spawner,
+    argv_of,
+    not_run,
+    pin_reason,
+    start_child,
 )
-from benchrun.runner.execute.counters import (
-    CounterPlan,
-    PerfCounters,
-    cachegrind_argv,
-    cachegrind_total,
-    plan_counters,
-)
-from benchrun.runner.execute.executor import CounterReading, RoundOutcome, RoundSpec, RoundStatus
-from benchrun.runner.execute.readings import ReadingsError, check_readings_spec, parse_readings
+from benchrun.runner.execute.watch import Child, Stream, Watched, exit_pipe, killpg, watch
 
-#: bytes read from a pipe at once (a Linux pipe holds 64 KiB by default)
-_READ_CHUNK = 65536
 #: with readings configured, stdout is kept whole up to this many bytes for parsing
 DEFAULT_READINGS_STDOUT_LIMIT = 64 * 1024 * 1024
 #: a running child's pid enters the in-flight record after this many seconds
 RECORD_AFTER_S = 0.005
-#: after the process group got SIGKILL, how long to keep reading pipes (s)
-_AFTER_KILL_READ = 0.2
-_POLL_IN = select.POLLIN | select.POLLHUP | select.POLLERR
-#: with perf counters, the child is this shell waiting for one line on its stdin (the
-#: release pipe) before it execs the round's command, so the counters are opened on it
-#: first and count from that exec on (enable_on_exec); exit 125 when never released
-COUNTER_BARRIER = 'IFS= read -r _go || exit 125; exec "$@" </dev/null'
-
-
-class _Stream:
-    """The bytes read from one pipe: the last ``limit`` bytes, and everything if asked.
-
-    ``whole`` keeps every chunk while the total stays within ``whole_limit`` (for parsing
-    readings); past it ``whole`` is dropped and ``overflow`` set. The tail buffer is trimmed
-    when it grows past twice the limit, so memory stays O(limit) for a chatty child.
-    """
-
-    __slots__ = ("limit", "tail", "whole", "whole_limit", "overflow", "total")
-
-    def __init__(self, limit: int, whole_limit: int | None) -> None:
-        self.limit = max(0, limit)
-        self.tail = bytearray()
-        self.whole: list[bytes] | None = [] if whole_limit is not None else None
-        self.whole_limit = whole_limit or 0
-        self.overflow = False
-        self.total = 0
-
-    def add(self, data: bytes) -> None:
-        self.total += len(data)
-        if self.whole is not None:
-            if self.total <= self.whole_limit:
-                self.whole.append(data)
-            else:
-                self.whole = None
-                self.overflow = True
-        if self.limit:
-            self.tail += data
-            if len(self.tail) > 2 * self.limit + _READ_CHUNK:
-                del self.tail[: -self.limit]
-
-    def tail_text(self) -> str:
-        kept = bytes(self.tail[-self.limit :]) if self.limit else b""
-        return kept.decode("utf-8", errors="replace")
-
-    def whole_text(self) -> str:
-        return b"".join(self.whole or ()).decode("utf-8", errors="replace")
 
 
 @dataclass
-class _Watched:
-    """What watching a child produced (internal)."""
+class _Pipes:
+    """A round's pipes: stdout, stderr, and the counters' release pipe (-1: none, or
+    closed). The child's ends are closed once it is spawned; :meth:`close` closes the rest."""
 
-    cause: Literal["timeout", "interrupted"] | None = None
-    wait_status: int | None = None
-    rusage: object = None
-    end_ns: int = 0
-    extra: dict[str, object] = field(default_factory=dict)
-    #: an open /proc/PID/schedstat of the child, read before the reap (-1: none)
-    schedstat_fd: int = -1
-    #: the round's CPU wait in ns and its source (runner/execute/contention.py)
-    wait_ns: int | None = None
-    wait_source: str | None = None
-    #: the round's counter metrics, read once every process of it is gone
-    counters: tuple[CounterReading, ...] = ()
-    #: why a counter asked for could not be read (the round then fails)
-    counter_error: str | None = None
+    out_r: int
+    out_w: int
+    err_r: int
+    err_w: int
+    release_r: int = -1
+    release_w: int = -1
 
+    @classmethod
+    def open(cls, release: bool) -> _Pipes:
+        """stdout's and stderr's pipes, and the release pipe when ``release``."""
+        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+        err_r, err_w = os.pipe2(os.O_CLOEXEC)
+        pipes = cls(out_r, out_w, err_r, err_w)
+        if release:
+            pipes.release_r, pipes.release_w = os.pipe2(os.O_CLOEXEC)
+        return pipes
 
-def _signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
-
-
-def _killpg(pgid: int, signum: int) -> None:
-    try:
-        os.killpg(pgid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass  # the group is gone
-
-
-_T = TypeVar("_T")
-
-#: a started child, the monotonic ns just before its spawn, the CPUs it was pinned to
-_Spawned = tuple[subprocess.Popen[bytes], int, tuple[int, ...] | None]
-
-
-class _ParseInterrupted(Exception):
-    """Raised into the readings search by :meth:`LocalExecutor.interrupt`."""
-
-
-def _limit_as(limit: int) -> Callable[[], None]:
-    """A preexec function setting RLIMIT_AS (soft and hard) to ``limit`` bytes."""
-
-    def preexec() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-    return preexec
-
-
-#: what programs print when an allocation fails (CPython, glibc, C++, Go, Rust, Java)
-_OOM_WORDS = (
-    "MemoryError",
-    "Cannot allocate memory",
-    "bad_alloc",
-    "out of memory",
-    "memory allocation of",
-    "OutOfMemoryError",
-)
-
-
-def _memory_reason(limit: int, reason: str, stderr_tail: str) -> str:
-    """The reason of a failed round that ran under ``memory_limit``: say so, and say that
-    the limit was exceeded when the program's output shows a failed allocation."""
-    mib = limit / 2**20
-    if any(word in stderr_tail for word in _OOM_WORDS):
-        return f"exceeded memory_limit {mib:g} MiB (RLIMIT_AS): {reason}"
-    return f"{reason} (memory_limit {mib:g} MiB (RLIMIT_AS) was in force)"
-
-
-def _argv_of(spec: RoundSpec) -> tuple[str, ...]:
-    if spec.shell:
-        if len(spec.argv) != 1:
-            raise UserError(
-                f"workload {spec.workload!r}: a shell command must be one string, "
-                f"got {len(spec.argv)}"
-            )
-        return ("/bin/sh", "-c", spec.argv[0])
-    if not spec.argv or not spec.argv[0]:
-        raise UserError(f"workload {spec.workload!r}: the command is empty")
-    return tuple(spec.argv)
-
-
-def _spawn_reason(exc: OSError, argv: tuple[str, ...], spec: RoundSpec) -> str:
-    what = exc.strerror or str(exc)
-    if spec.cwd is not None and exc.filename == spec.cwd:
-        return f"cannot enter working directory {spec.cwd!r}: {what}"
-    return f"cannot execute {argv[0]!r}: {what}"
-
-
-def _not_run(
-    spec: RoundSpec,
-    started_at: float,
-    status: RoundStatus,
-    reason: str,
-    cpus: tuple[int, ...] | None,
-    wall_ns: int = 0,
-) -> RoundOutcome:
-    """Outcome of a round whose child never ran: no CPU time, no RSS, no exit code."""
-    return RoundOutcome(
-        status=status,
-        wall_ns=wall_ns,
-        user_s=0.0,
-        sys_s=0.0,
-        max_rss_kib=0,
-        exit_code=None,
-        started_at=started_at,
-        cpus=cpus,
-        reason=reason,
-        extra={"started": False},
-    )
-
-
-def _pin_reason(spec: RoundSpec, exc: BaseException) -> str:
-    why = getattr(exc, "strerror", None) or str(exc)
-    return (
-        f"cannot pin to CPUs {list(spec.cpus or ())}: {why}; "
-        f"this process may use {sorted(os.sched_getaffinity(0))}"
-    )
-
-
-class _Spawner:
-    """A thread pinned to ``cpus`` for its whole life that starts children on request, so
-    they inherit its CPU mask (docs/loop.md "Pinning"). :attr:`error` is set when it could
-    not be pinned (it then ends at once); :attr:`applied` is the mask it got."""
-
-    def __init__(self, cpus: tuple[int, ...]) -> None:
-        self.cpus = cpus
-        self.error: BaseException | None = None
-        self.applied: tuple[int, ...] | None = None
-        self._go = threading.Lock()
-        self._done = threading.Lock()
-        self._go.acquire()
-        self._done.acquire()
-        self._job: Callable[[], object] | None = None
-        self._result: tuple[bool, object] = (True, None)
-        self._thread = threading.Thread(target=self._run, name="benchrun-spawner", daemon=True)
-        self._thread.start()
-        self._done.acquire()  # pinned (or failed to)
-
-    def _run(self) -> None:
-        try:
-            os.sched_setaffinity(0, self.cpus)
-            self.applied = tuple(sorted(os.sched_getaffinity(0)))
-        except (OSError, ValueError, TypeError) as exc:
-            self.error = exc
-            self._done.release()
-            return
-        self._done.release()
-        while True:
-            self._go.acquire()
-            job = self._job
-            if job is None:
-                return
-            try:
-                self._result = (True, job())
-            except BaseException as exc:  # handed to the caller
-                self._result = (False, exc)
-            self._done.release()
-
-    def call(self, job: Callable[[], _T]) -> _T:
-        """Run ``job`` in the pinned thread and return what it returned (or raise what it
-        raised). Interrupted while waiting (KeyboardInterrupt), it still waits for the job,
-        kills the child it started, and re-raises."""
-        self._job = job
-        self._go.release()
-        try:
-            self._done.acquire()
-        except BaseException:
-            while True:
-                try:
-                    self._done.acquire()
-                    break
-                except BaseException:
-                    continue
-            ok, value = self._result
-            if ok and isinstance(value, tuple) and isinstance(value[0], subprocess.Popen):
-                _killpg(value[0].pid, signal.SIGKILL)
-                os.wait4(value[0].pid, 0)
-                value[0].returncode = -1
-            raise
-        ok, value = self._result
-        self._result = (True, None)
-        if not ok:
-            assert isinstance(value, BaseException)
-            raise value
-        return value  # type: ignore[return-value]
-
-    def close(self) -> None:
-        if self.error is None and self._thread.is_alive():
-            self._job = None
-            self._go.release()
-            self._thread.join(timeout=1.0)
+    def close(self, *names: str) -> None:
+        """Close the named ends (all when none is named) that are still open."""
+        for name in names or ("out_r", "out_w", "err_r", "err_w", "release_r", "release_w"):
+            fd = getattr(self, name)
+            if fd >= 0:
+                os.close(fd)
+                setattr(self, name, -1)
 
 
 class LocalExecutor:
@@ -353,15 +140,15 @@ class LocalExecutor:
         self._use_cgroup = use_cgroup
         self.stay_in_cgroup = stay_in_cgroup
         self.pin_by_thread = pin_by_thread
-        self._spawner: _Spawner | None = None
+        self._spawner: Spawner | None = None
         self._parsing = False
         self._containment: Containment | None = None
         #: where the in-flight record of each round is written (the campaign sets it)
         self.inflight_path: Path | None = None
         #: the campaign id written into the in-flight record
         self.inflight_campaign: int | None = None
-        #: cachegrind's output directory (made at the first round that needs it)
-        self._cg_dir: Path | None = None
+        #: the counter metrics of its rounds (runner/execute/local_counters.py)
+        self._counters = LocalCounters()
 
     @property
     def containment(self) -> Containment:
@@ -387,10 +174,9 @@ class LocalExecutor:
         inflight = getattr(self, "inflight_path", None)
         if inflight is not None:
             discard_spare(inflight)
-        cg_dir = getattr(self, "_cg_dir", None)
-        if cg_dir is not None:
-            shutil.rmtree(cg_dir, ignore_errors=True)
-            self._cg_dir = None
+        counters = getattr(self, "_counters", None)
+        if counters is not None:
+            counters.close()
 
     def __del__(self) -> None:
         self.close()
@@ -413,7 +199,7 @@ class LocalExecutor:
             # called from a signal handler while a pattern searches the round's output:
             # abort the search (the regex module serves signals while it matches)
             self._interrupt_pending = False
-            raise _ParseInterrupted
+            raise ParseInterrupted
 
     def clear_interrupt(self) -> None:
         """Forget an interrupt that arrived while no round was in flight."""
@@ -433,155 +219,132 @@ class LocalExecutor:
         A bad spec (empty argv, shell with more than one string, unusable readings
         spec) raises :class:`runner.errors.UserError` before anything is started.
         """
-        argv = _argv_of(spec)
+        argv = argv_of(spec)
         if spec.readings is not None:
             check_readings_spec(spec.readings)
-        plan = self._counter_plan(spec)
+        plan = self._counters.plan(spec)
         started_at = time.time()
         if self._interrupt_pending:
             self._interrupt_pending = False
-            return _not_run(spec, started_at, "interrupted", "interrupted before start", None)
+            return not_run(spec, started_at, "interrupted", "interrupted before start", None)
         whole = self.readings_stdout_limit if spec.readings is not None else None
-        stdout = _Stream(spec.output_limit, whole)
-        stderr = _Stream(spec.output_limit, None)
-        out_r, out_w = os.pipe2(os.O_CLOEXEC)
-        err_r, err_w = os.pipe2(os.O_CLOEXEC)
-        release_r = release_w = -1
-        if plan is not None and plan.cachegrind:
-            assert plan.valgrind is not None
-            argv = cachegrind_argv(plan.valgrind, self._cachegrind_dir(), argv)
-        if plan is not None and plan.perf:
-            argv = ("/bin/sh", "-c", COUNTER_BARRIER, "benchrun-counters", *argv)
-            release_r, release_w = os.pipe2(os.O_CLOEXEC)
+        stdout = Stream(spec.output_limit, whole)
+        stderr = Stream(spec.output_limit, None)
+        pipes = _Pipes.open(release=plan is not None and bool(plan.perf))
+        argv = self._counters.argv(plan, argv)
         # The kernel folds the spawner's peak RSS into the child's ru_maxrss at exec (the
         # old mm's high-water mark is kept), so a child's max RSS is never below this.
         rss_floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        try:
+            started = self._start(spec, argv, pipes, started_at, plan)
+            if isinstance(started, RoundOutcome):
+                return started
+            (proc, t0, applied), wait_before = started
+            watched, t0 = self._run(spec, proc, t0, pipes, plan, (stdout, stderr), wait_before)
+        finally:
+            pipes.close()
+        watched.extra["max_rss_floor_kib"] = rss_floor
+        return self._outcome(spec, watched, t0, started_at, applied, stdout, stderr)
+
+    def _start(
+        self,
+        spec: RoundSpec,
+        argv: tuple[str, ...],
+        pipes: _Pipes,
+        started_at: float,
+        plan: CounterPlan | None,
+    ) -> tuple[Spawned, int | None] | RoundOutcome:
+        """Spawn the round's child in the rounds' cgroup, the in-flight record written
+        first; the child and the cgroup's stall total before it (µs, None without cgroup
+        pressure), or the outcome of a round that could not start (all undone)."""
         containment = self.containment
         wait_before: int | None = None
         if self.inflight_path is not None:  # before the spawn: a crash may come at any time
             record_inflight(self.inflight_path, None, containment.cgroup, self.inflight_campaign)
         try:
+            containment.enter()  # the child starts in the rounds' cgroup
+        except OSError as exc:
+            why = f"cannot enter the rounds' cgroup {containment.cgroup}: {exc.strerror or exc}"
+            spawned: Spawned | RoundOutcome = not_run(spec, started_at, "failed", why, None)
+        else:
+            # the cgroup's stall total before the round (one pread, untimed)
+            wait_before = containment.cpu_wait_us()
+            release_r = None if pipes.release_r < 0 else pipes.release_r
             try:
-                containment.enter()  # the child starts in the rounds' cgroup
-            except OSError as exc:
-                why = f"cannot enter the rounds' cgroup {containment.cgroup}: {exc.strerror or exc}"
-                spawned: _Spawned | RoundOutcome = _not_run(spec, started_at, "failed", why, None)
-            else:
-                # the cgroup's stall total before the round (one pread, untimed)
-                wait_before = containment.cpu_wait_us()
-                try:
-                    spawned = self._spawn(
-                        spec, argv, out_w, err_w, started_at, None if release_r < 0 else release_r
-                    )
-                except BaseException:
-                    containment.leave()
-                    raise
-            os.close(out_w)
-            os.close(err_w)
-            out_w = err_w = -1
-            if release_r >= 0:
-                os.close(release_r)
-                release_r = -1
-            if isinstance(spawned, RoundOutcome):
-                containment.leave()
-                if self.inflight_path is not None:
-                    clear_inflight(self.inflight_path)
-                if plan is not None and plan.cachegrind:
-                    cachegrind_total(self._cachegrind_dir())  # clears the directory
-                return spawned
-            proc, t0, applied = spawned
-            watched = _Watched()
-            perf: PerfCounters | None = None
-            record_pid: Callable[[], None] | None = None
-            if self.inflight_path is not None:
-                record_pid = functools.partial(
-                    record_inflight,
-                    self.inflight_path,
-                    proc.pid,
-                    containment.cgroup,
-                    self.inflight_campaign,
-                )
-            if wait_before is None:  # no cgroup pressure: the leader's schedstat instead
-                fd = open_schedstat(proc.pid)
-                watched.schedstat_fd = -1 if fd is None else fd
-            try:
-                if release_w >= 0:
-                    assert plan is not None
-                    try:
-                        perf = PerfCounters(plan, proc.pid)
-                    except OSError as exc:  # closing the pipe unread ends the shell (exit 125)
-                        watched.counter_error = (
-                            f"cannot count {', '.join(plan.perf)}: perf_event_open: "
-                            f"{exc.strerror or exc}"
-                        )
-                    else:
-                        t0 = time.monotonic_ns()  # the workload starts now: its wall time
-                        os.write(release_w, b"go\n")
-                    os.close(release_w)
-                    release_w = -1
-                self._watch(proc.pid, spec, t0, {out_r: stdout, err_r: stderr}, watched, record_pid)
-                if wait_before is not None:
-                    wait_after = containment.cpu_wait_us()
-                    if wait_after is not None:
-                        watched.wait_ns = max(0, wait_after - wait_before) * 1000
-                        watched.wait_source = SOURCE_PRESSURE
+                spawned = self._spawn(spec, argv, pipes.out_w, pipes.err_w, started_at, release_r)
             except BaseException:
-                # e.g. KeyboardInterrupt raised by a signal handler: never leave the
-                # group running or the child unreaped
-                if watched.end_ns == 0:
-                    _killpg(proc.pid, signal.SIGKILL)
-                    os.wait4(proc.pid, 0)
+                containment.leave()
                 raise
-            finally:
-                if watched.schedstat_fd >= 0:
-                    os.close(watched.schedstat_fd)
-                proc.returncode = -1  # reaped by us: Popen must never wait on this pid
-                # after the round is timed: nothing it started outlives it
-                if containment.end_round(proc.pid, stay=self.stay_in_cgroup):
-                    watched.extra["leftovers_killed"] = True
-                if self.inflight_path is not None:
-                    clear_inflight(self.inflight_path)
-                if plan is not None:  # every process of the round is gone: counts complete
-                    self._read_counters(plan, perf, watched)
+        pipes.close("out_w", "err_w", "release_r")
+        if isinstance(spawned, RoundOutcome):
+            containment.leave()
+            if self.inflight_path is not None:
+                clear_inflight(self.inflight_path)
+            self._counters.discard(plan)
+            return spawned
+        return spawned, wait_before
+
+    def _run(
+        self,
+        spec: RoundSpec,
+        proc: subprocess.Popen[bytes],
+        t0: int,
+        pipes: _Pipes,
+        plan: CounterPlan | None,
+        streams: tuple[Stream, Stream],
+        wait_before: int | None,
+    ) -> tuple[Watched, int]:
+        """Release (with counters), watch and reap the started child, then end what it
+        left behind; what was watched and the round's start (monotonic ns: the release
+        when counters held the child at their barrier, else ``t0``)."""
+        containment = self.containment
+        watched = Watched()
+        perf: PerfCounters | None = None
+        record_pid: Callable[[], None] | None = None
+        if self.inflight_path is not None:
+            record_pid = functools.partial(
+                record_inflight,
+                self.inflight_path,
+                proc.pid,
+                containment.cgroup,
+                self.inflight_campaign,
+            )
+        if wait_before is None:  # no cgroup pressure: the leader's schedstat instead
+            fd = open_schedstat(proc.pid)
+            watched.schedstat_fd = -1 if fd is None else fd
+        try:
+            if pipes.release_w >= 0:
+                assert plan is not None
+                perf, t0 = self._counters.release(plan, proc.pid, pipes.release_w, watched, t0)
+                pipes.close("release_w")
+            stdout, stderr = streams
+            self._watch(
+                proc.pid, spec, t0, {pipes.out_r: stdout, pipes.err_r: stderr}, watched, record_pid
+            )
+            if wait_before is not None:
+                wait_after = containment.cpu_wait_us()
+                if wait_after is not None:
+                    watched.wait_ns = max(0, wait_after - wait_before) * 1000
+                    watched.wait_source = SOURCE_PRESSURE
+        except BaseException:
+            # e.g. KeyboardInterrupt raised by a signal handler: never leave the
+            # group running or the child unreaped
+            if watched.end_ns == 0:
+                killpg(proc.pid, signal.SIGKILL)
+                os.wait4(proc.pid, 0)
+            raise
         finally:
-            for fd in (out_r, err_r, out_w, err_w, release_r, release_w):
-                if fd >= 0:
-                    os.close(fd)
-        watched.extra["max_rss_floor_kib"] = rss_floor
-        return self._outcome(spec, watched, t0, started_at, applied, stdout, stderr)
-
-    def _counter_plan(self, spec: RoundSpec) -> CounterPlan | None:
-        """How ``spec.counters`` are counted here (None: no counters); a :class:`UserError`
-        when this machine can count one of them neither way."""
-        if not spec.counters:
-            return None
-        return plan_counters(spec.counters)
-
-    def _cachegrind_dir(self) -> Path:
-        """The executor's private directory (0700) for cachegrind's per-process files."""
-        if self._cg_dir is None:
-            self._cg_dir = Path(tempfile.mkdtemp(prefix="benchrun-cachegrind-"))
-        return self._cg_dir
-
-    def _read_counters(self, plan: CounterPlan, perf: PerfCounters | None, w: _Watched) -> None:
-        """Read the round's counters into ``w`` (and close them): the perf counters, and
-        cachegrind's instruction total over its per-process files (which are removed)."""
-        readings: list[CounterReading] = []
-        if perf is not None:
-            try:
-                readings.extend(perf.read())
-            except OSError as exc:
-                w.counter_error = f"cannot read the counters: {exc.strerror or exc}"
-            finally:
-                perf.close()
-        if plan.cachegrind:
-            total = cachegrind_total(self._cachegrind_dir())
-            if total is None:
-                w.counter_error = w.counter_error or "cachegrind wrote no instruction count"
-            else:
-                source, scope = plan.sources()["instructions"]
-                readings.append(CounterReading("instructions", float(total), source, scope))
-        w.counters = tuple(readings)
+            if watched.schedstat_fd >= 0:
+                os.close(watched.schedstat_fd)
+            proc.returncode = -1  # reaped by us: Popen must never wait on this pid
+            # after the round is timed: nothing it started outlives it
+            if containment.end_round(proc.pid, stay=self.stay_in_cgroup):
+                watched.extra["leftovers_killed"] = True
+            if self.inflight_path is not None:
+                clear_inflight(self.inflight_path)
+            if plan is not None:  # every process of the round is gone: counts complete
+                self._counters.read(plan, perf, watched)
+        return watched, t0
 
     def _spawn(
         self,
@@ -591,7 +354,7 @@ class LocalExecutor:
         err_w: int,
         started_at: float,
         stdin: int | None = None,
-    ) -> _Spawned | RoundOutcome:
+    ) -> Spawned | RoundOutcome:
         """Start the child pinned to ``spec.cpus``; an outcome instead if it cannot start.
 
         Pinned, the child is started by the executor's spawner thread, which is pinned to
@@ -600,26 +363,11 @@ class LocalExecutor:
         this thread there and back cost two migrations; ``pin_by_thread=False`` moves it).
         """
 
-        def start(applied: tuple[int, ...] | None) -> _Spawned | RoundOutcome:
-            t0 = time.monotonic_ns()
-            try:
-                proc = subprocess.Popen(
-                    argv,
-                    stdin=self._devnull if stdin is None else stdin,
-                    stdout=out_w,
-                    stderr=err_w,
-                    env=self._child_env(spec.env),
-                    cwd=spec.cwd,
-                    start_new_session=True,
-                    preexec_fn=None if spec.memory_limit is None else _limit_as(spec.memory_limit),
-                )
-            except OSError as exc:
-                wall = time.monotonic_ns() - t0
-                reason = _spawn_reason(exc, argv, spec)
-                return _not_run(spec, started_at, "failed", reason, applied, wall)
-            except ValueError as exc:  # NUL byte in argv/env, '=' in a variable name
-                return _not_run(spec, started_at, "failed", f"cannot start: {exc}", applied)
-            return proc, t0, applied
+        stdio = (self._devnull if stdin is None else stdin, out_w, err_w)
+        env = self._child_env(spec.env)
+
+        def start(applied: tuple[int, ...] | None) -> Spawned | RoundOutcome:
+            return start_child(spec, argv, stdio, env, started_at, applied)
 
         if spec.cpus is None:
             return start(None)
@@ -628,226 +376,93 @@ class LocalExecutor:
             if spawner is None or spawner.cpus != tuple(spec.cpus):
                 if spawner is not None:
                     spawner.close()
-                spawner = self._spawner = _Spawner(tuple(spec.cpus))
+                spawner = self._spawner = Spawner(tuple(spec.cpus))
             if spawner.error is not None:
                 self._spawner = None
-                return _not_run(spec, started_at, "failed", _pin_reason(spec, spawner.error), None)
+                return not_run(spec, started_at, "failed", pin_reason(spec, spawner.error), None)
             applied = spawner.applied
             return spawner.call(lambda: start(applied))
         saved_mask = os.sched_getaffinity(0)
         try:
             os.sched_setaffinity(0, spec.cpus)
         except (OSError, ValueError, TypeError) as exc:
-            return _not_run(spec, started_at, "failed", _pin_reason(spec, exc), None)
+            return not_run(spec, started_at, "failed", pin_reason(spec, exc), None)
         try:
             return start(tuple(sorted(os.sched_getaffinity(0))))
         finally:
             os.sched_setaffinity(0, saved_mask)
 
     def _exit_fd(self, pid: int) -> tuple[int, list[int]]:
-        """A file descriptor that becomes readable when the child has exited (not reaped).
-
-        A pidfd where the kernel offers one; otherwise a pipe written by a short-lived
-        thread blocked in ``waitid(WEXITED | WNOWAIT)``, which also notes the exit time in
-        the returned list (the thread owns and closes the write end).
-        """
+        """A file descriptor that becomes readable when the child has exited (not reaped):
+        a pidfd where the kernel offers one, else :func:`runner.execute.watch.exit_pipe`
+        (which also notes the exit time in the returned list)."""
         if self.use_pidfd:
             try:
                 return os.pidfd_open(pid), []
             except OSError:
                 self.use_pidfd = False  # e.g. ENOSYS under an old kernel or seccomp
-        exit_r, exit_w = os.pipe2(os.O_CLOEXEC)
-        exited_ns: list[int] = []
+        return exit_pipe(pid)
 
-        def wait_for_exit() -> None:
-            try:
-                os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
-            except ChildProcessError:
-                pass  # already reaped by the launching thread after an exception
-            exited_ns.append(time.monotonic_ns())
-            try:
-                os.write(exit_w, b"x")
-            except OSError:
-                pass  # the launching thread gave up and closed the read end
-            finally:
-                os.close(exit_w)
-
-        threading.Thread(target=wait_for_exit, name=f"benchrun-wait-{pid}", daemon=True).start()
-        return exit_r, exited_ns
+    def _take_interrupt(self) -> bool:
+        """Whether an interrupt is pending; it is taken (cleared) when it is."""
+        if self._interrupt_pending:
+            self._interrupt_pending = False
+            return True
+        return False
 
     def _watch(
         self,
         pid: int,
         spec: RoundSpec,
         t0: int,
-        streams: dict[int, _Stream],
-        w: _Watched,
+        streams: dict[int, Stream],
+        w: Watched,
         on_running: Callable[[], None] | None = None,
     ) -> None:
-        """Read the pipes until the child is reaped and the pipes are closed (or given up).
-
-        Results go into ``w`` as they happen (so a caller seeing an exception knows whether
-        the child was already reaped).
-
-        The process group id is ``pid`` (the child is a session leader). On timeout or
-        interrupt the group gets SIGTERM, then SIGKILL after ``kill_grace``; once the child
-        has exited, the group gets SIGKILL before the child is reaped (its zombie keeps the
-        group id from being reused), so no descendant of a killed round survives. After a
-        normal exit, descendants holding the pipes open get ``drain_grace`` before the
-        group is killed and reading stops.
+        """Read the pipes until the child is reaped and the pipes are closed (or given up),
+        by the rules of :func:`runner.execute.watch.watch`, the timeout ``spec.timeout``
+        counted from ``t0`` (monotonic ns). Results go into ``w`` as they happen.
+        ``on_running`` is called once the child has run :data:`RECORD_AFTER_S`, while it
+        runs (a round that ends sooner never waits for it).
         """
-        poller = select.poll()
-        for fd in streams:
-            poller.register(fd, select.POLLIN)
-        poller.register(self._wake_r, select.POLLIN)
-        exit_fd, exited_ns = self._exit_fd(pid)
-        poller.register(exit_fd, select.POLLIN)
-        open_fds = dict(streams)
-        deadline = t0 / 1e9 + spec.timeout
-        # the in-flight record of the pid is written once the child has run RECORD_AFTER_S:
-        # a round that ends sooner never waits for the write
         record_at = t0 / 1e9 + RECORD_AFTER_S if on_running is not None else math.inf
-        kill_at: float | None = None  # when SIGKILL follows SIGTERM
-        killed = False
-        stop_reading_at = math.inf
+        child = Child(pid, streams, t0 / 1e9 + spec.timeout, w, on_running, record_at)
+        watch(
+            (child,),
+            wake_r=self._wake_r,
+            take_interrupt=self._take_interrupt,
+            kill_grace=self.kill_grace,
+            drain_grace=self.drain_grace,
+            exit_fd=self._exit_fd,
+        )
+
+    def _parse_readings(self, stdout: str, spec: ReadingsSpec) -> tuple[float, ...]:
+        """:func:`parse_readings`, marked as under way so that :meth:`interrupt` aborts it."""
+        self._parsing = True
         try:
-            while True:
-                now = time.monotonic()
-                if w.end_ns == 0:
-                    if w.cause is None and self._interrupt_pending:
-                        self._interrupt_pending = False
-                        w.cause = "interrupted"
-                    elif w.cause is None and now >= deadline:
-                        w.cause = "timeout"
-                    if w.cause is not None and kill_at is None:
-                        _killpg(pid, signal.SIGTERM)
-                        kill_at = now + self.kill_grace
-                    if kill_at is not None and not killed and now >= kill_at:
-                        _killpg(pid, signal.SIGKILL)
-                        killed = True
-                    if w.cause is None:
-                        wait_s = deadline - now
-                    elif not killed:
-                        wait_s = kill_at - now  # type: ignore[operator]
-                    else:
-                        wait_s = 1.0  # SIGKILL sent: only the exit is awaited
-                    wait_s = min(wait_s, record_at - now)
-                else:
-                    if not open_fds:
-                        break
-                    if now >= stop_reading_at:
-                        if killed:
-                            w.extra["output_incomplete"] = True
-                            break
-                        w.extra["descendants_killed"] = True
-                        _killpg(pid, signal.SIGKILL)
-                        killed = True
-                        stop_reading_at = now + _AFTER_KILL_READ
-                    wait_s = stop_reading_at - now
-                # capped so that an infinite timeout still works (poll wants finite ms)
-                events = poller.poll(max(0, math.ceil(min(wait_s, 60.0) * 1000)))
-                ready = {fd for fd, ev in events if ev & _POLL_IN}
-                if on_running is not None and exit_fd not in ready and w.end_ns == 0:
-                    if time.monotonic() >= record_at:
-                        on_running()
-                        on_running, record_at = None, math.inf
-                if exit_fd in ready and w.end_ns == 0:
-                    if w.cause is not None:
-                        _killpg(pid, signal.SIGKILL)
-                        killed = True
-                    if w.schedstat_fd >= 0:  # the zombie's run-queue wait, before the reap
-                        w.wait_ns = read_run_delay_ns(w.schedstat_fd)
-                        w.wait_source = None if w.wait_ns is None else SOURCE_SCHEDSTAT
-                    _, w.wait_status, w.rusage = os.wait4(pid, 0)
-                    w.end_ns = exited_ns[0] if exited_ns else time.monotonic_ns()
-                    grace = _AFTER_KILL_READ if killed else self.drain_grace
-                    stop_reading_at = time.monotonic() + grace
-                    poller.unregister(exit_fd)
-                for fd in ready:
-                    stream = open_fds.get(fd)
-                    if stream is not None:
-                        data = os.read(fd, _READ_CHUNK)
-                        if data:
-                            stream.add(data)
-                        else:
-                            poller.unregister(fd)
-                            del open_fds[fd]
-                    elif fd == self._wake_r:
-                        try:
-                            os.read(fd, 4096)
-                        except BlockingIOError:
-                            pass
+            return parse_readings(stdout, spec)
         finally:
-            os.close(exit_fd)
+            self._parsing = False
 
     def _outcome(
         self,
         spec: RoundSpec,
-        w: _Watched,
+        w: Watched,
         t0: int,
         started_at: float,
         applied: tuple[int, ...] | None,
-        stdout: _Stream,
-        stderr: _Stream,
+        stdout: Stream,
+        stderr: Stream,
     ) -> RoundOutcome:
-        assert w.wait_status is not None and w.rusage is not None
-        exit_code = os.waitstatus_to_exitcode(w.wait_status)
-        status: RoundStatus = "ok"
-        reason: str | None = None
-        readings: tuple[float, ...] = ()
-        if w.cause == "timeout":
-            status, reason = "timeout", f"timed out after {float(spec.timeout)} s"
-        elif w.cause == "interrupted":
-            status, reason = "interrupted", "interrupted; process group killed"
-        elif exit_code < 0:
-            status, reason = "failed", f"killed by signal {_signal_name(-exit_code)}"
-        elif exit_code > 0:
-            status, reason = "failed", f"exit code {exit_code}"
-        if status == "failed" and spec.memory_limit is not None:
-            reason = _memory_reason(spec.memory_limit, reason or "", stderr.tail_text())
-        elif status == "ok" and spec.readings is not None:
-            if stdout.overflow:
-                mib = self.readings_stdout_limit / 2**20
-                status = "failed"
-                reason = f"stdout exceeded {mib:g} MiB; readings were not parsed"
-            else:
-                try:
-                    self._parsing = True
-                    try:
-                        readings = parse_readings(stdout.whole_text(), spec.readings)
-                    finally:
-                        self._parsing = False
-                except ReadingsError as exc:
-                    status, reason = "failed", str(exc)
-                except _ParseInterrupted:
-                    status, reason = "interrupted", "interrupted while parsing the readings"
-        counters = w.counters
-        if w.counter_error is not None and status in ("ok", "failed"):
-            status, reason = "failed", w.counter_error
-        elif status == "ok":
-            missing = [m for m in spec.counters if m not in {c.metric for c in counters}]
-            if missing:
-                status, reason = "failed", f"no count of {', '.join(missing)}"
-        if status != "ok":
-            counters = ()
-        ru = w.rusage
-        extra = dict(w.extra)
-        extra.update(stdout_bytes=stdout.total, stderr_bytes=stderr.total)
-        return RoundOutcome(
-            status=status,
-            wall_ns=w.end_ns - t0,
-            user_s=float(ru.ru_utime),  # type: ignore[attr-defined]
-            sys_s=float(ru.ru_stime),  # type: ignore[attr-defined]
-            max_rss_kib=int(ru.ru_maxrss),  # type: ignore[attr-defined]
-            exit_code=exit_code,
-            started_at=started_at,
-            cpus=applied,
-            readings=readings,
-            reason=reason,
-            stdout_tail=stdout.tail_text(),
-            stderr_tail=stderr.tail_text(),
-            extra=extra,
-            wait_ns=w.wait_ns,
-            wait_source=w.wait_source,
-            counters=counters,
+        """The round's outcome (:func:`runner.execute.outcome.round_outcome`)."""
+        return round_outcome(
+            spec,
+            w,
+            t0,
+            started_at,
+            applied,
+            stdout,
+            stderr,
+            readings_stdout_limit=self.readings_stdout_limit,
+            parse=self._parse_readings,
         )
