@@ -159,6 +159,14 @@ def _running(pid: int) -> bool:
     return state not in "ZX"
 
 
+def _runs_sleep(pid: int) -> bool:
+    """Whether process ``pid`` runs ``sleep`` (its barrier shell exec'd the workload)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0] == b"sleep"
+    except OSError:
+        return False
+
+
 RUNNER = """
 import os, sys
 from pathlib import Path
@@ -191,6 +199,11 @@ def test_a_runner_killed_during_a_duet_leaves_both_sides_to_the_next_run(tmp_pat
         assert doc.get("others"), "the duet's in-flight record never named both sides"
         pids = [int(doc["pid"]), int(doc["others"][0]["pgid"])]  # type: ignore[index]
         assert all(start_ticks(p) is not None for p in pids)
+        # killed after the release: both sides run the workload (before it, a side at the
+        # barrier reads the end of the runner's pipe and exits 125, leaving nothing)
+        while time.monotonic() < deadline and not all(_runs_sleep(p) for p in pids):
+            time.sleep(0.02)
+        assert all(_runs_sleep(p) for p in pids), "the duet's sides were never released"
     finally:
         runner.kill()  # SIGKILL: the duet's sides live on, in their own sessions
         runner.wait()
