@@ -306,8 +306,7 @@ def workload_stats(w: WorkloadView) -> Table:
         if not d.get("drifted") and vn is not None and p is not None:
             text += f" (von Neumann ratio {vn:.2f}, p {p:.2g})"
         rows.append(("drift of the steady rounds (stats/drift.py)", str(text)))
-    nodes = (w.collected or {}).get("nodes")
-    if nodes:
+    if e is not None and e.nodes:
         rows.append(("nodes (docs/methods.md §14)", str(node_line(w.name, w.collected, du))))
     if w.direction == "higher_is_better":
         rows.append(("harmonic mean (rate)", val(w.harmonic_mean)))
@@ -315,9 +314,8 @@ def workload_stats(w: WorkloadView) -> Table:
         rows.append(("status", f"{w.status}: {w.status_reason or ''}"))
     if w.last_failure:
         rows.append(("last failure", w.last_failure))
-    notes = (w.collected or {}).get("notes") or []
-    if notes:
-        rows.append(("notes", "; ".join(notes)))
+    if e is not None and e.notes:
+        rows.append(("notes", "; ".join(e.notes)))
     return Table(
         f"statistics of {w.name}",
         ("statistic", "value"),

@@ -26,6 +26,7 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.machine.revision import SAFE_GIT_OPTIONS, Revision
 from benchrun.runner.results.campaigns import DONE
 from benchrun.runner.results.conditions import fingerprint_of
+from benchrun.runner.results.settings import campaign_settings
 from benchrun.runner.store.database import Store
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ def _points(db: Path) -> dict[tuple[str, str, str, str, str, str], list[HistoryP
                 continue
             revision = Revision.from_dict((c.metadata or {}).get("revision"))
             machine = _machine(c.metadata)
-            confidence = float(c.settings.get("confidence", 0.95))
+            confidence = float(campaign_settings(c.settings).confidence)
             for r in workload_results(store, c, confidence):
                 col = r.collected or {}
                 mean = col.get("mean")

@@ -1,0 +1,145 @@
+"""A workload's estimate as one typed record on the read side (issue 30).
+
+The collector (runner/control/collector.py ``WorkloadStats``) computes a workload's
+estimate; what is stored, exported and printed as JSON is its ``to_dict`` (the
+``collected`` object of ``show --json``, the report's JSON and benchrun's export format),
+serialised there and nowhere else. Everything that reads an estimate back reads it as
+:class:`Estimate`, made by :func:`estimate_from` from that dict: the one place that knows
+how dicts written by older versions differ (no ``interval_low``/``interval_high`` or
+``certified`` before the uncertified interval existed, docs/methods.md §4.1: the CI was
+the interval then).
+
+Units: ``mean``, the CI and interval bounds are in the workload's unit (a per-work
+workload's: per unit of work); ``variance`` in unit²; ``rel_half_width`` a fraction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+__all__ = ["Estimate", "estimate_from"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A workload's estimate (docs/methods.md §3-4): mean and CI in the workload's unit.
+
+    ``variance`` is s_q² of the ``n_q`` subsession means of ``q`` readings (unit²);
+    ``rel_half_width`` = half width / |mean|. ``ci_low``/``ci_high`` are None without
+    enough data (then ``readings_needed`` may say how much is missing).
+
+    ``interval_low``/``interval_high`` are the interval every output prints: the CI when
+    ``certified``, else the collector's uncertified interval (docs/methods.md §4.1, from 3
+    readings on), which assumes tau <= ``tau_bound`` and is ``width_factor`` times the
+    i.i.d. t interval's width; ``interval_note`` is its mark ("independence not certified:
+    assumes tau <= 2.4, 1.6x the i.i.d. width"). Both None only without any interval.
+
+    ``rounds``: the steady rounds the collector was given; ``rounds_needed``: more rounds
+    the subsession rule estimates it needs; ``confidence``: the CI's level; ``notes``: what
+    the collector decided and why; ``nodes``: the node analysis (docs/methods.md §14) or
+    None; ``level_shift_at``/``level_shift_change``: the steady round (0-based) where the
+    level shifted and the shift's relative size, or None.
+    """
+
+    mean: float
+    variance: float | None
+    n_q: int | None
+    q: int | None
+    ci_low: float | None
+    ci_high: float | None
+    rel_half_width: float | None
+    enough: bool
+    n: int
+    warmup_readings: int
+    series: str
+    readings_needed: int | None = None
+    tau: float | None = None
+    ess: float | None = None
+    certified: bool = False
+    interval_low: float | None = None
+    interval_high: float | None = None
+    tau_bound: float | None = None
+    width_factor: float | None = None
+    interval_note: str | None = None
+    rounds: int = 0
+    rounds_needed: int | None = None
+    confidence: float | None = None
+    notes: tuple[str, ...] = ()
+    nodes: Mapping[str, Any] | None = None
+    level_shift_at: int | None = None
+    level_shift_change: float | None = None
+
+    @property
+    def has_interval(self) -> bool:
+        """An interval to show (certified or not)."""
+        return self.interval_low is not None and self.interval_high is not None
+
+    @property
+    def uncertified(self) -> bool:
+        """The interval shown is the uncertified one (docs/methods.md §4.1)."""
+        return self.has_interval and not self.certified
+
+    @property
+    def interval_rel_half_width(self) -> float | None:
+        """Half width / |mean| of the interval shown (certified or not)."""
+        if not self.has_interval or self.mean == 0:
+            return self.rel_half_width
+        assert self.interval_low is not None and self.interval_high is not None
+        return (self.interval_high - self.interval_low) / 2.0 / abs(self.mean)
+
+    @property
+    def usable(self) -> bool:
+        """Enough data for a CI and a comparison (n_q >= 2, a variance)."""
+        return self.enough and self.variance is not None and (self.n_q or 0) >= 2
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report JSON's ``estimate`` object: the fields up to ``interval_note`` (the
+        rest are in the ``collected`` object beside it)."""
+        return {k: getattr(self, k) for k in _SERIALISED}
+
+
+#: the fields :meth:`Estimate.to_dict` writes, in this order (the report's JSON format)
+_SERIALISED = tuple(f.name for f in fields(Estimate))[
+    : [f.name for f in fields(Estimate)].index("interval_note") + 1
+]
+
+
+def estimate_from(collected: Mapping[str, Any] | None) -> Estimate | None:
+    """The :class:`Estimate` of the collector's dict ``collected`` (``WorkloadStats.to_dict``
+    as stored, exported or computed); None without one or without a mean."""
+    c = collected
+    if not c or c.get("mean") is None:
+        return None
+    notes = c.get("notes")
+    return Estimate(
+        mean=float(c["mean"]),
+        variance=c.get("s2_q"),
+        n_q=c.get("n_q"),
+        q=c.get("q"),
+        ci_low=c.get("ci_low"),
+        ci_high=c.get("ci_high"),
+        rel_half_width=c.get("rel_half_width"),
+        enough=bool(c.get("enough")),
+        n=int(c.get("n") or 0),
+        warmup_readings=int(c.get("warmup_readings") or 0),
+        series=str(c.get("series") or "rounds"),
+        readings_needed=c.get("readings_needed"),
+        tau=c.get("tau"),
+        ess=c.get("ess"),
+        # dicts stored before the interval fields existed: the CI is the interval
+        certified=bool(c.get("certified", c.get("enough") and c.get("ci_low") is not None)),
+        interval_low=c.get("interval_low", c.get("ci_low")),
+        interval_high=c.get("interval_high", c.get("ci_high")),
+        tau_bound=c.get("tau_bound"),
+        width_factor=c.get("width_factor"),
+        interval_note=c.get("interval_note"),
+        rounds=int(c.get("rounds") or 0),
+        rounds_needed=c.get("rounds_needed"),
+        confidence=c.get("confidence"),
+        notes=tuple(str(n) for n in notes) if isinstance(notes, list | tuple) else (),
+        nodes=c.get("nodes") or None,
+        level_shift_at=c.get("level_shift_at"),
+        level_shift_change=c.get("level_shift_change"),
+    )
