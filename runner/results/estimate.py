@@ -106,40 +106,38 @@ _SERIALISED = tuple(f.name for f in fields(Estimate))[
 ]
 
 
+#: the stored key of each field of :class:`Estimate` whose name differs (the rest are stored
+#: under the field's name)
+_KEYS = {"variance": "s2_q"}
+#: how a stored value becomes the field's (fields not named here are taken as stored)
+_CONVERT: dict[str, Any] = {
+    "mean": float,
+    **dict.fromkeys(("enough", "certified"), bool),
+    **dict.fromkeys(("n", "warmup_readings", "rounds"), lambda v: int(v or 0)),
+    "series": lambda v: str(v or "rounds"),
+    "notes": lambda v: tuple(str(n) for n in v) if isinstance(v, list | tuple) else (),
+    "nodes": lambda v: v or None,
+}
+
+
 def estimate_from(collected: Mapping[str, Any] | None) -> Estimate | None:
     """The :class:`Estimate` of the collector's dict ``collected`` (``WorkloadStats.to_dict``
     as stored, exported or computed); None without one or without a mean."""
     c = collected
     if not c or c.get("mean") is None:
         return None
-    notes = c.get("notes")
-    return Estimate(
-        mean=float(c["mean"]),
-        variance=c.get("s2_q"),
-        n_q=c.get("n_q"),
-        q=c.get("q"),
-        ci_low=c.get("ci_low"),
-        ci_high=c.get("ci_high"),
-        rel_half_width=c.get("rel_half_width"),
-        enough=bool(c.get("enough")),
-        n=int(c.get("n") or 0),
-        warmup_readings=int(c.get("warmup_readings") or 0),
-        series=str(c.get("series") or "rounds"),
-        readings_needed=c.get("readings_needed"),
-        tau=c.get("tau"),
-        ess=c.get("ess"),
-        # dicts stored before the interval fields existed: the CI is the interval
-        certified=bool(c.get("certified", c.get("enough") and c.get("ci_low") is not None)),
-        interval_low=c.get("interval_low", c.get("ci_low")),
-        interval_high=c.get("interval_high", c.get("ci_high")),
-        tau_bound=c.get("tau_bound"),
-        width_factor=c.get("width_factor"),
-        interval_note=c.get("interval_note"),
-        rounds=int(c.get("rounds") or 0),
-        rounds_needed=c.get("rounds_needed"),
-        confidence=c.get("confidence"),
-        notes=tuple(str(n) for n in notes) if isinstance(notes, list | tuple) else (),
-        nodes=c.get("nodes") or None,
-        level_shift_at=c.get("level_shift_at"),
-        level_shift_change=c.get("level_shift_change"),
-    )
+    values = {
+        f.name: _CONVERT.get(f.name, _same)(c.get(_KEYS.get(f.name, f.name)))
+        for f in fields(Estimate)
+    }
+    # dicts stored before the interval fields existed: the CI is the interval
+    if "certified" not in c:
+        values["certified"] = bool(c.get("enough") and c.get("ci_low") is not None)
+    for bound in ("low", "high"):
+        if f"interval_{bound}" not in c:
+            values[f"interval_{bound}"] = c.get(f"ci_{bound}")
+    return Estimate(**values)
+
+
+def _same(v: Any) -> Any:
+    return v

@@ -18,7 +18,7 @@ alpha are probabilities.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from benchrun.runner.results.headline import pair_headline
@@ -180,36 +180,43 @@ class StoredVerdicts:
         }
 
 
+#: the stored key of each field of :class:`StoredComparison` whose name differs, for a pair
+#: and for a baseline comparison (the rest are stored under the field's name)
+_PAIR_KEYS = {"p": "welch_p", "p_holm": "welch_p_holm"}
+_BASELINE_KEYS = {
+    **_PAIR_KEYS,
+    "a": "baseline",
+    "b": "name",
+    "relative_difference": "relative_change",
+}
+#: how a stored value becomes the field's (fields not named here are taken as stored)
+_CONVERT: dict[str, Any] = {
+    **dict.fromkeys(("a", "b"), str),
+    **dict.fromkeys(
+        ("ratio", "ratio_low", "ratio_high", "p", "p_holm", "tost_p", "alpha")
+        + ("relative_difference", "independent_p"),
+        _float,
+    ),
+    **dict.fromkeys(("passes", "look", "rounds_needed"), _int),
+    "verdict": lambda v: str(v or "undecided"),
+    "notes": lambda v: tuple(str(n) for n in v or ()),
+}
+
+
 def _comparison(
     kind: str, p: Mapping[str, Any], units: Mapping[str, str], directions: Mapping[str, str]
 ) -> StoredComparison:
-    if kind == "pair":
-        a, b = str(p.get("a")), str(p.get("b"))
-        rel = _float(p.get("relative_difference"))
-    else:
-        a, b = str(p.get("baseline")), str(p.get("name"))
-        rel = _float(p.get("relative_change"))
-    return StoredComparison(
-        kind=kind,
-        a=a,
-        b=b,
-        headline=pair_headline(p, units, directions),
-        verdict=str(p.get("verdict") or "undecided"),
-        test=p.get("test"),
-        ratio=_float(p.get("ratio")),
-        ratio_low=_float(p.get("ratio_low")),
-        ratio_high=_float(p.get("ratio_high")),
-        passes=_int(p.get("passes")),
-        p=_float(p.get("welch_p")),
-        p_holm=_float(p.get("welch_p_holm")),
-        tost_p=_float(p.get("tost_p")),
-        look=_int(p.get("look")),
-        alpha=_float(p.get("alpha")),
-        relative_difference=rel,
-        rounds_needed=_int(p.get("rounds_needed")),
-        notes=tuple(str(n) for n in p.get("notes") or ()),
-        independent_p=_float(p.get("independent_p")),
-    )
+    keys = _PAIR_KEYS if kind == "pair" else _BASELINE_KEYS
+    values: dict[str, Any] = {"kind": kind, "headline": pair_headline(p, units, directions)}
+    for f in fields(StoredComparison):
+        if f.name not in values:
+            raw = p.get(keys.get(f.name, f.name))
+            values[f.name] = _CONVERT.get(f.name, _same)(raw)
+    return StoredComparison(**values)
+
+
+def _same(v: Any) -> Any:
+    return v
 
 
 def verdicts_from_dict(doc: Mapping[str, Any]) -> StoredVerdicts:
