@@ -593,7 +593,7 @@ def _rule_cis(model: CampaignModel) -> tuple[str, str]:
     no_ci = [n for n in no_ci if n not in paired_no_ci]
     marked = [_assumes(model.view(n)) for n in no_ci if _uncertified(model.view(n))]
     no_ci = [n for n in no_ci if not _uncertified(model.view(n))]
-    det = [w.name for w in views if (w.summary or {}).get("deterministic")]
+    det = [w.name for w in views if w.description.deterministic]
     if no_ci or marked:
         parts = []
         if marked:
@@ -624,7 +624,7 @@ def _rule_normality(views: list[WorkloadView]) -> tuple[str, str]:
     with_ci = [w for w in views if w.estimate is not None and w.estimate.ci_low is not None]
     # a deterministic workload's CI (CoV below 0.1 %) is as narrow as its readings: its
     # width does not depend on the shape of their distribution
-    det = [w.name for w in with_ci if (w.summary or {}).get("deterministic")]
+    det = [w.name for w in with_ci if w.description.deterministic]
     with_ci = [w for w in with_ci if w.name not in det]
     if not with_ci:
         marked = [w.name for w in views if _uncertified(w)]
@@ -724,20 +724,20 @@ def _rule_percentiles(views: list[WorkloadView], groups: list[Group]) -> tuple[s
     """Rule 8: median, quartiles and tail percentiles for every workload with readings; the
     workloads whose mean lies outside their median's CI (skewed) are named."""
     with_data = [w for w in views if w.steady.size]
-    lacking = [w.name for w in with_data if (w.summary or {}).get("median") is None]
+    lacking = [w.name for w in with_data if w.description.median is None]
     if lacking:
         return MISSING, f"no median or percentiles for {_names(lacking)}"
     if not with_data:
         return NA, "no steady readings to summarise"
     skewed = []
     for w in with_data:
-        s = w.summary or {}
-        lo, hi = s.get("median_ci_low"), s.get("median_ci_high")
+        s = w.description
+        lo, hi = s.median_ci_low, s.median_ci_high
         if w.estimate is not None and lo is not None and hi is not None:
             if not lo <= w.estimate.mean <= hi:
                 du = display_of(w)
                 skewed.append(
-                    f"{w.name} (mean {du.text(w.estimate.mean)}, median {du.text(s.get('median'))})"
+                    f"{w.name} (mean {du.text(w.estimate.mean)}, median {du.text(s.median)})"
                 )
     fits = sum(len(g.quantiles) for g in groups)
     detail = "median with its CI, quartiles, p90/p99 and a histogram per workload"

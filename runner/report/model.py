@@ -40,7 +40,12 @@ from benchrun.runner.format import DisplayUnit
 from benchrun.runner.importers.dataset import MAX_MAGNITUDE
 from benchrun.runner.report.verdicts import StoredVerdicts, verdicts_from_dict
 from benchrun.runner.results.comparisons import campaign_verdicts, experiment_of
-from benchrun.runner.results.estimate import Estimate, estimate_from
+from benchrun.runner.results.estimate import (
+    Description,
+    Estimate,
+    description_from,
+    estimate_from,
+)
 from benchrun.runner.results.metrics import MetricSummary, metric_summaries
 from benchrun.runner.results.settings import campaign_settings
 from benchrun.runner.results.workloads import (
@@ -127,6 +132,11 @@ class WorkloadView:
     #: the command as stored (argv list, or a string with ``shell: true``); None when the
     #: workload was imported or stored without one
     command: list[str] | str | None = None
+
+    @property
+    def description(self) -> Description:
+        """``summary`` as the typed :class:`Description` (all None without data)."""
+        return description_from(self.summary) or Description()
 
     @property
     def display(self) -> DisplayUnit:

@@ -270,7 +270,7 @@ def _rel_width(e: Estimate | None) -> str:
 
 
 def workload_stats(w: WorkloadView) -> Table:
-    s = w.summary or {}
+    s = w.description
     e = w.estimate
     du = w.display
 
@@ -290,12 +290,11 @@ def workload_stats(w: WorkloadView) -> Table:
         ("integrated autocorrelation time", format_number(e.tau) if e else "-"),
         (
             "median [CI] (per-round values)",
-            f"{val(s.get('median'))} [{val(s.get('median_ci_low'))}, "
-            f"{val(s.get('median_ci_high'))}]",
+            f"{val(s.median)} [{val(s.median_ci_low)}, {val(s.median_ci_high)}]",
         ),
-        ("std / CoV (per-round values)", f"{val(s.get('std'))} / {format_percent(s.get('cov'))}"),
-        ("min / Q1 / Q3 / max", " / ".join(val(s.get(k)) for k in ("min", "q1", "q3", "max"))),
-        ("p90 / p99", f"{val(s.get('p90'))} / {val(s.get('p99'))}"),
+        ("std / CoV (per-round values)", f"{val(s.std)} / {format_percent(s.cov)}"),
+        ("min / Q1 / Q3 / max", " / ".join(val(v) for v in (s.min, s.q1, s.q3, s.max))),
+        ("p90 / p99", f"{val(s.p90)} / {val(s.p99)}"),
         ("Tukey outliers among the steady readings (kept)", str(w.outliers)),
         ("Shapiro-Wilk p (subsession means)", format_number((w.normality or {}).get("p_value"))),
     ]

@@ -1,4 +1,5 @@
-"""A workload's estimate as one typed record on the read side (issue 30).
+"""A workload's estimate, and its descriptive statistics, as typed records on the read side
+(issue 30).
 
 The collector (runner/control/collector.py ``WorkloadStats``) computes a workload's
 estimate; what is stored, exported and printed as JSON is its ``to_dict`` (the
@@ -19,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["Estimate", "estimate_from"]
+__all__ = ["Description", "Estimate", "description_from", "estimate_from"]
 
 
 @dataclass(frozen=True)
@@ -141,3 +142,45 @@ def estimate_from(collected: Mapping[str, Any] | None) -> Estimate | None:
 
 def _same(v: Any) -> Any:
     return v
+
+
+@dataclass(frozen=True)
+class Description:
+    """A workload's descriptive statistics of its per-round values (docs/methods.md §1):
+    ``WorkloadResult.summary`` (runner/results/workloads.py ``describe_rounds``) typed.
+
+    ``rounds``: the values described; ``median`` with its CI ``median_ci_low`` ..
+    ``median_ci_high`` at ``confidence`` (None when computed without intervals, as
+    ``benchrun show`` does); ``std``, quartiles ``q1``/``q3``, ``min``, ``max``, ``p90``,
+    ``p99`` in the workload's unit; ``cov`` = std / mean (a fraction); ``outliers``: Tukey
+    outliers among the values; ``deterministic``: every value the same; ``notes``: what
+    ``stats.describe`` noted.
+    """
+
+    rounds: int = 0
+    median: float | None = None
+    median_ci_low: float | None = None
+    median_ci_high: float | None = None
+    std: float | None = None
+    cov: float | None = None
+    min: float | None = None
+    q1: float | None = None
+    q3: float | None = None
+    max: float | None = None
+    p90: float | None = None
+    p99: float | None = None
+    outliers: int | None = None
+    deterministic: bool | None = None
+    confidence: float | None = None
+    notes: tuple[str, ...] = ()
+
+
+def description_from(summary: Mapping[str, Any] | None) -> Description | None:
+    """The :class:`Description` of ``summary`` (the dict ``describe_rounds`` makes, which the
+    JSON outputs print as it is); None without one. A key it lacks is None."""
+    if not summary:
+        return None
+    values: dict[str, Any] = {f.name: summary.get(f.name) for f in fields(Description)}
+    values["rounds"] = int(values["rounds"] or 0)
+    values["notes"] = tuple(str(n) for n in values["notes"] or ())
+    return Description(**values)

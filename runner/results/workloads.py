@@ -30,7 +30,12 @@ from benchrun import stats
 from benchrun.runner.control.collector import WorkloadStats, collect, interval_text
 from benchrun.runner.execute.contention import flagged_contended, left_out_as_contended
 from benchrun.runner.format import DisplayUnit, display_unit
-from benchrun.runner.results.estimate import Estimate, estimate_from
+from benchrun.runner.results.estimate import (
+    Description,
+    Estimate,
+    description_from,
+    estimate_from,
+)
 from benchrun.runner.results.settings import StoredSettings, campaign_settings
 from benchrun.runner.store.database import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
 
@@ -82,6 +87,11 @@ class WorkloadResult:
     def display(self) -> DisplayUnit:
         """The unit every output shows this workload's values in (:func:`display_of`)."""
         return display_of(self.unit, self.collected)
+
+    @property
+    def description(self) -> Description | None:
+        """``summary`` as the typed :class:`Description`; None without data."""
+        return description_from(self.summary)
 
     @property
     def estimate(self) -> Estimate | None:

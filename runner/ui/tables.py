@@ -29,6 +29,7 @@ from benchrun.runner.format import (
     format_percent,
     level_shift_text,
 )
+from benchrun.runner.results.estimate import Description
 from benchrun.runner.results.metrics import MetricSummary
 from benchrun.runner.results.verdicts import TEST_NAMES, StoredVerdicts, verdicts_from_dict
 from benchrun.runner.results.workloads import WorkloadResult
@@ -250,13 +251,13 @@ class ResultsTable:
         rows: list[list[str]] = []
         notes: list[str] = []
         for r in self.results:
-            s = r.summary or {}
+            s = r.description or Description()
             e = r.estimate
             du = r.display
             cell, note = estimate_cell(r, du)
             if note:
                 notes.append(note)
-            cov = s.get("cov")
+            cov = s.cov
             q, n_q = (e.q, e.n_q) if e is not None else (None, None)
             status = "" if r.status == "active" else f" [red]({escape(r.status)})[/]"
             row = [escape(r.name) + status, cell]
@@ -272,10 +273,10 @@ class ResultsTable:
             if any_contended:
                 row.append(f"[yellow]{r.contended}[/]" if r.contended else "0")
             row += [
-                du.text(s.get("median")),
+                du.text(s.median),
                 "-" if cov is None else f"{cov * 100:.2f} %",
-                du.text(s.get("min")),
-                du.text(s.get("max")),
+                du.text(s.min),
+                du.text(s.max),
             ]
             rows.append(row)
         for r in self.results:

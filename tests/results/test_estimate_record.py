@@ -48,3 +48,21 @@ def test_a_dict_from_before_the_interval_fields_uses_the_ci() -> None:
 def test_no_mean_no_estimate() -> None:
     assert estimate_from(None) is None
     assert estimate_from({"mean": None, "n": 0}) is None
+
+
+def test_description_of_the_stored_summary() -> None:
+    from benchrun.runner.results.estimate import Description, description_from
+    from benchrun.runner.results.workloads import describe_rounds
+
+    values = np.array([3.0, 1.0, 2.0, 5.0, 4.0, 2.5, 3.5, 1.5, 4.5, 2.0])
+    for intervals in (True, False):
+        d = description_from(describe_rounds(values, 0.95, intervals=intervals))
+        assert d is not None
+        assert d.rounds == 10 and d.confidence == 0.95
+        assert d.median == float(np.median(values))
+        assert (d.min, d.max) == (1.0, 5.0)
+        assert d.deterministic is False
+        # the median's CI only when computed with intervals (benchrun show leaves it out)
+        assert (d.median_ci_low is None) is (not intervals)
+    assert description_from(None) is None
+    assert description_from({}) is None and Description().median is None
