@@ -16,7 +16,7 @@ workload's: per unit of work); ``variance`` in unit²; ``rel_half_width`` a frac
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -111,7 +111,7 @@ _SERIALISED = tuple(f.name for f in fields(Estimate))[
 #: under the field's name)
 _KEYS = {"variance": "s2_q"}
 #: how a stored value becomes the field's (fields not named here are taken as stored)
-_CONVERT: dict[str, Any] = {
+_CONVERT: dict[str, Callable[[Any], Any]] = {
     "mean": float,
     **dict.fromkeys(("enough", "certified"), bool),
     **dict.fromkeys(("n", "warmup_readings", "rounds"), lambda v: int(v or 0)),

@@ -27,7 +27,7 @@ StoredSettings = Settings | Mapping[str, Any]
 
 #: the value of a setting absent from an older store where it differs from the field's
 #: default: a store written before adaptive mode existed holds a fixed campaign
-MISSING: Mapping[str, Any] = {"adaptive": False}
+MISSING: Mapping[str, object] = {"adaptive": False}
 
 #: fields stored as JSON lists and held as tuples
 _TUPLES = ("record_env", "secret_env")

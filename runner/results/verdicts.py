@@ -17,7 +17,7 @@ alpha are probabilities.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -190,7 +190,7 @@ _BASELINE_KEYS = {
     "relative_difference": "relative_change",
 }
 #: how a stored value becomes the field's (fields not named here are taken as stored)
-_CONVERT: dict[str, Any] = {
+_CONVERT: dict[str, Callable[[Any], Any]] = {
     **dict.fromkeys(("a", "b"), str),
     **dict.fromkeys(
         ("ratio", "ratio_low", "ratio_high", "p", "p_holm", "tost_p", "alpha")
