@@ -189,6 +189,7 @@ def read_summary(
     from benchrun.runner.results.settings import campaign_settings
     from benchrun.runner.results.workloads import (
         contended_line,
+        drift_from,
         workload_results,
         workload_states,
     )
@@ -230,7 +231,7 @@ def read_summary(
         r.name: drift_line(r.name, r.drift, is_paired(r.name, stored, experiment, settings))
         for r in results
     }
-    drifted = [r.name for r in results if r.drift and r.drift.get("drifted")]
+    drifted = [r.name for r in results if (d := drift_from(r.drift)) is not None and d.drifted]
     independent_drift = (
         experiment is not None
         and settings.adaptive

@@ -19,7 +19,7 @@ from benchrun.runner.report.document import Report
 from benchrun.runner.report.model import CampaignModel, Estimate, WorkloadView
 from benchrun.runner.report.table import Table
 from benchrun.runner.report.verdicts import StoredComparison, StoredVerdicts
-from benchrun.runner.results.workloads import node_line
+from benchrun.runner.results.workloads import drift_from, node_line
 
 #: the row of the subsession choice, in every table that shows one (``run``, ``show``,
 #: the report, ``analyze``): q readings per subsession × n_q subsession means
@@ -299,10 +299,11 @@ def workload_stats(w: WorkloadView) -> Table:
         ("Shapiro-Wilk p (subsession means)", format_number((w.normality or {}).get("p_value"))),
     ]
     if w.drift is not None:
-        d = w.drift
-        text = str(d.get("text")) if d.get("drifted") else "no drift detected"
-        vn, p = d.get("von_neumann"), d.get("p_value")
-        if not d.get("drifted") and vn is not None and p is not None:
+        d = drift_from(w.drift)
+        drifted = d is not None and d.drifted
+        text = str(w.drift.get("text")) if drifted else "no drift detected"
+        vn, p = (d.von_neumann, d.p_value) if d is not None else (None, None)
+        if not drifted and vn is not None and p is not None:
             text += f" (von Neumann ratio {vn:.2f}, p {p:.2g})"
         rows.append(("drift of the steady rounds (stats/drift.py)", str(text)))
     if e is not None and e.nodes:

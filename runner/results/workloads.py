@@ -21,7 +21,8 @@ Every output shows a workload's values in one unit, :func:`display_of` (the one
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,7 @@ from benchrun.runner.results.estimate import (
 )
 from benchrun.runner.results.settings import StoredSettings, campaign_settings
 from benchrun.runner.store.database import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
+from benchrun.stats.drift import DriftResult
 
 #: event kind of the final verdicts of a campaign (read by `benchrun show` and `run`)
 VERDICTS_EVENT = "verdicts"
@@ -348,11 +350,27 @@ def drift_of(values: np.ndarray, reference: float | None = None) -> dict[str, An
     return {**d.to_dict(), "text": d.describe()}
 
 
+def drift_from(drift: Mapping[str, Any] | None) -> DriftResult | None:
+    """:attr:`WorkloadResult.drift` (:func:`drift_of`'s dict) as the typed
+    :class:`stats.drift.DriftResult`; None without one. A key it lacks reads as 0/None."""
+    if not drift:
+        return None
+    values: dict[str, Any] = {f.name: drift.get(f.name) for f in fields(DriftResult)}
+    values.update(
+        n=int(values["n"] or 0),
+        blocks=int(values["blocks"] or 0),
+        drifted=bool(values["drifted"]),
+        alpha=float(values["alpha"] or 0.0),
+    )
+    return DriftResult(**values)
+
+
 def drift_line(name: str, drift: dict[str, Any] | None, paired: bool) -> str | None:
     """The drift line of a workload whose steady rounds drifted (``drift``:
     :attr:`WorkloadResult.drift`), as ``run``, ``show`` and reports print it; None when it
     did not. ``paired``: its comparisons are paired, which cancels a drift the pass shares."""
-    if not drift or not drift.get("drifted"):
+    check = drift_from(drift)
+    if drift is None or check is None or not check.drifted:
         return None
     tail = (
         "; its comparisons are paired, which cancels a drift shared by the pass" if paired else ""

@@ -66,3 +66,19 @@ def test_description_of_the_stored_summary() -> None:
         assert (d.median_ci_low is None) is (not intervals)
     assert description_from(None) is None
     assert description_from({}) is None and Description().median is None
+
+
+def test_drift_read_back_is_the_drift_check() -> None:
+    from benchrun.runner.results.workloads import drift_from, drift_line, drift_of
+    from benchrun.stats import drift_check
+
+    rng = np.random.default_rng(5)
+    stepped = np.concatenate([rng.normal(10.0, 0.05, 30), rng.normal(11.0, 0.05, 30)])
+    check = drift_check(stepped)
+    assert check.drifted  # a 10 % step over 0.5 % noise
+    assert drift_from(drift_of(stepped)) == check
+    line = drift_line("w", drift_of(stepped), paired=False)
+    assert line is not None and check.describe() in line
+    flat = rng.normal(10.0, 0.05, 60)
+    assert drift_line("w", drift_of(flat), paired=False) is None
+    assert drift_from(None) is None
