@@ -39,6 +39,7 @@ from benchrun.runner.ui.fit import KEEP, wrap_lines
 from benchrun.runner.ui.terminal import stdout_console
 
 if TYPE_CHECKING:  # the tables import the statistics (scipy): only when they are drawn
+    from benchrun.runner.config.experiment import Settings
     from benchrun.runner.ui.tables import WorkInfo
 
 
@@ -151,6 +152,13 @@ class CampaignSummary:
     #: when no workload has a list or a counter metric
     metrics: list[Any] = field(default_factory=list)
 
+    @property
+    def settings(self) -> Settings:
+        """The campaign's settings, typed (runner/results/settings.py)."""
+        from benchrun.runner.results.settings import campaign_settings
+
+        return campaign_settings(self.campaign.settings)
+
 
 def read_summary(
     db: Path,
@@ -178,8 +186,10 @@ def read_summary(
     from benchrun.runner.results.comparisons import campaign_verdicts
     from benchrun.runner.results.duet import duet_summary
     from benchrun.runner.results.metrics import metric_summaries
+    from benchrun.runner.results.settings import campaign_settings
     from benchrun.runner.results.workloads import (
         contended_line,
+        drift_from,
         workload_results,
         workload_states,
     )
@@ -187,7 +197,8 @@ def read_summary(
     # one read transaction: a campaign being written is read as one state of it
     with Store.open(db) as store, store.snapshot():
         campaign = store.campaign(campaign_id)
-        confidence = float(campaign.settings.get("confidence", 0.95))
+        settings = campaign_settings(campaign.settings)
+        confidence = float(settings.confidence)
         rounds = store.rounds(campaign.id)
         workloads = store.workloads(campaign.id)
         check_magnitudes(db, workloads, rounds)
@@ -199,9 +210,7 @@ def read_summary(
         events = store.events(campaign.id)
         verdicts = campaign_verdicts(store, campaign, events)
         states = workload_states(results, campaign, events)
-        metrics = metric_summaries(
-            workloads, rounds, store.round_metrics(campaign.id), campaign.settings
-        )
+        metrics = metric_summaries(workloads, rounds, store.round_metrics(campaign.id), settings)
     stored = verdicts_from_dict(verdicts) if verdicts else None
     experiment = experiment_of(campaign.config_text, [w.name for w in workloads])
     if not include_secrets:
@@ -219,16 +228,14 @@ def read_summary(
         hooks = redact_hooks(hooks, secrets)
         rounds = redact_rounds(rounds, secrets)
     drift = {
-        r.name: drift_line(
-            r.name, r.drift, is_paired(r.name, stored, experiment, campaign.settings)
-        )
+        r.name: drift_line(r.name, r.drift, is_paired(r.name, stored, experiment, settings))
         for r in results
     }
-    drifted = [r.name for r in results if r.drift and r.drift.get("drifted")]
+    drifted = [r.name for r in results if (d := drift_from(r.drift)) is not None and d.drifted]
     independent_drift = (
         experiment is not None
-        and bool(campaign.settings.get("adaptive"))
-        and campaign.settings.get("comparison") == "independent"
+        and settings.adaptive
+        and settings.comparison == "independent"
         and any(experiment.comparison_group(n) is not None for n in drifted)
     )
     return CampaignSummary(
@@ -253,7 +260,7 @@ def read_summary(
         },
         duet=duet_summary(events),
         fleet=fleet_nodes(experiment, {w.id: w.name for w in workloads}, rounds),
-        contended=contended_line(results, campaign.settings),
+        contended=contended_line(results, settings),
         metrics=metrics,
     )
 
@@ -387,8 +394,6 @@ def _node_differences(nodes: dict[str, dict[str, Any]]) -> list[str]:
 def summary_json(s: CampaignSummary) -> dict[str, Any]:
     """The JSON document of a campaign (``show --json``, ``run --json``): every number in
     its workload's base unit (``unit``), ``display_unit`` the one the tables show."""
-    from benchrun.runner.config.experiment import DEFAULT_CONTENDED_THRESHOLD
-
     campaign = s.campaign
     return {
         "database": str(s.db),
@@ -415,8 +420,8 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
         # rounds that waited for a CPU (docs/contention.md): the setting, the threshold
         # (share of a round's wall time), how many, and the line the tables print
         "contended": {
-            "policy": campaign.settings.get("contended") or "exclude",
-            "threshold": campaign.settings.get("contended_threshold", DEFAULT_CONTENDED_THRESHOLD),
+            "policy": s.settings.contended or "exclude",
+            "threshold": s.settings.contended_threshold,
             "rounds": sum(r.contended for r in s.results),
             "line": s.contended,
         },
@@ -458,7 +463,7 @@ def print_results(console: Console, s: CampaignSummary, *, after_run: bool = Fal
     results table (runner/ui/tables.py, fitted to the console's width, with its notes),
     the drift lines, the comparisons and how the stopping rule ended. ``after_run``: the
     end of ``benchrun run`` (adds "stopped: REASON" for an adaptive campaign that ended)."""
-    confidence = float(s.campaign.settings.get("confidence", 0.95))
+    confidence = float(s.settings.confidence)
     console.print(_tables().results_table(s.results, confidence, s.works))
     metrics = _tables().metrics_table(s.metrics)
     if metrics is not None:
@@ -476,7 +481,7 @@ def print_results(console: Console, s: CampaignSummary, *, after_run: bool = Fal
             _tables().print_prose(console, line)
     if s.independent_drift:
         _tables().print_prose(console, INDEPENDENT_DRIFT_NOTE)
-    table = _tables().verdicts_table(s.verdicts) if s.verdicts else None
+    table = _tables().verdicts_table(s.stored) if s.stored else None
     if table is not None:
         console.print(table)
     elif s.stored is not None and not after_run:
@@ -490,7 +495,7 @@ def print_results(console: Console, s: CampaignSummary, *, after_run: bool = Fal
         for line in duet_lines(s.duet):
             _tables().print_prose(console, line)
     if after_run:
-        if s.campaign.settings.get("adaptive") and s.campaign.stop_reason:
+        if s.settings.adaptive and s.campaign.stop_reason:
             if s.campaign.status == "done":
                 _tables().print_prose(console, f"stopped: {s.campaign.stop_reason}")
     elif s.stored is not None and s.stored.budget_stop:

@@ -379,8 +379,8 @@ def _ranking(model: CampaignModel, usable: list[WorkloadView], direction: str) -
             for w in usable
             if w.estimate is not None
         ],
-        alpha=float(model.settings.get("alpha", 0.01)),
-        margin=float(model.settings.get("margin", 0.01)),
+        alpha=float(model.settings.alpha),
+        margin=float(model.settings.margin),
         confidence=model.confidence,
     ).to_dict()
 
@@ -491,7 +491,7 @@ def _certified(e: Any, model: CampaignModel) -> bool:
     """Has the estimate a CI within the campaign's ``ci_rel_width`` (when it has one)?"""
     if e.ci_low is None or e.rel_half_width is None:
         return False
-    target = model.settings.get("ci_rel_width")
+    target = model.settings.ci_rel_width
     return target is None or e.rel_half_width <= float(target)
 
 

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from benchrun.runner.config.experiment import Settings
 from benchrun.runner.errors import UserError
 from benchrun.runner.format import DisplayUnit, display_unit, level_shift_text, printable
 from benchrun.runner.importers.dataset import Dataset, display_name
@@ -125,8 +126,8 @@ class Side:
     #: the conditions the side ran under (runner/results/conditions.py); unknown for data
     #: benchrun did not measure
     conditions: Conditions | None = None
-    #: the campaign's stored settings (``control``); empty for imported data
-    settings: dict[str, Any] = field(default_factory=dict)
+    #: the campaign's settings (``control``); the defaults for imported data
+    settings: Settings = field(default_factory=Settings)
     #: per workload, its mean in each repeated campaign of the side's store
     #: (runner/results/campaigns.py); empty with one campaign
     campaigns: dict[str, CampaignMeans] = field(default_factory=dict)
@@ -200,7 +201,7 @@ def _from_campaign(path: Path) -> Side:
         entries,
         empty=empty,
         conditions=conditions,
-        settings=dict(model.settings),
+        settings=model.settings,
         campaigns=campaigns,
     )
 
@@ -1016,7 +1017,7 @@ def _control(
     """The double ratio of every tested row by the control (``settings.control`` of the
     new side, else the old); with ``use`` the verdicts are decided on it (Holm over the
     workloads). Returns the control's name and, when there is none to use, why."""
-    name = new.settings.get("control") or old.settings.get("control")
+    name = new.settings.control or old.settings.control
     if not name:
         return None, "no control workload (settings.control)" if use else None
     a_c, b_c = old.entries.get(name), new.entries.get(name)

@@ -18,7 +18,6 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchrun.runner.config.experiment import DEFAULT_CONTENDED_THRESHOLD
 from benchrun.runner.machine.describe import describe_machine
 from benchrun.runner.machine.nodes import node_differences
 from benchrun.runner.machine.noise import unknown_noise_settings
@@ -125,8 +124,8 @@ def workload_notes(model: CampaignModel, view: WorkloadView) -> list[str]:
     if line is not None:
         out.append(line)
     if view.contended_rounds:  # docs/contention.md
-        policy = str(model.settings.get("contended") or "exclude")
-        threshold = float(model.settings.get("contended_threshold", DEFAULT_CONTENDED_THRESHOLD))
+        policy = str(model.settings.contended or "exclude")
+        threshold = float(model.settings.contended_threshold)
         done = (
             "analysed all the same (contended: keep)"
             if policy == "keep"
@@ -141,7 +140,7 @@ def workload_notes(model: CampaignModel, view: WorkloadView) -> list[str]:
     if stopped_by_rule and model.verdicts is not None and model.verdicts.all_paired(view.name):
         if not certified(view, model):
             e = view.estimate
-            target = model.settings.get("ci_rel_width")
+            target = model.settings.ci_rel_width
             if e is not None and e.uncertified and e.interval_note:
                 why = f"its own interval is not certified ({e.interval_note})"
             elif e is None or e.ci_low is None or e.rel_half_width is None:
@@ -400,7 +399,7 @@ def _draw_all(tasks: list[Task]) -> list[Any]:
 
 def draw(report: Report) -> None:
     """All figures of ``report`` (one per workload, ranking, quantile pair, biplot)."""
-    target = report.model.settings.get("ci_rel_width")
+    target = report.model.settings.ci_rel_width
     target = float(target) if target is not None else None
     c = report.model.confidence
     views = report.model.workloads

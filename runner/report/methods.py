@@ -13,10 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from benchrun.runner.config.experiment import Settings
 from benchrun.runner.format import format_percent, level_shift_text
 from benchrun.runner.machine.noise import noise_warnings
 from benchrun.runner.report.analysis import Group, Suite
-from benchrun.runner.report.model import CampaignModel, WorkloadView
+from benchrun.runner.report.model import CampaignModel, Estimate, WorkloadView
 from benchrun.runner.report.panels import display_of, workload_panels
 from benchrun.runner.report.verdicts import StoredVerdicts
 
@@ -36,11 +37,11 @@ METHODS_REFERENCES = (
 )
 
 
-def _rounds_cut(collected: dict[str, Any] | None) -> int:
+def _rounds_cut(e: Estimate | None) -> int:
     """Steady rounds the collector cut as warm-up (one reading per round), 0 otherwise."""
-    if not collected or collected.get("series") != "rounds":
+    if e is None or e.series != "rounds":
         return 0
-    return int(collected.get("warmup_readings") or 0)
+    return int(e.warmup_readings)
 
 
 def _range(values: list[int]) -> str:
@@ -56,14 +57,14 @@ def _stopping_rule(model: CampaignModel) -> StoredVerdicts | None:
     return v if model.adaptive and v is not None and v.computed is None else None
 
 
-def _stored_tests(verdicts: StoredVerdicts, s: dict[str, Any], c: float) -> list[str]:
+def _stored_tests(verdicts: StoredVerdicts, s: Settings, c: float) -> list[str]:
     """Sentences on how the campaign's comparisons were made, from the comparisons
     themselves (what was really used; runner/results/comparisons.py): the paired tests on
     per-pass log ratios (docs/methods.md §13, docs/paired.md) and Welch's test (§7), with
     alpha and Holm, spent over the stopping controller's looks (§10) or, for a fixed
     campaign's comparisons computed when read, at one look."""
-    alpha = float(verdicts.alpha if verdicts.alpha is not None else s.get("alpha", 0.01))
-    margin = float(verdicts.margin if verdicts.margin is not None else s.get("margin", 0.01))
+    alpha = float(verdicts.alpha if verdicts.alpha is not None else s.alpha)
+    margin = float(verdicts.margin if verdicts.margin is not None else s.margin)
     total = len(verdicts.comparisons)
     paired = [x for x in verdicts.comparisons if x.test == "paired"]
     welch = [x for x in verdicts.comparisons if x.test != "paired"]
@@ -94,8 +95,8 @@ def _stored_tests(verdicts: StoredVerdicts, s: dict[str, Any], c: float) -> list
             "mean log ratio and of its CI"
             + (
                 f"; the stopping rule's target for the half-width of that CI was "
-                f"{format_percent(float(s['ci_rel_width']), digits=2)} of the ratio (ci_rel_width)."
-                if s.get("ci_rel_width") is not None and not fixed
+                f"{format_percent(float(s.ci_rel_width), digits=2)} of the ratio (ci_rel_width)."
+                if s.ci_rel_width is not None and not fixed
                 else "."
             )
         )
@@ -226,10 +227,10 @@ def _campaign_sentences(model: CampaignModel) -> list[str]:
     tuned = _tuning_sentence((model.campaign.metadata or {}).get("tuning"))
     if tuned:
         out.append(tuned)
-    order = s.get("order", "interleaved")
+    order = s.order
     out.append(
         "Workloads ran in a seeded random interleaved order"
-        + (f" (seed {s.get('seed')})" if s.get("seed") is not None else "")
+        + (f" (seed {s.seed})" if s.seed is not None else "")
         if order == "interleaved"
         else "Workloads ran one after the other"
     )
@@ -249,13 +250,13 @@ def _warmup_sentences(model: CampaignModel) -> list[str]:
     steady = [w.steady_rounds for w in views if w.steady_rounds]
     # the rounds the collector's MSER-5 cut count as warm-up in warmup_rounds (issue 27);
     # here they are the "remaining transient" sentence's, not the first rounds'
-    cut = {w.name: _rounds_cut(w.collected) for w in views}
+    cut = {w.name: _rounds_cut(w.estimate) for w in views}
     warm = sum(w.warmup_rounds - w.calibration_rounds - cut[w.name] for w in views)
     calib = sum(w.calibration_rounds for w in views)
     if steady:
         out.append(
             f"Each workload has {_range(steady)} steady rounds; the first "
-            f"{s.get('warmup_rounds', 1)} round(s) of each workload ({warm} in total) were run, "
+            f"{s.warmup_rounds} round(s) of each workload ({warm} in total) were run, "
             "stored and discarded as warm-up"
             + (
                 f", after {calib} calibration rounds that chose the work amount per round."
@@ -264,7 +265,7 @@ def _warmup_sentences(model: CampaignModel) -> list[str]:
             )
         )
     within = sum(w.estimate.warmup_readings for w in views if w.estimate)
-    fixed_w = s.get("warmup_readings")
+    fixed_w = s.warmup_readings
     if fixed_w is not None:
         out.append(f"The first {fixed_w} readings of every round were discarded (fixed).")
     else:
@@ -310,7 +311,7 @@ def _estimate_sentences(model: CampaignModel) -> list[str]:
     by_rule = _stopping_rule(model)
     paired_names = {w.name for w in views if by_rule is not None and by_rule.all_paired(w.name)}
     if rel:
-        target = s.get("ci_rel_width")
+        target = s.ci_rel_width
         reached = f"The relative CI half-widths reached {format_percent(min(rel), digits=2)} to {format_percent(max(rel), digits=2)}"
         if target is not None:
             reached += f" of the mean (target {format_percent(float(target), digits=2)}"
@@ -354,9 +355,9 @@ def _test_sentences(model: CampaignModel, groups: list[Group], suite: Suite | No
         k = max(len(g.rows) for g in groups)
         out.append(
             f"Neighbouring workloads in the ranking were compared with Welch's t-test [WELCH] at "
-            f"alpha = {s.get('alpha', 0.01):g}"
+            f"alpha = {s.alpha:g}"
             + (", Holm-corrected over the adjacent pairs" if k > 2 else "")
-            + f", and with a TOST equivalence test within ±{100 * float(s.get('margin', 0.01)):g} %"
+            + f", and with a TOST equivalence test within ±{100 * float(s.margin):g} %"
             " of the better mean."
         )
         if model.adaptive:
@@ -592,7 +593,7 @@ def _rule_cis(model: CampaignModel) -> tuple[str, str]:
     no_ci = [n for n in no_ci if n not in paired_no_ci]
     marked = [_assumes(model.view(n)) for n in no_ci if _uncertified(model.view(n))]
     no_ci = [n for n in no_ci if not _uncertified(model.view(n))]
-    det = [w.name for w in views if (w.summary or {}).get("deterministic")]
+    det = [w.name for w in views if w.description.deterministic]
     if no_ci or marked:
         parts = []
         if marked:
@@ -623,7 +624,7 @@ def _rule_normality(views: list[WorkloadView]) -> tuple[str, str]:
     with_ci = [w for w in views if w.estimate is not None and w.estimate.ci_low is not None]
     # a deterministic workload's CI (CoV below 0.1 %) is as narrow as its readings: its
     # width does not depend on the shape of their distribution
-    det = [w.name for w in with_ci if (w.summary or {}).get("deterministic")]
+    det = [w.name for w in with_ci if w.description.deterministic]
     with_ci = [w for w in with_ci if w.name not in det]
     if not with_ci:
         marked = [w.name for w in views if _uncertified(w)]
@@ -723,20 +724,20 @@ def _rule_percentiles(views: list[WorkloadView], groups: list[Group]) -> tuple[s
     """Rule 8: median, quartiles and tail percentiles for every workload with readings; the
     workloads whose mean lies outside their median's CI (skewed) are named."""
     with_data = [w for w in views if w.steady.size]
-    lacking = [w.name for w in with_data if (w.summary or {}).get("median") is None]
+    lacking = [w.name for w in with_data if w.description.median is None]
     if lacking:
         return MISSING, f"no median or percentiles for {_names(lacking)}"
     if not with_data:
         return NA, "no steady readings to summarise"
     skewed = []
     for w in with_data:
-        s = w.summary or {}
-        lo, hi = s.get("median_ci_low"), s.get("median_ci_high")
+        s = w.description
+        lo, hi = s.median_ci_low, s.median_ci_high
         if w.estimate is not None and lo is not None and hi is not None:
             if not lo <= w.estimate.mean <= hi:
                 du = display_of(w)
                 skewed.append(
-                    f"{w.name} (mean {du.text(w.estimate.mean)}, median {du.text(s.get('median'))})"
+                    f"{w.name} (mean {du.text(w.estimate.mean)}, median {du.text(s.median)})"
                 )
     fits = sum(len(g.quantiles) for g in groups)
     detail = "median with its CI, quartiles, p90/p99 and a histogram per workload"

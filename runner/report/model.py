@@ -33,14 +33,21 @@ from typing import Any
 
 import numpy as np
 
-from benchrun.runner.config.experiment import Experiment
+from benchrun.runner.config.experiment import Experiment, Settings
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.contention import CONTENDED_FLAG, left_out_as_contended
 from benchrun.runner.format import DisplayUnit
 from benchrun.runner.importers.dataset import MAX_MAGNITUDE
 from benchrun.runner.report.verdicts import StoredVerdicts, verdicts_from_dict
 from benchrun.runner.results.comparisons import campaign_verdicts, experiment_of
+from benchrun.runner.results.estimate import (
+    Description,
+    Estimate,
+    description_from,
+    estimate_from,
+)
 from benchrun.runner.results.metrics import MetricSummary, metric_summaries
+from benchrun.runner.results.settings import campaign_settings
 from benchrun.runner.results.workloads import (
     WorkloadResult,
     analysed_rounds,
@@ -74,98 +81,10 @@ MAX_LAG = 20
 CONVERGENCE_POINTS = 12
 
 
-@dataclass(frozen=True)
-class Estimate:
-    """A workload's estimate (docs/methods.md §3-4): mean and CI in the workload's unit.
-
-    ``variance`` is s_q² of the ``n_q`` subsession means of ``q`` readings (unit²);
-    ``rel_half_width`` = half width / |mean|. ``ci_low``/``ci_high`` are None without
-    enough data (then ``readings_needed`` may say how much is missing).
-
-    ``interval_low``/``interval_high`` are the interval every output prints: the CI when
-    ``certified``, else the collector's uncertified interval (docs/methods.md §4.1, from 3
-    readings on), which assumes tau <= ``tau_bound`` and is ``width_factor`` times the
-    i.i.d. t interval's width; ``interval_note`` is its mark ("independence not certified:
-    assumes tau <= 2.4, 1.6x the i.i.d. width"). Both None only without any interval.
-    """
-
-    mean: float
-    variance: float | None
-    n_q: int | None
-    q: int | None
-    ci_low: float | None
-    ci_high: float | None
-    rel_half_width: float | None
-    enough: bool
-    n: int
-    warmup_readings: int
-    series: str
-    readings_needed: int | None = None
-    tau: float | None = None
-    ess: float | None = None
-    certified: bool = False
-    interval_low: float | None = None
-    interval_high: float | None = None
-    tau_bound: float | None = None
-    width_factor: float | None = None
-    interval_note: str | None = None
-
-    @property
-    def has_interval(self) -> bool:
-        """An interval to show (certified or not)."""
-        return self.interval_low is not None and self.interval_high is not None
-
-    @property
-    def uncertified(self) -> bool:
-        """The interval shown is the uncertified one (docs/methods.md §4.1)."""
-        return self.has_interval and not self.certified
-
-    @property
-    def interval_rel_half_width(self) -> float | None:
-        """Half width / |mean| of the interval shown (certified or not)."""
-        if not self.has_interval or self.mean == 0:
-            return self.rel_half_width
-        assert self.interval_low is not None and self.interval_high is not None
-        return (self.interval_high - self.interval_low) / 2.0 / abs(self.mean)
-
-    @property
-    def usable(self) -> bool:
-        """Enough data for a CI and a comparison (n_q >= 2, a variance)."""
-        return self.enough and self.variance is not None and (self.n_q or 0) >= 2
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
 def estimate_of(result: WorkloadResult) -> Estimate | None:
     """The estimate of one result: its ``collected`` statistics (runner/control/collector.py),
-    the one estimate and CI of a workload. None without data."""
-    c = getattr(result, "collected", None)
-    if not c or c.get("mean") is None:
-        return None
-    return Estimate(
-        mean=float(c["mean"]),
-        variance=c.get("s2_q"),
-        n_q=c.get("n_q"),
-        q=c.get("q"),
-        ci_low=c.get("ci_low"),
-        ci_high=c.get("ci_high"),
-        rel_half_width=c.get("rel_half_width"),
-        enough=bool(c.get("enough")),
-        n=int(c.get("n") or 0),
-        warmup_readings=int(c.get("warmup_readings") or 0),
-        series=str(c.get("series") or "rounds"),
-        readings_needed=c.get("readings_needed"),
-        tau=c.get("tau"),
-        ess=c.get("ess"),
-        # dicts stored before the interval fields existed: the CI is the interval
-        certified=bool(c.get("certified", c.get("enough") and c.get("ci_low") is not None)),
-        interval_low=c.get("interval_low", c.get("ci_low")),
-        interval_high=c.get("interval_high", c.get("ci_high")),
-        tau_bound=c.get("tau_bound"),
-        width_factor=c.get("width_factor"),
-        interval_note=c.get("interval_note"),
-    )
+    the one estimate and CI of a workload (runner/results/estimate.py). None without data."""
+    return estimate_from(getattr(result, "collected", None))
 
 
 @dataclass
@@ -213,6 +132,11 @@ class WorkloadView:
     #: the command as stored (argv list, or a string with ``shell: true``); None when the
     #: workload was imported or stored without one
     command: list[str] | str | None = None
+
+    @property
+    def description(self) -> Description:
+        """``summary`` as the typed :class:`Description` (all None without data)."""
+        return description_from(self.summary) or Description()
 
     @property
     def display(self) -> DisplayUnit:
@@ -300,12 +224,13 @@ class CampaignModel:
     metrics: list[MetricSummary] = field(default_factory=list)
 
     @property
-    def settings(self) -> dict[str, Any]:
-        return self.campaign.settings
+    def settings(self) -> Settings:
+        """The campaign's settings, typed (runner/results/settings.py)."""
+        return campaign_settings(self.campaign.settings)
 
     @property
     def adaptive(self) -> bool:
-        return bool(self.settings.get("adaptive", False))
+        return bool(self.settings.adaptive)
 
     def comparison_group(self, view: WorkloadView) -> str | None:
         """The group ``view`` is compared within: its metric and unit, and with the
@@ -342,12 +267,12 @@ def find_database(path: str | Path) -> Path:
     return p
 
 
-def _steady_rounds(rounds: list[RoundRow], settings: dict[str, Any]) -> list[RoundRow]:
+def _steady_rounds(rounds: list[RoundRow], settings: Settings) -> list[RoundRow]:
     return analysed_rounds(rounds, settings)
 
 
 def _flags_and_series(
-    view: WorkloadView, rounds: list[RoundRow], est: Estimate | None, settings: dict[str, Any]
+    view: WorkloadView, rounds: list[RoundRow], est: Estimate | None, settings: Settings
 ) -> tuple[np.ndarray, list[str], np.ndarray, int]:
     """All readings with flags, the steady series and d (within-round warm-up per round).
 
@@ -356,7 +281,7 @@ def _flags_and_series(
     its first d readings, concatenated (docs/methods.md §2-3). A round left out as
     contended (docs/contention.md) has its readings flagged ``contended``."""
     steady = _steady_rounds(rounds, settings)
-    policy = settings.get("contended")
+    policy = settings.contended
     single = bool(steady) and all(len(r.readings) == 1 for r in steady)
     wr = est.warmup_readings if est else 0
     d = 0 if single or not steady else wr // max(1, len(steady))
@@ -394,7 +319,7 @@ def _flags_and_series(
 
 
 def _convergence(
-    w: WorkloadRow, rounds: list[RoundRow], settings: dict[str, Any]
+    w: WorkloadRow, rounds: list[RoundRow], settings: Settings
 ) -> list[tuple[int, float | None]]:
     """Relative CI half-width after the first k steady rounds, k on a geometric grid."""
     steady = _steady_rounds(rounds, settings)
@@ -446,7 +371,7 @@ def build_view(
     w: WorkloadRow,
     result: WorkloadResult,
     rounds: list[RoundRow],
-    settings: dict[str, Any],
+    settings: Settings,
     diagnostics: bool = True,
 ) -> WorkloadView:
     """The :class:`WorkloadView` of one stored workload (module docstring)."""
@@ -511,7 +436,8 @@ def load_campaign(
     # one read transaction: a campaign being written is read as one state of it
     with Store.open(db) as store, store.snapshot():
         campaign = store.campaign(campaign_id)
-        confidence = float(campaign.settings.get("confidence", 0.95))
+        settings = campaign_settings(campaign.settings)
+        confidence = float(settings.confidence)
         rounds = store.rounds(campaign.id)
         workloads = store.workloads(campaign.id)
         check_magnitudes(db, workloads, rounds)
@@ -521,9 +447,7 @@ def load_campaign(
         verdicts = campaign_verdicts(store, campaign, events, experiment, workloads, rounds)
         reading_flags = store.reading_flags(campaign.id)
         hooks = store.hooks(campaign.id)
-        metrics = metric_summaries(
-            workloads, rounds, store.round_metrics(campaign.id), campaign.settings
-        )
+        metrics = metric_summaries(workloads, rounds, store.round_metrics(campaign.id), settings)
     if not workloads or not rounds:
         raise UserError(
             f"{db}: campaign {campaign.id} ({campaign.name}) is empty: no round was stored; "
@@ -540,7 +464,7 @@ def load_campaign(
     for r in rounds:
         by_w.setdefault(r.workload_id, []).append(r)
     views = [
-        build_view(w, res, by_w.get(w.id, []), campaign.settings, diagnostics)
+        build_view(w, res, by_w.get(w.id, []), settings, diagnostics)
         for w, res in zip(workloads, results, strict=True)
     ]
     cpus = sorted({r.cpus for r in rounds if r.cpus})

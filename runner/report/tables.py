@@ -19,7 +19,7 @@ from benchrun.runner.report.document import Report
 from benchrun.runner.report.model import CampaignModel, Estimate, WorkloadView
 from benchrun.runner.report.table import Table
 from benchrun.runner.report.verdicts import StoredComparison, StoredVerdicts
-from benchrun.runner.results.workloads import node_line
+from benchrun.runner.results.workloads import drift_from, node_line
 
 #: the row of the subsession choice, in every table that shows one (``run``, ``show``,
 #: the report, ``analyze``): q readings per subsession × n_q subsession means
@@ -270,7 +270,7 @@ def _rel_width(e: Estimate | None) -> str:
 
 
 def workload_stats(w: WorkloadView) -> Table:
-    s = w.summary or {}
+    s = w.description
     e = w.estimate
     du = w.display
 
@@ -290,24 +290,23 @@ def workload_stats(w: WorkloadView) -> Table:
         ("integrated autocorrelation time", format_number(e.tau) if e else "-"),
         (
             "median [CI] (per-round values)",
-            f"{val(s.get('median'))} [{val(s.get('median_ci_low'))}, "
-            f"{val(s.get('median_ci_high'))}]",
+            f"{val(s.median)} [{val(s.median_ci_low)}, {val(s.median_ci_high)}]",
         ),
-        ("std / CoV (per-round values)", f"{val(s.get('std'))} / {format_percent(s.get('cov'))}"),
-        ("min / Q1 / Q3 / max", " / ".join(val(s.get(k)) for k in ("min", "q1", "q3", "max"))),
-        ("p90 / p99", f"{val(s.get('p90'))} / {val(s.get('p99'))}"),
+        ("std / CoV (per-round values)", f"{val(s.std)} / {format_percent(s.cov)}"),
+        ("min / Q1 / Q3 / max", " / ".join(val(v) for v in (s.min, s.q1, s.q3, s.max))),
+        ("p90 / p99", f"{val(s.p90)} / {val(s.p99)}"),
         ("Tukey outliers among the steady readings (kept)", str(w.outliers)),
         ("Shapiro-Wilk p (subsession means)", format_number((w.normality or {}).get("p_value"))),
     ]
     if w.drift is not None:
-        d = w.drift
-        text = str(d.get("text")) if d.get("drifted") else "no drift detected"
-        vn, p = d.get("von_neumann"), d.get("p_value")
-        if not d.get("drifted") and vn is not None and p is not None:
+        d = drift_from(w.drift)
+        drifted = d is not None and d.drifted
+        text = str(w.drift.get("text")) if drifted else "no drift detected"
+        vn, p = (d.von_neumann, d.p_value) if d is not None else (None, None)
+        if not drifted and vn is not None and p is not None:
             text += f" (von Neumann ratio {vn:.2f}, p {p:.2g})"
         rows.append(("drift of the steady rounds (stats/drift.py)", str(text)))
-    nodes = (w.collected or {}).get("nodes")
-    if nodes:
+    if e is not None and e.nodes:
         rows.append(("nodes (docs/methods.md §14)", str(node_line(w.name, w.collected, du))))
     if w.direction == "higher_is_better":
         rows.append(("harmonic mean (rate)", val(w.harmonic_mean)))
@@ -315,9 +314,8 @@ def workload_stats(w: WorkloadView) -> Table:
         rows.append(("status", f"{w.status}: {w.status_reason or ''}"))
     if w.last_failure:
         rows.append(("last failure", w.last_failure))
-    notes = (w.collected or {}).get("notes") or []
-    if notes:
-        rows.append(("notes", "; ".join(notes)))
+    if e is not None and e.notes:
+        rows.append(("notes", "; ".join(e.notes)))
     return Table(
         f"statistics of {w.name}",
         ("statistic", "value"),

@@ -80,7 +80,7 @@ def render_csv(report: Report) -> str:
                 continue
             r = ranked.get(w.name)
             e = w.estimate
-            s = w.summary or {}
+            s = w.description
             b = base.get(w.name)
             du = w.display
             row = [
@@ -106,8 +106,8 @@ def render_csv(report: Report) -> str:
                 e.warmup_readings if e else "",
                 w.steady_rounds,
                 w.failed_rounds,
-                s.get("median", ""),
-                s.get("cov", ""),
+                "" if s.median is None else s.median,
+                "" if s.cov is None else s.cov,
                 w.outliers,
                 (w.normality or {}).get("p_value", ""),
                 *(

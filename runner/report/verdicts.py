@@ -22,12 +22,17 @@ alpha are probabilities.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from benchrun.runner.results.comparisons import experiment_of
-from benchrun.runner.results.headline import pair_headline
+from benchrun.runner.results.settings import StoredSettings, campaign_settings
+from benchrun.runner.results.verdicts import (
+    TEST_NAMES,
+    StoredComparison,
+    StoredVerdicts,
+    verdicts_from_dict,
+)
 from benchrun.runner.results.workloads import drift_line
 
 if TYPE_CHECKING:
@@ -45,212 +50,6 @@ __all__ = [
     "TEST_NAMES",
 ]
 
-#: how each test is named for people
-TEST_NAMES = {"paired": "paired", "welch": "Welch"}
-
-
-def _float(v: Any) -> float | None:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if f == f and f not in (float("inf"), float("-inf")) else None
-
-
-def _int(v: Any) -> int | None:
-    try:
-        return None if v is None else int(v)
-    except (TypeError, ValueError):
-        return None
-
-
-@dataclass(frozen=True)
-class StoredComparison:
-    """One comparison as the controller stored it (module docstring).
-
-    ``kind`` is ``pair`` (adjacent workloads of one group; ``a`` the better or equal one)
-    or ``baseline`` (``b`` against ``a``, its baseline: an earlier result or the
-    experiment's ``reference``). ``ratio`` = b/a with its CI ``ratio_low``..``ratio_high``
-    (None when there is none yet); ``passes`` = passes in the paired series (None for
-    Welch). ``p`` is the raw p-value of the test that decided (the paired t on the log
-    ratios, or Welch's), ``p_holm`` the Holm-adjusted one, ``tost_p`` the equivalence
-    test's; ``look`` and ``alpha``: when the verdict was declared and at which level.
-    ``headline`` is :func:`runner.results.headline.pair_headline` of the stored dict
-    (docs/paired.md).
-    """
-
-    kind: str
-    a: str
-    b: str
-    headline: str
-    verdict: str
-    test: str | None
-    ratio: float | None
-    ratio_low: float | None
-    ratio_high: float | None
-    passes: int | None
-    p: float | None
-    p_holm: float | None
-    tost_p: float | None
-    look: int | None
-    alpha: float | None
-    relative_difference: float | None
-    rounds_needed: int | None
-    notes: tuple[str, ...] = ()
-    #: Welch's p on the two workloads' own subsession means beside a paired verdict
-    #: (None when not computed, and for Welch comparisons, whose ``p`` it is)
-    independent_p: float | None = None
-
-    @property
-    def test_name(self) -> str:
-        """``paired``, ``Welch`` or ``-``."""
-        return TEST_NAMES.get(self.test or "", self.test or "-")
-
-    @property
-    def decided(self) -> bool:
-        return self.verdict not in ("undecided", "no data")
-
-    def involves(self, name: str) -> bool:
-        return name in (self.a, self.b)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["notes"] = list(self.notes)
-        return d
-
-
-@dataclass(frozen=True)
-class StoredVerdicts:
-    """The final "verdicts" event of an adaptive campaign (module docstring).
-
-    ``conditions_met`` is None for campaigns stored before the field existed and for
-    fixed campaigns (no stopping rule); ``margin`` (TOST, relative), ``alpha`` and
-    ``confidence`` are the campaign's settings. ``computed`` is None for verdicts the
-    controller stored, else how they were computed when read (a fixed campaign,
-    :func:`runner.results.comparisons.fixed_verdicts`).
-    """
-
-    comparisons: tuple[StoredComparison, ...]
-    conditions_met: bool | None
-    reason: str | None
-    margin: float | None
-    alpha: float | None
-    confidence: float | None
-    computed: str | None = None
-
-    @property
-    def pairs(self) -> tuple[StoredComparison, ...]:
-        return tuple(c for c in self.comparisons if c.kind == "pair")
-
-    @property
-    def baselines(self) -> tuple[StoredComparison, ...]:
-        return tuple(c for c in self.comparisons if c.kind == "baseline")
-
-    @property
-    def budget_stop(self) -> bool:
-        """The campaign ended on a budget (or a failure) with a condition unmet."""
-        return self.conditions_met is False
-
-    @property
-    def paired(self) -> bool:
-        """Was any comparison decided (or tested) on per-pass log ratios?"""
-        return any(c.test == "paired" for c in self.comparisons)
-
-    def of(self, name: str) -> tuple[StoredComparison, ...]:
-        """The comparisons ``name`` is in."""
-        return tuple(c for c in self.comparisons if c.involves(name))
-
-    def all_paired(self, name: str) -> bool:
-        """``name`` has comparisons and every one of them is paired."""
-        mine = self.of(name)
-        return bool(mine) and all(c.test == "paired" for c in mine)
-
-    def stop_sentence(self) -> str | None:
-        """One plain sentence on how the stopping rule ended (None when not stored), or for
-        a fixed campaign how its comparisons were computed and why any is undecided."""
-        if self.computed is not None:
-            return f"Comparisons of a {self.reason or self.computed}."
-        if self.conditions_met is None:
-            return None
-        if self.conditions_met:
-            return (
-                "The campaign stopped when every condition of its stopping rule was met: "
-                f"{self.reason or '-'}."
-            )
-        return (
-            "The campaign ended on a budget before every condition of its stopping rule was "
-            f"met: {self.reason or '-'}. Undecided comparisons and intervals wider than the "
-            "target are what the budget allowed."
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``source`` ("controller": stored by the stopping controller;
-        "computed": a fixed campaign's, computed when read, ``computed`` says how), the
-        settings, and one dict per comparison."""
-        return {
-            "source": "controller" if self.computed is None else "computed",
-            "computed": self.computed,
-            "conditions_met": self.conditions_met,
-            "budget_stop": self.budget_stop,
-            "reason": self.reason,
-            "margin": self.margin,
-            "alpha": self.alpha,
-            "confidence": self.confidence,
-            "comparisons": [c.to_dict() for c in self.comparisons],
-        }
-
-
-def _comparison(
-    kind: str, p: Mapping[str, Any], units: Mapping[str, str], directions: Mapping[str, str]
-) -> StoredComparison:
-    if kind == "pair":
-        a, b = str(p.get("a")), str(p.get("b"))
-        rel = _float(p.get("relative_difference"))
-    else:
-        a, b = str(p.get("baseline")), str(p.get("name"))
-        rel = _float(p.get("relative_change"))
-    return StoredComparison(
-        kind=kind,
-        a=a,
-        b=b,
-        headline=pair_headline(p, units, directions),
-        verdict=str(p.get("verdict") or "undecided"),
-        test=p.get("test"),
-        ratio=_float(p.get("ratio")),
-        ratio_low=_float(p.get("ratio_low")),
-        ratio_high=_float(p.get("ratio_high")),
-        passes=_int(p.get("passes")),
-        p=_float(p.get("welch_p")),
-        p_holm=_float(p.get("welch_p_holm")),
-        tost_p=_float(p.get("tost_p")),
-        look=_int(p.get("look")),
-        alpha=_float(p.get("alpha")),
-        relative_difference=rel,
-        rounds_needed=_int(p.get("rounds_needed")),
-        notes=tuple(str(n) for n in p.get("notes") or ()),
-        independent_p=_float(p.get("independent_p")),
-    )
-
-
-def verdicts_from_dict(doc: Mapping[str, Any]) -> StoredVerdicts:
-    """:class:`StoredVerdicts` of the data of a stored "verdicts" event."""
-    units = doc.get("units") or {}
-    directions = doc.get("directions") or {}
-    comparisons = [_comparison("pair", p, units, directions) for p in doc.get("pairs") or []]
-    comparisons += [
-        _comparison("baseline", p, units, directions) for p in doc.get("baselines") or []
-    ]
-    met = doc.get("conditions_met")
-    return StoredVerdicts(
-        comparisons=tuple(comparisons),
-        conditions_met=None if met is None else bool(met),
-        reason=doc.get("reason"),
-        margin=_float(doc.get("margin")),
-        alpha=_float(doc.get("alpha")),
-        confidence=_float(doc.get("confidence")),
-        computed=doc.get("computed"),
-    )
-
 
 def read_verdicts(events: Sequence[EventRow]) -> StoredVerdicts | None:
     """The newest stored "verdicts" event as :class:`StoredVerdicts`; None when the
@@ -265,7 +64,7 @@ def is_paired(
     name: str,
     verdicts: StoredVerdicts | None,
     experiment: Experiment | None,
-    settings: Mapping[str, Any],
+    settings: StoredSettings,
 ) -> bool:
     """Are ``name``'s comparisons paired? From the stored verdicts when the campaign has
     them (every comparison of ``name`` paired); else as ``benchrun run`` words its drift
@@ -273,9 +72,7 @@ def is_paired(
     something (``compare:``)."""
     if verdicts is not None:
         return verdicts.all_paired(name)
-    if experiment is None or not settings.get("adaptive"):
+    s = campaign_settings(settings)
+    if experiment is None or not s.adaptive:
         return False
-    return (
-        settings.get("comparison", "paired") == "paired"
-        and experiment.comparison_group(name) is not None
-    )
+    return s.comparison == "paired" and experiment.comparison_group(name) is not None

@@ -94,12 +94,13 @@ def _from_json(path: Path) -> dict[str, BaselineResult]:
 
 
 def _from_store(db: Path) -> dict[str, BaselineResult]:
+    from benchrun.runner.results.settings import campaign_settings
     from benchrun.runner.results.workloads import workload_results
     from benchrun.runner.store.database import Store
 
     with Store.open(db) as store:
         campaign = store.campaign()
-        confidence = float(campaign.settings.get("confidence", 0.95))
+        confidence = float(campaign_settings(campaign.settings).confidence)
         results = workload_results(store, campaign, confidence)
     out = {}
     for r in results:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from benchrun.runner.results.settings import campaign_settings
 from benchrun.runner.store.database import CampaignRow, Store
 
 #: campaign status of a repetition that counts
@@ -58,9 +59,9 @@ def campaign_means(store: Store, campaign: CampaignRow) -> dict[str, CampaignMea
     ids: dict[str, list[int]] = {}
     means: dict[str, list[float]] = {}
     for c in repeated_campaigns(store, campaign):
-        confidence = float(c.settings.get("confidence", 0.95))
+        confidence = float(campaign_settings(c.settings).confidence)
         for r in workload_results(store, c, confidence):
-            mean = (r.collected or {}).get("mean")
+            mean = None if r.estimate is None else r.estimate.mean
             if mean is None or not mean > 0:
                 continue
             ids.setdefault(r.name, []).append(c.id)

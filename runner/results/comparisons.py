@@ -26,9 +26,11 @@ Units: ratios are b/a (unitless); p-values and alpha are probabilities.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from types import SimpleNamespace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from benchrun.runner.config.experiment import Settings
+from benchrun.runner.results.settings import campaign_settings
 from benchrun.runner.results.workloads import analysed_rounds, collect_stored, final_verdicts
 from benchrun.runner.store.database import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
 
@@ -64,7 +66,7 @@ def experiment_of(config_text: str, names: Iterable[str]) -> Experiment | None:
     return experiment
 
 
-def _steady(rounds: Sequence[RoundRow], settings: dict[str, Any]) -> list[RoundRow]:
+def _steady(rounds: Sequence[RoundRow], settings: Settings) -> list[RoundRow]:
     return analysed_rounds(list(rounds), settings)
 
 
@@ -77,7 +79,7 @@ def _group_of(w: WorkloadRow, experiment: Experiment | None) -> str | None:
 
 
 def _decide(
-    settings: Mapping[str, Any],
+    settings: Settings,
     key: str,
     members: Sequence[WorkloadRow],
     stats: Mapping[str, Any],
@@ -93,13 +95,13 @@ def _decide(
     from benchrun.runner.control.pairing import PassSeries
 
     params = ControllerParams.from_settings(
-        SimpleNamespace(**settings),
+        settings,
         max_rounds=clock,
-        min_rounds=max(1, min(int(settings.get("min_rounds") or 1), clock)),
+        min_rounds=max(1, min(int(settings.min_rounds or 1), clock)),
         max_time=None,
     )
     names = [w.name for w in members]
-    reference = settings.get("reference")
+    reference = settings.reference
     controller = Controller(
         params,
         [(w.name, w.direction, key) for w in members],
@@ -111,8 +113,8 @@ def _decide(
         retired={w.name: w.status_reason or w.status for w in members if w.status != "active"},
         pairs=PassSeries(
             {n: values[n] for n in names},
-            confidence=float(settings.get("confidence", 0.95)),
-            min_subsessions=settings.get("min_subsessions"),
+            confidence=float(settings.confidence),
+            min_subsessions=settings.min_subsessions,
         ),
     )
 
@@ -148,8 +150,8 @@ def fixed_verdicts(
     """
     from benchrun.runner.control.pairing import round_values_by_pass
 
-    settings = dict(campaign.settings)
-    confidence = float(settings.get("confidence", 0.95))
+    settings = campaign_settings(campaign.settings)
+    confidence = float(settings.confidence)
     groups: dict[str, list[WorkloadRow]] = {}
     for w in workloads:
         key = _group_of(w, experiment)
@@ -181,11 +183,17 @@ def fixed_verdicts(
         if clock == 0:
             continue
         decision = _decide(settings, key, members, stats, used, values, clock)
-        if decision.look is None and settings.get("comparison", "paired") == "paired":
+        if decision.look is None and settings.comparison == "paired":
             # the per-pass log ratios are too few to test (a short fixed campaign): each
             # workload's own series may still decide the pair by Welch
             welch = _decide(
-                {**settings, "comparison": "independent"}, key, members, stats, used, values, clock
+                replace(settings, comparison="independent"),
+                key,
+                members,
+                stats,
+                used,
+                values,
+                clock,
             )
             if welch.look is not None:
                 decision = welch
@@ -202,7 +210,7 @@ def fixed_verdicts(
             reasons.append(rest)
     if not pairs and not baselines:
         return None
-    alpha, margin = float(settings.get("alpha", 0.01)), float(settings.get("margin", 0.01))
+    alpha, margin = float(settings.alpha), float(settings.margin)
     how = FIXED_HOW.format(alpha=alpha, margin=100 * margin)
     return {
         "pairs": pairs,
@@ -251,7 +259,7 @@ def campaign_verdicts(
     stored = final_verdicts(list(store.events(campaign.id) if events is None else events))
     if stored is not None:
         return stored
-    if campaign.settings.get("adaptive", False):
+    if campaign_settings(campaign.settings).adaptive:
         return None
     if workloads is None:
         workloads = store.workloads(campaign.id)

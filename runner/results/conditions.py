@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from benchrun.runner.execute.contention import flagged_contended
+from benchrun.runner.results.settings import campaign_settings
 from benchrun.runner.store.database import CampaignRow, RoundRow, Store, WorkloadRow
 
 #: a side whose share of contended rounds is above this is not comparable: even with the
@@ -311,7 +312,9 @@ def campaign_conditions(
     ``benchrun show`` does)."""
     from benchrun.runner.results.workloads import workload_results
 
-    results = workload_results(store, campaign, float(campaign.settings.get("confidence", 0.95)))
+    results = workload_results(
+        store, campaign, float(campaign_settings(campaign.settings).confidence)
+    )
     return conditions_of(
         campaign,
         store.workloads(campaign.id),

@@ -26,6 +26,7 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.machine.revision import SAFE_GIT_OPTIONS, Revision
 from benchrun.runner.results.campaigns import DONE
 from benchrun.runner.results.conditions import fingerprint_of
+from benchrun.runner.results.settings import campaign_settings
 from benchrun.runner.store.database import Store
 
 if TYPE_CHECKING:
@@ -125,6 +126,30 @@ def _se(collected: dict) -> float | None:
     return None
 
 
+def _point(
+    collected: dict,
+    mean: float,
+    store: str,
+    campaign: int,
+    revision: Revision | None,
+    started: float,
+) -> HistoryPoint:
+    """The :class:`HistoryPoint` of one workload of one campaign from its estimate as stored
+    or exported (``collected``: the collector's dict; ``mean`` its mean, checked finite): the
+    CI when certified, else the interval every output shows."""
+    return HistoryPoint(
+        store=store,
+        campaign=campaign,
+        revision=revision,
+        started=started,
+        mean=mean,
+        se=_se(collected),
+        ci_low=collected.get("ci_low") or collected.get("interval_low"),
+        ci_high=collected.get("ci_high") or collected.get("interval_high"),
+        certified=collected.get("ci_low") is not None,
+    )
+
+
 def _points(db: Path) -> dict[tuple[str, str, str, str, str, str], list[HistoryPoint]]:
     """Per (experiment, fingerprint, machine, workload, unit, direction), the finished
     campaigns' points of the store ``db``."""
@@ -137,7 +162,7 @@ def _points(db: Path) -> dict[tuple[str, str, str, str, str, str], list[HistoryP
                 continue
             revision = Revision.from_dict((c.metadata or {}).get("revision"))
             machine = _machine(c.metadata)
-            confidence = float(c.settings.get("confidence", 0.95))
+            confidence = float(campaign_settings(c.settings).confidence)
             for r in workload_results(store, c, confidence):
                 col = r.collected or {}
                 mean = col.get("mean")
@@ -145,17 +170,7 @@ def _points(db: Path) -> dict[tuple[str, str, str, str, str, str], list[HistoryP
                     continue
                 key = (c.name, c.fingerprint, machine, r.name, r.unit, r.direction)
                 out.setdefault(key, []).append(
-                    HistoryPoint(
-                        store=str(db),
-                        campaign=c.id,
-                        revision=revision,
-                        started=c.created_at,
-                        mean=float(mean),
-                        se=_se(col),
-                        ci_low=col.get("ci_low") or col.get("interval_low"),
-                        ci_high=col.get("ci_high") or col.get("interval_high"),
-                        certified=col.get("ci_low") is not None,
-                    )
+                    _point(col, float(mean), str(db), c.id, revision, c.created_at)
                 )
     return out
 
@@ -193,16 +208,13 @@ def _export_points(
         key = (name, fingerprint, _machine(meta), str(w.get("name")), str(w.get("unit", "")),
                str(w.get("direction", "lower_is_better")))  # fmt: skip
         out.setdefault(key, []).append(
-            HistoryPoint(
-                store=source,
-                campaign=int(cid) if isinstance(cid, int) else 0,
-                revision=revision,
-                started=float(started) if isinstance(started, int | float) else 0.0,
-                mean=float(mean),
-                se=_se(col),
-                ci_low=col.get("ci_low") or col.get("interval_low"),
-                ci_high=col.get("ci_high") or col.get("interval_high"),
-                certified=col.get("ci_low") is not None,
+            _point(
+                col,
+                float(mean),
+                source,
+                int(cid) if isinstance(cid, int) else 0,
+                revision,
+                float(started) if isinstance(started, int | float) else 0.0,
             )
         )
     return out

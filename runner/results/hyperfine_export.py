@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchrun.runner.results.settings import campaign_settings
 from benchrun.runner.results.workloads import analysed_rounds
 from benchrun.runner.store.database import Store
 
@@ -114,7 +115,7 @@ def read_export(
     """
     with Store.open(db) as store:
         campaign = store.campaign(campaign_id)
-        settings = campaign.settings
+        settings = campaign_settings(campaign.settings)
         results: list[HyperfineResult] = []
         missing: list[str] = []
         for w in store.workloads(campaign.id):
@@ -134,7 +135,7 @@ def read_export(
                     parameters={str(k): str(v) for k, v in params.items()},
                 )
             )
-    reference = settings.get("reference")
+    reference = settings.reference
     return HyperfineExport(
         tuple(results),
         reference if isinstance(reference, str) else None,

@@ -8,9 +8,9 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from benchrun.runner.config.experiment import METRIC_UNITS
+from benchrun.runner.results.settings import StoredSettings
 from benchrun.runner.results.workloads import analysed_rounds
 from benchrun.runner.store.database import RoundMetric, RoundRow, WorkloadRow
 
@@ -39,7 +39,7 @@ def metric_summaries(
     workloads: Sequence[WorkloadRow],
     rounds: list[RoundRow],
     metrics: Mapping[int, tuple[RoundMetric, ...]],
-    settings: dict[str, Any],
+    settings: StoredSettings,
 ) -> list[MetricSummary]:
     """A :class:`MetricSummary` per stored metric of each workload (in file order, each
     workload's metrics in its list's order): the workloads with a ``metric:`` list or a

@@ -21,17 +21,25 @@ Every output shows a workload's values in one unit, :func:`display_of` (the one
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 
 from benchrun import stats
-from benchrun.runner.config.experiment import DEFAULT_CONTENDED_THRESHOLD
 from benchrun.runner.control.collector import WorkloadStats, collect, interval_text
 from benchrun.runner.execute.contention import flagged_contended, left_out_as_contended
 from benchrun.runner.format import DisplayUnit, display_unit
+from benchrun.runner.results.estimate import (
+    Description,
+    Estimate,
+    description_from,
+    estimate_from,
+)
+from benchrun.runner.results.settings import StoredSettings, campaign_settings
 from benchrun.runner.store.database import CampaignRow, EventRow, RoundRow, Store, WorkloadRow
+from benchrun.stats.drift import DriftResult
 
 #: event kind of the final verdicts of a campaign (read by `benchrun show` and `run`)
 VERDICTS_EVENT = "verdicts"
@@ -81,6 +89,17 @@ class WorkloadResult:
     def display(self) -> DisplayUnit:
         """The unit every output shows this workload's values in (:func:`display_of`)."""
         return display_of(self.unit, self.collected)
+
+    @property
+    def description(self) -> Description | None:
+        """``summary`` as the typed :class:`Description`; None without data."""
+        return description_from(self.summary)
+
+    @property
+    def estimate(self) -> Estimate | None:
+        """``collected`` as the typed :class:`Estimate` (runner/results/estimate.py); None
+        without data."""
+        return estimate_from(self.collected)
 
 
 def display_of(unit: str, collected: dict[str, Any] | None) -> DisplayUnit:
@@ -155,12 +174,12 @@ def describe_rounds(
     return out
 
 
-def analysed_rounds(rounds: list[RoundRow], settings: dict[str, Any]) -> list[RoundRow]:
+def analysed_rounds(rounds: list[RoundRow], settings: StoredSettings | None) -> list[RoundRow]:
     """The rounds a stored campaign's analysis uses, in launch order: ok, not warm-up,
     with readings, and not left out as contended (``settings``: the campaign's stored
-    settings; ``contended`` other than ``keep`` leaves contended rounds out,
-    docs/contention.md)."""
-    policy = settings.get("contended")
+    settings, typed or as stored; ``contended`` other than ``keep`` leaves contended
+    rounds out, docs/contention.md)."""
+    policy = campaign_settings(settings).contended
     return [
         r
         for r in rounds
@@ -179,14 +198,16 @@ def contended_count(rounds: list[RoundRow]) -> int:
 
 
 def round_values(
-    workload: WorkloadRow, rounds: list[RoundRow], settings: dict[str, Any] | None = None
+    workload: WorkloadRow,
+    rounds: list[RoundRow],
+    settings: StoredSettings | None = None,
 ) -> np.ndarray:
     """Per-round metric values of the analysed rounds (:func:`analysed_rounds`), in
     launch order (``settings``: the campaign's stored settings; None: the defaults).
 
     A round with several readings contributes their mean (units as stored).
     """
-    values = [float(np.mean(r.readings)) for r in analysed_rounds(rounds, settings or {})]
+    values = [float(np.mean(r.readings)) for r in analysed_rounds(rounds, settings)]
     return np.asarray(values, dtype=float)
 
 
@@ -264,20 +285,21 @@ def estimate_means(rounds: list[np.ndarray], s: WorkloadStats) -> np.ndarray | N
 
 
 def collect_stored(
-    workload: WorkloadRow, rounds: list[RoundRow], settings: dict[str, Any]
+    workload: WorkloadRow, rounds: list[RoundRow], settings: StoredSettings
 ) -> WorkloadStats | None:
     """:func:`collect_workload` on a stored workload's steady ok rounds (``settings``: the
-    campaign's stored settings dict)."""
-    steady = analysed_rounds(rounds, settings)
-    warmup = settings.get("warmup_readings")
+    campaign's settings, typed or as stored)."""
+    s = campaign_settings(settings)
+    steady = analysed_rounds(rounds, s)
+    warmup = s.warmup_readings
     single = all(len(r.readings) == 1 for r in steady)
     return collect_workload(
         [r.readings for r in steady],
         [r.work for r in steady],
         per_work=bool(workload.spec.get("per_work")),
-        confidence=float(settings.get("confidence", 0.95)),
+        confidence=float(s.confidence),
         warmup_readings=None if warmup is None or single else int(warmup),
-        min_subsessions=settings.get("min_subsessions"),
+        min_subsessions=s.min_subsessions,
         nodes=[(r.facts or {}).get("node") for r in steady],
         direction=workload.direction,
     )
@@ -291,15 +313,16 @@ def analysed_cut(collected: WorkloadStats | None) -> int:
     return int(collected.warmup_readings)
 
 
-def contended_line(results: list[WorkloadResult], settings: dict[str, Any]) -> str | None:
+def contended_line(results: list[WorkloadResult], settings: StoredSettings) -> str | None:
     """The one line every output prints when rounds were contended (docs/contention.md):
     which workloads, how many of their rounds, the threshold, and what the analysis did
     with them (``settings``: the campaign's stored settings); None when none was."""
     hit = [r for r in results if r.contended]
     if not hit:
         return None
-    policy = str(settings.get("contended") or "exclude")
-    threshold = float(settings.get("contended_threshold", DEFAULT_CONTENDED_THRESHOLD))
+    s = campaign_settings(settings)
+    policy = str(s.contended or "exclude")
+    threshold = float(s.contended_threshold)
     counts = ", ".join(
         f"{r.name} {r.contended} of {r.contended + r.steady if policy != 'keep' else r.steady}"
         for r in hit
@@ -327,11 +350,27 @@ def drift_of(values: np.ndarray, reference: float | None = None) -> dict[str, An
     return {**d.to_dict(), "text": d.describe()}
 
 
+def drift_from(drift: Mapping[str, Any] | None) -> DriftResult | None:
+    """:attr:`WorkloadResult.drift` (:func:`drift_of`'s dict) as the typed
+    :class:`stats.drift.DriftResult`; None without one. A key it lacks reads as 0/None."""
+    if not drift:
+        return None
+    values: dict[str, Any] = {f.name: drift.get(f.name) for f in fields(DriftResult)}
+    values.update(
+        n=int(values["n"] or 0),
+        blocks=int(values["blocks"] or 0),
+        drifted=bool(values["drifted"]),
+        alpha=float(values["alpha"] or 0.0),
+    )
+    return DriftResult(**values)
+
+
 def drift_line(name: str, drift: dict[str, Any] | None, paired: bool) -> str | None:
     """The drift line of a workload whose steady rounds drifted (``drift``:
     :attr:`WorkloadResult.drift`), as ``run``, ``show`` and reports print it; None when it
     did not. ``paired``: its comparisons are paired, which cancels a drift the pass shares."""
-    if not drift or not drift.get("drifted"):
+    check = drift_from(drift)
+    if drift is None or check is None or not check.drifted:
         return None
     tail = (
         "; its comparisons are paired, which cancels a drift shared by the pass" if paired else ""
@@ -348,10 +387,11 @@ def workload_results(
     rounds_by_workload: dict[int, list[RoundRow]] = {}
     for r in store.rounds(campaign.id):
         rounds_by_workload.setdefault(r.workload_id, []).append(r)
+    settings = campaign_settings(campaign.settings)
     for w in store.workloads(campaign.id):
         rounds = rounds_by_workload.get(w.id, [])
-        values = round_values(w, rounds, campaign.settings)
-        collected = collect_stored(w, rounds, campaign.settings) if values.size else None
+        values = round_values(w, rounds, settings)
+        collected = collect_stored(w, rounds, settings) if values.size else None
         cut = analysed_cut(collected)
         values = values[cut:]  # the rounds analysed: "steady" in every output (issue 27)
         summary = describe_rounds(values, confidence, intervals=intervals) if values.size else None
@@ -400,7 +440,7 @@ def workload_states(
         for e in events
         if e.kind == "workload-done" and isinstance(e.data, dict)
     }
-    adaptive = bool(campaign.settings.get("adaptive", False))
+    adaptive = campaign_settings(campaign.settings).adaptive
     out: dict[str, str] = {}
     for r in results:
         if r.status != "active":

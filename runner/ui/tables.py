@@ -29,7 +29,9 @@ from benchrun.runner.format import (
     format_percent,
     level_shift_text,
 )
+from benchrun.runner.results.estimate import Description
 from benchrun.runner.results.metrics import MetricSummary
+from benchrun.runner.results.verdicts import TEST_NAMES, StoredVerdicts, verdicts_from_dict
 from benchrun.runner.results.workloads import WorkloadResult
 from benchrun.runner.store.database import EventRow, RoundRow, WorkloadRow
 from benchrun.runner.ui.fit import KEEP, Col, dropped_note, fit_table, natural_width, wrap_lines
@@ -172,28 +174,25 @@ def estimate_cell(r: WorkloadResult, du: DisplayUnit) -> tuple[str, str | None]:
     (the note says what it assumes) or when it is the CI from node means (the note says
     so, with the F test), "24.73 ms (no CI)" without an interval (the note says how many
     readings it needs)."""
-    c = r.collected or {}
-    mean = c.get("mean")
-    if mean is None:
+    e = r.estimate
+    if e is None:
         return "-", None
-    lo = c.get("interval_low", c.get("ci_low"))
-    hi = c.get("interval_high", c.get("ci_high"))
+    mean, lo, hi = e.mean, e.interval_low, e.interval_high
     if lo is None or hi is None:
-        shift = level_shift_text(c)
+        shift = level_shift_text(r.collected or {})
         if shift:
             return (
                 f"{du.text(mean)} (no CI)",
                 f"{r.name}: no CI: {shift}; the mean spans both levels (docs/methods.md §2.1)",
             )
-        need = c.get("readings_needed")
-        why = f"need ~{need} readings, have {c.get('n')}" if need else "not enough data"
+        need = e.readings_needed
+        why = f"need ~{need} readings, have {e.n}" if need else "not enough data"
         return f"{du.text(mean)} (no CI)", f"{r.name}: no CI: {why}"
     cell = f"{du.text(mean)} ± {du.text((hi - lo) / 2.0)}"
-    certified = c.get("certified", c.get("enough", False))
-    note = c.get("interval_note")
-    if not certified and note:
+    note = e.interval_note
+    if not e.certified and note:
         return cell + " *", f"* {r.name}: {note}"
-    nodes = c.get("nodes")
+    nodes = e.nodes
     if nodes and nodes.get("ci_from") == "nodes" and nodes.get("text"):
         return cell + " *", f"* {r.name}: {nodes['text']} (docs/methods.md §14)"
     return cell, None
@@ -252,14 +251,14 @@ class ResultsTable:
         rows: list[list[str]] = []
         notes: list[str] = []
         for r in self.results:
-            s = r.summary or {}
-            c = r.collected or {}
+            s = r.description or Description()
+            e = r.estimate
             du = r.display
             cell, note = estimate_cell(r, du)
             if note:
                 notes.append(note)
-            cov = s.get("cov")
-            q, n_q = c.get("q"), c.get("n_q")
+            cov = s.cov
+            q, n_q = (e.q, e.n_q) if e is not None else (None, None)
             status = "" if r.status == "active" else f" [red]({escape(r.status)})[/]"
             row = [escape(r.name) + status, cell]
             if self.works:
@@ -274,10 +273,10 @@ class ResultsTable:
             if any_contended:
                 row.append(f"[yellow]{r.contended}[/]" if r.contended else "0")
             row += [
-                du.text(s.get("median")),
+                du.text(s.median),
                 "-" if cov is None else f"{cov * 100:.2f} %",
-                du.text(s.get("min")),
-                du.text(s.get("max")),
+                du.text(s.min),
+                du.text(s.max),
             ]
             rows.append(row)
         for r in self.results:
@@ -449,25 +448,22 @@ VERDICT_GLOSSARY = (
 class VerdictsTable:
     """The comparisons of a campaign (:func:`verdicts_table`)."""
 
-    def __init__(self, doc: Mapping[str, Any]) -> None:
-        from benchrun.runner.results.headline import pair_headline
-
+    def __init__(self, doc: StoredVerdicts) -> None:
         self.doc = doc
-        units, directions = doc.get("units") or {}, doc.get("directions") or {}
         self.items: list[_Comparison] = []
         # baselines first, as in every output (the report's headline, the exports)
-        for p in list(doc.get("baselines") or []) + list(doc.get("pairs") or []):
-            v = p["verdict"]
-            note = "; ".join(p.get("notes") or [])
-            if v == "undecided" and p.get("rounds_needed"):
-                note = f"~{p['rounds_needed']} more rounds"
-            low, high = p.get("ratio_low"), p.get("ratio_high")
+        for p in doc.baselines + doc.pairs:
+            v = p.verdict
+            note = "; ".join(p.notes)
+            if v == "undecided" and p.rounds_needed:
+                note = f"~{p.rounds_needed} more rounds"
+            low, high = p.ratio_low, p.ratio_high
             if v == "undecided" and low is not None and high is not None and (low > 1 or high < 1):
                 # the CI is at the campaign's confidence, the verdict's test at alpha spread
                 # over the looks (docs/controller.md): say why they can disagree
-                conf = doc.get("confidence")
+                conf = doc.confidence
                 level = f"{100 * conf:g} % " if conf else ""
-                alpha = doc.get("alpha")
+                alpha = doc.alpha
                 strict = f"alpha {alpha:g} over all looks" if alpha else "a stricter level"
                 note = "; ".join(
                     x
@@ -477,17 +473,17 @@ class VerdictsTable:
                     )
                     if x
                 )
-            if v == "equivalent" and doc.get("margin") is not None:
-                note = f"within {100 * doc['margin']:g} %"
-            if p.get("independent_p") is not None:
-                note = "; ".join(x for x in (note, f"Welch p {p['independent_p']:.3g}") if x)
+            if v == "equivalent" and doc.margin is not None:
+                note = f"within {100 * doc.margin:g} %"
+            if p.independent_p is not None:
+                note = "; ".join(x for x in (note, f"Welch p {p.independent_p:.3g}") if x)
             self.items.append(
                 _Comparison(
-                    headline=pair_headline(p, units, directions),
+                    headline=p.headline,
                     verdict=v,
-                    test={"paired": "paired", "welch": "Welch"}.get(p.get("test") or "", "-"),
-                    holm=format_number(p.get("welch_p_holm")),
-                    tost=format_number(p.get("tost_p")),
+                    test=TEST_NAMES.get(p.test or "", "-"),
+                    holm=format_number(p.p_holm),
+                    tost=format_number(p.tost_p),
                     note=note,
                 )
             )
@@ -495,7 +491,7 @@ class VerdictsTable:
     def _table(self) -> Any:
         from rich.table import Table
 
-        conf = self.doc.get("confidence")
+        conf = self.doc.confidence
         ci = f"{100 * conf:g} % CI" if conf else "CI"
         table = Table(header_style="bold", title="comparisons")
         for col in (f"ratio [{ci}]", "verdict", "test", "p", "TOST p", "note"):
@@ -540,13 +536,15 @@ class VerdictsTable:
         yield from note_lines([VERDICT_GLOSSARY], options.max_width)
 
 
-def verdicts_table(doc: Mapping[str, Any]) -> VerdictsTable | None:
+def verdicts_table(doc: StoredVerdicts | Mapping[str, Any]) -> VerdictsTable | None:
     """Comparisons of a campaign (the stored "verdicts" event, or a fixed campaign's
     computed ones: docs/methods.md §7, §6.4; docs/paired.md): the ratio headline with its
     CI first, then the verdict, the test that decided (paired or Welch) and its
     p-values; None when there is nothing to compare. Where the table is wider than the
     console, each comparison takes two lines instead (verdict and headline; test,
-    p-values and note)."""
-    if not doc.get("pairs") and not doc.get("baselines"):
+    p-values and note). ``doc``: the typed comparisons, or their stored form (read with
+    :func:`runner.results.verdicts.verdicts_from_dict`)."""
+    typed = doc if isinstance(doc, StoredVerdicts) else verdicts_from_dict(doc)
+    if not typed.comparisons:
         return None
-    return VerdictsTable(doc)
+    return VerdictsTable(typed)

@@ -1,0 +1,186 @@
+"""A workload's estimate, and its descriptive statistics, as typed records on the read side
+(issue 30).
+
+The collector (runner/control/collector.py ``WorkloadStats``) computes a workload's
+estimate; what is stored, exported and printed as JSON is its ``to_dict`` (the
+``collected`` object of ``show --json``, the report's JSON and benchrun's export format),
+serialised there and nowhere else. Everything that reads an estimate back reads it as
+:class:`Estimate`, made by :func:`estimate_from` from that dict: the one place that knows
+how dicts written by older versions differ (no ``interval_low``/``interval_high`` or
+``certified`` before the uncertified interval existed, docs/methods.md §4.1: the CI was
+the interval then).
+
+Units: ``mean``, the CI and interval bounds are in the workload's unit (a per-work
+workload's: per unit of work); ``variance`` in unit²; ``rel_half_width`` a fraction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+__all__ = ["Description", "Estimate", "description_from", "estimate_from"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A workload's estimate (docs/methods.md §3-4): mean and CI in the workload's unit.
+
+    ``variance`` is s_q² of the ``n_q`` subsession means of ``q`` readings (unit²);
+    ``rel_half_width`` = half width / |mean|. ``ci_low``/``ci_high`` are None without
+    enough data (then ``readings_needed`` may say how much is missing).
+
+    ``interval_low``/``interval_high`` are the interval every output prints: the CI when
+    ``certified``, else the collector's uncertified interval (docs/methods.md §4.1, from 3
+    readings on), which assumes tau <= ``tau_bound`` and is ``width_factor`` times the
+    i.i.d. t interval's width; ``interval_note`` is its mark ("independence not certified:
+    assumes tau <= 2.4, 1.6x the i.i.d. width"). Both None only without any interval.
+
+    ``rounds``: the steady rounds the collector was given; ``rounds_needed``: more rounds
+    the subsession rule estimates it needs; ``confidence``: the CI's level; ``notes``: what
+    the collector decided and why; ``nodes``: the node analysis (docs/methods.md §14) or
+    None; ``level_shift_at``/``level_shift_change``: the steady round (0-based) where the
+    level shifted and the shift's relative size, or None.
+    """
+
+    mean: float
+    variance: float | None
+    n_q: int | None
+    q: int | None
+    ci_low: float | None
+    ci_high: float | None
+    rel_half_width: float | None
+    enough: bool
+    n: int
+    warmup_readings: int
+    series: str
+    readings_needed: int | None = None
+    tau: float | None = None
+    ess: float | None = None
+    certified: bool = False
+    interval_low: float | None = None
+    interval_high: float | None = None
+    tau_bound: float | None = None
+    width_factor: float | None = None
+    interval_note: str | None = None
+    rounds: int = 0
+    rounds_needed: int | None = None
+    confidence: float | None = None
+    notes: tuple[str, ...] = ()
+    nodes: Mapping[str, Any] | None = None
+    level_shift_at: int | None = None
+    level_shift_change: float | None = None
+
+    @property
+    def has_interval(self) -> bool:
+        """An interval to show (certified or not)."""
+        return self.interval_low is not None and self.interval_high is not None
+
+    @property
+    def uncertified(self) -> bool:
+        """The interval shown is the uncertified one (docs/methods.md §4.1)."""
+        return self.has_interval and not self.certified
+
+    @property
+    def interval_rel_half_width(self) -> float | None:
+        """Half width / |mean| of the interval shown (certified or not)."""
+        if not self.has_interval or self.mean == 0:
+            return self.rel_half_width
+        assert self.interval_low is not None and self.interval_high is not None
+        return (self.interval_high - self.interval_low) / 2.0 / abs(self.mean)
+
+    @property
+    def usable(self) -> bool:
+        """Enough data for a CI and a comparison (n_q >= 2, a variance)."""
+        return self.enough and self.variance is not None and (self.n_q or 0) >= 2
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report JSON's ``estimate`` object: the fields up to ``interval_note`` (the
+        rest are in the ``collected`` object beside it)."""
+        return {k: getattr(self, k) for k in _SERIALISED}
+
+
+#: the fields :meth:`Estimate.to_dict` writes, in this order (the report's JSON format)
+_SERIALISED = tuple(f.name for f in fields(Estimate))[
+    : [f.name for f in fields(Estimate)].index("interval_note") + 1
+]
+
+
+#: the stored key of each field of :class:`Estimate` whose name differs (the rest are stored
+#: under the field's name)
+_KEYS = {"variance": "s2_q"}
+#: how a stored value becomes the field's (fields not named here are taken as stored)
+_CONVERT: dict[str, Callable[[Any], Any]] = {
+    "mean": float,
+    **dict.fromkeys(("enough", "certified"), bool),
+    **dict.fromkeys(("n", "warmup_readings", "rounds"), lambda v: int(v or 0)),
+    "series": lambda v: str(v or "rounds"),
+    "notes": lambda v: tuple(str(n) for n in v) if isinstance(v, list | tuple) else (),
+    "nodes": lambda v: v or None,
+}
+
+
+def estimate_from(collected: Mapping[str, Any] | None) -> Estimate | None:
+    """The :class:`Estimate` of the collector's dict ``collected`` (``WorkloadStats.to_dict``
+    as stored, exported or computed); None without one or without a mean."""
+    c = collected
+    if not c or c.get("mean") is None:
+        return None
+    values = {
+        f.name: _CONVERT.get(f.name, _same)(c.get(_KEYS.get(f.name, f.name)))
+        for f in fields(Estimate)
+    }
+    # dicts stored before the interval fields existed: the CI is the interval
+    if "certified" not in c:
+        values["certified"] = bool(c.get("enough") and c.get("ci_low") is not None)
+    for bound in ("low", "high"):
+        if f"interval_{bound}" not in c:
+            values[f"interval_{bound}"] = c.get(f"ci_{bound}")
+    return Estimate(**values)
+
+
+def _same(v: Any) -> Any:
+    return v
+
+
+@dataclass(frozen=True)
+class Description:
+    """A workload's descriptive statistics of its per-round values (docs/methods.md §1):
+    ``WorkloadResult.summary`` (runner/results/workloads.py ``describe_rounds``) typed.
+
+    ``rounds``: the values described; ``median`` with its CI ``median_ci_low`` ..
+    ``median_ci_high`` at ``confidence`` (None when computed without intervals, as
+    ``benchrun show`` does); ``std``, quartiles ``q1``/``q3``, ``min``, ``max``, ``p90``,
+    ``p99`` in the workload's unit; ``cov`` = std / mean (a fraction); ``outliers``: Tukey
+    outliers among the values; ``deterministic``: every value the same; ``notes``: what
+    ``stats.describe`` noted.
+    """
+
+    rounds: int = 0
+    median: float | None = None
+    median_ci_low: float | None = None
+    median_ci_high: float | None = None
+    std: float | None = None
+    cov: float | None = None
+    min: float | None = None
+    q1: float | None = None
+    q3: float | None = None
+    max: float | None = None
+    p90: float | None = None
+    p99: float | None = None
+    outliers: int | None = None
+    deterministic: bool | None = None
+    confidence: float | None = None
+    notes: tuple[str, ...] = ()
+
+
+def description_from(summary: Mapping[str, Any] | None) -> Description | None:
+    """The :class:`Description` of ``summary`` (the dict ``describe_rounds`` makes, which the
+    JSON outputs print as it is); None without one. A key it lacks is None."""
+    if not summary:
+        return None
+    values: dict[str, Any] = {f.name: summary.get(f.name) for f in fields(Description)}
+    values["rounds"] = int(values["rounds"] or 0)
+    values["notes"] = tuple(str(n) for n in values["notes"] or ())
+    return Description(**values)
