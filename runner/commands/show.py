@@ -510,6 +510,20 @@ def _revision_line(metadata: dict[str, Any] | None) -> str:
     return "" if rev is None else f"\nrevision: {escape(rev.describe())}"
 
 
+def _tuning_line(metadata: dict[str, Any] | None) -> str:
+    """``"\ntuned for the campaign (restored at its end): perf_event_max_sample_rate: ..."``
+    when ``settings.tune`` changed the machine for it (docs/tuning.md), else ``""``."""
+    record = (metadata or {}).get("tuning")
+    if not record:
+        return ""
+    from benchrun.runner.machine.tuning import recorded_changes
+
+    changes = recorded_changes(record)
+    if changes is None:
+        return ""
+    return f"\ntuned for the campaign (restored at its end): {escape(changes)}"
+
+
 def main(args: argparse.Namespace) -> int:
     dbs = find_databases(Path(args.dir))
     console = stdout_console()
@@ -527,7 +541,9 @@ def main(args: argparse.Namespace) -> int:
             f"{escape(str(db))}\nstatus: [bold]{campaign.status}[/]"
             + (f" ({escape(campaign.stop_reason)})" if campaign.stop_reason else "")
             + f"\nstarted {_when(campaign.created_at)}, last write {_when(campaign.updated_at)}, "
-            f"benchrun {campaign.benchrun_version}" + _revision_line(campaign.metadata)
+            f"benchrun {campaign.benchrun_version}"
+            + _revision_line(campaign.metadata)
+            + _tuning_line(campaign.metadata)
         )
         console.print(_tables().counts_table(s.results, s.states))
         print_results(console, s)

@@ -420,6 +420,20 @@ def change_lines(entries: Sequence[Entry], *, back: bool = False) -> list[str]:
     return out
 
 
+def recorded_changes(record: object) -> str | None:
+    """The changes of a campaign's ``tuning`` metadata record (:meth:`TuneReport.to_dict`)
+    as one line (:func:`change_lines`, joined by ``; ``); None when it names none."""
+    changes = record.get("changes") if isinstance(record, dict) else None
+    if not changes:
+        return None
+    entries = [
+        Entry(str(c.get("setting")), str(c.get("path")), str(c.get("before")), str(c.get("after")))
+        for c in changes
+        if isinstance(c, dict)
+    ]
+    return "; ".join(change_lines(entries)) or None
+
+
 def setting_names(names: Sequence[str]) -> str:
     """Settings named in one line, IRQs in one range: ``perf_event_max_sample_rate, IRQ
     24-43 affinity``."""

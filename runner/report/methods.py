@@ -183,20 +183,14 @@ def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | 
 def _tuning_sentence(record: Any) -> str | None:
     """What ``settings.tune`` changed for the campaign (its metadata's ``tuning``: the
     changes with their values before and after, docs/tuning.md), or None when nothing."""
-    from benchrun.runner.machine.tuning import change_lines
-    from benchrun.runner.machine.tuning_journal import Entry
+    from benchrun.runner.machine.tuning import recorded_changes
 
-    changes = record.get("changes") if isinstance(record, dict) else None
-    if not changes:
+    changes = recorded_changes(record)
+    if changes is None:
         return None
-    entries = [
-        Entry(str(c.get("setting")), str(c.get("path")), str(c.get("before")), str(c.get("after")))
-        for c in changes
-        if isinstance(c, dict)
-    ]
     return (
         "For the campaign benchrun tuned the machine (settings.tune) and restored it "
-        "afterwards: " + "; ".join(change_lines(entries)) + "."
+        f"afterwards: {changes}."
     )
 
 

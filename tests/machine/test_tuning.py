@@ -457,6 +457,18 @@ def test_a_tune_campaign_is_tuned_while_it_runs_and_records_before_and_after(
     assert "benchrun tuned the machine (settings.tune) and restored it" in text
     assert f"perf_event_max_sample_rate: {MARK} -> 1" in text
     assert "SMT sibling CPU 3 online: 1 -> 0" in text, text
+    # and `benchrun show` says it under the campaign's header
+    shown = subprocess.run(
+        [sys.executable, "-m", "benchrun.runner.cli", "show", str(exp.campaign_dir)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "300"},
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    (line,) = [ln for ln in shown.stdout.splitlines() if ln.startswith("tuned for the campaign")]
+    assert f"perf_event_max_sample_rate: {MARK} -> 1" in line
+    assert "SMT sibling CPU 3 online: 1 -> 0" in line
 
 
 def test_any_campaign_first_restores_what_a_dead_tune_campaign_left(
