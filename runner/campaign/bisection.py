@@ -217,13 +217,18 @@ def measure_step(
         return done, True
     worktree(plan.top, plan.cache, plan.good)
     tested_tree = worktree(plan.top, plan.cache, rev)
-    step_file.parent.mkdir(mode=0o700, exist_ok=True)
-    atomic_write_text(step_file, step_text)
     fresh = [str(step_file), "-o", str(plan.output), "--revision", rev.short]
     fresh += [w for item in sets for w in ("--set", item)]
+
+    def write_step_file() -> None:
+        step_file.parent.mkdir(mode=0o700, exist_ok=True)
+        atomic_write_text(step_file, step_text)
+
     if not req.quiet:
         say(f"{label}: measuring {good_name} and {tested_name}")
-    code = start_or_resume(plan.store_dir, rev.commit, unfinished, fits, fresh, req.quiet)
+    code = start_or_resume(
+        plan.store_dir, rev.commit, unfinished, fits, fresh, req.quiet, write_step_file
+    )
     done, _ = find_campaign(plan.db, rev.commit, fits)
     if done is None:
         raise UserError(

@@ -127,17 +127,21 @@ def start_or_resume(
     fits: Callable[[CampaignRow], bool],
     fresh: Sequence[str],
     quiet: bool,
+    before_fresh: Callable[[], None] | None = None,
 ) -> int:
     """Run the campaign of ``commit`` as a ``benchrun run`` child and return its exit code:
     ``--resume`` of ``store_dir`` when its ``unfinished`` campaign is this revision's and
-    ``fits``, else ``fresh`` (the words of a new campaign; ``--new`` added when another
-    campaign is unfinished, which then stays so). :class:`CampaignInterrupted` on Ctrl-C."""
+    ``fits``, else ``fresh`` (the words of a new campaign, after ``before_fresh()``, e.g.
+    writing the file they name; ``--new`` added when another campaign is unfinished, which
+    then stays so). :class:`CampaignInterrupted` on Ctrl-C."""
     own = (
         unfinished is not None
         and fits(unfinished)
         and ((r := revision_of(unfinished)) is not None and r.commit == commit)
     )
     words = [str(store_dir), "--resume"] if own else list(fresh)
+    if not own and before_fresh is not None:
+        before_fresh()
     if unfinished is not None and not own:
         words.append("--new")
     try:

@@ -355,7 +355,7 @@ def _rank_group(
     ranking = _ranking(model, usable, direction) if len(usable) >= 2 else None
     if ctl or stored:
         group.computed = None if verdicts is None else verdicts.computed
-    order = _order(group, views, usable, ctl, stored, ranking)
+    order = _order(group, views, by, usable, ctl, stored, ranking)
     _add_rows(group, model, by, order, stored)
     if quantreg:
         _add_quantiles(group, by, model.confidence)
@@ -388,6 +388,7 @@ def _ranking(model: CampaignModel, usable: list[WorkloadView], direction: str) -
 def _order(
     group: Group,
     views: list[WorkloadView],
+    by: dict[str, WorkloadView],
     usable: list[WorkloadView],
     ctl: list[Any],
     stored: dict[frozenset, Any],
@@ -395,8 +396,8 @@ def _order(
 ) -> list[str]:
     """The group's ranking (best first) and, on ``group``, its pairs, source, notes and
     excluded workloads: the controller's chain of pairs, else the reference comparisons,
-    else the ranking computed here, else the usable workloads as they come."""
-    by = {w.name: w for w in views}
+    else the ranking computed here, else the usable workloads as they come (``by``:
+    ``views`` by name)."""
     computed = {} if ranking is None else {frozenset((p["a"], p["b"])): p for p in ranking["pairs"]}
     if ctl:
         group.source = "controller"

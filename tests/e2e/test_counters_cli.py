@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import statistics
-import subprocess
 from pathlib import Path
 
 import pytest
+from valgrind_refs import VALGRIND, valgrind_instructions
 
 from benchrun.runner.execute.counters import probe_perf
 from tests.e2e.e2e_util import query, run_benchrun, write_experiment
 
 HAS_PMU = probe_perf("instructions").available
-VALGRIND = shutil.which("valgrind")
 
 RACE = """\
     name: race
@@ -36,33 +34,6 @@ RACE = """\
       warmup_rounds: 0
       timeout: 300s
 """
-
-
-def valgrind_instructions(argv: list[str], log_dir: Path) -> int:
-    """Instructions of ``argv`` and every child as valgrind's own report says them (the
-    "I refs" line of each process's log), without benchrun's code."""
-    assert VALGRIND is not None
-    log_dir.mkdir(exist_ok=True)
-    subprocess.run(
-        [
-            VALGRIND,
-            "--tool=cachegrind",
-            "--cache-sim=no",
-            "--trace-children=yes",
-            f"--cachegrind-out-file={log_dir}/cg.%p",
-            f"--log-file={log_dir}/log.%p",
-            *argv,
-        ],
-        check=True,
-        capture_output=True,
-    )
-    total = 0
-    for log in log_dir.glob("log.*"):
-        m = re.search(r"I\s+refs:\s+([\d,]+)", log.read_text())
-        assert m is not None
-        total += int(m.group(1).replace(",", ""))
-    shutil.rmtree(log_dir)
-    return total
 
 
 @pytest.mark.skipif(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from other_user import as_other_user
+from valgrind_refs import VALGRIND, valgrind_instructions
 
 from benchrun.runner.config.experiment import COUNTER_METRICS
 from benchrun.runner.errors import UserError
@@ -32,7 +32,6 @@ from benchrun.runner.execute.local import LocalExecutor
 
 HAS_PERF = probe_perf("task_clock").available
 HAS_PMU = probe_perf("instructions").available
-VALGRIND = shutil.which("valgrind")
 needs_perf = pytest.mark.skipif(not HAS_PERF, reason="this kernel offers no perf_event_open")
 needs_valgrind = pytest.mark.skipif(VALGRIND is None, reason="valgrind is not installed")
 
@@ -91,34 +90,6 @@ def test_page_faults_grow_with_the_pages_a_process_touches() -> None:
     pages = (64 << 20) // os.sysconf("SC_PAGE_SIZE")
     # transparent huge pages may fault several pages at once: at least a sixteenth
     assert pages / 16 <= extra <= pages * 1.5
-
-
-def valgrind_instructions(argv: list[str], log_dir: Path) -> int:
-    """Instructions of ``argv`` and all its children as valgrind's own report says them
-    ("I refs" of each process's summary in its log), independently of benchrun's code."""
-    assert VALGRIND is not None
-    subprocess.run(
-        [
-            VALGRIND,
-            "--tool=cachegrind",
-            "--cache-sim=no",
-            "--trace-children=yes",
-            f"--cachegrind-out-file={log_dir}/cg.%p",
-            f"--log-file={log_dir}/log.%p",
-            *argv,
-        ],
-        check=True,
-        capture_output=True,
-    )
-    total = 0
-    for log in log_dir.glob("log.*"):
-        m = re.search(r"I\s+refs:\s+([\d,]+)", log.read_text())
-        assert m is not None, log.read_text()
-        total += int(m.group(1).replace(",", ""))
-        log.unlink()
-    for f in log_dir.glob("cg.*"):
-        f.unlink()
-    return total
 
 
 @needs_valgrind

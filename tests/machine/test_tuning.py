@@ -331,11 +331,11 @@ def test_a_journal_naming_another_file_is_refused(tree: Path, state: Path) -> No
 
 @needs_root
 def test_a_journal_directory_others_may_write_is_refused(tree: Path, tmp_path: Path) -> None:
-    shared = tmp_path / "shared"
-    shared.mkdir()
-    os.chmod(shared, 0o777)
+    open_to_all = tmp_path / "open-to-all"
+    open_to_all.mkdir()
+    os.chmod(open_to_all, 0o777)
     with pytest.raises(UnsafePath, match="writable by other users"):
-        system_tune([1], root=tree, directory=shared)
+        system_tune([1], root=tree, directory=open_to_all)
     assert value(tree, "proc/sys/kernel/perf_event_max_sample_rate") == MARK
 
 
