@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from benchrun.runner.config.placeholders import fill_launch_time
 from benchrun.runner.config.settings import (
@@ -25,6 +25,9 @@ from benchrun.runner.config.settings import (
 
 #: re-exported: the settings live in runner/config/settings.py
 __all__ = ["DEFAULT_CONTENDED_THRESHOLD", "DuetSpec", "PinSpec", "Settings"]
+
+#: the value of a ``params:`` or ``matrix:`` placeholder, as the YAML gave it
+ParamValue = str | int | float | bool
 
 Metric = Literal[
     "wall_time",
@@ -127,7 +130,7 @@ class Workload:
     name: str
     command: tuple[str, ...]
     shell: bool = False
-    params: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, ParamValue] = field(default_factory=dict)
     work: int | None = None
     metric: Metric = "wall_time"
     readings: ReadingsSpec | None = None
@@ -271,7 +274,7 @@ class Experiment:
     source_path: Path | None = None
     source_text: str = ""
     #: the file's ``matrix:`` (factor name -> values), empty without one
-    matrix: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    matrix: Mapping[str, tuple[ParamValue, ...]] = field(default_factory=dict)
     #: the file's ``compare:`` resolved to groups of workload names (None: every metric's
     #: ranking; see :meth:`comparison_group`)
     compare: tuple[tuple[str, ...], ...] | None = None
@@ -335,7 +338,7 @@ class Experiment:
         long to run (rounds, budgets, targets) are excluded too, so a resume may extend them.
         """
         s = self.settings
-        doc: dict[str, Any] = {
+        doc: dict[str, object] = {
             "workloads": [
                 {
                     "name": w.name,
@@ -375,14 +378,14 @@ class Experiment:
             # only for Slurm, so local campaigns keep their fingerprint; where the rounds
             # run (partition, features, nodes) changes what is measured, limits do not
             e = self.executor
-            doc["executor"] = {
+            executor: dict[str, object] = {
                 "kind": "slurm",
                 "partition": e.partition,
                 "constraint": e.constraint,
                 "nodes": e.nodes if isinstance(e.nodes, int) else list(e.nodes),
             }
             if e.node_types:  # only in a fleet, so other Slurm campaigns keep theirs
-                doc["executor"]["node_types"] = {
+                executor["node_types"] = {
                     name: {
                         "partition": t.partition,
                         "constraint": t.constraint,
@@ -390,6 +393,7 @@ class Experiment:
                     }
                     for name, t in e.node_types
                 }
+            doc["executor"] = executor
         blob = json.dumps(doc, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()
 

@@ -110,7 +110,7 @@ def setting(
         exclusive_maximum=exclusive_maximum,
         maximum=maximum,
     )
-    meta: dict[str, Any] = {"key": key}
+    meta: dict[str, Key | InitLine] = {"key": key}
     if init is not None:
         meta["init"] = InitLine(init[0], init[1:], commented_out)
     if factory is not None:

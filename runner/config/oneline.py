@@ -34,7 +34,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -75,7 +74,7 @@ class OneLine:
     description: str = ""
     #: ``executor:`` of the experiment: None (local), ``"slurm"``, or the mapping
     #: ``{"kind": "slurm", "partition": ...}`` (docs/slurm.md)
-    executor: str | dict[str, Any] | None = None
+    executor: str | Mapping[str, object] | None = None
     #: ``--shell SHELL`` (hyperfine's): the shell's argv each command and hook runs with
     #: as ``SHELL -c CMD``; empty: ``/bin/sh -c`` (or none with ``shell`` false)
     shell_words: tuple[str, ...] = ()
@@ -217,7 +216,7 @@ def derived_name(spec: OneLine) -> str:
     return f"{stem}-{digest}"
 
 
-def oneline_document(spec: OneLine, cwd: Path) -> dict[str, Any]:
+def oneline_document(spec: OneLine, cwd: Path) -> dict[str, object]:
     """The experiment file of ``spec`` as a YAML-ready mapping (see :func:`oneline_text`)."""
     if not spec.commands:
         raise UserError("no command; give one or more with -c CMD")
@@ -239,7 +238,7 @@ def oneline_document(spec: OneLine, cwd: Path) -> dict[str, Any]:
         settings["baseline"] = str(where.resolve())
     workloads = []
     for i, command in enumerate(commands):
-        workload: dict[str, Any] = {
+        workload: dict[str, object] = {
             "name": names[i],
             "command": _in_shell(spec, escape_braces(command, list(matrix))),
         }
@@ -254,7 +253,7 @@ def oneline_document(spec: OneLine, cwd: Path) -> dict[str, Any]:
                 text = escape_braces(hook, list(matrix))
                 workload[kind] = [*spec.shell_words, "-c", text] if spec.shell_words else text
         workloads.append(workload)
-    doc: dict[str, Any] = {"name": spec.experiment_name or derived_name(spec)}
+    doc: dict[str, object] = {"name": spec.experiment_name or derived_name(spec)}
     if spec.description:
         doc["description"] = spec.description
     doc["output"] = spec.output or DEFAULT_OUTPUT
@@ -268,7 +267,7 @@ def oneline_document(spec: OneLine, cwd: Path) -> dict[str, Any]:
     return doc
 
 
-def _settings(spec: OneLine) -> dict[str, Any]:
+def _settings(spec: OneLine) -> dict[str, object]:
     """``settings:`` of the ``--set`` items; an error about an item that a hyperfine flag
     made (``rounds`` of ``--runs``) names that flag."""
     if not spec.overrides:
@@ -415,7 +414,7 @@ def command_sources(spec: OneLine) -> list[CommandSource]:
     return out
 
 
-def fill_params(text: str, params: Mapping[str, Any]) -> str:
+def fill_params(text: str, params: Mapping[str, object]) -> str:
     """``text`` with ``{NAME}`` of each parameter replaced by its value (every other
     brace stays as it is, as in the commands of the one-line form)."""
     return _PLACEHOLDER.sub(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import string
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 #: placeholders filled per round by the runner, not at load time
 LAUNCH_TIME: tuple[str, ...] = ("work", "round")
@@ -32,7 +31,9 @@ def placeholder_names(template: str) -> list[str]:
     return [name for _, name, _, _ in parsed if name is not None]
 
 
-def substitute(template: str, values: Mapping[str, Any], keep: Iterable[str] = LAUNCH_TIME) -> str:
+def substitute(
+    template: str, values: Mapping[str, object], keep: Iterable[str] = LAUNCH_TIME
+) -> str:
     """Fill every placeholder of ``template`` from ``values`` except those in ``keep``.
 
     Kept names are written back as ``{name}`` (no format spec or conversion allowed on
@@ -89,7 +90,7 @@ def substitute(template: str, values: Mapping[str, Any], keep: Iterable[str] = L
     return text
 
 
-def fill_launch_time(template: str, values: Mapping[str, Any]) -> str:
+def fill_launch_time(template: str, values: Mapping[str, int | None]) -> str:
     """Fill the launch-time placeholders (:data:`LAUNCH_TIME`) that :func:`substitute` kept.
 
     The second of the two stages: at load time :func:`substitute` filled every other name

@@ -14,8 +14,9 @@ from __future__ import annotations
 import copy
 import difflib
 import math
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import MISSING, fields
+from typing import Any, TypeAlias
 
 from benchrun.runner.config.cpulist import CPU_LIST_PATTERN
 from benchrun.runner.config.durations import (
@@ -465,10 +466,17 @@ def _expected(key: Key) -> str:
 
 # --------------------------------------------------------------------------- JSON Schema
 
-_SCALAR = {"type": ["string", "number", "integer", "boolean"]}
+#: a JSON value as :func:`json.dumps` writes it: what a JSON Schema fragment holds
+JsonValue: TypeAlias = (
+    None | bool | int | float | str | Sequence["JsonValue"] | Mapping[str, "JsonValue"]
+)
+#: a JSON object: one fragment of the JSON Schema (built here, mutated only while built)
+Fragment: TypeAlias = dict[str, JsonValue]
+
+_SCALAR: Fragment = {"type": ["string", "number", "integer", "boolean"]}
 
 #: a command or a hook: one string (split like a shell, or run by /bin/sh -c) or an argv
-_COMMAND = {
+_COMMAND: Fragment = {
     "anyOf": [
         {"type": "string", "minLength": 1},
         {"type": "array", "minItems": 1, "items": {"type": ["string", "number", "integer"]}},
@@ -476,7 +484,7 @@ _COMMAND = {
 }
 
 #: the fragments of the kinds whose schema does not depend on the key (copied before use)
-_FIXED_FRAGMENTS: dict[str, dict[str, Any]] = {
+_FIXED_FRAGMENTS: dict[str, Fragment] = {
     "bool": {"type": "boolean"},
     "str": {"type": "string"},
     "name": {"type": "string", "minLength": 1},
@@ -530,30 +538,30 @@ _FIXED_FRAGMENTS: dict[str, dict[str, Any]] = {
 }
 
 
-def _number_fragment(key: Key) -> dict[str, Any]:
+def _number_fragment(key: Key) -> Fragment:
     """An ``int`` or ``number`` key: its JSON type and bounds."""
-    frag: dict[str, Any] = {"type": "integer" if key.kind == "int" else "number"}
-    for attr, word in (
-        ("minimum", "minimum"),
-        ("exclusive_minimum", "exclusiveMinimum"),
-        ("exclusive_maximum", "exclusiveMaximum"),
-        ("maximum", "maximum"),
+    frag: Fragment = {"type": "integer" if key.kind == "int" else "number"}
+    for bound, word in (
+        (key.minimum, "minimum"),
+        (key.exclusive_minimum, "exclusiveMinimum"),
+        (key.exclusive_maximum, "exclusiveMaximum"),
+        (key.maximum, "maximum"),
     ):
-        if getattr(key, attr) is not None:
-            frag[word] = getattr(key, attr)
+        if bound is not None:
+            frag[word] = bound
     return frag
 
 
-def _enum_list_fragment(key: Key) -> dict[str, Any]:
+def _enum_list_fragment(key: Key) -> Fragment:
     """One of the choices, or a list of distinct ones."""
-    choices = {"enum": list(key.choices)}
-    array = {"type": "array", "minItems": 1, "uniqueItems": True, "items": dict(choices)}
+    choices: Fragment = {"enum": list(key.choices)}
+    array: Fragment = {"type": "array", "minItems": 1, "uniqueItems": True, "items": dict(choices)}
     return {"anyOf": [choices, array]}
 
 
-def _duration_fragment(key: Key) -> dict[str, Any]:
+def _duration_fragment(key: Key) -> Fragment:
     """Seconds (bounded like the key) or a duration string."""
-    number: dict[str, Any] = {"type": "number"}
+    number: Fragment = {"type": "number"}
     if key.exclusive_minimum is not None:
         number["exclusiveMinimum"] = key.exclusive_minimum
     else:
@@ -563,44 +571,50 @@ def _duration_fragment(key: Key) -> dict[str, Any]:
     return {"anyOf": [number, {"type": "string", "pattern": DURATION_PATTERN}]}
 
 
-def _size_fragment(key: Key) -> dict[str, Any]:
+def _size_fragment(key: Key) -> Fragment:
     """Bytes (bounded like the key) or a size string."""
-    integer: dict[str, Any] = {"type": "integer", "minimum": 0}
+    integer: Fragment = {"type": "integer", "minimum": 0}
     if key.maximum is not None:
         integer["maximum"] = int(key.maximum)
     return {"anyOf": [integer, {"type": "string", "pattern": SIZE_PATTERN}]}
 
 
-def _readings_fragment(key: Key) -> dict[str, Any]:
+def _readings_fragment(key: Key) -> Fragment:
     """The readings section, which needs a pattern or a field."""
-    frag = _section(READINGS_KEYS)
+    frag = _section(READINGS_KEYS, _defaults(ReadingsSpec))
     frag["anyOf"] = [{"required": ["pattern"]}, {"required": ["field"]}]
     return frag
 
 
 #: the fragments built from the key (its bounds, choices) or from a section's keys
-_BUILT_FRAGMENTS: dict[str, Callable[[Key], dict[str, Any]]] = {
+_BUILT_FRAGMENTS: dict[str, Callable[[Key], Fragment]] = {
     "int": _number_fragment,
     "number": _number_fragment,
     "enum": lambda key: {"enum": list(key.choices)},
     "enum_list": _enum_list_fragment,
     "duration": _duration_fragment,
     "size": _size_fragment,
-    "executor": lambda key: {"anyOf": [{"enum": list(EXECUTOR_KINDS)}, _section(EXECUTOR_KEYS)]},
+    "executor": lambda key: {
+        "anyOf": [{"enum": list(EXECUTOR_KINDS)}, _section(EXECUTOR_KEYS, _defaults(SlurmSpec))]
+    },
     "node_types": lambda key: {
         "type": "object",
         "minProperties": MIN_NODE_TYPES,
         "propertyNames": {"pattern": NODE_TYPE_NAME_PATTERN},
         "additionalProperties": _section(NODE_TYPE_KEYS),
     },
-    "duet": lambda key: {"anyOf": [{"type": "boolean"}, _section(DUET_KEYS)]},
+    "duet": lambda key: {"anyOf": [{"type": "boolean"}, _section(DUET_KEYS, _defaults(DuetSpec))]},
     "readings": _readings_fragment,
-    "settings": lambda key: _section(SETTINGS_KEYS),
-    "workloads": lambda key: {"type": "array", "minItems": 1, "items": _section(WORKLOAD_KEYS)},
+    "settings": lambda key: _section(SETTINGS_KEYS, _defaults(Settings)),
+    "workloads": lambda key: {
+        "type": "array",
+        "minItems": 1,
+        "items": _section(WORKLOAD_KEYS, _defaults(Workload)),
+    },
 }
 
 
-def _fragment(key: Key) -> dict[str, Any]:
+def _fragment(key: Key) -> Fragment:
     """The JSON Schema of one key: its kind's fragment, nullable when the key is, with the
     key's sentence as its description."""
     if key.kind in _FIXED_FRAGMENTS:
@@ -613,10 +627,30 @@ def _fragment(key: Key) -> dict[str, Any]:
     return frag
 
 
-def _section(keys: tuple[Key, ...]) -> dict[str, Any]:
-    section: dict[str, Any] = {
+def _defaults(record: type) -> dict[str, JsonValue]:
+    """The default of each field of dataclass ``record`` that has a plain one (not a
+    factory; ``node_types``, a fleet's, aside): the ``default`` of its key's schema."""
+    return {
+        f.name: f.default
+        for f in fields(record)
+        if f.default is not MISSING and f.name != "node_types"
+    }
+
+
+def _section(keys: tuple[Key, ...], defaults: Mapping[str, JsonValue] | None = None) -> Fragment:
+    """The JSON Schema of a mapping of ``keys``; each key named in ``defaults`` (the
+    defaults of the dataclass the section is read into, :func:`_defaults`) states its
+    default."""
+    defaults = defaults or {}
+    properties: Fragment = {}
+    for key in keys:
+        frag = _fragment(key)
+        if key.name in defaults:
+            frag["default"] = defaults[key.name]
+        properties[key.name] = frag
+    section: Fragment = {
         "type": "object",
-        "properties": {k.name: _fragment(k) for k in keys},
+        "properties": properties,
         "additionalProperties": False,
     }
     required = [k.name for k in keys if k.required]
@@ -625,35 +659,17 @@ def _section(keys: tuple[Key, ...]) -> dict[str, Any]:
     return section
 
 
-def json_schema() -> dict[str, Any]:
-    """JSON Schema (draft 2020-12) of an experiment file, built from the key tables above.
+def json_schema() -> Fragment:
+    """JSON Schema (draft 2020-12) of an experiment file, built from the key tables above
+    (with the default of each key whose section is read into a dataclass, and ``output``'s).
 
     It checks structure and types only; cross-key rules (placeholders, matrix names,
     executables on PATH, CPUs present) need ``benchrun validate``.
     """
-    from dataclasses import MISSING, fields
-
-    schema = _section(TOP_KEYS)
-    props = schema["properties"]
-    props["output"]["default"] = DEFAULT_OUTPUT
-    workload_props = props["workloads"]["items"]["properties"]
-    readings_props = workload_props["readings"]["properties"]
-    executor_props = props["executor"]["anyOf"][1]["properties"]
-    duet_props = props["settings"]["properties"]["duet"]["anyOf"][0]["anyOf"][1]["properties"]
-    for cls, section in (
-        (Settings, props["settings"]["properties"]),
-        (DuetSpec, duet_props),
-        (SlurmSpec, executor_props),
-        (Workload, workload_props),
-        (ReadingsSpec, readings_props),
-    ):
-        for f in fields(cls):
-            if f.name in section and f.default is not MISSING and f.name != "node_types":
-                section[f.name]["default"] = f.default
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://benchrun.invalid/schema/experiment.json",
         "title": "benchrun experiment file",
         "description": "Validated fully by `benchrun validate FILE`; this schema covers structure and types.",
-        **schema,
+        **_section(TOP_KEYS, {"output": DEFAULT_OUTPUT}),
     }

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import overload
 
 import yaml
 
@@ -89,16 +89,23 @@ class Secrets:
                 text = text.replace(value, SECRET_MARKER)
         return text
 
-    def env(self, env: Mapping[str, Any]) -> dict[str, Any]:
+    def env(self, env: Mapping[str, object]) -> dict[str, object]:
         """A copy of the variables ``env`` with each secret one's value replaced."""
         return {
             k: SECRET_MARKER if self.is_secret(str(k)) and v is not None else self.deep(v)
             for k, v in env.items()
         }
 
-    def deep(self, value: Any) -> Any:
+    @overload
+    def deep(self, value: Mapping[str, object]) -> dict[str, object]: ...
+
+    @overload
+    def deep(self, value: object) -> object: ...
+
+    def deep(self, value: object) -> object:
         """``value`` (JSON-like: dicts, lists, strings, numbers) with every string scrubbed
-        (:meth:`scrub`) and every ``env``/``variables`` mapping's secret values hidden."""
+        (:meth:`scrub`) and every ``env``/``variables`` mapping's secret values hidden; a
+        mapping comes back a dict, a list or tuple a list."""
         if isinstance(value, str):
             return self.scrub(value)
         if isinstance(value, Mapping):
@@ -114,44 +121,50 @@ class Secrets:
         return value
 
 
-def env_maps(doc: Any) -> list[Mapping[str, Any]]:
-    """The ``env:`` mappings of a parsed experiment: ``settings.env`` and each workload's."""
-    out: list[Mapping[str, Any]] = []
-    if not isinstance(doc, Mapping):
-        return out
-    settings = doc.get("settings")
-    if isinstance(settings, Mapping) and isinstance(settings.get("env"), Mapping):
-        out.append(settings["env"])
-    workloads = doc.get("workloads")
-    if isinstance(workloads, list):
-        for w in workloads:
-            if isinstance(w, Mapping) and isinstance(w.get("env"), Mapping):
-                out.append(w["env"])
+def env_maps(doc: object) -> list[Mapping[object, object]]:
+    """The ``env:`` mappings of a parsed experiment ``doc`` (YAML as loaded, any shape):
+    ``settings.env`` and each workload's; a part of another shape has none."""
+    out: list[Mapping[object, object]] = []
+    match doc:
+        case {"settings": {"env": Mapping() as env}}:
+            out.append(env)
+    match doc:
+        case {"workloads": list() as workloads}:
+            for workload in workloads:
+                match workload:
+                    case {"env": Mapping() as env}:
+                        out.append(env)
     return out
 
 
 def find_secrets(
     config_text: str,
-    settings: Mapping[str, Any],
-    envs: Iterable[Mapping[str, Any]] = (),
+    settings: Mapping[str, object],
+    envs: Iterable[Mapping[str, object]] = (),
 ) -> Secrets:
     """The secrets of a stored campaign: the names ``settings.secret_env`` lists, and the
     values of secret variables in its experiment text, its stored ``settings.env`` and the
     further variable mappings ``envs`` (each workload's filled-in ``env``, the metadata's
-    recorded ``variables``)."""
-    listed = settings.get("secret_env") or ()
-    names = tuple(str(n) for n in listed) if isinstance(listed, list | tuple) else ()
-    maps: list[Mapping[str, Any]] = [*envs]
-    if isinstance(settings.get("env"), Mapping):
-        maps.append(settings["env"])
+    recorded ``variables``).
+
+    ``settings`` is the stored settings JSON as read: a ``secret_env`` that is not a list
+    lists nothing, an ``env`` that is not a mapping holds nothing."""
+    names: tuple[str, ...] = ()
+    variables: list[Iterable[tuple[object, object]]] = [m.items() for m in envs]
+    match settings:
+        case {"secret_env": list() | tuple() as listed}:
+            names = tuple(str(n) for n in listed)
+    match settings:
+        case {"env": Mapping() as env}:
+            variables.append(env.items())
     try:
-        maps += env_maps(yaml.safe_load(config_text))
+        variables += [m.items() for m in env_maps(yaml.safe_load(config_text))]
     except yaml.YAMLError:
         pass
     values = {
         str(v)
-        for m in maps
-        for k, v in m.items()
+        for items in variables
+        for k, v in items
         if v is not None and str(v) and str(v) != SECRET_MARKER and is_secret_name(str(k), names)
     }
     return Secrets(names, tuple(sorted(values, key=lambda v: (-len(v), v))))

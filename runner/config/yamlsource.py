@@ -68,7 +68,7 @@ class ConfigError:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
         return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, str | int | None]:
         """``{"file", "line", "key", "message"}`` for ``benchrun validate --json``."""
         return {"file": self.file, "line": self.line, "key": self.key, "message": self.message}
 

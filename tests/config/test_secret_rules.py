@@ -83,3 +83,37 @@ def test_deep_hides_env_and_variables_mappings_and_scrubs_strings() -> None:
         "message": [f"ran with {SECRET_MARKER}"],
         "n": 3,
     }
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{"secret_env": "SERVICE_PIN"}, {"secret_env": None}, {"secret_env": {"SERVICE_PIN": 1}}],
+)
+def test_a_stored_secret_env_that_is_no_list_lists_nothing(settings: dict[str, object]) -> None:
+    secrets = find_secrets("name: x\n", {**settings, "env": {"SERVICE_PIN": "0042"}})
+    assert secrets.names == ()
+    assert secrets.values == ()  # SERVICE_PIN has no secret word in it
+
+
+def test_the_stored_settings_env_and_a_tuple_secret_env_count() -> None:
+    secrets = find_secrets("name: x\n", {"secret_env": ("PIN",), "env": {"PIN": "1234"}})
+    assert secrets.names == ("PIN",)
+    assert secrets.values == ("1234",)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[1, 2]\n",
+        "settings: [env]\nworkloads: {env: {API_TOKEN: abcdef}}\n",
+        "settings: {env: [API_TOKEN]}\nworkloads: [7, {env: null}, {name: w}]\n",
+        "name: [unclosed\n",
+    ],
+)
+def test_experiment_text_of_another_shape_holds_no_secret(text: str) -> None:
+    assert find_secrets(text, {"env": "API_TOKEN=abcdef"}).values == ()
+
+
+def test_each_workload_env_of_a_list_counts() -> None:
+    text = "workloads:\n  - 3\n  - env: {API_TOKEN: first-token}\n  - env: {DB_PASSWORD: pw-2nd}\n"
+    assert find_secrets(text, {}).values == ("first-token", "pw-2nd")
