@@ -25,9 +25,9 @@ import os
 import re
 import shlex
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Self
 
 import regex
 import yaml
@@ -43,6 +43,7 @@ from benchrun.runner.config.experiment import (
     Experiment,
     Hook,
     Metric,
+    ParamValue,
     ReadingsSpec,
     Settings,
     SlurmSpec,
@@ -100,26 +101,26 @@ def build_experiment(
     collect: bool = False,
 ) -> Experiment:
     """See :func:`runner.config.loader.parse_experiment`."""
-    data, smap = _read_document(text, display, collect)
-    name, description, output = _parse_header(data, smap)
-    data, settings = _settings_with_overrides(data, overrides, smap)
-    matrix = _parse_matrix(data.get("matrix"), smap)
+    doc, smap = _read_document(text, display, collect)
+    name, description, output = _parse_header(doc, smap)
+    doc, settings = _settings_with_overrides(doc, overrides, smap)
+    matrix = _parse_matrix(doc.matrix, smap)
     for key_path, message in env_problems(
         ("settings", "env"), settings.env, "settings (every workload)"
     ):
         with smap.recover():
             smap.error(key_path, message)
-    top_hooks, defaults = _top_hooks(data, smap)
+    top_hooks, defaults = _top_hooks(doc.raw, smap)
     executor: SlurmSpec | None = None
-    if "executor" in data:
+    if "executor" in doc.raw:
         with smap.recover():
-            executor = _parse_executor(data["executor"], ("executor",), smap, check_commands)
+            executor = _parse_executor(doc.raw["executor"], ("executor",), smap, check_commands)
     fleet = executor is not None and bool(executor.node_types)
     if fleet:
-        _check_fleet_names(data, smap)
+        _check_fleet_names(doc, smap)
     settings, work_base = _resolve_workdir(settings, base_dir, check_commands, smap)
     workloads, complete = _parse_workloads(
-        data.get("workloads"), matrix, settings, work_base, smap, check_commands, defaults
+        doc.workloads, matrix, settings, work_base, smap, check_commands, defaults
     )
     fleet_groups: tuple[tuple[str, ...], ...] = ()
     if fleet and complete:
@@ -131,7 +132,7 @@ def build_experiment(
     compare = None
     if complete:  # names of a workload that could not be read would be reported missing
         compare = _check_comparisons(
-            data, settings, workloads, matrix, fleet_groups if fleet else None, smap
+            doc.compare, settings, workloads, matrix, fleet_groups if fleet else None, smap
         )
     if settings.duet and complete:
         with smap.recover():
@@ -148,14 +149,50 @@ def build_experiment(
         source_text=text,
         matrix={k: tuple(v) for k, v in matrix.items()},
         compare=compare,
-        setup=top_hooks.get("setup"),
-        prepare=top_hooks.get("prepare"),
-        cleanup=top_hooks.get("cleanup"),
         executor=executor,
+        **top_hooks,
     )
 
 
-def _read_document(text: str, display: str, collect: bool) -> tuple[dict[str, Any], SourceMap]:
+@dataclasses.dataclass(frozen=True)
+class _Sections:
+    """A mapping of an experiment file as YAML gave it (``raw``, its keys checked by
+    :func:`_check_keys`), with the keys each subclass names as fields read out of it: each
+    such value still as YAML gave it (checked by its own parser), the field's default
+    where the key is absent. ``raw`` serves the keys :func:`_simple` reads and the ones
+    whose presence matters."""
+
+    raw: Mapping[str, object]
+
+    @classmethod
+    def from_yaml(cls, raw: Mapping[str, object]) -> Self:
+        """The record of ``raw``: the value of each key that names a field."""
+        names = {f.name for f in dataclasses.fields(cls)} - {"raw"}
+        return cls(raw, **{key: value for key, value in raw.items() if key in names})
+
+
+@dataclasses.dataclass(frozen=True)
+class _Document(_Sections):
+    """The top level of an experiment file and its sections (an absent one None; an
+    absent ``name`` is reported missing and ``experiment`` used)."""
+
+    name: object = "experiment"
+    settings: object = None
+    workloads: object = None
+    matrix: object = None
+    compare: object = None
+
+
+@dataclasses.dataclass(frozen=True)
+class _WorkloadItem(_Sections):
+    """One entry of ``workloads:`` and its keys that are null when absent (``params:``
+    none, ``cwd:`` the experiment file's directory)."""
+
+    params: object = None
+    cwd: object = None
+
+
+def _read_document(text: str, display: str, collect: bool) -> tuple[_Document, SourceMap]:
     """The experiment text read as YAML (within the size cap): a mapping whose top-level
     keys are checked, and its source map."""
     limit = byte_limit()
@@ -171,26 +208,26 @@ def _read_document(text: str, display: str, collect: bool) -> tuple[dict[str, An
     if not isinstance(data, dict):
         smap.error((), f"expected a mapping with name: and workloads:, got {describe(data)}")
     _check_keys(data, TOP_KEYS, (), smap)
-    return data, smap
+    return _Document.from_yaml(data), smap
 
 
-def _parse_header(data: dict[str, Any], smap: SourceMap) -> tuple[str, str, str]:
+def _parse_header(doc: _Document, smap: SourceMap) -> tuple[str, str, str]:
     """``name``, ``description`` and ``output`` (a bad one reported, its default used)."""
-    name = data.get("name", "experiment")
+    name = "experiment"
     with smap.recover():
-        if not isinstance(name, str) or not _NAME_OK.match(name):
-            name = "experiment"
+        if not isinstance(doc.name, str) or not _NAME_OK.match(doc.name):
             smap.error(
                 ("name",),
-                f"bad experiment name {describe(data['name'])}; it names a directory: at most "
+                f"bad experiment name {describe(doc.name)}; it names a directory: at most "
                 "200 characters, no spaces, slashes or control characters, not starting with '.'",
             )
+        name = doc.name
     description = ""
     with smap.recover():
-        description = _simple(data, TOP_KEYS, "description", (), smap, "")
+        description = _simple(doc.raw, TOP_KEYS, "description", (), smap, "")
     output = DEFAULT_OUTPUT
     with smap.recover():
-        output = _simple(data, TOP_KEYS, "output", (), smap, DEFAULT_OUTPUT)
+        output = _simple(doc.raw, TOP_KEYS, "output", (), smap, DEFAULT_OUTPUT)
         if not output.strip():
             output = DEFAULT_OUTPUT
             smap.error(("output",), "must not be empty; e.g. results")
@@ -198,25 +235,26 @@ def _parse_header(data: dict[str, Any], smap: SourceMap) -> tuple[str, str, str]
 
 
 def _settings_with_overrides(
-    data: dict[str, Any], overrides: Sequence[str], smap: SourceMap
-) -> tuple[dict[str, Any], Settings]:
+    doc: _Document, overrides: Sequence[str], smap: SourceMap
+) -> tuple[_Document, Settings]:
     """The document with ``--set`` items applied to its ``settings:``, and the settings."""
     if not overrides:
-        return data, _parse_settings(data.get("settings"), smap)
-    data = dict(data, settings=_apply_overrides(data.get("settings"), overrides, smap))
+        return doc, _parse_settings(doc.settings, smap)
+    doc = dataclasses.replace(doc, settings=_apply_overrides(doc.settings, overrides, smap))
     try:
-        return data, _parse_settings(data["settings"], smap)
+        return doc, _parse_settings(doc.settings, smap)
     except UserError as exc:
         given = " ".join(f"--set {o}" for o in overrides)
         raise UserError(f"{exc} (settings of the file with {given})") from None
 
 
 def _top_hooks(
-    data: dict[str, Any], smap: SourceMap
-) -> tuple[dict[str, Hook | None], dict[str, tuple[Any, PathT]]]:
-    """The top-level hooks (their shape checked once) and, for the workloads that give
-    none, each one's value and key path."""
-    defaults: dict[str, tuple[Any, PathT]] = {}
+    data: Mapping[str, object], smap: SourceMap
+) -> tuple[dict[str, Hook | None], dict[str, tuple[object, PathT]]]:
+    """The top-level hooks of the document ``data`` (their shape checked once; the
+    keyword arguments of :class:`Experiment` of those given) and, for the workloads that
+    give none, each one's value and key path."""
+    defaults: dict[str, tuple[object, PathT]] = {}
     top_hooks: dict[str, Hook | None] = {}
     for kind in HOOK_KINDS:
         if kind in data:
@@ -276,15 +314,16 @@ def _resolve_settings_paths(settings: Settings, base_dir: Path, smap: SourceMap)
 
 
 def _check_comparisons(
-    data: dict[str, Any],
+    raw_compare: object,
     settings: Settings,
     workloads: list[Workload],
-    matrix: dict[str, list[Any]],
+    matrix: dict[str, list[ParamValue]],
     fleet_groups: tuple[tuple[str, ...], ...] | None,
     smap: SourceMap,
 ) -> tuple[tuple[str, ...], ...] | None:
     """``settings.reference`` and ``settings.control`` checked to name workloads, and the
-    comparison groups: a fleet's (``fleet_groups``), else ``compare:``'s."""
+    comparison groups: a fleet's (``fleet_groups``), else those of ``compare:``
+    (``raw_compare``, as YAML gave it)."""
     names = [w.name for w in workloads]
     compare = None
     with smap.recover():
@@ -303,7 +342,7 @@ def _check_comparisons(
         if fleet_groups is not None:  # the same workload across node types (compare: refused)
             compare = fleet_groups
         else:
-            compare = _parse_compare(data.get("compare"), workloads, matrix, smap)
+            compare = _parse_compare(raw_compare, workloads, matrix, smap)
     with smap.recover():
         if settings.reference is not None and compare is not None:
             if not any(settings.reference in g for g in compare):
@@ -316,7 +355,7 @@ def _check_comparisons(
 
 
 def _parse_compare(
-    raw: Any, workloads: list[Workload], matrix: dict[str, list[Any]], smap: SourceMap
+    raw: object, workloads: list[Workload], matrix: dict[str, list[ParamValue]], smap: SourceMap
 ) -> tuple[tuple[str, ...], ...] | None:
     """``compare:`` as groups of workload names (each workload in at most one group).
 
@@ -426,7 +465,7 @@ def _listing(names: list[str], limit: int = 12) -> str:
 
 
 def _check_keys(
-    mapping: dict[Any, Any], keys: tuple[Key, ...], path: PathT, smap: SourceMap
+    mapping: Mapping[str, object], keys: tuple[Key, ...], path: PathT, smap: SourceMap
 ) -> list[str]:
     """Report every unknown key of ``mapping`` and every missing required one (each
     recorded on its own by a collecting map); returns the names of the missing ones."""
@@ -448,13 +487,15 @@ def _check_keys(
 
 
 def _simple(
-    mapping: dict[str, Any],
+    mapping: Mapping[str, object],
     keys: tuple[Key, ...],
     name: str,
     path: PathT,
     smap: SourceMap,
     default: Any,
 ) -> Any:
+    """Key ``name`` of ``mapping`` (YAML as given) checked and converted by its kind
+    (:func:`runner.config.schema.check_simple`), ``default`` when it is absent."""
     if name not in mapping:
         return default
     key = next(k for k in keys if k.name == name)
@@ -464,7 +505,8 @@ def _simple(
         smap.error(path + (name,), str(exc))
 
 
-def _mapping(value: Any, path: PathT, smap: SourceMap, what: str) -> dict[str, Any]:
+def _mapping(value: object, path: PathT, smap: SourceMap, what: str) -> Mapping[str, object]:
+    """``value`` (YAML as given) as a mapping of ``what``; null is an empty one."""
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -481,9 +523,11 @@ ENV_CONTENDED = "BENCHRUN_CONTENDED"
 CONTENDED_CHOICES = ("exclude", "keep", "fail")
 
 
-def _parse_settings(raw: Any, smap: SourceMap) -> Settings:
+def _parse_settings(raw: object, smap: SourceMap) -> Settings:
+    """``settings:`` (YAML as given) as :class:`Settings`: each value checked (a bad one
+    reported, its default kept), then the rules between them."""
     path: PathT = ("settings",)
-    section: dict[str, Any] = {}
+    section: Mapping[str, object] = {}
     with smap.recover():
         section = _mapping(raw, path, smap, "setting: value")
     _check_keys(section, SETTINGS_KEYS, path, smap)
@@ -492,21 +536,22 @@ def _parse_settings(raw: Any, smap: SourceMap) -> Settings:
         # the default where the file says nothing (docs/contention.md); stored with the
         # campaign's settings like a value the file gave
         values["contended"] = os.environ[ENV_CONTENDED]
-    if values.get("extend_rounds") is None:
+    settings = Settings(**values)
+    if settings.extend_rounds is None:
         # time is the budget unless the file or --set gave max_rounds: then it is a cap
         # (stored resolved, so a resumed campaign keeps it; docs/controller.md "Budgets")
-        values["extend_rounds"] = "max_rounds" not in section
+        settings = dataclasses.replace(settings, extend_rounds="max_rounds" not in section)
     with smap.recover():
         if "adaptive" not in section and "rounds" in section:
-            values["adaptive"] = False  # `rounds: N` alone asks for exactly N rounds
-        elif values.get("adaptive", True) and "rounds" in section:
+            # `rounds: N` alone asks for exactly N rounds
+            settings = dataclasses.replace(settings, adaptive=False)
+        elif settings.adaptive and "rounds" in section:
             smap.error(
                 path + ("rounds",),
                 "rounds is the count of fixed mode, but adaptive is true; remove rounds "
                 "(adaptive mode runs until the statistics are good enough, see max_rounds) "
                 "or set adaptive: false",
             )
-    settings = Settings(**values)
     with smap.recover():
         if settings.min_rounds > settings.max_rounds:
             smap.error(
@@ -535,12 +580,12 @@ class _OverrideMap(SourceMap):
         raise UserError(f"--set {dotted(tuple(path)[1:])}: {one_line(message)}")
 
 
-def _apply_overrides(raw: Any, overrides: Sequence[str], smap: SourceMap) -> dict[str, Any]:
+def _apply_overrides(raw: object, overrides: Sequence[str], smap: SourceMap) -> dict[str, object]:
     """The file's ``settings:`` mapping with ``--set KEY=VALUE`` items applied (later items
     win). VALUE is read as YAML (``2m``, ``0.1``, ``null``, ``[0, 1]``); each key and the
     overrides on their own are validated first, so a bad item is reported as ``--set ...``
     rather than as a line of the file."""
-    given: dict[str, Any] = {}
+    given: dict[str, object] = {}
     for item in overrides:
         key, sep, text = item.partition("=")
         key = key.strip()
@@ -561,22 +606,25 @@ def _apply_overrides(raw: Any, overrides: Sequence[str], smap: SourceMap) -> dic
     section = dict(_mapping(raw, ("settings",), smap, "setting: value"))
     if "rounds" in given and "adaptive" not in given:
         section.pop("adaptive", None)  # --set rounds=N asks for fixed mode, as in a file
-    if given.get("adaptive") is True and "rounds" not in given:
-        section.pop("rounds", None)  # --set adaptive=true overrides the file's fixed count
+    match given:
+        case {"adaptive": True} if "rounds" not in given:
+            section.pop("rounds", None)  # --set adaptive=true overrides the file's fixed count
     section.update(given)
     return section
 
 
-def settings_from_overrides(overrides: Sequence[str]) -> dict[str, Any]:
+def settings_from_overrides(overrides: Sequence[str]) -> dict[str, object]:
     """The ``settings:`` mapping that ``--set KEY=VALUE`` items make on their own (values
     as read from YAML, later items winning), each item checked like :func:`load_experiment`
     checks them (one-line ``--set KEY: ...`` errors)."""
     return _apply_overrides(None, overrides, SourceMap("--set"))
 
 
-def _parse_setting_values(section: dict[str, Any], smap: SourceMap) -> dict[str, Any]:
-    """Each setting of ``section`` checked on its own (kind, range, choices); the keys are
-    assumed valid. Returns the values for :class:`runner.config.experiment.Settings`."""
+def _parse_setting_values(section: Mapping[str, object], smap: SourceMap) -> dict[str, Any]:
+    """Each setting of ``section`` (YAML as given) checked on its own (kind, range,
+    choices); the keys are assumed valid. Returns the keyword arguments of
+    :class:`runner.config.experiment.Settings`: each value converted to its field's type by
+    its key's checks (the type of a field is declared with its key, so ``Any`` here)."""
     path: PathT = ("settings",)
     values: dict[str, Any] = {}
     for key in SETTINGS_KEYS:
@@ -592,7 +640,7 @@ def _parse_setting_values(section: dict[str, Any], smap: SourceMap) -> dict[str,
     return values
 
 
-def _parse_duet(value: Any, path: PathT, smap: SourceMap) -> DuetSpec | None:
+def _parse_duet(value: object, path: PathT, smap: SourceMap) -> DuetSpec | None:
     """``settings.duet``: true (the defaults), false or null (off), or a mapping of the
     keys of :data:`runner.config.schema.DUET_KEYS` (docs/duet.md)."""
     if value is None or value is False:
@@ -620,7 +668,7 @@ def _parse_duet(value: Any, path: PathT, smap: SourceMap) -> DuetSpec | None:
     return spec
 
 
-def _parse_pin(value: Any, path: PathT, smap: SourceMap) -> str | tuple[int, ...]:
+def _parse_pin(value: object, path: PathT, smap: SourceMap) -> str | tuple[int, ...]:
     if value in ("auto", "none"):
         return str(value)
     try:
@@ -632,11 +680,11 @@ def _parse_pin(value: Any, path: PathT, smap: SourceMap) -> str | tuple[int, ...
 # -------------------------------------------------------------------------------- matrix
 
 
-def _scalar(value: Any) -> bool:
+def _scalar(value: object) -> bool:
     return isinstance(value, (str, int, float, bool))
 
 
-def _placeholder_name_ok(name: Any, path: PathT, smap: SourceMap, what: str) -> None:
+def _placeholder_name_ok(name: object, path: PathT, smap: SourceMap, what: str) -> None:
     if not isinstance(name, str) or not name.isidentifier():
         smap.error(
             path,
@@ -650,11 +698,13 @@ def _placeholder_name_ok(name: Any, path: PathT, smap: SourceMap, what: str) -> 
         )
 
 
-def _parse_matrix(raw: Any, smap: SourceMap) -> dict[str, list[Any]]:
-    matrix: dict[str, Any] = {}
+def _parse_matrix(raw: object, smap: SourceMap) -> dict[str, list[ParamValue]]:
+    """``matrix:`` (YAML as given): factor name -> its values (a factor with bad values
+    keeps a stand-in)."""
+    matrix: Mapping[str, object] = {}
     with smap.recover():
         matrix = _mapping(raw, ("matrix",), smap, "name: [values]")
-    out: dict[str, list[Any]] = {}
+    out: dict[str, list[ParamValue]] = {}
     for name, values in matrix.items():
         path: PathT = ("matrix", name)
         with smap.recover():
@@ -685,13 +735,13 @@ class _Skipped(Exception):
 
 
 def _parse_workloads(
-    raw: Any,
-    matrix: dict[str, list[Any]],
+    raw: object,
+    matrix: dict[str, list[ParamValue]],
     settings: Settings,
     base_dir: Path,
     smap: SourceMap,
     check_commands: bool,
-    defaults: dict[str, tuple[Any, PathT]],
+    defaults: dict[str, tuple[object, PathT]],
 ) -> tuple[list[Workload], bool]:
     """The expanded workloads, and whether every entry of the list could be read (a
     collecting map goes on past a broken workload, so the checks that need every name are
@@ -762,7 +812,7 @@ class _Entry:
     path: PathT
     command: tuple[str, ...]
     shell: bool
-    params: dict[str, Any]
+    params: dict[str, ParamValue]
     work: int | None
     metric: Metric
     extra_metrics: tuple[Metric, ...]
@@ -776,7 +826,7 @@ class _Entry:
 
 
 def _simple_or_default(
-    item: dict[str, Any], key: str, path: PathT, smap: SourceMap, default: Any
+    item: Mapping[str, object], key: str, path: PathT, smap: SourceMap, default: Any
 ) -> Any:
     """A simple key of a workload checked; a bad value is reported and ``default`` used."""
     with smap.recover():
@@ -785,15 +835,15 @@ def _simple_or_default(
 
 
 def _parse_workload(
-    item: Any,
+    item: object,
     path: PathT,
-    matrix: dict[str, list[Any]],
+    matrix: dict[str, list[ParamValue]],
     settings: Settings,
     base_dir: Path,
     smap: SourceMap,
     check_commands: bool,
     room: int,
-    defaults: dict[str, tuple[Any, PathT]],
+    defaults: dict[str, tuple[object, PathT]],
 ) -> tuple[list[Workload], set[str]]:
     """One entry of ``workloads:`` expanded over the matrix names it uses, and those names.
 
@@ -816,7 +866,8 @@ def _parse_workload(
     timeout = _simple_or_default(item, "timeout", path, smap, None)
     env_templates = _simple_or_default(item, "env", path, smap, {})
     command = _parse_command(item["command"], shell, path + ("command",), smap)
-    params = _parse_params(item, path, matrix, smap)
+    given = _WorkloadItem.from_yaml(item)
+    params = _parse_params(given, path, matrix, smap)
     readings, metric, extra_metrics = _parse_metrics(item, path, smap)
     with smap.recover():
         if per_work and work is None:
@@ -825,7 +876,7 @@ def _parse_workload(
             )
     cwd = str(base_dir)
     with smap.recover():
-        cwd = _parse_cwd(item.get("cwd"), base_dir, path + ("cwd",), smap, check_commands)
+        cwd = _parse_cwd(given.cwd, base_dir, path + ("cwd",), smap, check_commands)
     used = _command_placeholders(command, shell, work, path, smap)
     used |= _env_placeholders(env_templates, path, smap)
     hooks = _workload_hooks(item, path, defaults, work, used, smap)
@@ -863,14 +914,20 @@ def _parse_workload(
 
 
 def _parse_params(
-    item: dict[str, Any], path: PathT, matrix: dict[str, list[Any]], smap: SourceMap
-) -> dict[str, Any]:
-    """A workload's ``params:``: names that are placeholders and not matrix names, scalar
-    values (a bad one reported and kept as ``?`` so that its uses are still checked)."""
-    params: dict[str, Any] = {}
+    item: _WorkloadItem,
+    path: PathT,
+    matrix: dict[str, list[ParamValue]],
+    smap: SourceMap,
+) -> dict[str, ParamValue]:
+    """A workload's ``params:`` (of the entry ``item``): names that are placeholders and
+    not matrix names, scalar values (a bad one reported and kept as ``?`` so that its uses
+    are still checked)."""
+    given: Mapping[str, object] = {}
     with smap.recover():
-        params = dict(_mapping(item.get("params"), path + ("params",), smap, "name: value"))
-    for pname, value in list(params.items()):
+        given = _mapping(item.params, path + ("params",), smap, "name: value")
+    params: dict[str, ParamValue] = {}
+    for pname, value in given.items():
+        params[pname] = value if isinstance(value, str | int | float | bool) else "?"
         with smap.recover():
             _placeholder_name_ok(pname, path + ("params", pname), smap, "param")
             if pname in matrix:
@@ -878,8 +935,7 @@ def _parse_params(
                     path + ("params", pname),
                     f"{pname!r} is also a matrix name; give it in params or in matrix, not both",
                 )
-            if not _scalar(value):
-                params[pname] = "?"  # go on checking the places that use it
+            if not _scalar(value):  # kept as "?": the places that use it are still checked
                 smap.error(
                     path + ("params", pname), f"expected a string or number, got {describe(value)}"
                 )
@@ -887,7 +943,7 @@ def _parse_params(
 
 
 def _parse_metrics(
-    item: dict[str, Any], path: PathT, smap: SourceMap
+    item: Mapping[str, object], path: PathT, smap: SourceMap
 ) -> tuple[ReadingsSpec | None, Metric, tuple[Metric, ...]]:
     """A workload's ``readings:`` and ``metric:``: the readings spec, the deciding metric
     and the others of a metric list."""
@@ -896,7 +952,7 @@ def _parse_metrics(
     if "readings" in item:
         readings_ok = False
         with smap.recover():
-            readings = _parse_readings(item.get("readings"), path + ("readings",), smap)
+            readings = _parse_readings(item["readings"], path + ("readings",), smap)
             readings_ok = True
     default = ("readings",) if "readings" in item else ("wall_time",)
     metrics = _simple_or_default(item, "metric", path, smap, default)
@@ -966,9 +1022,9 @@ def _env_placeholders(env_templates: dict[str, str], path: PathT, smap: SourceMa
 
 
 def _workload_hooks(
-    item: dict[str, Any],
+    item: Mapping[str, object],
     path: PathT,
-    defaults: dict[str, tuple[Any, PathT]],
+    defaults: dict[str, tuple[object, PathT]],
     work: int | None,
     used: set[str],
     smap: SourceMap,
@@ -1009,7 +1065,7 @@ def _workload_hooks(
 
 def _expand_entry(
     entry: _Entry,
-    chosen: dict[str, Any],
+    chosen: dict[str, ParamValue],
     settings: Settings,
     smap: SourceMap,
     check_commands: bool,
@@ -1029,7 +1085,7 @@ def _expand_entry(
         for i, part in enumerate(entry.command)
     )
     env = {var: fill(t, (), path + ("env", var)) for var, t in entry.env_templates.items()}
-    filled: dict[str, Hook] = {}
+    filled: dict[str, Hook] = {}  # the keyword arguments of Workload of its hooks
     for kind, (hook, hpath) in entry.hooks.items():
         keep = LAUNCH_TIME if kind == "prepare" else ()
         filled[kind] = Hook(
@@ -1070,13 +1126,11 @@ def _expand_entry(
         per_work=entry.per_work,
         memory_limit=entry.memory_limit,
         base_name=entry.name if chosen else None,
-        setup=filled.get("setup"),
-        prepare=filled.get("prepare"),
-        cleanup=filled.get("cleanup"),
+        **filled,
     )
 
 
-def _parse_hook(raw: Any, kind: str, path: PathT, smap: SourceMap) -> Hook | None:
+def _parse_hook(raw: object, kind: str, path: PathT, smap: SourceMap) -> Hook | None:
     """A ``setup``/``prepare``/``cleanup`` value: one string (run by ``/bin/sh -c``), a
     list of arguments (run without a shell), or null (none)."""
     if raw is None:
@@ -1105,7 +1159,11 @@ def _control(char: str) -> bool:
 
 
 def _fill(
-    template: str, values: dict[str, Any], keep: tuple[str, ...], path: PathT, smap: SourceMap
+    template: str,
+    values: Mapping[str, ParamValue],
+    keep: tuple[str, ...],
+    path: PathT,
+    smap: SourceMap,
 ) -> str:
     try:
         return substitute(template, values, keep=keep)
@@ -1113,7 +1171,7 @@ def _fill(
         smap.error(path, str(exc))
 
 
-def _parse_command(raw: Any, shell: bool, path: PathT, smap: SourceMap) -> tuple[str, ...]:
+def _parse_command(raw: object, shell: bool, path: PathT, smap: SourceMap) -> tuple[str, ...]:
     if isinstance(raw, str):
         if not raw.strip():
             smap.error(path, "empty command; give the program and its arguments")
@@ -1140,7 +1198,9 @@ def _parse_command(raw: Any, shell: bool, path: PathT, smap: SourceMap) -> tuple
     return tuple(str(part) for part in raw)
 
 
-def _parse_cwd(raw: Any, base_dir: Path, path: PathT, smap: SourceMap, check: bool) -> str:
+def _parse_cwd(raw: object, base_dir: Path, path: PathT, smap: SourceMap, check: bool) -> str:
+    """A workload's directory: its ``cwd:`` ``raw`` relative to ``base_dir`` (null:
+    ``base_dir``), normalised; with ``check`` it must exist."""
     if raw is None:
         return str(base_dir)
     if not isinstance(raw, str) or not raw:
@@ -1209,7 +1269,7 @@ _SBATCH_OWN = ("--wrap", "--parsable", "-o", "--output", "-e", "--error", "-a", 
 _SLURM_NAME_BAD = re.compile(r"[\s\x00-\x1f\x7f]")
 
 
-def _parse_executor(raw: Any, path: PathT, smap: SourceMap, check: bool) -> SlurmSpec | None:
+def _parse_executor(raw: object, path: PathT, smap: SourceMap, check: bool) -> SlurmSpec | None:
     """``executor:``: ``local`` (None), ``slurm`` (a :class:`SlurmSpec` of defaults) or a
     mapping with ``kind:`` and the keys of :data:`EXECUTOR_KEYS`. With ``check``, sbatch
     must be on PATH for ``slurm``."""
@@ -1249,10 +1309,11 @@ def _parse_executor(raw: Any, path: PathT, smap: SourceMap, check: bool) -> Slur
 
 
 def _executor_values(
-    raw: dict[str, Any], keys: tuple[Key, ...], path: PathT, smap: SourceMap
+    raw: Mapping[str, object], keys: tuple[Key, ...], path: PathT, smap: SourceMap
 ) -> dict[str, Any]:
-    """The keys of ``keys`` that ``raw`` gives (``kind`` aside), checked and converted
-    to :class:`SlurmSpec` field values (a collecting map goes on past a bad one)."""
+    """The keys of ``keys`` that ``raw`` (YAML as given) gives (``kind`` aside), checked
+    and converted: keyword arguments of :class:`SlurmSpec` (a collecting map goes on past
+    a bad one; each value of its field's type by its key's checks, so ``Any`` here)."""
     values: dict[str, Any] = {}
     for key in keys:
         if key.name == "kind" or key.name not in raw:
@@ -1276,7 +1337,7 @@ def _executor_values(
 
 
 def _parse_node_types(
-    raw: Any, shared: dict[str, Any], path: PathT, smap: SourceMap
+    raw: object, shared: Mapping[str, object], path: PathT, smap: SourceMap
 ) -> tuple[tuple[str, SlurmSpec], ...]:
     """``node_types:`` (docs/slurm.md, Fleet): name -> where-keys (:data:`NODE_TYPE_KEYS`),
     each type's spec being the shared keys ``shared`` with its own on top."""
@@ -1378,19 +1439,17 @@ def _expand_node_types(
     return out, tuple(groups)
 
 
-def _check_fleet_names(data: dict[str, Any], smap: SourceMap) -> None:
+def _check_fleet_names(doc: _Document, smap: SourceMap) -> None:
     """``node_type`` is the fleet's own factor: no ``matrix:`` factor and no param has it."""
-    matrix = data.get("matrix")
-    if isinstance(matrix, dict) and NODE_TYPE_PARAM in matrix:
+    if isinstance(doc.matrix, dict) and NODE_TYPE_PARAM in doc.matrix:
         with smap.recover():
             smap.error(
                 ("matrix", NODE_TYPE_PARAM),
                 f"{NODE_TYPE_PARAM} is the fleet's own factor (executor: node_types:), every "
                 "workload runs on each node type; rename this factor",
             )
-    raw = data.get("workloads")
-    for i, item in enumerate(raw if isinstance(raw, list) else []):
-        params = item.get("params") if isinstance(item, dict) else None
+    for i, item in enumerate(doc.workloads if isinstance(doc.workloads, list) else []):
+        params = _WorkloadItem.from_yaml(item).params if isinstance(item, dict) else None
         if isinstance(params, dict) and NODE_TYPE_PARAM in params:
             with smap.recover():
                 smap.error(
@@ -1398,7 +1457,7 @@ def _check_fleet_names(data: dict[str, Any], smap: SourceMap) -> None:
                     f"{NODE_TYPE_PARAM} is set by the fleet (executor: node_types:) to each "
                     "node type in turn; rename this param",
                 )
-    if data.get("compare") is not None:
+    if doc.compare is not None:
         with smap.recover():
             smap.error(
                 ("compare",),
@@ -1408,7 +1467,7 @@ def _check_fleet_names(data: dict[str, Any], smap: SourceMap) -> None:
             )
 
 
-def _parse_nodes(value: Any, path: PathT, smap: SourceMap) -> int | tuple[str, ...]:
+def _parse_nodes(value: object, path: PathT, smap: SourceMap) -> int | tuple[str, ...]:
     if isinstance(value, bool) or value is None:
         smap.error(path, f"expected a node count or a list of node names, got {describe(value)}")
     if isinstance(value, int):
@@ -1433,7 +1492,7 @@ def _parse_nodes(value: Any, path: PathT, smap: SourceMap) -> int | tuple[str, .
     return tuple(names)
 
 
-def _parse_job_time(value: Any, key: Key, path: PathT, smap: SourceMap) -> float | None:
+def _parse_job_time(value: object, key: Key, path: PathT, smap: SourceMap) -> float | None:
     if value is None:
         return None
     try:
@@ -1497,7 +1556,7 @@ def _check_listen(value: str | None, path: PathT, smap: SourceMap) -> None:
 # ------------------------------------------------------------------------------ readings
 
 
-def _parse_readings(raw: Any, path: PathT, smap: SourceMap) -> ReadingsSpec:
+def _parse_readings(raw: object, path: PathT, smap: SourceMap) -> ReadingsSpec:
     if not isinstance(raw, dict):
         smap.error(
             path, f"expected a mapping (pattern: REGEX, unit:, direction:), got {describe(raw)}"
