@@ -383,7 +383,7 @@ def _parse_compare(
                     f"by: {describe(factor)} is not a matrix factor; valid: "
                     f"{_listing(list(matrix)) if matrix else '(no matrix)'}",
                 )
-            cells: dict[tuple[Any, ...], list[str]] = {}
+            cells: dict[tuple[object, ...], list[str]] = {}
             for w in workloads:
                 if factor in w.params and w.base_name is not None:
                     rest = (w.base_name, w.metric, w.unit) + tuple(

@@ -367,9 +367,11 @@ def _check_bounds(key: Key, number: float, shown: object) -> None:
         raise ValueError(f"{shown!r} is out of range; must be {bounds_text(key)}")
 
 
-def check_simple(key: Key, value: Any) -> Any:
-    """Check ``value`` against a simple-kind ``key`` and return it converted
-    (durations to seconds, sizes to bytes, maps to ``dict[str, str]``, lists to tuples).
+def check_simple(key: Key, value: object) -> Any:
+    """Check ``value`` (YAML as given) against a simple-kind ``key`` and return it
+    converted (durations to seconds, sizes to bytes, maps to ``dict[str, str]``, lists to
+    tuples): of the type of the field the key declares, which depends on its kind, so
+    ``Any``.
     Raises ``ValueError`` with ``what is wrong; what is valid``."""
     if value is None:
         if key.nullable:
@@ -403,16 +405,18 @@ def check_simple(key: Key, value: Any) -> Any:
             raise ValueError(f"got {describe(value)}; valid: {' | '.join(key.choices)}")
         return value
     if kind == "enum_list":
-        items = value if isinstance(value, list) else [value]
+        items: list[object] = value if isinstance(value, list) else [value]
         if not items:
             raise ValueError(f"expected one of {' | '.join(key.choices)} or a list of them, got []")
+        names: list[str] = []
         for item in items:
-            if item not in key.choices:
+            if not isinstance(item, str) or item not in key.choices:
                 raise ValueError(f"got {describe(item)}; valid: {' | '.join(key.choices)}")
-        twice = sorted({v for v in items if items.count(v) > 1})
+            names.append(item)
+        twice = sorted({v for v in names if names.count(v) > 1})
         if twice:
             raise ValueError(f"{', '.join(twice)} named twice; name each once")
-        return tuple(items)
+        return tuple(names)
     if kind == "duration":
         seconds = parse_duration(value)
         _check_bounds(key, seconds, value)
@@ -432,7 +436,7 @@ def check_simple(key: Key, value: Any) -> Any:
     raise AssertionError(f"not a simple kind: {kind}")  # pragma: no cover
 
 
-def check_str_map(value: Any) -> dict[str, str]:
+def check_str_map(value: object) -> dict[str, str]:
     """An environment mapping: string names (no ``=``) to strings or numbers (kept as text)."""
     if not isinstance(value, dict):
         raise ValueError(f'expected a mapping like {{NAME: "value"}}, got {describe(value)}')

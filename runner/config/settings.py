@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from benchrun.runner.config.keys import (
     INT64_MAX,
@@ -72,7 +72,7 @@ class DuetSpec:
         choices=("alternate", "random"),
     )
 
-    def fingerprint(self) -> Any:
+    def fingerprint(self) -> bool | dict[str, object]:
         """What of the spec changes what is measured: True for the defaults (so campaigns
         stored before the options existed keep their fingerprint), else the solo passes
         and the CPU pattern."""

@@ -9,7 +9,6 @@ tests/config/test_settings_declared.py checks that the file is current.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from benchrun.runner.config.keys import Key, declared_default, declared_init_lines
 from benchrun.runner.config.schema import DUET_KEYS, SETTINGS_KEYS, bounds_text
@@ -105,7 +104,7 @@ def _kind_text(key: Key) -> str:
     return text + (", or null" if key.nullable else "")
 
 
-def _default_text(key: Key, value: Any) -> str:
+def _default_text(key: Key, value: object) -> str:
     """The default as YAML the loader reads back to it (durations in seconds, sizes in
     bytes)."""
     if isinstance(value, tuple):

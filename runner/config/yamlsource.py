@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import yaml
 
@@ -182,7 +182,7 @@ class Recover:
         return False
 
 
-def read_yaml(text: str, display: str, collect: bool = False) -> tuple[Any, SourceMap]:
+def read_yaml(text: str, display: str, collect: bool = False) -> tuple[object, SourceMap]:
     """Parse one YAML document; return ``(data, source_map)`` (``collect``: see
     :class:`SourceMap`).
 
