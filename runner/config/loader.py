@@ -27,7 +27,7 @@ import shlex
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, Self
+from typing import Any, NoReturn, Self, TypeGuard
 
 import regex
 import yaml
@@ -680,7 +680,8 @@ def _parse_pin(value: object, path: PathT, smap: SourceMap) -> str | tuple[int, 
 # -------------------------------------------------------------------------------- matrix
 
 
-def _scalar(value: object) -> bool:
+def _scalar(value: object) -> TypeGuard[ParamValue]:
+    """Whether ``value`` (YAML as given) can be a placeholder's value."""
     return isinstance(value, (str, int, float, bool))
 
 
@@ -927,7 +928,7 @@ def _parse_params(
         given = _mapping(item.params, path + ("params",), smap, "name: value")
     params: dict[str, ParamValue] = {}
     for pname, value in given.items():
-        params[pname] = value if isinstance(value, str | int | float | bool) else "?"
+        params[pname] = value if _scalar(value) else "?"
         with smap.recover():
             _placeholder_name_ok(pname, path + ("params", pname), smap, "param")
             if pname in matrix:
