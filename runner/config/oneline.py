@@ -32,7 +32,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -216,8 +216,73 @@ def derived_name(spec: OneLine) -> str:
     return f"{stem}-{digest}"
 
 
-def oneline_document(spec: OneLine, cwd: Path) -> dict[str, object]:
-    """The experiment file of ``spec`` as a YAML-ready mapping (see :func:`oneline_text`)."""
+@dataclass(frozen=True)
+class WorkloadEntry:
+    """One ``workloads:`` entry of the experiment file of the one-line form, its
+    placeholders as they are written (``{NAME}`` of the ``-L`` parameters, other braces
+    doubled): ``command`` one string (run by ``/bin/sh -c`` with ``shell``, else split) or
+    an argv (``--shell``); ``metric`` None for the default; ``hooks`` the ``(kind,
+    command)`` of each hook given, in the order of :data:`HOOK_KINDS`."""
+
+    name: str
+    command: str | tuple[str, ...]
+    shell: bool
+    cwd: str
+    metric: str | tuple[str, ...] | None = None
+    hooks: tuple[tuple[str, str | tuple[str, ...]], ...] = ()
+
+    def to_yaml(self) -> dict[str, object]:
+        """The entry as the experiment file writes it (keys in this order; an argv or a
+        metric list a list of its own, so YAML writes no anchors)."""
+        entry: dict[str, object] = {"name": self.name, "command": _yaml_value(self.command)}
+        if self.shell:
+            entry["shell"] = True
+        entry["cwd"] = self.cwd
+        if self.metric is not None:
+            entry["metric"] = _yaml_value(self.metric)
+        entry.update((kind, _yaml_value(command)) for kind, command in self.hooks)
+        return entry
+
+
+def _yaml_value(value: str | tuple[str, ...]) -> str | list[str]:
+    """A string, or a new list of the strings of a tuple."""
+    return value if isinstance(value, str) else list(value)
+
+
+@dataclass(frozen=True)
+class OneLineDocument:
+    """The experiment file the one-line options stand for (:func:`oneline_document`):
+    ``settings`` and ``executor`` as the file writes them (YAML values), ``matrix`` each
+    ``-L`` parameter's values as typed."""
+
+    name: str
+    output: str
+    workloads: tuple[WorkloadEntry, ...]
+    description: str = ""
+    settings: Mapping[str, object] = field(default_factory=dict)
+    matrix: Mapping[str, list[str]] = field(default_factory=dict)
+    executor: str | Mapping[str, object] | None = None
+
+    def to_yaml(self) -> dict[str, object]:
+        """The document as the experiment file writes it (keys in this order, an empty
+        part left out): what :func:`oneline_text` dumps."""
+        doc: dict[str, object] = {"name": self.name}
+        if self.description:
+            doc["description"] = self.description
+        doc["output"] = self.output
+        if self.settings:
+            doc["settings"] = dict(self.settings)
+        doc["workloads"] = [w.to_yaml() for w in self.workloads]
+        if self.matrix:
+            doc["matrix"] = {name: list(values) for name, values in self.matrix.items()}
+        if self.executor is not None:
+            doc["executor"] = self.executor
+        return doc
+
+
+def oneline_document(spec: OneLine, cwd: Path) -> OneLineDocument:
+    """The experiment file of ``spec`` (see :func:`oneline_text`); a contradiction among
+    the options is a UserError naming them."""
     if not spec.commands:
         raise UserError("no command; give one or more with -c CMD")
     matrix = parse_params(spec.params)
@@ -236,35 +301,35 @@ def oneline_document(spec: OneLine, cwd: Path) -> dict[str, object]:
                 "benchrun.db, or a JSON summary"
             )
         settings["baseline"] = str(where.resolve())
+    metric: str | tuple[str, ...] | None = None
+    if spec.metric:
+        metric = spec.metric[0] if len(spec.metric) == 1 else spec.metric
     workloads = []
     for i, command in enumerate(commands):
-        workload: dict[str, object] = {
-            "name": names[i],
-            "command": _in_shell(spec, escape_braces(command, list(matrix))),
-        }
-        if spec.shell:
-            workload["shell"] = True
-        workload["cwd"] = str(cwd)
-        if spec.metric:
-            workload["metric"] = spec.metric[0] if len(spec.metric) == 1 else list(spec.metric)
+        given: list[tuple[str, str | tuple[str, ...]]] = []
         for kind in HOOK_KINDS:
             hook = hooks[kind][i]
             if hook is not None:
-                text = escape_braces(hook, list(matrix))
-                workload[kind] = [*spec.shell_words, "-c", text] if spec.shell_words else text
-        workloads.append(workload)
-    doc: dict[str, object] = {"name": spec.experiment_name or derived_name(spec)}
-    if spec.description:
-        doc["description"] = spec.description
-    doc["output"] = spec.output or DEFAULT_OUTPUT
-    if settings:
-        doc["settings"] = settings
-    doc["workloads"] = workloads
-    if matrix:
-        doc["matrix"] = matrix
-    if spec.executor is not None:
-        doc["executor"] = spec.executor
-    return doc
+                given.append((kind, _in_shell(spec, escape_braces(hook, list(matrix)))))
+        workloads.append(
+            WorkloadEntry(
+                name=names[i],
+                command=_in_shell(spec, escape_braces(command, list(matrix))),
+                shell=spec.shell,
+                cwd=str(cwd),
+                metric=metric,
+                hooks=tuple(given),
+            )
+        )
+    return OneLineDocument(
+        name=spec.experiment_name or derived_name(spec),
+        output=spec.output or DEFAULT_OUTPUT,
+        workloads=tuple(workloads),
+        description=spec.description,
+        settings=settings,
+        matrix=matrix,
+        executor=spec.executor,
+    )
 
 
 def _settings(spec: OneLine) -> dict[str, object]:
@@ -282,10 +347,10 @@ def _settings(spec: OneLine) -> dict[str, object]:
         raise
 
 
-def _in_shell(spec: OneLine, command: str) -> str | list[str]:
-    """A command as the workload's ``command:``: itself (run by ``/bin/sh -c``, or split
-    with ``-N``), or ``[SHELL..., -c, command]`` with ``--shell SHELL``."""
-    return [*spec.shell_words, "-c", command] if spec.shell_words else command
+def _in_shell(spec: OneLine, command: str) -> str | tuple[str, ...]:
+    """A command as the workload's ``command:`` or a hook: itself (run by ``/bin/sh -c``,
+    or split with ``-N``), or ``(SHELL..., -c, command)`` with ``--shell SHELL``."""
+    return (*spec.shell_words, "-c", command) if spec.shell_words else command
 
 
 def all_commands(spec: OneLine) -> tuple[list[str], list[str]]:
@@ -323,7 +388,7 @@ def oneline_text(spec: OneLine, cwd: Path) -> str:
         "with\n# `benchrun run FILE` (docs/oneline.md)\n"
     )
     body = yaml.safe_dump(
-        oneline_document(spec, cwd),
+        oneline_document(spec, cwd).to_yaml(),
         sort_keys=False,
         allow_unicode=True,
         width=1000,
