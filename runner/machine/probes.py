@@ -105,19 +105,26 @@ def read_text(path: Path) -> str:
         raise Unreadable(f"{path}: {exc.strerror or exc}") from None
 
 
-#: the names a fact has in /proc/cpuinfo (x86, then ARM, then others) and in py-cpuinfo
-CPUINFO_NAMES: dict[str, tuple[str, ...]] = {
-    "model": ("model name", "Model", "cpu model"),
-    "vendor": ("vendor_id", "CPU implementer"),
-    "flags": ("flags", "Features"),
-    "microcode": ("microcode",),
-}
-PY_CPUINFO_NAMES: dict[str, tuple[str, ...]] = {
-    "model": ("brand_raw",),
-    "vendor": ("vendor_id_raw",),
-    "flags": ("flags",),
-    "microcode": (),
-}
+class CpuinfoNames(NamedTuple):
+    """The names each fact of the CPU identity may have in one source, first one first."""
+
+    model: tuple[str, ...]
+    vendor: tuple[str, ...]
+    flags: tuple[str, ...]
+    microcode: tuple[str, ...]
+
+
+#: the names in /proc/cpuinfo (x86, then ARM, then others)
+CPUINFO_NAMES = CpuinfoNames(
+    model=("model name", "Model", "cpu model"),
+    vendor=("vendor_id", "CPU implementer"),
+    flags=("flags", "Features"),
+    microcode=("microcode",),
+)
+#: the names in py-cpuinfo's ``get_cpu_info()``
+PY_CPUINFO_NAMES = CpuinfoNames(
+    model=("brand_raw",), vendor=("vendor_id_raw",), flags=("flags",), microcode=()
+)
 
 
 def first_value(fields: Mapping[str, T], names: Sequence[str]) -> T | None:
@@ -139,17 +146,14 @@ class CpuinfoBlock(NamedTuple):
     microcode: str | None
 
     @classmethod
-    def parse(
-        cls, fields: Mapping[str, object], names: Mapping[str, tuple[str, ...]]
-    ) -> CpuinfoBlock:
+    def parse(cls, fields: Mapping[str, object], names: CpuinfoNames) -> CpuinfoBlock:
         """The identity in ``fields``: each fact under the first of its ``names`` that has
         a non-empty value; flags as a space-separated string or a list."""
-
-        flags = first_value(fields, names["flags"])
+        flags = first_value(fields, names.flags)
         if isinstance(flags, str):
             flags = flags.split()
-        model, vendor = first_value(fields, names["model"]), first_value(fields, names["vendor"])
-        code = first_value(fields, names["microcode"])
+        model, vendor = first_value(fields, names.model), first_value(fields, names.vendor)
+        code = first_value(fields, names.microcode)
         return cls(
             str(model) if model is not None else None,
             str(vendor) if vendor is not None else None,

@@ -262,3 +262,33 @@ def test_recorded_changes_leaves_out_what_is_not_a_change() -> None:
     assert recorded_changes({"changes": []}) is None
     assert recorded_changes({"changes": "all"}) is None
     assert recorded_changes(None) is None
+
+
+# ------------------------------------------------------------------- /proc/cpuinfo
+
+
+def test_an_arm_cpuinfo_names_its_facts_differently(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from benchrun.runner.machine import probes
+
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    monkeypatch.setattr(probes, "PROC", proc)
+    (proc / "cpuinfo").write_text(
+        "processor\t: 0\n"
+        "Model\t\t: Raspberry Pi 4 Model B Rev 1.4\n"
+        "Features\t: fp asimd evtstrm aes crc32 cpuid\n"
+        "CPU implementer\t: 0x41\n"
+        "model name\t: \n"
+        "\n"
+        "processor\t: 1\n"
+        "Features\t: fp\n"
+    )
+    identity = probes.probe_cpu_identity()
+    assert identity.cpu_model == "Raspberry Pi 4 Model B Rev 1.4"  # "model name" is empty
+    assert identity.cpu_vendor == "0x41"
+    assert identity.cpu_flags_count == 6
+    assert identity.cpu_flags_notable == ("aes", "asimd")
+    assert identity.virtualized is False and identity.microcode is None
+    assert identity.cpu_identity_source == str(proc / "cpuinfo")
