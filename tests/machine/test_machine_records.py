@@ -9,6 +9,7 @@ leaves it, the texts people read), never computed with the code under test.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,26 @@ def test_a_record_is_written_in_the_stored_layout() -> None:
     assert env["workload_cpus"] == [0] and env["load_average"] == [0.5, 0.25, 0.0]
     # what json writes reads back the same
     assert MachineFacts.from_stored(json.loads(json.dumps(doc))).to_json() == doc
+
+
+def test_every_key_written_is_read_back() -> None:
+    # a record of this machine, through JSON: each group reads every key it writes (a
+    # misspelt key would be absent and read back as null)
+    from benchrun.runner.machine.metadata import collect_metadata
+
+    stored = json.loads(json.dumps(collect_metadata(env_names=["PATH"], workload_cpus=[0])))
+    facts = MachineFacts.from_stored(stored)
+    groups = [
+        *(facts.hardware.identity, facts.hardware.cores, facts.hardware.smt),
+        *(facts.hardware.caches, facts.hardware.frequency, facts.hardware.memory),
+        *(facts.software.kernel, facts.software.os_release, facts.software.libc),
+        *(facts.software.python, facts.timer.clock, facts.environment.load),
+        *(facts.environment.aslr, facts.environment.isolation, facts.environment.variables),
+        facts.environment.git,
+    ]
+    assert [g for g in groups if g.absent] == []
+    assert facts.to_json() == stored
+    assert facts.environment.variables.variables == {"PATH": os.environ["PATH"]}
 
 
 def test_an_old_record_without_newer_keys_reads() -> None:
