@@ -48,9 +48,12 @@ Rule = Callable[[MachineFacts, list[int] | None], list[Finding]]
 def _reason(group: Facts, key: str) -> str | None:
     """Why fact ``key`` of ``group`` cannot be checked: its stored reason (or the whole
     section's), ``not in the record`` when the record lacks it; None when it was read."""
-    if "*" in group.unavailable and key not in group.unavailable:
-        return group.unavailable["*"]
-    return group.why(key) or ("not in the record" if key in group.absent else None)
+    own = group.unavailable.get(key)
+    if own is not None:
+        return own
+    if group.section_failed is not None:
+        return group.section_failed
+    return "not in the record" if key in group.absent else None
 
 
 def _cpus(meta: MachineFacts, workload_cpus: Sequence[int] | None) -> list[int] | None:

@@ -132,8 +132,9 @@ def first_value(fields: Mapping[str, T], names: Sequence[str]) -> T | None:
     None: a fact that key-value files (/proc/cpuinfo, os-release) name differently by
     architecture or distribution."""
     for name in names:
-        if name in fields and fields[name]:
-            return fields[name]
+        value = fields.get(name)
+        if value:
+            return value
     return None
 
 

@@ -10,8 +10,11 @@ typed reads that never raise. The groups and sections themselves are in
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import TypeVar
+
+#: what a stored section has under a key it lacks
+_MISSING = object()
 
 #: the fields of :class:`Facts` that are bookkeeping, not facts of the record
 _BOOKKEEPING = frozenset({"unavailable", "absent"})
@@ -52,16 +55,24 @@ class Facts:
 
     def pairs(self) -> list[tuple[str, object]]:
         """``(key, JSON value)`` of every fact, in :meth:`keys` order."""
-        return [(key, jsonable(getattr(self, key))) for key in self.keys()]
+        values = asdict(self)
+        return [(key, jsonable(values[key])) for key in self.keys()]
+
+    @property
+    def section_failed(self) -> str | None:
+        """Why the whole section could not be read (its ``*`` reason), else None."""
+        match self.unavailable:
+            case {"*": str(reason)}:
+                return reason
+        return None
 
     def why(self, key: str) -> str | None:
         """Why fact ``key`` is unknown: its stored reason, or the whole section's (``*``)
         when the record lacks the key; None when the fact was read (even as None)."""
-        if key in self.unavailable:
-            return self.unavailable[key]
-        if "*" in self.unavailable and key in self.absent:
-            return self.unavailable["*"]
-        return None
+        own = self.unavailable.get(key)
+        if own is not None:
+            return own
+        return self.section_failed if key in self.absent else None
 
 
 class StoredSection:
@@ -90,17 +101,22 @@ class StoredSection:
     @property
     def failed(self) -> str | None:
         """The reason stored for the whole section (``_unavailable["*"]``), else None."""
-        return self.gone["*"] if "*" in self.gone else None
+        match self.gone:
+            case {"*": reason}:
+                return reason
+        return None
 
     def section(self, key: str) -> StoredSection:
         """The section stored under ``key`` of this object (an empty one when missing)."""
         return StoredSection(self._raw(key))
 
     def _raw(self, key: str) -> object:
-        if key not in self.raw:
+        """The stored value of ``key``; None, noted as missing, when there is none."""
+        value = self.raw.get(key, _MISSING)
+        if value is _MISSING:
             self.missing.add(key)
             return None
-        return self.raw[key]
+        return value
 
     def _bad(self, key: str, what: str) -> None:
         self.wrong[key] = f"the stored value is not {what}"
