@@ -12,14 +12,14 @@ import subprocess
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from benchrun.runner.config.cpulist import parse_kernel_cpu_list
 from benchrun.runner.machine import probes as probes
+from benchrun.runner.machine.facts import Aslr, Clock, GitState, Isolation, Load, Variables
 from benchrun.runner.machine.probes import Unreadable, read_text
 
 
-def probe_timer(calls_per_block: int = 1000, blocks: int = 31) -> dict[str, Any]:
+def probe_timer(calls_per_block: int = 1000, blocks: int = 31) -> Clock:
     """The clock benchrun times rounds with (``time.monotonic_ns``): declared and measured.
 
     Parameters
@@ -31,7 +31,7 @@ def probe_timer(calls_per_block: int = 1000, blocks: int = 31) -> dict[str, Any]
 
     Returns
     -------
-    dict
+    Clock
         ``declared_resolution_ns`` (``time.get_clock_info("monotonic").resolution`` x 1e9);
         ``measured_resolution_ns``, the smallest non-zero difference of consecutive
         ``monotonic_ns()`` values over up to 200 changes (HOEFLER Rule 9: report the
@@ -41,13 +41,7 @@ def probe_timer(calls_per_block: int = 1000, blocks: int = 31) -> dict[str, Any]
     """
     mono = time.monotonic_ns
     info = time.get_clock_info("monotonic")
-    out: dict[str, Any] = {
-        "clock": "time.monotonic_ns",
-        "implementation": info.implementation,
-        "adjustable": info.adjustable,
-        "declared_resolution_ns": info.resolution * 1e9,
-        "_unavailable": {},
-    }
+    gone: dict[str, str] = {}
     smallest: int | None = None
     changes = calls = 0
     prev = mono()
@@ -59,9 +53,8 @@ def probe_timer(calls_per_block: int = 1000, blocks: int = 31) -> dict[str, Any]
             changes += 1
             smallest = diff if smallest is None else min(smallest, diff)
             prev = now
-    out["measured_resolution_ns"] = smallest
     if smallest is None:
-        out["_unavailable"]["measured_resolution_ns"] = "the clock never changed in 1e6 calls"
+        gone["measured_resolution_ns"] = "the clock never changed in 1e6 calls"
     per_call: list[float] = []
     loop = range(calls_per_block)
     for _ in range(blocks):
@@ -69,39 +62,49 @@ def probe_timer(calls_per_block: int = 1000, blocks: int = 31) -> dict[str, Any]
         for _ in loop:
             mono()
         per_call.append((mono() - start) / calls_per_block)
-    out["overhead_ns"] = float(statistics.median(per_call))
+    sources: dict[str, str | None] = {}
     for key, name in (
         ("clocksource", "current_clocksource"),
         ("clocksources_available", "available_clocksource"),
     ):
         try:
-            out[key] = read_text(probes.CLOCKSOURCE / name)
+            sources[key] = read_text(probes.CLOCKSOURCE / name)
         except Unreadable as exc:
-            out[key] = None
-            out["_unavailable"][key] = exc.reason
-    return out
+            sources[key] = None
+            gone[key] = exc.reason
+    return Clock(
+        clock="time.monotonic_ns",
+        implementation=info.implementation,
+        adjustable=info.adjustable,
+        declared_resolution_ns=info.resolution * 1e9,
+        measured_resolution_ns=smallest,
+        overhead_ns=float(statistics.median(per_call)),
+        clocksource=sources["clocksource"],
+        clocksources_available=sources["clocksources_available"],
+        unavailable=gone,
+    )
 
 
 ASLR_MEANING = {0: "off", 1: "on (stack, mmap, vdso)", 2: "on (stack, mmap, vdso, heap)"}
 
 
-def probe_aslr() -> dict[str, Any]:
+def probe_aslr() -> Aslr:
     """ASLR: ``/proc/sys/kernel/randomize_va_space`` (0 off, 1 partial, 2 full)."""
     value = int(read_text(probes.PROC / "sys" / "kernel" / "randomize_va_space"))
-    return {"aslr": value, "aslr_meaning": ASLR_MEANING.get(value, "unknown value")}
+    return Aslr(aslr=value, aslr_meaning=ASLR_MEANING.get(value, "unknown value"))
 
 
-def probe_isolated() -> dict[str, Any]:
-    """CPUs isolated from the scheduler (``/sys/devices/system/cpu/isolated``; [] = none)."""
-    return {"isolated_cpus": list(parse_kernel_cpu_list(read_text(probes.SYS_CPU / "isolated")))}
+def probe_isolated() -> Isolation:
+    """CPUs isolated from the scheduler (``/sys/devices/system/cpu/isolated``; () = none)."""
+    return Isolation(isolated_cpus=parse_kernel_cpu_list(read_text(probes.SYS_CPU / "isolated")))
 
 
-def probe_load() -> dict[str, Any]:
+def probe_load() -> Load:
     """Load average over 1, 5 and 15 minutes (runnable + uninterruptible tasks)."""
-    return {"load_average": [round(x, 3) for x in os.getloadavg()]}
+    return Load(load_average=tuple(round(x, 3) for x in os.getloadavg()))
 
 
-def probe_variables(env: Iterable[str] | Mapping[str, str]) -> dict[str, Any]:
+def probe_variables(env: Iterable[str] | Mapping[str, str]) -> Variables:
     """Environment variables the experiment sets or names, with their values.
 
     Parameters
@@ -112,15 +115,15 @@ def probe_variables(env: Iterable[str] | Mapping[str, str]) -> dict[str, Any]:
 
     Returns
     -------
-    dict
-        ``{"variables": {name: value}}``; ``None`` for a name not set in the environment.
+    Variables
+        ``variables``: name to value; ``None`` for a name not set in the environment.
     """
     if isinstance(env, Mapping):
-        return {"variables": {str(k): str(v) for k, v in env.items()}}
-    return {"variables": {str(name): os.environ.get(str(name)) for name in env}}
+        return Variables(variables={str(k): str(v) for k, v in env.items()})
+    return Variables(variables={str(name): os.environ.get(str(name)) for name in env})
 
 
-def probe_git(experiment_path: Path | None, timeout: float = 5.0) -> dict[str, Any]:
+def probe_git(experiment_path: Path | None, timeout: float = 5.0) -> GitState:
     """Commit, dirty flag and top directory of the git repository holding the experiment.
 
     Parameters
@@ -132,7 +135,7 @@ def probe_git(experiment_path: Path | None, timeout: float = 5.0) -> dict[str, A
 
     Returns
     -------
-    dict
+    GitState
         ``git_commit``, ``git_dirty`` (True when ``git status --porcelain`` lists
         anything: modified, staged or untracked files) and ``git_repository``.
 
@@ -142,7 +145,6 @@ def probe_git(experiment_path: Path | None, timeout: float = 5.0) -> dict[str, A
         No experiment file, git not installed or not answering in time, or the file
         is not in a git repository.
     """
-    keys = ("git_commit", "git_dirty", "git_repository")
     if experiment_path is None:
         raise Unreadable("no experiment file given")
     folder = Path(experiment_path).resolve()
@@ -167,15 +169,14 @@ def probe_git(experiment_path: Path | None, timeout: float = 5.0) -> dict[str, A
         raise Unreadable(f"{folder} is not in a git repository")
     head = git("rev-parse", "--verify", "HEAD")
     status = git("status", "--porcelain")
-    out: dict[str, Any] = dict.fromkeys(keys)
-    out["git_repository"] = top.stdout.strip()
-    out["_unavailable"] = {}
-    if head.returncode == 0:
-        out["git_commit"] = head.stdout.strip()
-    else:
-        out["_unavailable"]["git_commit"] = "the repository has no commit yet"
-    if status.returncode == 0:
-        out["git_dirty"] = bool(status.stdout.strip())
-    else:
-        out["_unavailable"]["git_dirty"] = status.stderr.strip() or "git status failed"
-    return out
+    gone: dict[str, str] = {}
+    if head.returncode != 0:
+        gone["git_commit"] = "the repository has no commit yet"
+    if status.returncode != 0:
+        gone["git_dirty"] = status.stderr.strip() or "git status failed"
+    return GitState(
+        git_commit=head.stdout.strip() if head.returncode == 0 else None,
+        git_dirty=bool(status.stdout.strip()) if status.returncode == 0 else None,
+        git_repository=top.stdout.strip(),
+        unavailable=gone,
+    )

@@ -1,8 +1,10 @@
 """The reproducibility record: a snapshot of the machine, once per campaign (docs/machine.md).
 
-:func:`collect_metadata` gathers hardware, software, timer and environment facts into one
-JSON-serialisable dict (an unreadable fact is ``null`` with a reason in the section's
-``_unavailable``); :func:`round_facts` reads load and frequency cheaply, once per round.
+:func:`collect_facts` gathers hardware, software, timer and environment facts into one
+:class:`~runner.machine.facts.MachineFacts` (an unreadable fact is None with a reason);
+:func:`collect_metadata` is that record as the JSON object stored (``null`` and the
+section's ``_unavailable``); :func:`round_facts` reads load and frequency cheaply, once per
+round.
 The public names of the probes, noise rules and layout modules are re-exported here.
 """
 
@@ -13,16 +15,45 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import ParamSpec, TypedDict, TypeVar
 
 from benchrun.runner.machine import envprobes as envprobes
 from benchrun.runner.machine import probes as probes
 from benchrun.runner.machine.describe import SECTION_TITLES, describe_machine
+from benchrun.runner.machine.facts import (
+    SCHEMA_VERSION,
+    Aslr,
+    Caches,
+    Clock,
+    Cores,
+    CpuIdentity,
+    EnvironmentFacts,
+    Facts,
+    Frequency,
+    GitState,
+    HardwareFacts,
+    Isolation,
+    Kernel,
+    Libc,
+    Load,
+    MachineFacts,
+    Memory,
+    OsRelease,
+    PythonInfo,
+    Smt,
+    SoftwareFacts,
+    TimerFacts,
+    Variables,
+)
 from benchrun.runner.machine.noise import NoiseWarning, noise_warnings, unknown_noise_settings
 
 __all__ = [
+    "SCHEMA_VERSION",
     "SECTION_TITLES",
+    "MachineFacts",
     "NoiseWarning",
+    "RoundFacts",
+    "collect_facts",
     "collect_metadata",
     "describe_machine",
     "noise_warnings",
@@ -30,154 +61,80 @@ __all__ = [
     "unknown_noise_settings",
 ]
 
-SCHEMA_VERSION = 1
-
-Probe = Callable[..., dict[str, Any]]
-
-
-def _section() -> dict[str, Any]:
-    return {"_unavailable": {}}
+P = ParamSpec("P")
+F = TypeVar("F", bound=Facts)
+S = TypeVar("S")
 
 
-def _run_probe(section: dict[str, Any], keys: Sequence[str], probe: Probe, *args: Any) -> None:
-    """Run one probe into ``section``; on any failure its ``keys`` become null + reason.
+def _run(group: type[F], probe: Callable[P, F], *args: P.args, **kwargs: P.kwargs) -> F:
+    """``probe(*args)``; when it fails, the ``group`` with every fact None and the reason.
 
-    Every key in ``keys`` is present afterwards, whatever the probe did, so the record
+    Every fact of the group is there afterwards, whatever the probe did, so the record
     has the same shape on every machine.
     """
-    gone: dict[str, str] = section["_unavailable"]
     try:
-        facts = dict(probe(*args))
+        return probe(*args, **kwargs)
     except probes.Unreadable as exc:
-        reason = exc.reason
+        return group.unknown(exc.reason)
     except Exception as exc:  # noqa: BLE001 - a probe must never break collection
-        reason = f"{probe.__name__} failed: {type(exc).__name__}: {exc}"
-    else:
-        gone.update(facts.pop("_unavailable", None) or {})
-        section.update(facts)
-        for key in keys:
-            if key not in section:
-                section[key] = None
-                gone.setdefault(key, f"{probe.__name__} did not report it")
-        return
-    for key in keys:
-        section[key] = None
-        gone[key] = reason
+        return group.unknown(f"{probe.__name__} failed: {type(exc).__name__}: {exc}")
 
 
-def _hardware(ref_cpu: int) -> dict[str, Any]:
-    hw = _section()
-    _run_probe(
-        hw,
-        (
-            "cpu_model",
-            "cpu_vendor",
-            "cpu_arch",
-            "cpu_flags_count",
-            "cpu_flags_notable",
-            "virtualized",
-            "cpu_identity_source",
-            "microcode",
-        ),
-        probes.probe_cpu_identity,
+def _hardware(ref_cpu: int) -> HardwareFacts:
+    identity = _run(CpuIdentity, probes.probe_cpu_identity)
+    cores = _run(Cores, probes.probe_cores)
+    return HardwareFacts(
+        identity=identity,
+        cores=cores,
+        smt=_run(Smt, probes.probe_smt, cores.cpus_online),
+        caches=_run(Caches, probes.probe_caches, ref_cpu),
+        frequency=_run(Frequency, probes.probe_frequency, ref_cpu, cores.cpus_online),
+        memory=_run(Memory, probes.probe_memory_numa),
+        facts_for_cpu=ref_cpu,
     )
-    _run_probe(
-        hw,
-        ("cores_logical", "cores_physical", "cpus_online", "runner_affinity"),
-        probes.probe_cores,
-    )
-    _run_probe(
-        hw, ("smt_active", "smt_control", "thread_siblings"), probes.probe_smt, hw["cpus_online"]
-    )
-    _run_probe(hw, ("cache_l1d", "cache_l1i", "cache_l2", "cache_l3"), probes.probe_caches, ref_cpu)
-    _run_probe(
-        hw,
-        (
-            "freq_min_mhz",
-            "freq_max_mhz",
-            "freq_current_mhz",
-            "freq_current_source",
-            "scaling_driver",
-            "governor",
-            "governors",
-            "turbo",
-            "turbo_control",
-        ),
-        probes.probe_frequency,
-        ref_cpu,
-        hw["cpus_online"],
-    )
-    _run_probe(hw, ("memory_total_bytes", "numa_nodes"), probes.probe_memory_numa)
-    hw["facts_for_cpu"] = ref_cpu
-    return hw
 
 
-def _software() -> dict[str, Any]:
-    sw = _section()
-    _run_probe(
-        sw,
-        ("kernel_release", "kernel_version", "kernel_cmdline", "isolcpus", "nohz_full"),
-        probes.probe_kernel,
+def _software() -> SoftwareFacts:
+    return SoftwareFacts(
+        kernel=_run(Kernel, probes.probe_kernel),
+        os_release=_run(OsRelease, probes.probe_os_release),
+        libc=_run(Libc, probes.probe_libc),
+        python=_run(PythonInfo, probes.probe_python),
     )
-    _run_probe(sw, ("os_name", "os_id", "os_version_id"), probes.probe_os_release)
-    _run_probe(sw, ("libc",), probes.probe_libc)
-    _run_probe(
-        sw,
-        (
-            "python_version",
-            "python_implementation",
-            "python_build",
-            "python_executable",
-            "benchrun_version",
-            "hostname",
-            "platform",
-        ),
-        probes.probe_python,
-    )
-    return sw
 
 
-def _timer() -> dict[str, Any]:
-    timer = _section()
-    _run_probe(
-        timer,
-        (
-            "clock",
-            "implementation",
-            "adjustable",
-            "declared_resolution_ns",
-            "measured_resolution_ns",
-            "overhead_ns",
-            "clocksource",
-            "clocksources_available",
-        ),
-        envprobes.probe_timer,
-    )
-    return timer
+def _timer() -> TimerFacts:
+    return TimerFacts(clock=_run(Clock, envprobes.probe_timer))
 
 
 def _environment(
     env: Iterable[str] | Mapping[str, str],
     experiment_path: Path | None,
     workload_cpus: Sequence[int] | None,
-) -> dict[str, Any]:
-    envs = _section()
-    envs["workload_cpus"] = sorted(set(workload_cpus)) if workload_cpus is not None else None
-    _run_probe(envs, ("load_average",), envprobes.probe_load)
-    _run_probe(envs, ("aslr", "aslr_meaning"), envprobes.probe_aslr)
-    _run_probe(envs, ("isolated_cpus",), envprobes.probe_isolated)
-    _run_probe(envs, ("variables",), envprobes.probe_variables, env)
-    _run_probe(
-        envs, ("git_commit", "git_dirty", "git_repository"), envprobes.probe_git, experiment_path
+) -> EnvironmentFacts:
+    return EnvironmentFacts(
+        workload_cpus=tuple(sorted(set(workload_cpus))) if workload_cpus is not None else None,
+        load=_run(Load, envprobes.probe_load),
+        aslr=_run(Aslr, envprobes.probe_aslr),
+        isolation=_run(Isolation, envprobes.probe_isolated),
+        variables=_run(Variables, envprobes.probe_variables, env),
+        git=_run(GitState, envprobes.probe_git, experiment_path),
     )
-    return envs
 
 
-def collect_metadata(
+def _section(build: Callable[[], S], failed: Callable[[str], S]) -> S:
+    """``build()``, or ``failed(reason)`` when it raises (the probes catch first)."""
+    try:
+        return build()
+    except Exception as exc:  # noqa: BLE001 - last line of defence; probes catch first
+        return failed(f"{type(exc).__name__}: {exc}")
+
+
+def collect_facts(
     env_names: Iterable[str] | Mapping[str, str] = (),
     experiment_path: Path | None = None,
     workload_cpus: Sequence[int] | None = None,
-) -> dict[str, Any]:
+) -> MachineFacts:
     """Snapshot hardware, software, timer and environment (HOEFLER Rules 5, 9, 10).
 
     Parameters
@@ -194,16 +151,13 @@ def collect_metadata(
 
     Returns
     -------
-    dict
-        The JSON-serialisable record (layout and the ``null`` + ``_unavailable``
-        convention: docs/machine.md). Never raises (except KeyboardInterrupt); takes
-        about 10-50 ms, most of it the timer measurement and ``git status``.
+    MachineFacts
+        The record (an unreadable fact is None with its reason: docs/machine.md). Never
+        raises (except KeyboardInterrupt); takes about 10-50 ms, most of it the timer
+        measurement and ``git status``.
     """
     start = time.perf_counter()
-    record: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "collected_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-    }
+    collected_at = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     try:
         cpus = [int(c) for c in workload_cpus] if workload_cpus is not None else None
     except (TypeError, ValueError):
@@ -213,22 +167,43 @@ def collect_metadata(
         env = env_names if isinstance(env_names, Mapping) else [str(n) for n in env_names]
     except TypeError:
         env = []
-    builders: tuple[tuple[str, Callable[[], dict[str, Any]]], ...] = (
-        ("hardware", lambda: _hardware(ref_cpu)),
-        ("software", _software),
-        ("timer", _timer),
-        ("environment", lambda: _environment(env, experiment_path, cpus)),
+    hardware = _section(lambda: _hardware(ref_cpu), lambda why: HardwareFacts(failed=why))
+    software = _section(_software, lambda why: SoftwareFacts(failed=why))
+    timer = _section(_timer, lambda why: TimerFacts(failed=why))
+    environment = _section(
+        lambda: _environment(env, experiment_path, cpus),
+        lambda why: EnvironmentFacts(failed=why),
     )
-    for name, build in builders:
-        try:
-            record[name] = build()
-        except Exception as exc:  # noqa: BLE001 - last line of defence; probes catch first
-            record[name] = {"_unavailable": {"*": f"{type(exc).__name__}: {exc}"}}
-    record["collection_seconds"] = round(time.perf_counter() - start, 4)
-    return record
+    return MachineFacts(
+        hardware,
+        software,
+        timer,
+        environment,
+        SCHEMA_VERSION,
+        collected_at,
+        round(time.perf_counter() - start, 4),
+    )
 
 
-def round_facts(cpus: Sequence[int] | None) -> dict[str, Any]:
+def collect_metadata(
+    env_names: Iterable[str] | Mapping[str, str] = (),
+    experiment_path: Path | None = None,
+    workload_cpus: Sequence[int] | None = None,
+) -> dict[str, object]:
+    """:func:`collect_facts` as the JSON object stored as a campaign's metadata
+    (:meth:`MachineFacts.to_json`; the caller adds its own keys: ``revision``, ...)."""
+    return collect_facts(env_names, experiment_path, workload_cpus).to_json()
+
+
+class RoundFacts(TypedDict):
+    """A round's facts as stored with the round (JSON): the 1-minute load average and each
+    pinned CPU's current frequency in MHz (CPU number as a string); None when unread."""
+
+    load_1min: float | None
+    cpu_mhz: dict[str, float] | None
+
+
+def round_facts(cpus: Sequence[int] | None) -> RoundFacts:
     """Cheap per-round facts: 1-minute load average and current MHz of the pinned CPUs.
 
     Parameters
@@ -238,7 +213,7 @@ def round_facts(cpus: Sequence[int] | None) -> dict[str, Any]:
 
     Returns
     -------
-    dict
+    RoundFacts
         ``{"load_1min": float | None, "cpu_mhz": {"1": 2400.0} | None}``. The frequency
         is ``scaling_cur_freq`` (kHz / 1000) of each CPU where the cpufreq driver exposes
         it; ``None`` when no CPU's frequency is readable (virtual machines). Costs a few
@@ -264,7 +239,7 @@ def round_facts(cpus: Sequence[int] | None) -> dict[str, Any]:
             _NO_FREQ.add(path)
         except (OSError, ValueError):
             continue
-    return {"load_1min": load, "cpu_mhz": mhz or None}
+    return RoundFacts(load_1min=load, cpu_mhz=mhz or None)
 
 
 #: scaling_cur_freq files found missing by :func:`round_facts` (cpufreq is absent)

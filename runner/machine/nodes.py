@@ -8,21 +8,47 @@ differ between nodes, the ones that change timings (docs/slurm.md "Node metadata
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from benchrun.runner.machine.metadata import collect_metadata
+from benchrun.runner.machine.facts import MachineFacts
+from benchrun.runner.machine.metadata import collect_facts
+
+
+@dataclass(frozen=True)
+class ComparedFact:
+    """One fact compared between nodes: its label, where the record stores it
+    (``section``, ``key``) and how to read it from a parsed record."""
+
+    label: str
+    section: str
+    key: str
+    read: Callable[[MachineFacts], object]
+
+
+#: the facts compared between nodes, in the order shown
+COMPARED_FACTS: tuple[ComparedFact, ...] = (
+    ComparedFact("cpu model", "hardware", "cpu_model", lambda m: m.hardware.identity.cpu_model),
+    ComparedFact("microcode", "hardware", "microcode", lambda m: m.hardware.identity.microcode),
+    ComparedFact(
+        "kernel", "software", "kernel_release", lambda m: m.software.kernel.kernel_release
+    ),
+    ComparedFact("governor", "hardware", "governor", lambda m: m.hardware.frequency.governor),
+    ComparedFact("smt", "hardware", "smt_active", lambda m: m.hardware.smt.smt_active),
+    ComparedFact(
+        "cpu count", "hardware", "cores_logical", lambda m: m.hardware.cores.cores_logical
+    ),
+)
 
 #: the facts compared between nodes: (label, section of the record, key)
-COMPARED: tuple[tuple[str, str, str], ...] = (
-    ("cpu model", "hardware", "cpu_model"),
-    ("microcode", "hardware", "microcode"),
-    ("kernel", "software", "kernel_release"),
-    ("governor", "hardware", "governor"),
-    ("smt", "hardware", "smt_active"),
-    ("cpu count", "hardware", "cores_logical"),
+COMPARED: tuple[tuple[str, str, str], ...] = tuple(
+    (f.label, f.section, f.key) for f in COMPARED_FACTS
 )
+
+#: a node's record: parsed, or the JSON object stored in its ``node-metadata`` event
+NodeRecord = MachineFacts | Mapping[str, object]
 
 #: the file holding the microcode revision (x86 Linux: ``microcode : 0x...`` per CPU)
 CPUINFO = Path("/proc/cpuinfo")
@@ -42,27 +68,35 @@ def microcode(cpuinfo: Path = CPUINFO) -> str | None:
     return None
 
 
-def node_metadata(workload_cpus: Sequence[int] | None = None) -> dict[str, Any]:
-    """This machine's record as a node's: :func:`collect_metadata` (no environment
-    variables, no experiment file) plus ``hardware.microcode``. Never raises."""
-    record = collect_metadata((), None, workload_cpus)
-    hardware = record.get("hardware")
-    if isinstance(hardware, dict):
-        try:
-            hardware["microcode"] = microcode()
-        except Exception as exc:  # noqa: BLE001 - metadata collection never raises
-            hardware["microcode"] = None
-            hardware.setdefault("_unavailable", {})["microcode"] = f"{type(exc).__name__}: {exc}"
-    return record
+def node_facts(workload_cpus: Sequence[int] | None = None) -> MachineFacts:
+    """This machine's record as a node's: :func:`collect_facts` (no environment
+    variables, no experiment file) with the microcode revision of :func:`microcode`.
+    Never raises."""
+    record = collect_facts((), None, workload_cpus)
+    identity = record.hardware.identity
+    try:
+        identity = dataclasses.replace(identity, microcode=microcode())
+    except Exception as exc:  # noqa: BLE001 - metadata collection never raises
+        why = {**identity.unavailable, "microcode": f"{type(exc).__name__}: {exc}"}
+        identity = dataclasses.replace(identity, microcode=None, unavailable=why)
+    hardware = dataclasses.replace(record.hardware, identity=identity)
+    return dataclasses.replace(record, hardware=hardware)
 
 
-def fact(record: Mapping[str, Any], section: str, key: str) -> Any:
-    """``record[section][key]``, or None where the record lacks it."""
+def node_metadata(workload_cpus: Sequence[int] | None = None) -> dict[str, object]:
+    """:func:`node_facts` as the JSON object the agent sends in its hello (stored as the
+    node's ``node-metadata`` event)."""
+    return node_facts(workload_cpus).to_json()
+
+
+def fact(record: Mapping[str, object], section: str, key: str) -> object:
+    """``record[section][key]`` of a stored record, or None where the record lacks it
+    (readers of one fact by name; :meth:`MachineFacts.from_stored` parses them all)."""
     part = record.get(section)
     return part.get(key) if isinstance(part, Mapping) else None
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     if value is None:
         return "unknown"
     if isinstance(value, bool):
@@ -70,7 +104,7 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-def node_differences(records: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def node_differences(records: Mapping[str, NodeRecord]) -> list[str]:
     """One line per compared fact (:data:`COMPARED`) whose value is not the same on every
     node: ``"cpu model differs: vm1 X, vm2 Y"``, nodes in name order. A fact no node
     reports is no difference; one some nodes report and others not is (shown
@@ -78,28 +112,31 @@ def node_differences(records: Mapping[str, Mapping[str, Any]]) -> list[str]:
     if len(records) < 2:
         return []
     names = sorted(records)
+    parsed = [MachineFacts.from_stored(records[n]) for n in names]
     lines = []
-    for label, section, key in COMPARED:
-        values = [fact(records[n], section, key) for n in names]
+    for compared in COMPARED_FACTS:
+        values = [compared.read(p) for p in parsed]
         if all(v is None for v in values):
             continue
         if any(v != values[0] for v in values[1:]):
             shown = ", ".join(f"{n} {_shown(v)}" for n, v in zip(names, values, strict=True))
-            lines.append(f"{label} differs: {shown}")
+            lines.append(f"{compared.label} differs: {shown}")
     return lines
 
 
-def node_rows(records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, ...]]:
+def node_rows(records: Mapping[str, NodeRecord]) -> list[tuple[str, ...]]:
     """One row per node, in name order: the node's name, then each :data:`COMPARED` fact
     as shown (``unknown`` where its record lacks it); the report's table of nodes."""
-    return [
-        (name, *(_shown(fact(records[name], section, key)) for _, section, key in COMPARED))
-        for name in sorted(records)
-    ]
+    rows = []
+    for name in sorted(records):
+        parsed = MachineFacts.from_stored(records[name])
+        rows.append((name, *(_shown(f.read(parsed)) for f in COMPARED_FACTS)))
+    return rows
 
 
-def node_summary(node: str, record: Mapping[str, Any]) -> str:
+def node_summary(node: str, record: NodeRecord) -> str:
     """``vm: AMD EPYC 7B13, kernel 6.1.0-18-amd64``: one node's line in ``show``."""
-    model = _shown(fact(record, "hardware", "cpu_model"))
-    kernel = _shown(fact(record, "software", "kernel_release"))
+    parsed = MachineFacts.from_stored(record)
+    model = _shown(parsed.hardware.identity.cpu_model)
+    kernel = _shown(parsed.software.kernel.kernel_release)
     return f"{node}: {model}, kernel {kernel}"

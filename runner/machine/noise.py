@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from benchrun.runner.config.cpulist import format_cpu_list
+from benchrun.runner.machine.facts import Facts, MachineFacts
 
 #: the load (runnable tasks, 1-minute average) per logical CPU above which we warn
 LOAD_PER_CPU_LIMIT = 0.5
@@ -42,41 +42,39 @@ class Unchecked:
 #: what a rule reports: a warning, or that it could not check its setting
 Finding = NoiseWarning | Unchecked
 #: a rule: (record, workload CPUs or None) -> zero or more findings
-Rule = Callable[[Mapping[str, Any], list[int] | None], list[Finding]]
+Rule = Callable[[MachineFacts, list[int] | None], list[Finding]]
 
 
-def _get(meta: Mapping[str, Any], section: str, key: str) -> tuple[Any, str | None]:
-    """(value, reason-if-unreadable) of one fact of the record."""
-    sec = meta.get(section) or {}
-    gone = sec.get("_unavailable") or {}
-    if key in gone:
-        return None, str(gone[key])
-    if "*" in gone:
-        return None, str(gone["*"])
-    if key not in sec:
-        return None, "not in the record"
-    return sec[key], None
+def _reason(group: Facts, key: str) -> str | None:
+    """Why fact ``key`` of ``group`` cannot be checked: its stored reason (or the whole
+    section's), ``not in the record`` when the record lacks it; None when it was read."""
+    own = group.unavailable.get(key)
+    if own is not None:
+        return own
+    if group.section_failed is not None:
+        return group.section_failed
+    return "not in the record" if key in group.absent else None
 
 
-def _cpus(meta: Mapping[str, Any], workload_cpus: Sequence[int] | None) -> list[int] | None:
+def _cpus(meta: MachineFacts, workload_cpus: Sequence[int] | None) -> list[int] | None:
     """The workload CPUs: as given, else as recorded, else None (not known)."""
     if workload_cpus is not None:
         return sorted({int(c) for c in workload_cpus})
-    recorded = (meta.get("environment") or {}).get("workload_cpus")
-    return sorted({int(c) for c in recorded}) if recorded else None
+    recorded = meta.environment.workload_cpus
+    return sorted(set(recorded)) if recorded else None
 
 
 def _cpu_text(cpus: list[int] | None) -> str:
     return format_cpu_list(cpus) if cpus else "<cpus>"
 
 
-def governor_rule(meta: Mapping[str, Any], cpus: list[int] | None) -> list[Finding]:
+def governor_rule(meta: MachineFacts, cpus: list[int] | None) -> list[Finding]:
     """Warn when a workload CPU (every CPU if none is known) is not on ``performance``.
 
     Parameters
     ----------
-    meta : Mapping
-        A record from :func:`runner.machine.metadata.collect_metadata`.
+    meta : MachineFacts
+        A record (:func:`runner.machine.metadata.collect_facts`, or a stored one parsed).
     cpus : list of int or None
         The workload CPUs, sorted; None when not known.
 
@@ -85,9 +83,10 @@ def governor_rule(meta: Mapping[str, Any], cpus: list[int] | None) -> list[Findi
     list of Finding
         One :class:`NoiseWarning`, one :class:`Unchecked`, or nothing.
     """
-    governors, reason = _get(meta, "hardware", "governors")
+    freq = meta.hardware.frequency
+    governors = freq.governors
     if governors is None:
-        return [Unchecked("CPU frequency governor", reason or "not recorded")]
+        return [Unchecked("CPU frequency governor", _reason(freq, "governors") or "not recorded")]
     checked = {c: g for c, g in governors.items() if cpus is None or int(c) in cpus}
     bad = {c: g for c, g in checked.items() if g != "performance"}
     if not bad:
@@ -106,15 +105,15 @@ def governor_rule(meta: Mapping[str, Any], cpus: list[int] | None) -> list[Findi
     ]
 
 
-def turbo_rule(meta: Mapping[str, Any], cpus: list[int] | None) -> list[Finding]:
+def turbo_rule(meta: MachineFacts, cpus: list[int] | None) -> list[Finding]:
     """Warn when turbo boost is on; the fix writes the control file the record names.
 
     Parameters and return as in :func:`governor_rule` (``cpus`` is not used).
     """
-    turbo, reason = _get(meta, "hardware", "turbo")
-    control = (meta.get("hardware") or {}).get("turbo_control") or ""
+    freq = meta.hardware.frequency
+    turbo, control = freq.turbo, freq.turbo_control or ""
     if turbo is None:
-        return [Unchecked("turbo boost", reason or "not recorded")]
+        return [Unchecked("turbo boost", _reason(freq, "turbo") or "not recorded")]
     if not turbo:
         return []
     if control.endswith("no_turbo"):
@@ -132,17 +131,17 @@ def turbo_rule(meta: Mapping[str, Any], cpus: list[int] | None) -> list[Finding]
     ]
 
 
-def smt_rule(meta: Mapping[str, Any], cpus: list[int] | None) -> list[Finding]:
+def smt_rule(meta: MachineFacts, cpus: list[int] | None) -> list[Finding]:
     """Warn when an SMT sibling of a workload CPU is online (not itself a workload CPU);
     with no workload CPUs or no sibling map, warn when SMT is active at all.
 
     Parameters and return as in :func:`governor_rule`.
     """
-    siblings, reason = _get(meta, "hardware", "thread_siblings")
-    smt_active, smt_reason = _get(meta, "hardware", "smt_active")
+    smt = meta.hardware.smt
+    siblings, smt_active = smt.thread_siblings, smt.smt_active
     if cpus is not None and siblings is not None:
         busy = sorted(
-            {s for c in cpus for s in siblings.get(str(c), []) if s != c and s not in cpus}
+            {s for c in cpus for s in siblings.get(str(c), ()) if s != c and s not in cpus}
         )
         if not busy:
             return []
@@ -166,7 +165,8 @@ def smt_rule(meta: Mapping[str, Any], cpus: list[int] | None) -> list[Finding]:
     if smt_active is None and siblings is not None:
         smt_active = any(len(group) > 1 for group in siblings.values())
     if smt_active is None:
-        return [Unchecked("SMT siblings", reason or smt_reason or "not recorded")]
+        why = _reason(smt, "thread_siblings") or _reason(smt, "smt_active")
+        return [Unchecked("SMT siblings", why or "not recorded")]
     if not smt_active:
         return []
     return [
@@ -180,15 +180,17 @@ def smt_rule(meta: Mapping[str, Any], cpus: list[int] | None) -> list[Finding]:
     ]
 
 
-def load_rule(meta: Mapping[str, Any], cpus: list[int] | None) -> list[Finding]:
+def load_rule(meta: MachineFacts, cpus: list[int] | None) -> list[Finding]:
     """Warn when the 1-minute load per logical CPU is above :data:`LOAD_PER_CPU_LIMIT`.
 
     Parameters and return as in :func:`governor_rule` (``cpus`` is not used).
     """
-    load, reason = _get(meta, "environment", "load_average")
-    logical, lreason = _get(meta, "hardware", "cores_logical")
-    if load is None or not logical:
-        return [Unchecked("load average", reason or lreason or "not recorded")]
+    load, logical = meta.environment.load.load_average, meta.hardware.cores.cores_logical
+    if not load or not logical:
+        why = _reason(meta.environment.load, "load_average") or _reason(
+            meta.hardware.cores, "cores_logical"
+        )
+        return [Unchecked("load average", why or "not recorded")]
     per_cpu = float(load[0]) / int(logical)
     if per_cpu <= LOAD_PER_CPU_LIMIT:
         return []
@@ -203,15 +205,15 @@ def load_rule(meta: Mapping[str, Any], cpus: list[int] | None) -> list[Finding]:
     ]
 
 
-def aslr_rule(meta: Mapping[str, Any], cpus: list[int] | None) -> list[Finding]:
+def aslr_rule(meta: MachineFacts, cpus: list[int] | None) -> list[Finding]:
     """Warn when address-space layout randomisation is on (``randomize_va_space`` != 0).
 
     Parameters and return as in :func:`governor_rule` (``cpus`` is not used).
     """
-    aslr, reason = _get(meta, "environment", "aslr")
+    aslr = meta.environment.aslr.aslr
     if aslr is None:
-        return [Unchecked("ASLR", reason or "not recorded")]
-    if int(aslr) == 0:
+        return [Unchecked("ASLR", _reason(meta.environment.aslr, "aslr") or "not recorded")]
+    if aslr == 0:
         return []
     return [
         NoiseWarning(
@@ -224,19 +226,20 @@ def aslr_rule(meta: Mapping[str, Any], cpus: list[int] | None) -> list[Finding]:
     ]
 
 
-def isolation_rule(meta: Mapping[str, Any], cpus: list[int] | None) -> list[Finding]:
+def isolation_rule(meta: MachineFacts, cpus: list[int] | None) -> list[Finding]:
     """Warn when no CPU is isolated, or a workload CPU is not among the isolated ones.
 
     Parameters and return as in :func:`governor_rule`.
     """
-    isolated, reason = _get(meta, "environment", "isolated_cpus")
+    isolated = meta.environment.isolation.isolated_cpus
     cpu_text = _cpu_text(cpus)
     grub = (
         f"add 'isolcpus={cpu_text} nohz_full={cpu_text} rcu_nocbs={cpu_text}' to "
         "GRUB_CMDLINE_LINUX in /etc/default/grub, then sudo update-grub and reboot"
     )
     if isolated is None:
-        return [Unchecked("isolated CPUs", reason or "not recorded")]
+        why = _reason(meta.environment.isolation, "isolated_cpus")
+        return [Unchecked("isolated CPUs", why or "not recorded")]
     if not isolated:
         return [
             NoiseWarning(
@@ -270,13 +273,16 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def assess(meta: Mapping[str, Any], workload_cpus: Sequence[int] | None = None) -> list[Finding]:
+def assess(
+    meta: MachineFacts | Mapping[str, object], workload_cpus: Sequence[int] | None = None
+) -> list[Finding]:
     """Apply every rule of :data:`RULES` to a record.
 
     Parameters
     ----------
-    meta : Mapping
-        A record from :func:`runner.machine.metadata.collect_metadata`.
+    meta : MachineFacts or Mapping
+        A record, or the stored JSON object of one (parsed with
+        :meth:`MachineFacts.from_stored`).
     workload_cpus : sequence of int, optional
         The CPUs the workloads run on; defaults to the record's
         ``environment.workload_cpus``. When neither is known, per-CPU rules look at every
@@ -287,12 +293,13 @@ def assess(meta: Mapping[str, Any], workload_cpus: Sequence[int] | None = None) 
     list of Finding
         The findings of every rule, in rule order.
     """
-    cpus = _cpus(meta, workload_cpus)
-    return [finding for rule in RULES for finding in rule(meta, cpus)]
+    facts = MachineFacts.from_stored(meta)
+    cpus = _cpus(facts, workload_cpus)
+    return [finding for rule in RULES for finding in rule(facts, cpus)]
 
 
 def noise_warnings(
-    meta: Mapping[str, Any], workload_cpus: Sequence[int] | None = None
+    meta: MachineFacts | Mapping[str, object], workload_cpus: Sequence[int] | None = None
 ) -> list[NoiseWarning]:
     """The noise settings found in a record, in rule order.
 
@@ -307,7 +314,7 @@ def noise_warnings(
 
 
 def unknown_noise_settings(
-    meta: Mapping[str, Any], workload_cpus: Sequence[int] | None = None
+    meta: MachineFacts | Mapping[str, object], workload_cpus: Sequence[int] | None = None
 ) -> list[tuple[str, str]]:
     """The settings that could not be checked because their fact was unreadable.
 

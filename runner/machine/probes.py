@@ -1,7 +1,8 @@
 """Readers of hardware and software facts for the reproducibility record (docs/machine.md).
 
-Each ``probe_*`` function reads one concept and returns a dict of facts, or raises
-:class:`Unreadable` with a one-line reason. Paths are module constants read at call time,
+Each ``probe_*`` function reads one concept and returns its typed group of facts
+(:mod:`runner.machine.facts`; a fact it could not read is None with its reason in the
+group's ``unavailable``), or raises :class:`Unreadable` with a one-line reason. Paths are module constants read at call time,
 so tests can point a probe at a fabricated tree; :mod:`runner.machine.envprobes` reads the
 timer and the environment with the same conventions.
 """
@@ -13,13 +14,25 @@ import platform
 import re
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple, TypeVar
 
 import psutil
 
 from benchrun.runner.config.cpulist import parse_kernel_cpu_list
+from benchrun.runner.machine.facts import (
+    Caches,
+    Cores,
+    CpuIdentity,
+    Frequency,
+    Kernel,
+    Libc,
+    Memory,
+    OsRelease,
+    PythonInfo,
+    Smt,
+)
 
 #: procfs root (``/proc/cpuinfo``, ``/proc/cmdline``, ``/proc/sys/kernel/...``)
 PROC = Path("/proc")
@@ -51,6 +64,9 @@ NOTABLE_FLAGS: tuple[str, ...] = (
     "sve",
     "sve2",
 )
+
+
+T = TypeVar("T")
 
 
 class Unreadable(Exception):
@@ -89,6 +105,64 @@ def read_text(path: Path) -> str:
         raise Unreadable(f"{path}: {exc.strerror or exc}") from None
 
 
+class CpuinfoNames(NamedTuple):
+    """The names each fact of the CPU identity may have in one source, first one first."""
+
+    model: tuple[str, ...]
+    vendor: tuple[str, ...]
+    flags: tuple[str, ...]
+    microcode: tuple[str, ...]
+
+
+#: the names in /proc/cpuinfo (x86, then ARM, then others)
+CPUINFO_NAMES = CpuinfoNames(
+    model=("model name", "Model", "cpu model"),
+    vendor=("vendor_id", "CPU implementer"),
+    flags=("flags", "Features"),
+    microcode=("microcode",),
+)
+#: the names in py-cpuinfo's ``get_cpu_info()``
+PY_CPUINFO_NAMES = CpuinfoNames(
+    model=("brand_raw",), vendor=("vendor_id_raw",), flags=("flags",), microcode=()
+)
+
+
+def first_value(fields: Mapping[str, T], names: Sequence[str]) -> T | None:
+    """The value of the first of ``names`` that ``fields`` has with a non-empty value, else
+    None: a fact that key-value files (/proc/cpuinfo, os-release) name differently by
+    architecture or distribution."""
+    for name in names:
+        value = fields.get(name)
+        if value:
+            return value
+    return None
+
+
+class CpuinfoBlock(NamedTuple):
+    """The CPU identity as read from /proc/cpuinfo or py-cpuinfo (None: not given)."""
+
+    model: str | None
+    vendor: str | None
+    flags: tuple[str, ...]
+    microcode: str | None
+
+    @classmethod
+    def parse(cls, fields: Mapping[str, object], names: CpuinfoNames) -> CpuinfoBlock:
+        """The identity in ``fields``: each fact under the first of its ``names`` that has
+        a non-empty value; flags as a space-separated string or a list."""
+        flags = first_value(fields, names.flags)
+        if isinstance(flags, str):
+            flags = flags.split()
+        model, vendor = first_value(fields, names.model), first_value(fields, names.vendor)
+        code = first_value(fields, names.microcode)
+        return cls(
+            str(model) if model is not None else None,
+            str(vendor) if vendor is not None else None,
+            tuple(str(f) for f in flags) if isinstance(flags, (list, tuple)) else (),
+            str(code) if code is not None else None,
+        )
+
+
 def _cpuinfo_first_block() -> dict[str, str]:
     """``key: value`` pairs of the first processor block of /proc/cpuinfo (+ global keys)."""
     text = read_text(PROC / "cpuinfo")
@@ -109,7 +183,7 @@ def _cpuinfo_first_block() -> dict[str, str]:
     return fields
 
 
-def probe_cpu_identity() -> dict[str, Any]:
+def probe_cpu_identity() -> CpuIdentity:
     """CPU model, vendor, architecture, flags and microcode revision (``microcode``: the
     first CPU's ``microcode :`` line of /proc/cpuinfo, x86; None where the kernel does not
     give it).
@@ -117,63 +191,59 @@ def probe_cpu_identity() -> dict[str, Any]:
     Read from /proc/cpuinfo (a few hundred microseconds); py-cpuinfo is the fallback only,
     because ``cpuinfo.get_cpu_info()`` measured 1.2 s on the development machine.
     """
-    facts: dict[str, Any] = {"cpu_arch": platform.machine() or None}
     try:
-        fields = _cpuinfo_first_block()
-        model = fields.get("model name") or fields.get("Model") or fields.get("cpu model")
-        vendor = fields.get("vendor_id") or fields.get("CPU implementer")
-        flags = (fields.get("flags") or fields.get("Features") or "").split()
-        microcode = fields.get("microcode") or None
+        block = CpuinfoBlock.parse(_cpuinfo_first_block(), CPUINFO_NAMES)
         source = str(PROC / "cpuinfo")
-        if not model:
+        if not block.model:
             raise Unreadable(f"{source} has no model name")
     except Unreadable as first:
         try:
             import cpuinfo  # py-cpuinfo: slow, but portable
 
             info = cpuinfo.get_cpu_info()
+            block = CpuinfoBlock.parse(info, PY_CPUINFO_NAMES)
         except Exception as exc:  # noqa: BLE001 - any failure of the fallback is a reason
             raise Unreadable(f"{first.reason}; py-cpuinfo failed: {exc}") from None
-        model = info.get("brand_raw") or None
-        vendor = info.get("vendor_id_raw") or None
-        flags = list(info.get("flags") or [])
-        microcode = None
         source = "py-cpuinfo"
-    flag_set = set(flags)
-    facts.update(
-        cpu_model=model,
-        cpu_vendor=vendor,
+    flag_set = set(block.flags)
+    return CpuIdentity(
+        cpu_arch=platform.machine() or None,
+        cpu_model=block.model,
+        cpu_vendor=block.vendor,
         cpu_flags_count=len(flag_set),
-        cpu_flags_notable=[f for f in NOTABLE_FLAGS if f in flag_set],
+        cpu_flags_notable=tuple(f for f in NOTABLE_FLAGS if f in flag_set),
         virtualized=("hypervisor" in flag_set) if flag_set else None,
         cpu_identity_source=source,
-        microcode=microcode,
+        microcode=block.microcode,
     )
-    return facts
 
 
-def probe_cores() -> dict[str, Any]:
+def probe_cores() -> Cores:
     """Logical and physical core counts (psutil), online CPUs and the runner's affinity."""
-    facts: dict[str, Any] = {"_unavailable": {}}
-    facts["cores_logical"] = psutil.cpu_count(logical=True)
+    gone: dict[str, str] = {}
     physical = psutil.cpu_count(logical=False)
-    facts["cores_physical"] = physical
     if physical is None:
-        facts["_unavailable"]["cores_physical"] = "psutil cannot count physical cores here"
+        gone["cores_physical"] = "psutil cannot count physical cores here"
+    online: tuple[int, ...] | None = None
     try:
-        facts["cpus_online"] = list(parse_kernel_cpu_list(read_text(SYS_CPU / "online")))
+        online = parse_kernel_cpu_list(read_text(SYS_CPU / "online"))
     except Unreadable as exc:
-        facts["cpus_online"] = None
-        facts["_unavailable"]["cpus_online"] = exc.reason
+        gone["cpus_online"] = exc.reason
+    affinity: tuple[int, ...] | None = None
     if hasattr(os, "sched_getaffinity"):
-        facts["runner_affinity"] = sorted(os.sched_getaffinity(0))
+        affinity = tuple(sorted(os.sched_getaffinity(0)))
     else:
-        facts["runner_affinity"] = None
-        facts["_unavailable"]["runner_affinity"] = "os.sched_getaffinity is not available"
-    return facts
+        gone["runner_affinity"] = "os.sched_getaffinity is not available"
+    return Cores(
+        cores_logical=psutil.cpu_count(logical=True),
+        cores_physical=physical,
+        cpus_online=online,
+        runner_affinity=affinity,
+        unavailable=gone,
+    )
 
 
-def probe_smt(cpus_online: Sequence[int] | None) -> dict[str, Any]:
+def probe_smt(cpus_online: Sequence[int] | None) -> Smt:
     """SMT state (``smt/active``, ``smt/control``) and the SMT siblings of every online CPU.
 
     Parameters
@@ -183,48 +253,52 @@ def probe_smt(cpus_online: Sequence[int] | None) -> dict[str, Any]:
 
     Returns
     -------
-    dict
+    Smt
         ``smt_active``, ``smt_control`` and ``thread_siblings``, which maps a CPU number
         (as a string, for JSON) to the online CPUs that share its physical core, itself
-        included; unreadable ones are listed under ``_unavailable``.
+        included; unreadable ones have their reason in ``unavailable``.
     """
-    facts: dict[str, Any] = {"_unavailable": {}}
+    gone: dict[str, str] = {}
+    active: bool | None = None
     try:
-        facts["smt_active"] = read_text(SYS_CPU / "smt" / "active") == "1"
+        active = read_text(SYS_CPU / "smt" / "active") == "1"
     except Unreadable as exc:
         logical, physical = psutil.cpu_count(), psutil.cpu_count(logical=False)
         if logical and physical:
-            facts["smt_active"] = logical > physical
+            active = logical > physical
         else:
-            facts["smt_active"] = None
-            facts["_unavailable"]["smt_active"] = exc.reason
+            gone["smt_active"] = exc.reason
+    control: str | None = None
     try:
-        facts["smt_control"] = read_text(SYS_CPU / "smt" / "control")
+        control = read_text(SYS_CPU / "smt" / "control")
     except Unreadable as exc:
-        facts["smt_control"] = None
-        facts["_unavailable"]["smt_control"] = exc.reason
+        gone["smt_control"] = exc.reason
+    siblings: dict[str, tuple[int, ...]] | None = None
+    try:
+        siblings = _thread_siblings(cpus_online)
+    except Unreadable as exc:
+        gone["thread_siblings"] = exc.reason
+    return Smt(smt_active=active, smt_control=control, thread_siblings=siblings, unavailable=gone)
+
+
+def _thread_siblings(cpus_online: Sequence[int] | None) -> dict[str, tuple[int, ...]]:
+    """Each online CPU (as a string) to the CPUs sharing its core (``thread_siblings_list``);
+    :class:`Unreadable` when the online CPUs are unknown or one list is unreadable."""
     if not cpus_online:
-        facts["thread_siblings"] = None
-        facts["_unavailable"]["thread_siblings"] = "online CPUs unknown"
-        return facts
-    siblings: dict[str, list[int]] = {}
-    for cpu in cpus_online:
-        path = SYS_CPU / f"cpu{cpu}" / "topology" / "thread_siblings_list"
-        try:
-            siblings[str(cpu)] = list(parse_kernel_cpu_list(read_text(path)))
-        except Unreadable as exc:
-            facts["thread_siblings"] = None
-            facts["_unavailable"]["thread_siblings"] = exc.reason
-            return facts
-    facts["thread_siblings"] = siblings
-    return facts
+        raise Unreadable("online CPUs unknown")
+    return {
+        str(cpu): parse_kernel_cpu_list(
+            read_text(SYS_CPU / f"cpu{cpu}" / "topology" / "thread_siblings_list")
+        )
+        for cpu in cpus_online
+    }
 
 
 _SIZE_RE = re.compile(r"^\s*(\d+)\s*([KMG]?)", re.IGNORECASE)
 _SIZE_UNIT = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 
 
-def probe_caches(cpu: int) -> dict[str, Any]:
+def probe_caches(cpu: int) -> Caches:
     """Cache sizes seen by one CPU, in bytes (one instance, not the sum over cores).
 
     Parameters
@@ -235,7 +309,7 @@ def probe_caches(cpu: int) -> dict[str, Any]:
 
     Returns
     -------
-    dict
+    Caches
         ``cache_l1d``, ``cache_l1i``, ``cache_l2``, ``cache_l3`` in bytes.
 
     Raises
@@ -243,12 +317,10 @@ def probe_caches(cpu: int) -> dict[str, Any]:
     Unreadable
         The CPU has no cache directory.
     """
-    keys = ("cache_l1d", "cache_l1i", "cache_l2", "cache_l3")
     base = SYS_CPU / f"cpu{cpu}" / "cache"
     if not base.is_dir():
         raise Unreadable(f"no {base}")
-    facts: dict[str, Any] = dict.fromkeys(keys)
-    facts["_unavailable"] = {}
+    sizes: dict[str, int] = {}
     for index in sorted(base.glob("index*")):
         level = read_text(index / "level")
         kind = read_text(index / "type")
@@ -259,20 +331,24 @@ def probe_caches(cpu: int) -> dict[str, Any]:
         if level == "1":
             key = "cache_l1d" if kind == "Data" else "cache_l1i" if kind == "Instruction" else None
         else:
-            key = f"cache_l{level}" if f"cache_l{level}" in facts else None
+            key = f"cache_l{level}" if f"cache_l{level}" in Caches.keys() else None
         if key:
-            facts[key] = size
-    for key in keys:
-        if facts[key] is None:
-            facts["_unavailable"][key] = f"{base} lists no such cache"
-    return facts
+            sizes[key] = size
+    found = {key: sizes.pop(key, None) for key in Caches.keys()}
+    return Caches(
+        cache_l1d=found["cache_l1d"],
+        cache_l1i=found["cache_l1i"],
+        cache_l2=found["cache_l2"],
+        cache_l3=found["cache_l3"],
+        unavailable={k: f"{base} lists no such cache" for k, v in found.items() if v is None},
+    )
 
 
 def _khz_to_mhz(path: Path) -> float:
     return int(read_text(path)) / 1000.0
 
 
-def probe_frequency(cpu: int, cpus_online: Sequence[int] | None) -> dict[str, Any]:
+def probe_frequency(cpu: int, cpus_online: Sequence[int] | None) -> Frequency:
     """Frequency limits and current value of one CPU, governors, driver and turbo.
 
     cpufreq sysfs first (``cpuinfo_min_freq``, ``cpuinfo_max_freq``, ``scaling_cur_freq`` in
@@ -287,14 +363,13 @@ def probe_frequency(cpu: int, cpus_online: Sequence[int] | None) -> dict[str, An
 
     Returns
     -------
-    dict
+    Frequency
         ``freq_min_mhz``, ``freq_max_mhz``, ``freq_current_mhz`` (MHz) and their source,
         ``scaling_driver``, ``governors`` (every online CPU to its scaling governor),
         ``governor`` (their common value or ``"mixed"``), ``turbo`` (True when turbo or
         boost is on) and ``turbo_control`` (the file that says so).
     """
-    out: dict[str, Any] = {"_unavailable": {}}
-    gone = out["_unavailable"]
+    gone: dict[str, str] = {}
     cpufreq = SYS_CPU / f"cpu{cpu}" / "cpufreq"
     no_cpufreq = f"no {cpufreq} (no cpufreq driver: virtual machine or cpufreq disabled?)"
     have_cpufreq = cpufreq.is_dir()
@@ -302,31 +377,33 @@ def probe_frequency(cpu: int, cpus_online: Sequence[int] | None) -> dict[str, An
         fallback = psutil.cpu_freq()
     except Exception:  # noqa: BLE001 - the fallback failing must not hide the sysfs facts
         fallback = None
+    limits: dict[str, float | None] = {}
     for key, name, attr in (
         ("freq_min_mhz", "cpuinfo_min_freq", "min"),
         ("freq_max_mhz", "cpuinfo_max_freq", "max"),
     ):
         try:
-            out[key] = _khz_to_mhz(cpufreq / name)
+            limits[key] = _khz_to_mhz(cpufreq / name)
         except (Unreadable, ValueError) as exc:
             value = getattr(fallback, attr, 0.0) if fallback is not None else 0.0
-            out[key] = float(value) if value else None
-            if out[key] is None:
+            limits[key] = float(value) if value else None
+            if limits[key] is None:
                 gone[key] = no_cpufreq if not have_cpufreq else getattr(exc, "reason", str(exc))
+    current: float | None = None
+    current_source: str | None = None
     try:
-        out["freq_current_mhz"] = _khz_to_mhz(cpufreq / "scaling_cur_freq")
-        out["freq_current_source"] = str(cpufreq / "scaling_cur_freq")
+        current = _khz_to_mhz(cpufreq / "scaling_cur_freq")
+        current_source = str(cpufreq / "scaling_cur_freq")
     except (Unreadable, ValueError):
         if fallback is not None and fallback.current:
-            out["freq_current_mhz"] = float(fallback.current)
-            out["freq_current_source"] = "psutil.cpu_freq (on a VM: the nominal value)"
+            current = float(fallback.current)
+            current_source = "psutil.cpu_freq (on a VM: the nominal value)"
         else:
-            out["freq_current_mhz"] = out["freq_current_source"] = None
             gone["freq_current_mhz"] = no_cpufreq
+    driver: str | None = None
     try:
-        out["scaling_driver"] = read_text(cpufreq / "scaling_driver")
+        driver = read_text(cpufreq / "scaling_driver")
     except Unreadable:
-        out["scaling_driver"] = None
         gone["scaling_driver"] = no_cpufreq
     governors: dict[str, str] = {}
     for other in cpus_online or [cpu]:
@@ -336,20 +413,44 @@ def probe_frequency(cpu: int, cpus_online: Sequence[int] | None) -> dict[str, An
             )
         except Unreadable:
             pass
+    governor: str | None = None
     if governors:
-        out["governors"] = governors
         values = set(governors.values())
-        out["governor"] = values.pop() if len(values) == 1 else "mixed"
+        governor = values.pop() if len(values) == 1 else "mixed"
     else:
-        out["governors"] = out["governor"] = None
         gone["governor"] = gone["governors"] = no_cpufreq
-    out.update(_probe_turbo(cpufreq))
-    if out["turbo"] is None:
-        gone["turbo"] = out.pop("_turbo_reason")
-    return out
+    turbo = _probe_turbo(cpufreq)
+    if turbo.turbo is None:
+        gone["turbo"] = TURBO_UNEXPOSED
+    return Frequency(
+        freq_min_mhz=limits["freq_min_mhz"],
+        freq_max_mhz=limits["freq_max_mhz"],
+        freq_current_mhz=current,
+        freq_current_source=current_source,
+        scaling_driver=driver,
+        governors=governors or None,
+        governor=governor,
+        turbo=turbo.turbo,
+        turbo_control=turbo.control,
+        unavailable=gone,
+    )
 
 
-def _probe_turbo(cpufreq: Path) -> dict[str, Any]:
+#: why turbo is unknown when no control file exists
+TURBO_UNEXPOSED = (
+    "no intel_pstate/no_turbo nor cpufreq/boost "
+    "(turbo not exposed: virtual machine or unsupported driver?)"
+)
+
+
+class Turbo(NamedTuple):
+    """Turbo state (True: on; None: not exposed) and the file that says so."""
+
+    turbo: bool | None
+    control: str | None
+
+
+def _probe_turbo(cpufreq: Path) -> Turbo:
     """Turbo state: intel_pstate ``no_turbo`` (1 = off) or cpufreq ``boost`` (1 = on)."""
     candidates = (
         (SYS_CPU / "intel_pstate" / "no_turbo", "0"),
@@ -361,25 +462,20 @@ def _probe_turbo(cpufreq: Path) -> dict[str, Any]:
             value = read_text(path)
         except Unreadable:
             continue
-        return {"turbo": value == on_value, "turbo_control": str(path)}
-    return {
-        "turbo": None,
-        "turbo_control": None,
-        "_turbo_reason": "no intel_pstate/no_turbo nor cpufreq/boost "
-        "(turbo not exposed: virtual machine or unsupported driver?)",
-    }
+        return Turbo(value == on_value, str(path))
+    return Turbo(None, None)
 
 
-def probe_memory_numa() -> dict[str, Any]:
+def probe_memory_numa() -> Memory:
     """Total memory (bytes, psutil) and the number of NUMA nodes (sysfs)."""
-    out: dict[str, Any] = {"memory_total_bytes": int(psutil.virtual_memory().total)}
+    total = int(psutil.virtual_memory().total)
     nodes = [p for p in SYS_NODE.glob("node*") if p.name[4:].isdigit()]
     if nodes:
-        out["numa_nodes"] = len(nodes)
-    else:
-        out["numa_nodes"] = None
-        out["_unavailable"] = {"numa_nodes": f"no {SYS_NODE}/node* directories"}
-    return out
+        return Memory(memory_total_bytes=total, numa_nodes=len(nodes))
+    return Memory(
+        memory_total_bytes=total,
+        unavailable={"numa_nodes": f"no {SYS_NODE}/node* directories"},
+    )
 
 
 def kernel_param(cmdline: str, name: str) -> str | None:
@@ -407,38 +503,40 @@ def kernel_param(cmdline: str, name: str) -> str | None:
     return value
 
 
-def probe_kernel() -> dict[str, Any]:
+def probe_kernel() -> Kernel:
     """Kernel release and version, its command line, and ``isolcpus``/``nohz_full`` on it."""
-    out: dict[str, Any] = {
-        "kernel_release": platform.release() or None,
-        "kernel_version": platform.version() or None,
-    }
+    release, version = platform.release() or None, platform.version() or None
     try:
         cmdline = read_text(PROC / "cmdline")
     except Unreadable as exc:
-        out.update(kernel_cmdline=None, isolcpus=None, nohz_full=None)
-        out["_unavailable"] = dict.fromkeys(("kernel_cmdline", "isolcpus", "nohz_full"), exc.reason)
-        return out
-    out["kernel_cmdline"] = cmdline
-    out["isolcpus"] = kernel_param(cmdline, "isolcpus")
-    out["nohz_full"] = kernel_param(cmdline, "nohz_full")
-    return out
+        return Kernel(
+            kernel_release=release,
+            kernel_version=version,
+            unavailable=dict.fromkeys(("kernel_cmdline", "isolcpus", "nohz_full"), exc.reason),
+        )
+    return Kernel(
+        kernel_release=release,
+        kernel_version=version,
+        kernel_cmdline=cmdline,
+        isolcpus=kernel_param(cmdline, "isolcpus"),
+        nohz_full=kernel_param(cmdline, "nohz_full"),
+    )
 
 
-def probe_os_release() -> dict[str, Any]:
+def probe_os_release() -> OsRelease:
     """``PRETTY_NAME``, ``ID`` and ``VERSION_ID`` of /etc/os-release (platform module)."""
     try:
         info = platform.freedesktop_os_release()
     except OSError as exc:
         raise Unreadable(f"no /etc/os-release or /usr/lib/os-release ({exc})") from None
-    return {
-        "os_name": info.get("PRETTY_NAME") or info.get("NAME"),
-        "os_id": info.get("ID"),
-        "os_version_id": info.get("VERSION_ID"),
-    }
+    return OsRelease(
+        os_name=first_value(info, ("PRETTY_NAME", "NAME")),
+        os_id=first_value(info, ("ID",)),
+        os_version_id=first_value(info, ("VERSION_ID",)),
+    )
 
 
-def probe_libc() -> dict[str, Any]:
+def probe_libc() -> Libc:
     """The C library and its version: ``os.confstr`` (glibc), else ``platform.libc_ver``."""
     try:
         value = os.confstr("CS_GNU_LIBC_VERSION")
@@ -449,19 +547,19 @@ def probe_libc() -> dict[str, Any]:
         value = f"{name} {version}".strip() if name else None
     if not value:
         raise Unreadable("neither os.confstr nor platform.libc_ver names the C library (musl?)")
-    return {"libc": value}
+    return Libc(libc=value)
 
 
-def probe_python() -> dict[str, Any]:
+def probe_python() -> PythonInfo:
     """Python version, implementation, build string, executable; benchrun version; host."""
     from benchrun.runner import __version__
 
-    return {
-        "python_version": platform.python_version(),
-        "python_implementation": platform.python_implementation(),
-        "python_build": sys.version,
-        "python_executable": sys.executable or None,
-        "benchrun_version": __version__,
-        "hostname": socket.gethostname(),
-        "platform": sys.platform,
-    }
+    return PythonInfo(
+        python_version=platform.python_version(),
+        python_implementation=platform.python_implementation(),
+        python_build=sys.version,
+        python_executable=sys.executable or None,
+        benchrun_version=__version__,
+        hostname=socket.gethostname(),
+        platform=sys.platform,
+    )

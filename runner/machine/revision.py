@@ -15,13 +15,16 @@ from __future__ import annotations
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 #: longest revision label kept (a branch name or a describe string is far shorter)
 MAX_LABEL = 200
 
 #: git options that keep a repository's configuration from running commands
 SAFE_GIT_OPTIONS = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
+
+
+#: the optional text fields of a stored revision
+_TEXT_FIELDS = ("commit", "date", "repository", "note")
 
 
 @dataclass(frozen=True)
@@ -41,19 +44,26 @@ class Revision:
     source: str = "git"
     note: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, str | None]:
         """The JSON record stored in the campaign's metadata (key ``revision``)."""
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, doc: Any) -> Revision | None:
-        """The record :meth:`to_dict` made (None for anything else: an old campaign)."""
-        if not isinstance(doc, dict) or not isinstance(doc.get("label"), str):
-            return None
-        text = {k: doc.get(k) if isinstance(doc.get(k), str) else None for k in
-                ("commit", "date", "repository", "note")}  # fmt: skip
-        source = doc.get("source") if doc.get("source") in ("flag", "git") else "git"
-        return cls(doc["label"][:MAX_LABEL], source=str(source), **text)
+    def from_dict(cls, doc: object) -> Revision | None:
+        """The record :meth:`to_dict` made (None for anything else: an old campaign); a
+        field that is not a string is None, a source other than ``flag`` is ``git``."""
+        match doc:
+            case {"label": str(label), **rest}:
+                pass
+            case _:
+                return None
+        text = {k: v for k, v in rest.items() if k in _TEXT_FIELDS and isinstance(v, str)}
+        match rest:
+            case {"source": "flag"}:
+                source = "flag"
+            case _:
+                source = "git"
+        return cls(label[:MAX_LABEL], source=source, **text)
 
     def describe(self) -> str:
         """``v1.2-3-gabc1234 (commit abc1234…, 2026-11-20)`` for a line of output."""

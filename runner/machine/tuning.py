@@ -22,7 +22,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from benchrun.runner.config.cpulist import format_cpu_list
 from benchrun.runner.errors import UserError
@@ -46,7 +45,7 @@ class TuneReport:
     skipped: tuple[Skip, ...]
     journal: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON form (the campaign's metadata and ``tuned`` event)."""
         return {
             "journal": self.journal,
@@ -73,7 +72,7 @@ class ResetReport:
     removed: bool
     owner: Owner | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON form (the campaign's ``tuning-restored`` event)."""
         return {
             "journal": self.journal,
@@ -335,7 +334,7 @@ class CampaignTuning:
     recovered: ResetReport | None
     note: str | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON form (the campaign's metadata ``tuning`` and its ``tuned`` event)."""
         return {
             **(self.report.to_dict() if self.report else {"changes": [], "skipped": []}),
@@ -422,15 +421,14 @@ def change_lines(entries: Sequence[Entry], *, back: bool = False) -> list[str]:
 
 def recorded_changes(record: object) -> str | None:
     """The changes of a campaign's ``tuning`` metadata record (:meth:`TuneReport.to_dict`)
-    as one line (:func:`change_lines`, joined by ``; ``); None when it names none."""
-    changes = record.get("changes") if isinstance(record, dict) else None
-    if not changes:
-        return None
-    entries = [
-        Entry(str(c.get("setting")), str(c.get("path")), str(c.get("before")), str(c.get("after")))
-        for c in changes
-        if isinstance(c, dict)
-    ]
+    as one line (:func:`change_lines`, joined by ``; ``); None when it names none. A
+    change that is not an object of four strings (:meth:`Entry.from_stored`) is left out."""
+    match record:
+        case {"changes": list(changes)} if changes:
+            pass
+        case _:
+            return None
+    entries = [entry for entry in map(Entry.from_stored, changes) if entry is not None]
     return "; ".join(change_lines(entries)) or None
 
 

@@ -27,7 +27,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.safefs import (
@@ -81,6 +80,16 @@ class Entry:
     before: str
     after: str
 
+    @classmethod
+    def from_stored(cls, doc: object) -> Entry | None:
+        """The change in a stored ``tuning`` record (``asdict`` of an entry): each of the
+        four keys as text; None when one is missing or ``doc`` is not an object. The
+        journal itself is checked more strictly (:func:`parse_journal`)."""
+        match doc:
+            case {"setting": setting, "path": path, "before": before, "after": after}:
+                return cls(str(setting), str(path), str(before), str(after))
+        return None
+
 
 @dataclass(frozen=True)
 class Owner:
@@ -110,7 +119,7 @@ class Journal:
     owner: Owner
     entries: tuple[Entry, ...] = field(default_factory=tuple)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The JSON document (docs/tuning.md "Journal")."""
         return {
             "format": FORMAT,
@@ -146,11 +155,36 @@ def _malformed(path: Path, why: str) -> UserError:
     )
 
 
-def _text(doc: Any, key: str, path: Path, limit: int = VALUE_LIMIT) -> str:
+def _text(doc: object, key: str, path: Path, limit: int = VALUE_LIMIT) -> str:
+    """The string under ``key`` of the JSON object ``doc``: short and printable, else
+    :class:`UserError` naming the key."""
     value = doc.get(key) if isinstance(doc, dict) else None
     if not isinstance(value, str) or len(value) > limit or not value.isprintable():
         raise _malformed(path, f"{key!r} is not a short printable string")
     return value
+
+
+def _owner(doc: dict[str, object], path: Path) -> Owner:
+    """The journal's ``owner`` object, checked: kind, pid, start time, campaign path."""
+    match doc:
+        case {"owner": {"kind": "manual" | "campaign" as kind} as own}:
+            pass
+        case _:
+            raise _malformed(path, "owner is not manual nor campaign")
+    match own:
+        case {"pid": int(pid), "started": int() | float() as started} if type(
+            pid
+        ) is int and not isinstance(started, bool):
+            pass
+        case _:
+            raise _malformed(path, "owner has no pid or start time")
+    campaign: str | None = None  # a manual tune names none
+    match own:
+        case {"campaign": str(named)} if named.isprintable():
+            campaign = named
+        case {"campaign": value} if value is not None:
+            raise _malformed(path, "owner's campaign is not a path")
+    return Owner(kind, pid, float(started), campaign)
 
 
 def parse_journal(data: bytes, path: Path) -> Journal:
@@ -160,26 +194,27 @@ def parse_journal(data: bytes, path: Path) -> Journal:
         doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise _malformed(path, f"invalid JSON: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise _malformed(path, "no format field")
-    if doc.get("version") != VERSION:
-        raise _malformed(path, f"version {doc.get('version')!r}, this benchrun reads {VERSION}")
+    match doc:
+        case {"format": fmt} if fmt == FORMAT:
+            pass
+        case _:
+            raise _malformed(path, "no format field")
+    match doc:
+        case {"version": version} if version == VERSION:
+            pass
+        case {"version": version}:
+            raise _malformed(path, f"version {version!r}, this benchrun reads {VERSION}")
+        case _:
+            raise _malformed(path, f"version None, this benchrun reads {VERSION}")
     root = _text(doc, "root", path)
     if not root.startswith("/"):
         raise _malformed(path, "root is not an absolute path")
-    own = doc.get("owner")
-    if not isinstance(own, dict) or own.get("kind") not in ("manual", "campaign"):
-        raise _malformed(path, "owner is not manual nor campaign")
-    pid, started = own.get("pid"), own.get("started")
-    if type(pid) is not int or not isinstance(started, (int, float)) or isinstance(started, bool):
-        raise _malformed(path, "owner has no pid or start time")
-    campaign = own.get("campaign")
-    if campaign is not None and not (isinstance(campaign, str) and campaign.isprintable()):
-        raise _malformed(path, "owner's campaign is not a path")
-    owner = Owner(own["kind"], pid, float(started), campaign)
-    raw = doc.get("entries")
-    if not isinstance(raw, list):
-        raise _malformed(path, "no list of entries")
+    owner = _owner(doc, path)
+    match doc:
+        case {"entries": list(raw)}:
+            pass
+        case _:
+            raise _malformed(path, "no list of entries")
     entries = []
     for item in raw:
         rel = _text(item, "path", path)

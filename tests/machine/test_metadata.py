@@ -30,6 +30,7 @@ from benchrun.runner.config.cpulist import format_cpu_list, parse_kernel_cpu_lis
 from benchrun.runner.machine import noise as noise
 from benchrun.runner.machine import probes as probes
 from benchrun.runner.machine.describe import format_bytes
+from benchrun.runner.machine.facts import MachineFacts
 from benchrun.runner.machine.metadata import (
     NoiseWarning,
     collect_metadata,
@@ -583,16 +584,17 @@ def test_each_rule_alone(
     unchecked: str | None,
 ) -> None:
     cpus = [1]
-    assert rule(_quiet(), cpus) == []  # the quiet record does not trigger it
-    found = rule(trigger(_quiet()), cpus)
+    parse = MachineFacts.from_stored
+    assert rule(parse(_quiet()), cpus) == []  # the quiet record does not trigger it
+    found = rule(parse(trigger(_quiet())), cpus)
     assert len(found) == 1 and isinstance(found[0], NoiseWarning), found
     assert found[0].setting == setting
     assert all(found[0].to_dict().values())  # found, why and fix are all said
     # the other rules stay silent on the same change: each rule reads its own facts
     others = [r for r in noise.RULES if r is not rule]
-    assert [f for r in others for f in r(trigger(_quiet()), cpus)] == []
+    assert [f for r in others for f in r(parse(trigger(_quiet())), cpus)] == []
     # an unreadable fact is not a warning; it is listed as unchecked with the reason
-    lost = rule(_unreadable(_quiet(), *fact), cpus)
+    lost = rule(parse(_unreadable(_quiet(), *fact)), cpus)
     if unchecked is None:
         assert lost == []
     else:
@@ -603,7 +605,7 @@ def test_smt_rule_unchecked_when_neither_fact_is_readable() -> None:
     meta = _unreadable(
         _unreadable(_quiet(), "hardware", "thread_siblings"), "hardware", "smt_active"
     )
-    assert noise.smt_rule(meta, [1]) == [
+    assert noise.smt_rule(MachineFacts.from_stored(meta), [1]) == [
         noise.Unchecked("SMT siblings", "cannot read thread_siblings")
     ]
 

@@ -656,16 +656,25 @@ def test_the_lock_is_released_when_its_holder_is_killed(state: Path) -> None:
 def test_the_files_tuned_are_those_the_probes_read_and_the_noise_fixes_name() -> None:
     from benchrun.runner.machine import noise, probes
     from benchrun.runner.machine import tuning_plan as tp
+    from benchrun.runner.machine.facts import (
+        Aslr,
+        EnvironmentFacts,
+        Frequency,
+        HardwareFacts,
+        MachineFacts,
+        Smt,
+    )
 
     assert probes.SYS_CPU == Path("/") / tp.CPU_DIR
     assert probes.PROC / "sys/kernel/perf_event_max_sample_rate" == Path("/") / tp.SAMPLE_RATE_PATH
-    aslr = noise.aslr_rule({"environment": {"aslr": 2}}, None)[0]
+    aslr = noise.aslr_rule(MachineFacts(environment=EnvironmentFacts(aslr=Aslr(aslr=2))), None)[0]
     assert isinstance(aslr, noise.NoiseWarning)
     assert f"/{tp.ASLR_PATH}" in aslr.fix_command
     for control, path in (("no_turbo", tp.NO_TURBO_PATH), ("boost", tp.BOOST_PATH)):
-        meta = {"hardware": {"turbo": True, "turbo_control": f"/{path}"}}
-        fix = noise.turbo_rule(meta, None)[0]
+        turbo = Frequency(turbo=True, turbo_control=f"/{path}")
+        fix = noise.turbo_rule(MachineFacts(HardwareFacts(frequency=turbo)), None)[0]
         assert isinstance(fix, noise.NoiseWarning) and f"/{path}" in fix.fix_command, control
-    smt = noise.smt_rule({"hardware": {"thread_siblings": {"1": [1, 3]}}}, [1])[0]
+    siblings = HardwareFacts(smt=Smt(thread_siblings={"1": (1, 3)}))
+    smt = noise.smt_rule(MachineFacts(siblings), [1])[0]
     assert isinstance(smt, noise.NoiseWarning)
     assert f"/{tp.CPU_DIR}/cpu3/online" in smt.fix_command
