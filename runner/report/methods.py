@@ -568,7 +568,7 @@ def _rule_ratios(suite: Suite | None) -> tuple[str, str]:
     """Rule 4: benchrun averages no ratio; a suite's summary is a ratio of geometric means."""
     if suite is None:
         return MET, "no ratio is averaged: each ratio compares two workloads"
-    done = [c for c in suite.comparisons if c.get("gmean_ratio")]
+    done = [c for c in suite.comparisons if c.gmean_ratio is not None]
     if done:
         return MET, (
             "no ratio is averaged; the suite's summary is the ratio of geometric means, "
