@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -40,6 +40,7 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.format import DisplayUnit, display_unit, level_shift_text, printable
 from benchrun.runner.importers.dataset import Dataset, display_name
 from benchrun.runner.importers.processes import plural, summarize_processes
+from benchrun.runner.report.exported import ExportDocument
 from benchrun.runner.results.campaigns import CampaignMeans
 from benchrun.runner.results.conditions import (
     Conditions,
@@ -47,6 +48,7 @@ from benchrun.runner.results.conditions import (
     compare_conditions,
     unknown_conditions,
 )
+from benchrun.runner.results.estimate import Estimate
 from benchrun.runner.results.headline import comparison_words
 from benchrun.stats.autocorr import subsession_means
 from benchrun.stats.campaigns import (
@@ -64,6 +66,15 @@ from benchrun.stats.summary import summarize
 
 #: the independent unit of a side that has no processes: benchrun's subsession means
 SUBSESSION = "subsession mean"
+
+
+class Uncertified(NamedTuple):
+    """The interval an :class:`Entry` shows when it has no certified CI (docs/methods.md
+    §4.1): its bounds and its mark; all None with a certified CI or without an interval."""
+
+    interval_low: float | None = None
+    interval_high: float | None = None
+    interval_note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -90,17 +101,20 @@ class Entry:
     why: str = ""
     #: the interval shown when there is no certified CI: the uncertified one
     #: (docs/methods.md §4.1) with its mark ("independence not certified: assumes tau <=
-    #: 2.4, 1.6x the i.i.d. width"); None with a CI, or without any interval
-    interval_low: float | None = None
-    interval_high: float | None = None
-    interval_note: str | None = None
+    #: 2.4, 1.6x the i.i.d. width"); empty with a CI, or without any interval
+    marked: Uncertified = field(default_factory=lambda: Uncertified())
 
     @property
     def interval(self) -> tuple[float | None, float | None]:
         """The interval shown: the CI, else the uncertified interval, else (None, None)."""
         if self.ci_low is not None and self.ci_high is not None:
             return self.ci_low, self.ci_high
-        return self.interval_low, self.interval_high
+        return self.marked.interval_low, self.marked.interval_high
+
+    @property
+    def interval_note(self) -> str | None:
+        """The mark of the uncertified interval shown (None with a CI or no interval)."""
+        return self.marked.interval_note
 
     @property
     def usable(self) -> bool:
@@ -133,30 +147,34 @@ class Side:
     campaigns: dict[str, CampaignMeans] = field(default_factory=dict)
 
 
-def _uncertified(source: Any) -> dict[str, Any]:
-    """The :class:`Entry` fields of an uncertified interval (docs/methods.md §4.1) from a
-    result dict or object with ``certified``/``interval_*`` (the collector's, an export's,
-    :func:`stats.summarize`'s); empty when it is certified or has none."""
-    get = source.get if isinstance(source, dict) else lambda k: getattr(source, k, None)
-    lo, hi, note = get("interval_low"), get("interval_high"), get("interval_note")
-    if get("certified") or lo is None or hi is None or not note:
-        return {}
-    return {"interval_low": lo, "interval_high": hi, "interval_note": note}
+def _uncertified(
+    certified: bool, low: float | None, high: float | None, note: str | None
+) -> Uncertified:
+    """The uncertified interval of an estimate that says whether it is ``certified`` and
+    has the interval ``low``..``high`` with its mark ``note`` (the collector's, an
+    export's, :func:`stats.summarize`'s); empty when it is certified or has none."""
+    if certified or low is None or high is None or not note:
+        return Uncertified()
+    return Uncertified(low, high, note)
 
 
-def _not_certified(why: str, fields: dict[str, Any]) -> str:
+def _not_certified(why: str, marked: Uncertified) -> str:
     """``why`` a side has no certified CI, with the uncertified interval it has instead."""
-    note = fields.get("interval_note")
+    note = marked.interval_note
     return f"{why}; its interval: {note}" if note else why
 
 
-def _why_not(collected: dict[str, Any], n: Any, need: Any, marked: dict[str, Any]) -> str:
-    """Why a campaign's side has no certified CI: its level shift ("level shift at round
-    18 (+134 %): no CI across it", docs/methods.md §2.1), else too few readings."""
-    shift = level_shift_text(collected)
+def _why_not(shift: str | None, n: int | None, need: int | None, marked: Uncertified) -> str:
+    """Why a campaign's side has no certified CI: its level ``shift`` ("level shift at
+    round 18 (+134 %)": no CI across it, docs/methods.md §2.1), else too few readings."""
     if shift:
         return f"{shift}: no CI across it"
     return _not_certified(_short(n, need), marked)
+
+
+def _estimate_uncertified(e: Estimate) -> Uncertified:
+    """:func:`_uncertified` of a typed estimate."""
+    return _uncertified(e.certified, e.interval_low, e.interval_high, e.interval_note)
 
 
 def _is_sqlite(p: Path) -> bool:
@@ -178,7 +196,8 @@ def _from_campaign(path: Path) -> Side:
         if e is None:
             empty.append(w.name)
             continue
-        marked = _uncertified(w.collected or {})
+        marked = _estimate_uncertified(e)
+        shift = level_shift_text(w.collected or {})
         entries[w.name] = Entry(
             name=w.name,
             unit=w.unit,
@@ -190,8 +209,8 @@ def _from_campaign(path: Path) -> Side:
             ci_low=e.ci_low,
             ci_high=e.ci_high,
             means=_means(w.steady, e.q),
-            why="" if e.usable else _why_not(w.collected or {}, e.n, e.readings_needed, marked),
-            **marked,
+            why="" if e.usable else _why_not(shift, e.n, e.readings_needed, marked),
+            marked=marked,
         )
     label = f"{model.campaign.name} (campaign {model.campaign.id})"
     conditions, campaigns = _store_facts(model, label)
@@ -228,99 +247,75 @@ def _store_facts(model: Any, label: str) -> tuple[Conditions, dict[str, Campaign
     return conditions, campaigns
 
 
-def _from_export(doc: dict[str, Any], source: str) -> Side:
-    from benchrun.runner.importers.benchrun_export import analysed_readings, check_export
-
-    doc = check_export(doc, source)
+def _from_export(export: ExportDocument) -> Side:
+    """One side from a checked benchrun export: per workload its exported estimate (with
+    the subsession means of its analysed readings when the export has its rounds), else
+    :func:`stats.summarize` of those readings, else a note that it has no result."""
     entries = {}
     notes = []
-    for w in doc["workloads"]:
+    for w in export.workloads:
         # names and units from the file, escaped like an imported dataset's
         # (runner/importers/dataset.py): the table and the JSON show what was written
-        name, unit = printable(w["name"]), printable(w.get("unit", ""))
-        r = w.get("result")
-        if r and r.get("mean") is not None:
-            raw = analysed_readings(w) if w.get("rounds") else None
-            marked = _uncertified(r)
+        name, unit = printable(w.name), printable(w.unit)
+        e = w.estimate
+        if e is not None:
+            marked = _estimate_uncertified(e)
             entries[name] = Entry(
                 name=name,
                 unit=unit,
-                direction=w.get("direction", "lower_is_better"),
-                mean=float(r["mean"]),
-                variance=r.get("variance"),
-                n_q=r.get("n_q"),
-                q=r.get("q"),
-                ci_low=r.get("ci_low"),
-                ci_high=r.get("ci_high"),
-                means=_means(raw, r.get("q")),
-                why=""
-                if r.get("enough")
-                else _why_not(r, r.get("n"), r.get("readings_needed"), marked),
-                **marked,
+                direction=w.direction,
+                mean=e.mean,
+                variance=e.variance,
+                n_q=e.n_q,
+                q=e.q,
+                ci_low=e.ci_low,
+                ci_high=e.ci_high,
+                means=_means(w.readings, e.q),
+                why="" if e.enough else _why_not(w.level_shift, e.n, e.readings_needed, marked),
+                marked=marked,
             )
-        elif w.get("rounds"):
-            x = analysed_readings(w)
-            if x.size:
-                entries[name] = _summarised(
-                    name, x, unit, w.get("direction", "lower_is_better"), "none"
-                )
+        elif w.readings is not None:
+            if w.readings.size:
+                entries[name] = _summarised(name, w.readings, unit, w.direction, "none")
         else:
             notes.append(f"{name}: no result in the export")
-    label = printable(f"{(doc.get('campaign') or {}).get('name')} (export)")
-    return Side(label, "export", entries, notes, conditions=_export_conditions(doc, label))
+    label = printable(f"{export.campaign_name} (export)")
+    return Side(label, "export", entries, notes, conditions=_export_conditions(export, label))
 
 
-def _export_conditions(doc: dict[str, Any], label: str) -> Conditions:
+def _export_conditions(export: ExportDocument, label: str) -> Conditions:
     """The conditions an export says: the fingerprint and load of its campaign's metadata,
     the contended share of its rounds, the level shift of each result; unknown without
     metadata."""
     from benchrun.runner.results.conditions import (
         WorkloadConditions,
         fingerprint_of,
-        is_contended,
-        runs_python,
         start_load,
     )
 
-    campaign = doc.get("campaign") or {}
-    metadata = campaign.get("metadata")
-    if not isinstance(metadata, dict):
+    if export.metadata is None:
         return unknown_conditions(label)
     per = []
-    for w in doc.get("workloads") or []:
-        if not isinstance(w, dict):
-            continue
-        raw = w.get("rounds")
-        rounds = [
-            r
-            for r in (raw if isinstance(raw, list) else [])
-            if isinstance(r, dict)
-            and not r.get("warmup")
-            and (r.get("status") == "ok" or is_contended(r.get("flags")))
-        ]
-        result = w.get("result")
-        shift = result.get("level_shift_at") if isinstance(result, dict) else None
-        spec = w.get("spec")
+    for w in export.workloads:
+        rounds = [r for r in w.rounds if r.counted]
         per.append(
             WorkloadConditions(
-                name=str(w.get("name")),
+                name=w.name,
                 rounds=len(rounds),
-                contended=sum(is_contended(r.get("flags")) for r in rounds),
-                level_shift_at=int(shift) if isinstance(shift, (int, float)) else None,
-                python=runs_python(
-                    (spec.get("command") if isinstance(spec, dict) else None) or w.get("command")
-                ),
+                contended=sum(r.contended for r in rounds),
+                level_shift_at=w.level_shift_at,
+                python=w.python,
             )
         )
     return Conditions(
         label=label,
         known=True,
-        fingerprint=fingerprint_of(metadata),
-        load=start_load(metadata),
+        fingerprint=fingerprint_of(export.metadata),
+        load=start_load(export.metadata),
         rounds=sum(w.rounds for w in per),
         contended=sum(w.contended for w in per),
         workloads=tuple(per),
-        campaign_id=campaign.get("id"),
+        campaign_id=export.campaign_id,
     )
 
 
@@ -331,7 +326,7 @@ def _summarised(name: str, x: np.ndarray, unit: str, direction: str, warmup: str
         raise UserError(f"{name}: cannot summarise ({exc})") from None
     means = _means(x[s.warmup_readings :], s.subsession_size) if s.enough_data else None
     why = ""
-    marked = _uncertified(s)
+    marked = _uncertified(s.certified, s.interval_low, s.interval_high, s.interval_note)
     if not s.enough_data:
         why = _not_certified(_short(s.n, s.readings_needed), marked)
     return Entry(
@@ -346,7 +341,7 @@ def _summarised(name: str, x: np.ndarray, unit: str, direction: str, warmup: str
         ci_high=s.ci_high,
         means=means,
         why=why,
-        **marked,
+        marked=marked,
     )
 
 
@@ -387,7 +382,7 @@ def _from_rounds(name: str, rounds: list[np.ndarray], unit: str, direction: str)
     if s is None or s.mean is None:  # pragma: no cover - a group has readings
         raise UserError(f"{name}: no analysed reading")
     why = ""
-    marked = _uncertified(s)
+    marked = _uncertified(s.certified, s.interval_low, s.interval_high, s.interval_note)
     if not s.enough:
         why = _not_certified(_short(s.n, s.readings_needed), marked)
     return Entry(
@@ -402,11 +397,11 @@ def _from_rounds(name: str, rounds: list[np.ndarray], unit: str, direction: str)
         ci_high=s.ci_high,
         means=estimate_means(rounds, s),
         why=why,
-        **marked,
+        marked=marked,
     )
 
 
-def _short(n: Any, need: Any) -> str:
+def _short(n: int | None, need: int | None) -> str:
     """``30 readings, about 32 needed``: why a side has no certified CI."""
     return f"{n} readings" + (f", about {need} needed" if need else "")
 
@@ -436,7 +431,7 @@ def load_side(path: str | Path) -> Side:
     doc = parse_json(text, str(p))
     del text  # read and parsed once; the document is what the rest needs
     if looks_like_export(doc):
-        return _from_export(doc, str(p))
+        return _from_export(ExportDocument.from_json(doc, str(p)))
     return side_from_dataset(from_document(doc, str(p)), p.name)
 
 
