@@ -29,9 +29,9 @@ exceeds the threshold. The headline of a row reads like hyperfine's: ``1.062x [1
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -57,12 +57,16 @@ from benchrun.stats.campaigns import (
     campaign_level_test,
     double_ratio_test,
 )
+from benchrun.stats.intervals import Interval
 from benchrun.stats.multi import holm
 from benchrun.stats.paired import ratio_of_means_ci
 from benchrun.stats.resampling import gmean_ratio_ci
 from benchrun.stats.results import jsonable
 from benchrun.stats.sequential import BaselineTest, Sample, baseline_tests, growth_needed
 from benchrun.stats.summary import summarize
+
+if TYPE_CHECKING:
+    from benchrun.runner.report.model import CampaignModel
 
 #: the independent unit of a side that has no processes: benchrun's subsession means
 SUBSESSION = "subsession mean"
@@ -225,7 +229,7 @@ def _from_campaign(path: Path) -> Side:
     )
 
 
-def _store_facts(model: Any, label: str) -> tuple[Conditions, dict[str, CampaignMeans]]:
+def _store_facts(model: CampaignModel, label: str) -> tuple[Conditions, dict[str, CampaignMeans]]:
     """The conditions of the model's campaign and, when its store holds repeated
     campaigns of the same experiment, each workload's mean per campaign."""
     from benchrun.runner.results.campaigns import campaign_means, repeated_campaigns
@@ -471,6 +475,45 @@ def side_from_dataset(ds: Dataset, label: str) -> Side:
     return Side(name, ds.source_format, entries, notes, conditions=unknown_conditions(name))
 
 
+@dataclass(frozen=True)
+class ControlRatio:
+    """A workload's ratio divided by the control's (``settings.control``): the double
+    ratio's test (stats/campaigns.py), the control's name, and whether the verdicts use it
+    (``--normalise-by-control``)."""
+
+    test: LogRatioTest
+    control: str
+    used: bool
+
+    def to_dict(self) -> dict[str, object]:
+        """``LogRatioTest.to_dict()`` with ``control`` and ``used``."""
+        return {**self.test.to_dict(), "control": self.control, "used": self.used}
+
+
+@dataclass(frozen=True)
+class OverallRatio:
+    """The ratio of geometric means new/old with its bootstrap CI (:func:`overall_ratio`)
+    and the workloads it is over."""
+
+    interval: Interval
+    workloads: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        """The interval's ``to_dict()`` with ``workloads``."""
+        return {**self.interval.to_dict(), "workloads": list(self.workloads)}
+
+
+@dataclass(frozen=True)
+class CampaignVariation:
+    """The between-campaign sd (of the log means, relative) of one workload measured in
+    one side's store over ``campaigns`` repeated campaigns (docs/conditions.md)."""
+
+    workload: str
+    side: str
+    campaigns: int
+    sd: float
+
+
 @dataclass
 class Row:
     """One compared workload: old and new estimates, ratio new/old with CI, tests, verdict."""
@@ -502,20 +545,44 @@ class Row:
     #: ``1.062x [1.041, 1.083] slower (Welch, 10 vs 10 processes)``
     headline: str = ""
     #: the unit both sides of the workload are shown in (chosen from the old mean, else the
-    #: new one): ``{"label": "ms", "factor": 0.001}``; the means stay in ``unit``
-    display_unit: dict[str, Any] = field(default_factory=dict)
+    #: new one; JSON ``{"label": "ms", "factor": 0.001}``); the means stay in ``unit``
+    display_unit: DisplayUnit | None = None
     #: the interval each side shows: ``old_ci``/``new_ci`` when certified, else its
     #: uncertified interval (docs/methods.md §4.1), whose mark is ``*_interval_note``
     old_interval: tuple[float | None, float | None] = (None, None)
     new_interval: tuple[float | None, float | None] = (None, None)
     old_interval_note: str | None = None
     new_interval_note: str | None = None
-    #: the ratio divided by the control workload's ratio (stats/campaigns.py
-    #: ``LogRatioTest.to_dict()`` plus ``control``); None without a control
-    normalised: dict[str, Any] | None = None
-    #: the test on one mean per campaign (``LogRatioTest.to_dict()``) when the verdict is
-    #: at the campaign level (``--campaign-level``); None otherwise
-    campaign_level: dict[str, Any] | None = None
+    #: the ratio divided by the control workload's ratio (stats/campaigns.py); None
+    #: without a control
+    control_ratio: ControlRatio | None = None
+    #: the test on one mean per campaign when the verdict is at the campaign level
+    #: (``--campaign-level``); None otherwise
+    campaign_level: LogRatioTest | None = None
+
+    @property
+    def normalised(self) -> dict[str, object] | None:
+        """:attr:`control_ratio` in its JSON form (``LogRatioTest.to_dict()`` plus
+        ``control`` and ``used``); None without a control."""
+        return None if self.control_ratio is None else self.control_ratio.to_dict()
+
+    def to_dict(self) -> dict[str, object]:
+        """The row in ``compare --json``: every field in order, JSON-safe, the display unit
+        as ``{"label", "factor"}`` (``{}`` before it is chosen), the control's test as
+        ``normalised`` and the campaign-level test as its dict."""
+        out: dict[str, object] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "display_unit":
+                du = self.display_unit
+                value = {} if du is None else {"label": du.label, "factor": du.factor}
+            elif f.name == "control_ratio":
+                out["normalised"] = self.normalised
+                continue
+            elif f.name == "campaign_level":
+                value = None if self.campaign_level is None else self.campaign_level.to_dict()
+            out[f.name] = jsonable(value)
+        return out
 
     def estimate_text(self, side: str, mark: str | None = None) -> str:
         """One side's estimate as every output prints it, in :attr:`display`: "37.59 ms ±
@@ -534,11 +601,9 @@ class Row:
 
     @property
     def display(self) -> DisplayUnit:
-        """:attr:`display_unit` as a :class:`runner.format.DisplayUnit`."""
+        """:attr:`display_unit`, else the stored unit."""
         du = self.display_unit
-        if not du:
-            return DisplayUnit(self.unit, self.unit)
-        return DisplayUnit(self.unit, du["label"], du["factor"])
+        return DisplayUnit(self.unit, self.unit) if du is None else du
 
 
 @dataclass
@@ -555,7 +620,7 @@ class Comparison:
     confidence: float
     threshold: float | None
     #: ratio of geometric means new/old over the compared workloads with a bootstrap CI
-    overall: dict[str, Any] | None = None
+    geomean: OverallRatio | None = None
     #: both sides' conditions and their differences (runner/results/conditions.py)
     conditions: ConditionsComparison | None = None
     #: --allow-different-conditions: material differences are stated, verdicts stand
@@ -567,10 +632,15 @@ class Comparison:
     control_note: str | None = None
     #: verdicts on one mean per campaign (--campaign-level)
     campaign_level: bool = False
-    #: the campaign-to-campaign variation measured in each side's store: one dict per
-    #: workload and side with ``workload``, ``side``, ``campaigns``, ``sd`` (of the log
-    #: means, relative)
-    campaign_variation: list[dict[str, Any]] = field(default_factory=list)
+    #: the campaign-to-campaign variation measured in each side's store, per workload and
+    #: side
+    campaign_variation: list[CampaignVariation] = field(default_factory=list)
+
+    @property
+    def overall(self) -> dict[str, object] | None:
+        """:attr:`geomean` in its JSON form (the interval's ``to_dict()`` and
+        ``workloads``); None without one."""
+        return None if self.geomean is None else self.geomean.to_dict()
 
     @property
     def not_comparable(self) -> list[Row]:
@@ -584,7 +654,7 @@ class Comparison:
         text = "one campaign per side: no campaign-to-campaign variation assumed"
         if self.campaign_variation:
             shown = ", ".join(
-                f"{v['workload']} {100 * v['sd']:.2g} % ({v['campaigns']} campaigns, {v['side']})"
+                f"{v.workload} {100 * v.sd:.2g} % ({v.campaigns} campaigns, {v.side})"
                 for v in self.campaign_variation
             )
             text += f"; between-campaign sd measured on the stores: {shown}"
@@ -600,7 +670,8 @@ class Comparison:
         """Compared rows without a decision: ``undecided`` or ``not comparable``."""
         return [r for r in self.rows if r.verdict in ("undecided", "not comparable")]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
+        """The JSON form (``benchrun compare --json``)."""
         return {
             "old": {"label": self.old.label, "kind": self.old.kind, "notes": self.old.notes},
             "new": {"label": self.new.label, "kind": self.new.kind, "notes": self.new.notes},
@@ -608,7 +679,7 @@ class Comparison:
             "margin": self.margin,
             "confidence": self.confidence,
             "fail_on_regression": self.threshold,
-            "workloads": [jsonable(asdict(r)) for r in self.rows],
+            "workloads": [r.to_dict() for r in self.rows],
             "only_in_old": self.only_old,
             "only_in_new": self.only_new,
             "regressions": [r.name for r in self.regressions],
@@ -622,7 +693,7 @@ class Comparison:
             "control_note": self.control_note,
             "campaign_level": self.campaign_level,
             "campaign_assumption": self.assumption(),
-            "campaign_variation": self.campaign_variation,
+            "campaign_variation": [asdict(v) for v in self.campaign_variation],
         }
 
 
@@ -702,8 +773,8 @@ def headline(row: Row, margin: float) -> str:
     if row.reason.startswith(NOT_COMPARABLE):
         return f"{text}, {row.reason}"
     test = "TOST" if row.verdict == "equivalent" else "Welch"
-    if row.normalised and row.normalised.get("used"):
-        test = f"{test} on the ratio divided by control {row.normalised['control']}'s"
+    if row.control_ratio is not None and row.control_ratio.used:
+        test = f"{test} on the ratio divided by control {row.control_ratio.control}'s"
     return f"{text} {word} ({test}, {counts})" if counts else f"{text} {word}"
 
 
@@ -796,7 +867,7 @@ def compare_sides(
         campaign_level=campaign_level,
         campaign_variation=[] if campaign_level else _variation(old, new, common),
     )
-    cmp.overall = overall_ratio(
+    cmp.geomean = overall_ratio(
         old, new, [r.name for r in rows if r.welch_p is not None], confidence
     )
     return cmp
@@ -905,7 +976,7 @@ def _finish_row(row: Row, old: Side, new: Side, margin: float) -> None:
     row.headline = headline(row, margin)
     typical = row.old_mean if math.isfinite(row.old_mean) else row.new_mean
     du = display_unit(row.unit, typical if math.isfinite(typical) else None)
-    row.display_unit = {"label": du.label, "factor": du.factor}
+    row.display_unit = DisplayUnit(row.unit, du.label, du.factor)
 
 
 def _conditions(
@@ -991,7 +1062,7 @@ def _campaign_level(
             )
             continue
         test = campaign_level_test(a.means, b.means, margin=margin, confidence=confidence)
-        row.campaign_level = test.to_dict()
+        row.campaign_level = test
         tests.append((row, test))
     adjusted = holm([t.p_value for _, t in tests]) if tests else ()
     for (row, test), p_holm in zip(tests, adjusted, strict=True):
@@ -1042,7 +1113,7 @@ def _control(
             margin=margin,
             confidence=confidence,
         )
-        row.normalised = {**test.to_dict(), "control": name, "used": use}
+        row.control_ratio = ControlRatio(test, name, use)
         tests.append((row, test))
     if use:
         for row in rows:
@@ -1072,20 +1143,19 @@ def _apply_conditions(rows: list[Row], cc: ConditionsComparison, allow: bool) ->
         row.reason = f"{NOT_COMPARABLE} {text}"
 
 
-def _variation(old: Side, new: Side, names: list[str]) -> list[dict[str, Any]]:
+def _variation(old: Side, new: Side, names: list[str]) -> list[CampaignVariation]:
     """The between-campaign sd of the log means of each compared workload, in each side's
     store that holds two or more repeated campaigns of it."""
-    out: list[dict[str, Any]] = []
+    out: list[CampaignVariation] = []
     for name in names:
         for side, label in ((old, "old"), (new, "new")):
             series = side.campaigns.get(name)
             sd = None if series is None else between_campaign_sd(series.means)
-            item = {"workload": name, "side": label, "campaigns": series.k if series else 0}
+            k = series.k if series else 0
             if sd is not None and not any(  # the same store on both sides: once
-                v["workload"] == name and v["campaigns"] == item["campaigns"] and v["sd"] == sd
-                for v in out
+                v.workload == name and v.campaigns == k and v.sd == sd for v in out
             ):
-                out.append({**item, "sd": sd})
+                out.append(CampaignVariation(name, label, k, sd))
     return out
 
 
@@ -1093,9 +1163,7 @@ def _variation(old: Side, new: Side, names: list[str]) -> list[dict[str, Any]]:
 OVERALL_RESAMPLES = 10_000
 
 
-def overall_ratio(
-    old: Side, new: Side, names: list[str], confidence: float
-) -> dict[str, Any] | None:
+def overall_ratio(old: Side, new: Side, names: list[str], confidence: float) -> OverallRatio | None:
     """Ratio of geometric means new/old over ``names`` (docs/methods.md §9, [WANG]) with the
     hierarchical bootstrap CI, resampling each workload's independent units: its
     *subsession means* (§3), or its *process means* for imported files that have processes
@@ -1116,6 +1184,4 @@ def overall_ratio(
         ci = gmean_ratio_ci(a, b, confidence=confidence, n_resamples=OVERALL_RESAMPLES, seed=1)
     except ValueError:
         return None
-    out = ci.to_dict()
-    out["workloads"] = list(a)
-    return out
+    return OverallRatio(ci, tuple(a))
