@@ -12,7 +12,7 @@ import dataclasses
 import datetime as dt
 import multiprocessing as mp
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -170,7 +170,7 @@ class Report:
     unchecked: list[tuple[str, str]]
     machine: list[tuple[str, str, str]]
     #: each compute node's metadata record (a Slurm campaign's ``node-metadata`` events)
-    node_records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    node_records: dict[str, Mapping[str, object]] = field(default_factory=dict)
     workload_plots: dict[str, plots.Plot] = field(default_factory=dict)
     ranking_plots: list[plots.Plot] = field(default_factory=list)
     quantile_plots: list[plots.Plot] = field(default_factory=list)
@@ -246,7 +246,7 @@ class Report:
         text = doc.get("description") if isinstance(doc, dict) else None
         return str(text).strip() if text else None
 
-    def to_dict(self, raw: bool = False) -> dict[str, Any]:
+    def to_dict(self, raw: bool = False) -> dict[str, object]:
         """The JSON form (``benchrun report --format json``)."""
         c = self.model.campaign
         return {
