@@ -79,15 +79,16 @@ class ExportedWorkload:
         rounds = rounds if isinstance(rounds, list) else []
         spec = raw.get("spec")
         command = (spec.get("command") if isinstance(spec, Mapping) else None) or raw.get("command")
-        shift = None if result is None else result.get("level_shift_at")
+        estimate = None if result is None else _estimate(result, f"{where}.result")
+        shift = None if estimate is None else estimate.level_shift_at
         return cls(
             name=str(raw["name"]),
             unit=str(raw.get("unit", "")),
             direction=str(raw.get("direction", "lower_is_better")),
-            estimate=None if result is None else _estimate(result, f"{where}.result"),
+            estimate=estimate,
             readings=analysed_readings(dict(raw)) if rounds else None,
             rounds=tuple(ExportedRound.from_json(r) for r in rounds if isinstance(r, Mapping)),
-            level_shift=None if result is None else level_shift_text(result),
+            level_shift=None if result is None else _shift_text(result),
             level_shift_at=int(shift) if isinstance(shift, int | float) else None,
             python=runs_python(command),
         )
@@ -100,6 +101,15 @@ def _estimate(result: Mapping[str, object], where: str) -> Estimate | None:
         return estimate_from({**result, "s2_q": result.get("variance")})
     except (TypeError, ValueError) as exc:
         raise UserError(f"{where}: not a result this version reads ({exc})") from None
+
+
+def _shift_text(result: Mapping[str, object]) -> str | None:
+    """The level shift of an exported ``result`` in words (:func:`level_shift_text`); None
+    without one, or when its round or size is not a number (as its conditions read it)."""
+    try:
+        return level_shift_text(result)
+    except (TypeError, ValueError):
+        return None
 
 
 @dataclass(frozen=True)

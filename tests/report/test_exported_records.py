@@ -102,3 +102,12 @@ def test_not_an_export_is_refused_as_the_checker_does() -> None:
         ExportDocument.from_json({"format": "other"}, "x.json")
     with pytest.raises(UserError, match=r"workloads\[0\].name"):
         ExportDocument.from_json(_doc({"unit": "s"}), "x.json")
+
+
+def test_a_level_shift_that_is_not_a_number_is_no_level_shift() -> None:
+    for bad in ({"level_shift_at": "late"}, {"level_shift_at": 3, "level_shift_change": "big"}):
+        doc = ExportDocument.from_json(_doc({"name": "w", "result": {"mean": 1.0, **bad}}), "x")
+        (w,) = doc.workloads
+        assert w.level_shift is None
+    (w,) = doc.workloads
+    assert w.level_shift_at == 3  # the round is a number: the conditions know it
