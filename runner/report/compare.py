@@ -106,7 +106,7 @@ class Entry:
     #: the interval shown when there is no certified CI: the uncertified one
     #: (docs/methods.md §4.1) with its mark ("independence not certified: assumes tau <=
     #: 2.4, 1.6x the i.i.d. width"); empty with a CI, or without any interval
-    marked: Uncertified = field(default_factory=lambda: Uncertified())
+    marked: Uncertified = Uncertified()
 
     @property
     def interval(self) -> tuple[float | None, float | None]:
