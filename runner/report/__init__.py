@@ -7,10 +7,13 @@ One module per concern, as in hyperfine's exporters (docs/design.md "Models to f
 - :mod:`runner.report.analysis`: the comparisons (ranking and neighbour verdicts, relative
   to the best, quantile regression, and for suites HPT, Speedup-Test, bootstrap, biplot),
   all by calling ``stats``.
-- :mod:`runner.report.methods`: the methods paragraph and Hoefler & Belli's twelve rules.
+- :mod:`runner.report.methods`: the methods paragraph and Hoefler & Belli's twelve rules
+  (the machine record's facts they state read once by :mod:`runner.report.recorded`).
 - :mod:`runner.report.plots`: matplotlib figures (PNG bytes).
 - :mod:`runner.report.html`, :mod:`runner.report.markdown`, :mod:`runner.report.tabular`:
   one renderer per output format behind :func:`runner.report.render.write_report`.
+- :mod:`runner.report.exchange`, :mod:`runner.report.compare`: the export document and
+  ``benchrun compare`` (an export read back once by :mod:`runner.report.exported`).
 """
 
 from __future__ import annotations

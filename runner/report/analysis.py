@@ -23,20 +23,25 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from functools import partial
+from typing import TypeVar
 
 import numpy as np
 
 from benchrun.runner.control.collector import interval_text
 from benchrun.runner.report.model import CampaignModel, WorkloadView
 from benchrun.runner.report.verdicts import StoredComparison
-from benchrun.stats.hpt import hpt, r_speedup
-from benchrun.stats.multi import rank_results
+from benchrun.runner.results.estimate import Estimate
+from benchrun.stats.hpt import HptResult, RSpeedupResult, hpt, r_speedup
+from benchrun.stats.intervals import Interval
+from benchrun.stats.multi import PairVerdict, Ranking, rank_results
 from benchrun.stats.paired import ratio_of_means_ci
-from benchrun.stats.quantreg import quantile_regression
-from benchrun.stats.resampling import biplot, gmean_ratio_ci
-from benchrun.stats.speedup import speedup_suite
+from benchrun.stats.quantreg import QuantileRegressionResult, quantile_regression
+from benchrun.stats.resampling import BiplotResult, biplot, gmean_ratio_ci
+from benchrun.stats.results import jsonable
+from benchrun.stats.speedup import SpeedupSuiteResult, speedup_suite
 
 #: readings per side in the quantile-regression plot (systematic subsample beyond this)
 QUANTREG_MAX = 400
@@ -56,6 +61,8 @@ SYSTEM_FACTORS = (
     "implementation",
     "compiler",
 )
+T = TypeVar("T")
+
 #: bootstrap resamples in reports (docs/methods.md §9 asks >= 10 000 for published CIs)
 BOOTSTRAP_RESAMPLES = 10_000
 
@@ -102,6 +109,117 @@ class Row:
     ratio_interval_high: float | None = None
 
 
+@dataclass(frozen=True)
+class RankedPair:
+    """An adjacent pair of a ranked group (docs/methods.md §7): ``a`` the better, ``b`` the
+    next, its verdict and tests, and the record that decided it: the campaign's stored
+    comparison (``stored``: the controller's test, ratio, passes, look) or the pair of
+    :func:`stats.rank_results` (``ranked``: Welch, Holm, TOST, Cohen's d, n needed).
+
+    ``relative_difference`` is ``(mean_b - mean_a) / |mean_a|`` (a fraction);
+    ``effect_size`` Cohen's d of a Welch comparison (unitless), None for a paired one;
+    ``required_n`` subsession means per side for power 0.8 (an undecided computed pair).
+    """
+
+    a: str
+    b: str
+    verdict: str
+    rank: int
+    welch_p: float | None
+    welch_p_holm: float | None
+    tost_p: float | None
+    relative_difference: float | None
+    effect_size: float | None
+    required_n: int | None
+    stored: StoredComparison | None = None
+    ranked: PairVerdict | None = None
+
+    @classmethod
+    def of_stored(cls, c: StoredComparison, rank: int, computed: PairVerdict | None) -> RankedPair:
+        """A stored pair, with Cohen's d of the same pair in :func:`stats.rank_results`
+        (``computed``) when the pair was tested by Welch (d describes a Welch comparison)."""
+        return cls(
+            a=c.a,
+            b=c.b,
+            verdict=c.verdict,
+            rank=rank,
+            welch_p=c.p,
+            welch_p_holm=c.p_holm,
+            tost_p=c.tost_p,
+            relative_difference=c.relative_difference,
+            effect_size=None if computed is None or c.test == "paired" else computed.effect_size,
+            required_n=None,
+            stored=c,
+        )
+
+    @classmethod
+    def of_ranking(cls, p: PairVerdict, rank: int) -> RankedPair:
+        """A pair of :func:`stats.rank_results`."""
+        return cls(
+            a=p.a,
+            b=p.b,
+            verdict=p.verdict,
+            rank=rank,
+            welch_p=p.welch_p,
+            welch_p_holm=p.welch_p_holm,
+            tost_p=p.tost_p,
+            relative_difference=p.relative_difference,
+            effect_size=p.effect_size,
+            required_n=p.required_n,
+            ranked=p,
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """The report JSON's pair: the stored comparison's fields under the names of
+        :func:`stats.rank_results`' pairs with ``controller: true``, or that function's
+        pair as it writes it; ``rank`` last."""
+        c = self.stored
+        if c is None:
+            assert self.ranked is not None
+            p = self.ranked
+            out: dict[str, object] = {g.name: jsonable(getattr(p, g.name)) for g in fields(p)}
+            out["rank"] = self.rank
+            return out
+        return {
+            "a": c.a,
+            "b": c.b,
+            "verdict": c.verdict,
+            "test": c.test,
+            "headline": c.headline,
+            "ratio": c.ratio,
+            "ratio_low": c.ratio_low,
+            "ratio_high": c.ratio_high,
+            "passes": c.passes,
+            "welch_p": c.p,
+            "welch_p_holm": c.p_holm,
+            "tost_p": c.tost_p,
+            "relative_difference": c.relative_difference,
+            "look": c.look,
+            "alpha": c.alpha,
+            "rounds_needed": c.rounds_needed,
+            "independent_p": c.independent_p,
+            "effect_size": self.effect_size,
+            "required_n": None,
+            "controller": True,
+            "rank": self.rank,
+        }
+
+
+@dataclass(frozen=True)
+class QuantileFit:
+    """The quantile regression of one pair's steady readings (``b`` against ``a``, values in
+    ``unit``; :func:`stats.quantile_regression`)."""
+
+    a: str
+    b: str
+    unit: str
+    fit: QuantileRegressionResult
+
+    def to_dict(self) -> dict[str, object]:
+        """The fit's JSON form with ``a``, ``b`` and ``unit`` after its fields."""
+        return {**self.fit.to_dict(), "a": self.a, "b": self.b, "unit": self.unit}
+
+
 @dataclass
 class Group:
     """Workloads compared with each other, ranked (docs/methods.md §7): one metric and unit,
@@ -112,9 +230,9 @@ class Group:
     unit: str
     direction: str
     rows: list[Row]
-    pairs: list[dict[str, Any]]
+    pairs: list[RankedPair]
     excluded: list[tuple[str, str]]
-    quantiles: list[dict[str, Any]] = field(default_factory=list)
+    quantiles: list[QuantileFit] = field(default_factory=list)
     source: str = "computed"  # or "controller"
     notes: list[str] = field(default_factory=list)
     compared: bool = True
@@ -197,38 +315,6 @@ def _chain(pairs: list[StoredComparison]) -> list[str] | None:
 def _sort_key(w: WorkloadView) -> float:
     assert w.estimate is not None
     return -w.estimate.mean if w.direction == "higher_is_better" else w.estimate.mean
-
-
-def _controller_pair(c: StoredComparison, rank: int, computed: dict | None) -> dict[str, Any]:
-    """A stored pair in the form of :func:`stats.rank_results`' pairs, plus what only the
-    controller knows (test, ratio and its CI, passes, the look that decided); ``computed``
-    (the pair in :func:`stats.rank_results`) adds only Cohen's d of a Welch pair."""
-    d: dict[str, Any] = {
-        "a": c.a,
-        "b": c.b,
-        "verdict": c.verdict,
-        "test": c.test,
-        "headline": c.headline,
-        "ratio": c.ratio,
-        "ratio_low": c.ratio_low,
-        "ratio_high": c.ratio_high,
-        "passes": c.passes,
-        "welch_p": c.p,
-        "welch_p_holm": c.p_holm,
-        "tost_p": c.tost_p,
-        "relative_difference": c.relative_difference,
-        "look": c.look,
-        "alpha": c.alpha,
-        "rounds_needed": c.rounds_needed,
-        "independent_p": c.independent_p,
-        "effect_size": None,
-        "required_n": None,
-        "controller": True,
-        "rank": rank,
-    }
-    if computed is not None and c.test != "paired":
-        d["effect_size"] = computed.get("effect_size")  # describes a Welch comparison
-    return d
 
 
 def _ratio_to_best(
@@ -362,9 +448,9 @@ def _rank_group(
     return group
 
 
-def _ranking(model: CampaignModel, usable: list[WorkloadView], direction: str) -> dict[str, Any]:
+def _ranking(model: CampaignModel, usable: list[WorkloadView], direction: str) -> Ranking:
     """:func:`stats.rank_results` of the usable workloads (at the campaign's alpha,
-    margin and confidence), as its JSON record."""
+    margin and confidence)."""
     return rank_results(
         [
             {
@@ -382,7 +468,7 @@ def _ranking(model: CampaignModel, usable: list[WorkloadView], direction: str) -
         alpha=float(model.settings.alpha),
         margin=float(model.settings.margin),
         confidence=model.confidence,
-    ).to_dict()
+    )
 
 
 def _order(
@@ -390,15 +476,15 @@ def _order(
     views: list[WorkloadView],
     by: dict[str, WorkloadView],
     usable: list[WorkloadView],
-    ctl: list[Any],
-    stored: dict[frozenset, Any],
-    ranking: dict[str, Any] | None,
+    ctl: list[StoredComparison],
+    stored: dict[frozenset, StoredComparison],
+    ranking: Ranking | None,
 ) -> list[str]:
     """The group's ranking (best first) and, on ``group``, its pairs, source, notes and
     excluded workloads: the controller's chain of pairs, else the reference comparisons,
     else the ranking computed here, else the usable workloads as they come (``by``:
     ``views`` by name)."""
-    computed = {} if ranking is None else {frozenset((p["a"], p["b"])): p for p in ranking["pairs"]}
+    computed = {} if ranking is None else {frozenset((p.a, p.b)): p for p in ranking.pairs}
     if ctl:
         group.source = "controller"
         order = _chain(ctl) or [
@@ -406,7 +492,7 @@ def _order(
         ]
         order = [n for n in order if by[n].estimate is not None]
         group.pairs = [
-            _controller_pair(p, i + 1, computed.get(frozenset((p.a, p.b))))
+            RankedPair.of_stored(p, i + 1, computed.get(frozenset((p.a, p.b))))
             for i, p in enumerate(ctl)
         ]
         group.excluded = [
@@ -433,11 +519,9 @@ def _order(
     ]
     if ranking is None:
         return [w.name for w in usable]
-    group.notes.extend(ranking.get("notes") or [])
-    for i, pair in enumerate(ranking["pairs"]):
-        pair["rank"] = i + 1
-        group.pairs.append(pair)
-    return list(ranking["names"])
+    group.notes.extend(ranking.notes)
+    group.pairs.extend(RankedPair.of_ranking(p, i + 1) for i, p in enumerate(ranking.pairs))
+    return list(ranking.names)
 
 
 def _add_rows(
@@ -445,7 +529,7 @@ def _add_rows(
     model: CampaignModel,
     by: dict[str, WorkloadView],
     order: list[str],
-    stored: dict[frozenset, Any],
+    stored: dict[frozenset, StoredComparison],
 ) -> None:
     """A row per ranked workload: its ratio to the best and the verdict on its next."""
     verdicts = model.verdicts
@@ -454,7 +538,7 @@ def _add_rows(
         for n in order
         if verdicts is not None and verdicts.computed is None and verdicts.all_paired(n)
     }
-    by_pair = {frozenset((p["a"], p["b"])): p for p in group.pairs}
+    by_pair = {frozenset((p.a, p.b)): p for p in group.pairs}
     for i, name in enumerate(order):
         w = by[name]
         ratio = (
@@ -463,7 +547,7 @@ def _add_rows(
         nxt = None
         if i + 1 < len(order):
             p = by_pair.get(frozenset((name, order[i + 1])))
-            nxt = None if p is None else p["verdict"]
+            nxt = None if p is None else p.verdict
         e = w.estimate
         note = None
         if name in paired_only and e is not None and not _certified(e, model):
@@ -474,7 +558,7 @@ def _add_rows(
 def _add_quantiles(group: Group, by: dict[str, WorkloadView], confidence: float) -> None:
     """Quantile regression of the first pairs' steady readings (at least 10 each)."""
     for pair in group.pairs[:QUANTREG_PAIRS]:
-        xa, xb = by[pair["a"]].steady, by[pair["b"]].steady
+        xa, xb = by[pair.a].steady, by[pair.b].steady
         if xa.size < 10 or xb.size < 10:
             continue
         fit = quantile_regression(
@@ -483,12 +567,11 @@ def _add_quantiles(group: Group, by: dict[str, WorkloadView], confidence: float)
             confidence=confidence,
             n_boot=500,
             seed=1,
-        ).to_dict()
-        fit.update(a=pair["a"], b=pair["b"], unit=group.unit)
-        group.quantiles.append(fit)
+        )
+        group.quantiles.append(QuantileFit(pair.a, pair.b, group.unit, fit))
 
 
-def _certified(e: Any, model: CampaignModel) -> bool:
+def _certified(e: Estimate, model: CampaignModel) -> bool:
     """Has the estimate a CI within the campaign's ``ci_rel_width`` (when it has one)?"""
     if e.ci_low is None or e.rel_half_width is None:
         return False
@@ -502,6 +585,31 @@ def certified(view: WorkloadView, model: CampaignModel) -> bool:
 
 
 # ----------------------------------------------------------------------------- suites
+@dataclass(frozen=True)
+class SuiteComparison:
+    """One system ``a`` compared with the first system ``b`` over a suite's benchmarks:
+    HPT, r-speedup, the Speedup-Test and the ratio of geometric means a/b with its
+    bootstrap CI (each None when it could not be computed; the suite's notes say why)."""
+
+    a: str
+    b: str
+    hpt: HptResult | None = None
+    r_speedup: RSpeedupResult | None = None
+    speedup_test: SpeedupSuiteResult | None = None
+    gmean_ratio: Interval | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON form: ``a``, ``b`` and each result's ``to_dict()`` (or null)."""
+        return {
+            "a": self.a,
+            "b": self.b,
+            "hpt": None if self.hpt is None else self.hpt.to_dict(),
+            "r_speedup": None if self.r_speedup is None else self.r_speedup.to_dict(),
+            "speedup_test": None if self.speedup_test is None else self.speedup_test.to_dict(),
+            "gmean_ratio": None if self.gmean_ratio is None else self.gmean_ratio.to_dict(),
+        }
+
+
 @dataclass
 class Suite:
     """A campaign whose workloads are (system x benchmark) cells of a matrix."""
@@ -513,8 +621,8 @@ class Suite:
     cells: dict[str, dict[str, np.ndarray]]
     unit: str
     direction: str
-    comparisons: list[dict[str, Any]] = field(default_factory=list)
-    biplot: dict[str, Any] | None = None
+    comparisons: list[SuiteComparison] = field(default_factory=list)
+    biplot: BiplotResult | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -550,38 +658,47 @@ def analyse_suite(suite: Suite, confidence: float, resamples: int = BOOTSTRAP_RE
     for other in suite.systems[1:]:
         a = {b: suite.cells[other][b] for b in suite.benchmarks}
         b = {b: suite.cells[base][b] for b in suite.benchmarks}
-        doc: dict[str, Any] = {"a": other, "b": base}
-        for key, fn in (
-            ("hpt", lambda a=a, b=b: hpt(a, b, higher)),
-            ("r_speedup", lambda a=a, b=b: r_speedup(a, b, 0.95, higher_is_better=higher)),
-            (
-                "speedup_test",
-                # X = times of the initial version (the first system), Y = the other
-                lambda a=a, b=b: speedup_suite(
-                    {n: (_times(b[n], higher), _times(a[n], higher)) for n in suite.benchmarks},
-                    confidence=confidence,
-                ),
+        pair = f"{other} vs {base}"
+        # the Speedup-Test takes X = times of the initial version (the first system), Y = the other
+        times = {n: (_times(b[n], higher), _times(a[n], higher)) for n in suite.benchmarks}
+        cmp = SuiteComparison(
+            other,
+            base,
+            hpt=_attempt(suite.notes, f"{pair}: hpt", partial(hpt, a, b, higher)),
+            r_speedup=_attempt(
+                suite.notes,
+                f"{pair}: r_speedup",
+                partial(r_speedup, a, b, 0.95, higher_is_better=higher),
             ),
-            (
-                "gmean_ratio",
-                lambda a=a, b=b: gmean_ratio_ci(
-                    a, b, confidence=confidence, n_resamples=resamples, seed=1
-                ),
+            speedup_test=_attempt(
+                suite.notes,
+                f"{pair}: speedup_test",
+                partial(speedup_suite, times, confidence=confidence),
             ),
-        ):
-            try:
-                doc[key] = fn().to_dict()
-            except ValueError as exc:
-                doc[key] = None
-                suite.notes.append(f"{other} vs {base}: {key} not computed: {exc}")
-        suite.comparisons.append(doc)
+            gmean_ratio=_attempt(
+                suite.notes,
+                f"{pair}: gmean_ratio",
+                partial(gmean_ratio_ci, a, b, confidence=confidence, n_resamples=resamples, seed=1),
+            ),
+        )
+        suite.comparisons.append(cmp)
     matrix = [
         [float(np.median(suite.cells[s][b])) for b in suite.benchmarks] for s in suite.systems
     ]
     try:
-        suite.biplot = biplot(matrix, suite.systems, suite.benchmarks).to_dict()
+        suite.biplot = biplot(matrix, suite.systems, suite.benchmarks)
     except ValueError as exc:
         suite.notes.append(f"biplot not drawn: {exc}")
+
+
+def _attempt(notes: list[str], what: str, fn: Callable[[], T]) -> T | None:
+    """``fn()``, or None with "``what`` not computed: why" added to ``notes`` when it
+    raises ValueError (too few benchmarks, no variation...)."""
+    try:
+        return fn()
+    except ValueError as exc:
+        notes.append(f"{what} not computed: {exc}")
+        return None
 
 
 def _times(x: np.ndarray, higher: bool) -> np.ndarray:

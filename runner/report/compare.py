@@ -29,9 +29,9 @@ exceeds the threshold. The headline of a row reads like hyperfine's: ``1.062x [1
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -40,6 +40,7 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.format import DisplayUnit, display_unit, level_shift_text, printable
 from benchrun.runner.importers.dataset import Dataset, display_name
 from benchrun.runner.importers.processes import plural, summarize_processes
+from benchrun.runner.report.exported import ExportDocument
 from benchrun.runner.results.campaigns import CampaignMeans
 from benchrun.runner.results.conditions import (
     Conditions,
@@ -47,6 +48,7 @@ from benchrun.runner.results.conditions import (
     compare_conditions,
     unknown_conditions,
 )
+from benchrun.runner.results.estimate import Estimate
 from benchrun.runner.results.headline import comparison_words
 from benchrun.stats.autocorr import subsession_means
 from benchrun.stats.campaigns import (
@@ -55,6 +57,7 @@ from benchrun.stats.campaigns import (
     campaign_level_test,
     double_ratio_test,
 )
+from benchrun.stats.intervals import Interval
 from benchrun.stats.multi import holm
 from benchrun.stats.paired import ratio_of_means_ci
 from benchrun.stats.resampling import gmean_ratio_ci
@@ -62,8 +65,20 @@ from benchrun.stats.results import jsonable
 from benchrun.stats.sequential import BaselineTest, Sample, baseline_tests, growth_needed
 from benchrun.stats.summary import summarize
 
+if TYPE_CHECKING:
+    from benchrun.runner.report.model import CampaignModel
+
 #: the independent unit of a side that has no processes: benchrun's subsession means
 SUBSESSION = "subsession mean"
+
+
+class Uncertified(NamedTuple):
+    """The interval an :class:`Entry` shows when it has no certified CI (docs/methods.md
+    §4.1): its bounds and its mark; all None with a certified CI or without an interval."""
+
+    interval_low: float | None = None
+    interval_high: float | None = None
+    interval_note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -90,17 +105,20 @@ class Entry:
     why: str = ""
     #: the interval shown when there is no certified CI: the uncertified one
     #: (docs/methods.md §4.1) with its mark ("independence not certified: assumes tau <=
-    #: 2.4, 1.6x the i.i.d. width"); None with a CI, or without any interval
-    interval_low: float | None = None
-    interval_high: float | None = None
-    interval_note: str | None = None
+    #: 2.4, 1.6x the i.i.d. width"); empty with a CI, or without any interval
+    marked: Uncertified = Uncertified()
 
     @property
     def interval(self) -> tuple[float | None, float | None]:
         """The interval shown: the CI, else the uncertified interval, else (None, None)."""
         if self.ci_low is not None and self.ci_high is not None:
             return self.ci_low, self.ci_high
-        return self.interval_low, self.interval_high
+        return self.marked.interval_low, self.marked.interval_high
+
+    @property
+    def interval_note(self) -> str | None:
+        """The mark of the uncertified interval shown (None with a CI or no interval)."""
+        return self.marked.interval_note
 
     @property
     def usable(self) -> bool:
@@ -133,30 +151,34 @@ class Side:
     campaigns: dict[str, CampaignMeans] = field(default_factory=dict)
 
 
-def _uncertified(source: Any) -> dict[str, Any]:
-    """The :class:`Entry` fields of an uncertified interval (docs/methods.md §4.1) from a
-    result dict or object with ``certified``/``interval_*`` (the collector's, an export's,
-    :func:`stats.summarize`'s); empty when it is certified or has none."""
-    get = source.get if isinstance(source, dict) else lambda k: getattr(source, k, None)
-    lo, hi, note = get("interval_low"), get("interval_high"), get("interval_note")
-    if get("certified") or lo is None or hi is None or not note:
-        return {}
-    return {"interval_low": lo, "interval_high": hi, "interval_note": note}
+def _uncertified(
+    certified: bool, low: float | None, high: float | None, note: str | None
+) -> Uncertified:
+    """The uncertified interval of an estimate that says whether it is ``certified`` and
+    has the interval ``low``..``high`` with its mark ``note`` (the collector's, an
+    export's, :func:`stats.summarize`'s); empty when it is certified or has none."""
+    if certified or low is None or high is None or not note:
+        return Uncertified()
+    return Uncertified(low, high, note)
 
 
-def _not_certified(why: str, fields: dict[str, Any]) -> str:
+def _not_certified(why: str, marked: Uncertified) -> str:
     """``why`` a side has no certified CI, with the uncertified interval it has instead."""
-    note = fields.get("interval_note")
+    note = marked.interval_note
     return f"{why}; its interval: {note}" if note else why
 
 
-def _why_not(collected: dict[str, Any], n: Any, need: Any, marked: dict[str, Any]) -> str:
-    """Why a campaign's side has no certified CI: its level shift ("level shift at round
-    18 (+134 %): no CI across it", docs/methods.md §2.1), else too few readings."""
-    shift = level_shift_text(collected)
+def _why_not(shift: str | None, n: int | None, need: int | None, marked: Uncertified) -> str:
+    """Why a campaign's side has no certified CI: its level ``shift`` ("level shift at
+    round 18 (+134 %)": no CI across it, docs/methods.md §2.1), else too few readings."""
     if shift:
         return f"{shift}: no CI across it"
     return _not_certified(_short(n, need), marked)
+
+
+def _estimate_uncertified(e: Estimate) -> Uncertified:
+    """:func:`_uncertified` of a typed estimate."""
+    return _uncertified(e.certified, e.interval_low, e.interval_high, e.interval_note)
 
 
 def _is_sqlite(p: Path) -> bool:
@@ -178,7 +200,8 @@ def _from_campaign(path: Path) -> Side:
         if e is None:
             empty.append(w.name)
             continue
-        marked = _uncertified(w.collected or {})
+        marked = _estimate_uncertified(e)
+        shift = level_shift_text(w.collected or {})
         entries[w.name] = Entry(
             name=w.name,
             unit=w.unit,
@@ -190,8 +213,8 @@ def _from_campaign(path: Path) -> Side:
             ci_low=e.ci_low,
             ci_high=e.ci_high,
             means=_means(w.steady, e.q),
-            why="" if e.usable else _why_not(w.collected or {}, e.n, e.readings_needed, marked),
-            **marked,
+            why="" if e.usable else _why_not(shift, e.n, e.readings_needed, marked),
+            marked=marked,
         )
     label = f"{model.campaign.name} (campaign {model.campaign.id})"
     conditions, campaigns = _store_facts(model, label)
@@ -206,7 +229,7 @@ def _from_campaign(path: Path) -> Side:
     )
 
 
-def _store_facts(model: Any, label: str) -> tuple[Conditions, dict[str, CampaignMeans]]:
+def _store_facts(model: CampaignModel, label: str) -> tuple[Conditions, dict[str, CampaignMeans]]:
     """The conditions of the model's campaign and, when its store holds repeated
     campaigns of the same experiment, each workload's mean per campaign."""
     from benchrun.runner.results.campaigns import campaign_means, repeated_campaigns
@@ -228,99 +251,75 @@ def _store_facts(model: Any, label: str) -> tuple[Conditions, dict[str, Campaign
     return conditions, campaigns
 
 
-def _from_export(doc: dict[str, Any], source: str) -> Side:
-    from benchrun.runner.importers.benchrun_export import analysed_readings, check_export
-
-    doc = check_export(doc, source)
+def _from_export(export: ExportDocument) -> Side:
+    """One side from a checked benchrun export: per workload its exported estimate (with
+    the subsession means of its analysed readings when the export has its rounds), else
+    :func:`stats.summarize` of those readings, else a note that it has no result."""
     entries = {}
     notes = []
-    for w in doc["workloads"]:
+    for w in export.workloads:
         # names and units from the file, escaped like an imported dataset's
         # (runner/importers/dataset.py): the table and the JSON show what was written
-        name, unit = printable(w["name"]), printable(w.get("unit", ""))
-        r = w.get("result")
-        if r and r.get("mean") is not None:
-            raw = analysed_readings(w) if w.get("rounds") else None
-            marked = _uncertified(r)
+        name, unit = printable(w.name), printable(w.unit)
+        e = w.estimate
+        if e is not None:
+            marked = _estimate_uncertified(e)
             entries[name] = Entry(
                 name=name,
                 unit=unit,
-                direction=w.get("direction", "lower_is_better"),
-                mean=float(r["mean"]),
-                variance=r.get("variance"),
-                n_q=r.get("n_q"),
-                q=r.get("q"),
-                ci_low=r.get("ci_low"),
-                ci_high=r.get("ci_high"),
-                means=_means(raw, r.get("q")),
-                why=""
-                if r.get("enough")
-                else _why_not(r, r.get("n"), r.get("readings_needed"), marked),
-                **marked,
+                direction=w.direction,
+                mean=e.mean,
+                variance=e.variance,
+                n_q=e.n_q,
+                q=e.q,
+                ci_low=e.ci_low,
+                ci_high=e.ci_high,
+                means=_means(w.readings, e.q),
+                why="" if e.enough else _why_not(w.level_shift, e.n, e.readings_needed, marked),
+                marked=marked,
             )
-        elif w.get("rounds"):
-            x = analysed_readings(w)
-            if x.size:
-                entries[name] = _summarised(
-                    name, x, unit, w.get("direction", "lower_is_better"), "none"
-                )
+        elif w.readings is not None:
+            if w.readings.size:
+                entries[name] = _summarised(name, w.readings, unit, w.direction, "none")
         else:
             notes.append(f"{name}: no result in the export")
-    label = printable(f"{(doc.get('campaign') or {}).get('name')} (export)")
-    return Side(label, "export", entries, notes, conditions=_export_conditions(doc, label))
+    label = printable(f"{export.campaign_name} (export)")
+    return Side(label, "export", entries, notes, conditions=_export_conditions(export, label))
 
 
-def _export_conditions(doc: dict[str, Any], label: str) -> Conditions:
+def _export_conditions(export: ExportDocument, label: str) -> Conditions:
     """The conditions an export says: the fingerprint and load of its campaign's metadata,
     the contended share of its rounds, the level shift of each result; unknown without
     metadata."""
     from benchrun.runner.results.conditions import (
         WorkloadConditions,
         fingerprint_of,
-        is_contended,
-        runs_python,
         start_load,
     )
 
-    campaign = doc.get("campaign") or {}
-    metadata = campaign.get("metadata")
-    if not isinstance(metadata, dict):
+    if export.metadata is None:
         return unknown_conditions(label)
     per = []
-    for w in doc.get("workloads") or []:
-        if not isinstance(w, dict):
-            continue
-        raw = w.get("rounds")
-        rounds = [
-            r
-            for r in (raw if isinstance(raw, list) else [])
-            if isinstance(r, dict)
-            and not r.get("warmup")
-            and (r.get("status") == "ok" or is_contended(r.get("flags")))
-        ]
-        result = w.get("result")
-        shift = result.get("level_shift_at") if isinstance(result, dict) else None
-        spec = w.get("spec")
+    for w in export.workloads:
+        rounds = [r for r in w.rounds if r.counted]
         per.append(
             WorkloadConditions(
-                name=str(w.get("name")),
+                name=w.name,
                 rounds=len(rounds),
-                contended=sum(is_contended(r.get("flags")) for r in rounds),
-                level_shift_at=int(shift) if isinstance(shift, (int, float)) else None,
-                python=runs_python(
-                    (spec.get("command") if isinstance(spec, dict) else None) or w.get("command")
-                ),
+                contended=sum(r.contended for r in rounds),
+                level_shift_at=w.level_shift_at,
+                python=w.python,
             )
         )
     return Conditions(
         label=label,
         known=True,
-        fingerprint=fingerprint_of(metadata),
-        load=start_load(metadata),
+        fingerprint=fingerprint_of(export.metadata),
+        load=start_load(export.metadata),
         rounds=sum(w.rounds for w in per),
         contended=sum(w.contended for w in per),
         workloads=tuple(per),
-        campaign_id=campaign.get("id"),
+        campaign_id=export.campaign_id,
     )
 
 
@@ -331,7 +330,7 @@ def _summarised(name: str, x: np.ndarray, unit: str, direction: str, warmup: str
         raise UserError(f"{name}: cannot summarise ({exc})") from None
     means = _means(x[s.warmup_readings :], s.subsession_size) if s.enough_data else None
     why = ""
-    marked = _uncertified(s)
+    marked = _uncertified(s.certified, s.interval_low, s.interval_high, s.interval_note)
     if not s.enough_data:
         why = _not_certified(_short(s.n, s.readings_needed), marked)
     return Entry(
@@ -346,7 +345,7 @@ def _summarised(name: str, x: np.ndarray, unit: str, direction: str, warmup: str
         ci_high=s.ci_high,
         means=means,
         why=why,
-        **marked,
+        marked=marked,
     )
 
 
@@ -387,7 +386,7 @@ def _from_rounds(name: str, rounds: list[np.ndarray], unit: str, direction: str)
     if s is None or s.mean is None:  # pragma: no cover - a group has readings
         raise UserError(f"{name}: no analysed reading")
     why = ""
-    marked = _uncertified(s)
+    marked = _uncertified(s.certified, s.interval_low, s.interval_high, s.interval_note)
     if not s.enough:
         why = _not_certified(_short(s.n, s.readings_needed), marked)
     return Entry(
@@ -402,11 +401,11 @@ def _from_rounds(name: str, rounds: list[np.ndarray], unit: str, direction: str)
         ci_high=s.ci_high,
         means=estimate_means(rounds, s),
         why=why,
-        **marked,
+        marked=marked,
     )
 
 
-def _short(n: Any, need: Any) -> str:
+def _short(n: int | None, need: int | None) -> str:
     """``30 readings, about 32 needed``: why a side has no certified CI."""
     return f"{n} readings" + (f", about {need} needed" if need else "")
 
@@ -436,7 +435,7 @@ def load_side(path: str | Path) -> Side:
     doc = parse_json(text, str(p))
     del text  # read and parsed once; the document is what the rest needs
     if looks_like_export(doc):
-        return _from_export(doc, str(p))
+        return _from_export(ExportDocument.from_json(doc, str(p)))
     return side_from_dataset(from_document(doc, str(p)), p.name)
 
 
@@ -476,6 +475,45 @@ def side_from_dataset(ds: Dataset, label: str) -> Side:
     return Side(name, ds.source_format, entries, notes, conditions=unknown_conditions(name))
 
 
+@dataclass(frozen=True)
+class ControlRatio:
+    """A workload's ratio divided by the control's (``settings.control``): the double
+    ratio's test (stats/campaigns.py), the control's name, and whether the verdicts use it
+    (``--normalise-by-control``)."""
+
+    test: LogRatioTest
+    control: str
+    used: bool
+
+    def to_dict(self) -> dict[str, object]:
+        """``LogRatioTest.to_dict()`` with ``control`` and ``used``."""
+        return {**self.test.to_dict(), "control": self.control, "used": self.used}
+
+
+@dataclass(frozen=True)
+class OverallRatio:
+    """The ratio of geometric means new/old with its bootstrap CI (:func:`overall_ratio`)
+    and the workloads it is over."""
+
+    interval: Interval
+    workloads: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        """The interval's ``to_dict()`` with ``workloads``."""
+        return {**self.interval.to_dict(), "workloads": list(self.workloads)}
+
+
+@dataclass(frozen=True)
+class CampaignVariation:
+    """The between-campaign sd (of the log means, relative) of one workload measured in
+    one side's store over ``campaigns`` repeated campaigns (docs/conditions.md)."""
+
+    workload: str
+    side: str
+    campaigns: int
+    sd: float
+
+
 @dataclass
 class Row:
     """One compared workload: old and new estimates, ratio new/old with CI, tests, verdict."""
@@ -507,20 +545,44 @@ class Row:
     #: ``1.062x [1.041, 1.083] slower (Welch, 10 vs 10 processes)``
     headline: str = ""
     #: the unit both sides of the workload are shown in (chosen from the old mean, else the
-    #: new one): ``{"label": "ms", "factor": 0.001}``; the means stay in ``unit``
-    display_unit: dict[str, Any] = field(default_factory=dict)
+    #: new one; JSON ``{"label": "ms", "factor": 0.001}``); the means stay in ``unit``
+    display_unit: DisplayUnit | None = None
     #: the interval each side shows: ``old_ci``/``new_ci`` when certified, else its
     #: uncertified interval (docs/methods.md §4.1), whose mark is ``*_interval_note``
     old_interval: tuple[float | None, float | None] = (None, None)
     new_interval: tuple[float | None, float | None] = (None, None)
     old_interval_note: str | None = None
     new_interval_note: str | None = None
-    #: the ratio divided by the control workload's ratio (stats/campaigns.py
-    #: ``LogRatioTest.to_dict()`` plus ``control``); None without a control
-    normalised: dict[str, Any] | None = None
-    #: the test on one mean per campaign (``LogRatioTest.to_dict()``) when the verdict is
-    #: at the campaign level (``--campaign-level``); None otherwise
-    campaign_level: dict[str, Any] | None = None
+    #: the ratio divided by the control workload's ratio (stats/campaigns.py); None
+    #: without a control
+    control_ratio: ControlRatio | None = None
+    #: the test on one mean per campaign when the verdict is at the campaign level
+    #: (``--campaign-level``); None otherwise
+    campaign_level: LogRatioTest | None = None
+
+    @property
+    def normalised(self) -> dict[str, object] | None:
+        """:attr:`control_ratio` in its JSON form (``LogRatioTest.to_dict()`` plus
+        ``control`` and ``used``); None without a control."""
+        return None if self.control_ratio is None else self.control_ratio.to_dict()
+
+    def to_dict(self) -> dict[str, object]:
+        """The row in ``compare --json``: every field in order, JSON-safe, the display unit
+        as ``{"label", "factor"}`` (``{}`` before it is chosen), the control's test as
+        ``normalised`` and the campaign-level test as its dict."""
+        out: dict[str, object] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "display_unit":
+                du = self.display_unit
+                value = {} if du is None else {"label": du.label, "factor": du.factor}
+            elif f.name == "control_ratio":
+                out["normalised"] = self.normalised
+                continue
+            elif f.name == "campaign_level":
+                value = None if self.campaign_level is None else self.campaign_level.to_dict()
+            out[f.name] = jsonable(value)
+        return out
 
     def estimate_text(self, side: str, mark: str | None = None) -> str:
         """One side's estimate as every output prints it, in :attr:`display`: "37.59 ms ±
@@ -539,11 +601,9 @@ class Row:
 
     @property
     def display(self) -> DisplayUnit:
-        """:attr:`display_unit` as a :class:`runner.format.DisplayUnit`."""
+        """:attr:`display_unit`, else the stored unit."""
         du = self.display_unit
-        if not du:
-            return DisplayUnit(self.unit, self.unit)
-        return DisplayUnit(self.unit, du["label"], du["factor"])
+        return DisplayUnit(self.unit, self.unit) if du is None else du
 
 
 @dataclass
@@ -560,7 +620,7 @@ class Comparison:
     confidence: float
     threshold: float | None
     #: ratio of geometric means new/old over the compared workloads with a bootstrap CI
-    overall: dict[str, Any] | None = None
+    geomean: OverallRatio | None = None
     #: both sides' conditions and their differences (runner/results/conditions.py)
     conditions: ConditionsComparison | None = None
     #: --allow-different-conditions: material differences are stated, verdicts stand
@@ -572,10 +632,15 @@ class Comparison:
     control_note: str | None = None
     #: verdicts on one mean per campaign (--campaign-level)
     campaign_level: bool = False
-    #: the campaign-to-campaign variation measured in each side's store: one dict per
-    #: workload and side with ``workload``, ``side``, ``campaigns``, ``sd`` (of the log
-    #: means, relative)
-    campaign_variation: list[dict[str, Any]] = field(default_factory=list)
+    #: the campaign-to-campaign variation measured in each side's store, per workload and
+    #: side
+    campaign_variation: list[CampaignVariation] = field(default_factory=list)
+
+    @property
+    def overall(self) -> dict[str, object] | None:
+        """:attr:`geomean` in its JSON form (the interval's ``to_dict()`` and
+        ``workloads``); None without one."""
+        return None if self.geomean is None else self.geomean.to_dict()
 
     @property
     def not_comparable(self) -> list[Row]:
@@ -589,7 +654,7 @@ class Comparison:
         text = "one campaign per side: no campaign-to-campaign variation assumed"
         if self.campaign_variation:
             shown = ", ".join(
-                f"{v['workload']} {100 * v['sd']:.2g} % ({v['campaigns']} campaigns, {v['side']})"
+                f"{v.workload} {100 * v.sd:.2g} % ({v.campaigns} campaigns, {v.side})"
                 for v in self.campaign_variation
             )
             text += f"; between-campaign sd measured on the stores: {shown}"
@@ -605,7 +670,8 @@ class Comparison:
         """Compared rows without a decision: ``undecided`` or ``not comparable``."""
         return [r for r in self.rows if r.verdict in ("undecided", "not comparable")]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
+        """The JSON form (``benchrun compare --json``)."""
         return {
             "old": {"label": self.old.label, "kind": self.old.kind, "notes": self.old.notes},
             "new": {"label": self.new.label, "kind": self.new.kind, "notes": self.new.notes},
@@ -613,7 +679,7 @@ class Comparison:
             "margin": self.margin,
             "confidence": self.confidence,
             "fail_on_regression": self.threshold,
-            "workloads": [jsonable(asdict(r)) for r in self.rows],
+            "workloads": [r.to_dict() for r in self.rows],
             "only_in_old": self.only_old,
             "only_in_new": self.only_new,
             "regressions": [r.name for r in self.regressions],
@@ -627,7 +693,7 @@ class Comparison:
             "control_note": self.control_note,
             "campaign_level": self.campaign_level,
             "campaign_assumption": self.assumption(),
-            "campaign_variation": self.campaign_variation,
+            "campaign_variation": [asdict(v) for v in self.campaign_variation],
         }
 
 
@@ -707,8 +773,8 @@ def headline(row: Row, margin: float) -> str:
     if row.reason.startswith(NOT_COMPARABLE):
         return f"{text}, {row.reason}"
     test = "TOST" if row.verdict == "equivalent" else "Welch"
-    if row.normalised and row.normalised.get("used"):
-        test = f"{test} on the ratio divided by control {row.normalised['control']}'s"
+    if row.control_ratio is not None and row.control_ratio.used:
+        test = f"{test} on the ratio divided by control {row.control_ratio.control}'s"
     return f"{text} {word} ({test}, {counts})" if counts else f"{text} {word}"
 
 
@@ -801,7 +867,7 @@ def compare_sides(
         campaign_level=campaign_level,
         campaign_variation=[] if campaign_level else _variation(old, new, common),
     )
-    cmp.overall = overall_ratio(
+    cmp.geomean = overall_ratio(
         old, new, [r.name for r in rows if r.welch_p is not None], confidence
     )
     return cmp
@@ -910,7 +976,7 @@ def _finish_row(row: Row, old: Side, new: Side, margin: float) -> None:
     row.headline = headline(row, margin)
     typical = row.old_mean if math.isfinite(row.old_mean) else row.new_mean
     du = display_unit(row.unit, typical if math.isfinite(typical) else None)
-    row.display_unit = {"label": du.label, "factor": du.factor}
+    row.display_unit = DisplayUnit(row.unit, du.label, du.factor)
 
 
 def _conditions(
@@ -996,7 +1062,7 @@ def _campaign_level(
             )
             continue
         test = campaign_level_test(a.means, b.means, margin=margin, confidence=confidence)
-        row.campaign_level = test.to_dict()
+        row.campaign_level = test
         tests.append((row, test))
     adjusted = holm([t.p_value for _, t in tests]) if tests else ()
     for (row, test), p_holm in zip(tests, adjusted, strict=True):
@@ -1047,7 +1113,7 @@ def _control(
             margin=margin,
             confidence=confidence,
         )
-        row.normalised = {**test.to_dict(), "control": name, "used": use}
+        row.control_ratio = ControlRatio(test, name, use)
         tests.append((row, test))
     if use:
         for row in rows:
@@ -1077,20 +1143,19 @@ def _apply_conditions(rows: list[Row], cc: ConditionsComparison, allow: bool) ->
         row.reason = f"{NOT_COMPARABLE} {text}"
 
 
-def _variation(old: Side, new: Side, names: list[str]) -> list[dict[str, Any]]:
+def _variation(old: Side, new: Side, names: list[str]) -> list[CampaignVariation]:
     """The between-campaign sd of the log means of each compared workload, in each side's
     store that holds two or more repeated campaigns of it."""
-    out: list[dict[str, Any]] = []
+    out: list[CampaignVariation] = []
     for name in names:
         for side, label in ((old, "old"), (new, "new")):
             series = side.campaigns.get(name)
             sd = None if series is None else between_campaign_sd(series.means)
-            item = {"workload": name, "side": label, "campaigns": series.k if series else 0}
+            k = series.k if series else 0
             if sd is not None and not any(  # the same store on both sides: once
-                v["workload"] == name and v["campaigns"] == item["campaigns"] and v["sd"] == sd
-                for v in out
+                v.workload == name and v.campaigns == k and v.sd == sd for v in out
             ):
-                out.append({**item, "sd": sd})
+                out.append(CampaignVariation(name, label, k, sd))
     return out
 
 
@@ -1098,9 +1163,7 @@ def _variation(old: Side, new: Side, names: list[str]) -> list[dict[str, Any]]:
 OVERALL_RESAMPLES = 10_000
 
 
-def overall_ratio(
-    old: Side, new: Side, names: list[str], confidence: float
-) -> dict[str, Any] | None:
+def overall_ratio(old: Side, new: Side, names: list[str], confidence: float) -> OverallRatio | None:
     """Ratio of geometric means new/old over ``names`` (docs/methods.md §9, [WANG]) with the
     hierarchical bootstrap CI, resampling each workload's independent units: its
     *subsession means* (§3), or its *process means* for imported files that have processes
@@ -1121,6 +1184,4 @@ def overall_ratio(
         ci = gmean_ratio_ci(a, b, confidence=confidence, n_resamples=OVERALL_RESAMPLES, seed=1)
     except ValueError:
         return None
-    out = ci.to_dict()
-    out["workloads"] = list(a)
-    return out
+    return OverallRatio(ci, tuple(a))

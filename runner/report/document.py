@@ -12,7 +12,7 @@ import dataclasses
 import datetime as dt
 import multiprocessing as mp
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -170,7 +170,7 @@ class Report:
     unchecked: list[tuple[str, str]]
     machine: list[tuple[str, str, str]]
     #: each compute node's metadata record (a Slurm campaign's ``node-metadata`` events)
-    node_records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    node_records: dict[str, Mapping[str, object]] = field(default_factory=dict)
     workload_plots: dict[str, plots.Plot] = field(default_factory=dict)
     ranking_plots: list[plots.Plot] = field(default_factory=list)
     quantile_plots: list[plots.Plot] = field(default_factory=list)
@@ -246,7 +246,7 @@ class Report:
         text = doc.get("description") if isinstance(doc, dict) else None
         return str(text).strip() if text else None
 
-    def to_dict(self, raw: bool = False) -> dict[str, Any]:
+    def to_dict(self, raw: bool = False) -> dict[str, object]:
         """The JSON form (``benchrun report --format json``)."""
         c = self.model.campaign
         return {
@@ -287,9 +287,9 @@ class Report:
                         }
                         for r in g.rows
                     ],
-                    "pairs": g.pairs,
+                    "pairs": [p.to_dict() for p in g.pairs],
                     "excluded": [{"name": n, "reason": why} for n, why in g.excluded],
-                    "quantile_regression": g.quantiles,
+                    "quantile_regression": [q.to_dict() for q in g.quantiles],
                     "notes": g.notes,
                 }
                 for g in self.groups
@@ -304,8 +304,8 @@ class Report:
                 "factor": self.suite.factor,
                 "systems": self.suite.systems,
                 "benchmarks": self.suite.benchmarks,
-                "comparisons": self.suite.comparisons,
-                "biplot": self.suite.biplot,
+                "comparisons": [c.to_dict() for c in self.suite.comparisons],
+                "biplot": None if self.suite.biplot is None else self.suite.biplot.to_dict(),
                 "notes": self.suite.notes,
             },
             "fleet": None
@@ -315,7 +315,7 @@ class Report:
                 # HPT, r-speedup, Speedup-Test across the node types: the suite's comparisons
                 "hardware_comparison": None
                 if self.hardware_suite is None
-                else self.hardware_suite.comparisons,
+                else [c.to_dict() for c in self.hardware_suite.comparisons],
             },
             "machine": {
                 "record": c.metadata,
@@ -408,7 +408,7 @@ def draw(report: Report) -> None:
     tasks += [(plots.headline_figure, (g, c)) for g in ranked]
     fits = [fit for g in report.groups for fit in g.quantiles]
     model = report.model
-    tasks += [(plots.quantile_figure, (fit, display_of(model.view(fit["a"])))) for fit in fits]
+    tasks += [(plots.quantile_figure, (fit, display_of(model.view(fit.a)))) for fit in fits]
     overlays = [
         ([model.view(n) for n in names], plots.group_title(g))
         for g in report.groups

@@ -49,6 +49,7 @@ Reading an export back (format and version checks, the analysed readings) is
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from typing import Any
 
 from benchrun.runner import __version__
@@ -57,12 +58,10 @@ from benchrun.runner.report.model import CampaignModel, Estimate, WorkloadView, 
 from benchrun.runner.store.database import RoundRow
 
 
-def _result(
-    e: Estimate | None, confidence: float, collected: dict[str, Any] | None = None
-) -> dict[str, Any] | None:
+def _result(e: Estimate | None, confidence: float) -> dict[str, object] | None:
+    """A workload's ``result`` object: its estimate (docs/export-format.md), None without one."""
     if e is None:
         return None
-    c = collected or {}
     return {
         "mean": e.mean,
         "variance": e.variance,
@@ -85,15 +84,19 @@ def _result(
         "interval_note": e.interval_note,
         # rounds on 2+ nodes: the node analysis (docs/methods.md §14); when its ci_from is
         # "nodes", mean and CI are the node-level ones, variance/n_q the pooled subsessions'
-        "nodes": c.get("nodes"),
+        "nodes": e.nodes,
         # a level shift (docs/methods.md §2.1): the first round at the new level among the
         # steady rounds (0-based) and its relative size; no CI across it
-        "level_shift_at": c.get("level_shift_at"),
-        "level_shift_change": c.get("level_shift_change"),
+        "level_shift_at": e.level_shift_at,
+        "level_shift_change": e.level_shift_change,
     }
 
 
-def _rounds(view: WorkloadView, rounds: list[RoundRow], stored: dict) -> list[dict[str, Any]]:
+def _rounds(
+    view: WorkloadView, rounds: list[RoundRow], stored: Mapping[tuple[int, int], str]
+) -> list[dict[str, object]]:
+    """The ``rounds`` of a workload: each stored round with its readings and each reading's
+    flags (the analysis' flag, then any stored with the reading, comma-separated)."""
     out = []
     pos = 0
     for r in rounds:
@@ -141,7 +144,7 @@ def export_document(model: CampaignModel, with_rounds: bool = True) -> dict[str,
         rounds_by.setdefault(model.names[r.workload_id], []).append(r)
     stored = model.reading_flags
     for w in model.workloads:
-        doc: dict[str, Any] = {
+        doc: dict[str, object] = {
             "name": w.name,
             "metric": w.metric,
             "unit": w.unit,
@@ -152,7 +155,7 @@ def export_document(model: CampaignModel, with_rounds: bool = True) -> dict[str,
             "params": w.params,
             "per_work": w.per_work,
             "contended_rounds": w.contended_rounds,
-            "result": _result(w.estimate, model.confidence, w.collected),
+            "result": _result(w.estimate, model.confidence),
             "collected": w.collected,
             "summary": w.summary,
         }

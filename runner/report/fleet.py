@@ -24,7 +24,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from benchrun.runner.config.experiment import NODE_TYPE_PARAM
 from benchrun.runner.machine.describe import describe_machine
@@ -56,7 +55,8 @@ class FactRow:
     differs: bool
     within: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
+        """The JSON form (the report's ``fleet.metadata``)."""
         return {
             "section": self.section,
             "label": self.label,
@@ -76,7 +76,8 @@ class FleetVerdict:
     b_type: str
     comparison: StoredComparison
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
+        """The JSON form (the report's ``fleet.verdicts``)."""
         c = self.comparison
         return {
             "benchmark": self.benchmark,
@@ -101,7 +102,7 @@ class Fleet:
     #: node type -> the nodes its rounds ran on
     nodes: dict[str, list[str]]
     #: node -> its metadata record (``node-metadata`` events)
-    records: dict[str, dict[str, Any]]
+    records: dict[str, Mapping[str, object]]
     #: benchmark labels in the experiment's order
     benchmarks: list[str]
     verdicts: list[FleetVerdict]
@@ -110,7 +111,8 @@ class Fleet:
     within: dict[str, list[str]]
     notes: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
+        """The JSON form (the report's ``fleet``)."""
         return {
             "node_types": self.node_types,
             "nodes": self.nodes,
@@ -131,13 +133,16 @@ def benchmark_label(view: WorkloadView) -> str:
     return base + (("[" + ",".join(f"{k}={v}" for k, v in rest.items()) + "]") if rest else "")
 
 
-def node_records(model: CampaignModel) -> dict[str, dict[str, Any]]:
-    """Each node's record from the campaign's ``node-metadata`` events (first wins)."""
-    out: dict[str, dict[str, Any]] = {}
+def node_records(model: CampaignModel) -> dict[str, Mapping[str, object]]:
+    """Each node's record from the campaign's ``node-metadata`` events (first wins): the
+    machine record as the node's agent sent it, walked by runner/machine/describe.py and
+    nodes.py; an event without a node is left out, one without a record gives ``{}``."""
+    out: dict[str, Mapping[str, object]] = {}
     for e in model.events:
         data = e.data or {}
         if e.kind == "node-metadata" and data.get("node"):
-            out.setdefault(str(data["node"]), dict(data.get("record") or {}))
+            record = data.get("record")
+            out.setdefault(str(data["node"]), dict(record) if isinstance(record, Mapping) else {})
     return out
 
 
@@ -181,7 +186,7 @@ def find_fleet(model: CampaignModel) -> Fleet | None:
     return Fleet(types, nodes, records, benchmarks, verdicts, facts, within, notes)
 
 
-def _rows(record: Mapping[str, Any]) -> dict[tuple[str, str], str]:
+def _rows(record: Mapping[str, object]) -> dict[tuple[str, str], str]:
     """A node's facts shown side by side: (section, label) -> text."""
     out: dict[tuple[str, str], str] = {}
     for section, label, text in describe_machine(record):
@@ -196,7 +201,7 @@ def _rows(record: Mapping[str, Any]) -> dict[tuple[str, str], str]:
 
 
 def side_by_side(
-    types: list[str], nodes: Mapping[str, list[str]], records: Mapping[str, Mapping[str, Any]]
+    types: list[str], nodes: Mapping[str, list[str]], records: Mapping[str, Mapping[str, object]]
 ) -> tuple[list[FactRow], dict[str, list[str]]]:
     """The metadata table (module docstring) and each type's within-type differences.
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -315,7 +314,7 @@ def series_view(s: HistorySeries, r: ChangePoints | None, with_plot: bool = True
 
 def series_doc(
     s: HistorySeries, r: ChangePoints | None, gate: LatestCheck | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """One series as JSON (``benchrun history --json`` and the report's ``history``): its
     campaigns, the changes (each with the ``revision`` that starts the new level), the
     outlying campaigns and, with ``gate``, the check of the latest revision."""
@@ -335,7 +334,7 @@ def series_doc(
         for p in s.points
     ]
     changes = [{"revision": s.points[c.index].label, **c.to_dict()} for c in r.changes] if r else []
-    doc: dict[str, Any] = {
+    doc: dict[str, object] = {
         "experiment": s.experiment,
         "machine": s.machine,
         "workload": s.workload,

@@ -11,7 +11,6 @@ missing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from benchrun.runner.config.experiment import Settings
 from benchrun.runner.format import format_percent, level_shift_text
@@ -19,6 +18,7 @@ from benchrun.runner.machine.noise import noise_warnings
 from benchrun.runner.report.analysis import Group, Suite
 from benchrun.runner.report.model import CampaignModel, Estimate, WorkloadView
 from benchrun.runner.report.panels import display_of, workload_panels
+from benchrun.runner.report.recorded import SECTIONS, RecordedFacts, TimerFacts
 from benchrun.runner.report.verdicts import StoredVerdicts
 
 METHODS_REFERENCES = (
@@ -169,18 +169,19 @@ def _uncertified_sentence(views: list[WorkloadView], c: float, paired: set[str])
 
 def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | None) -> str:
     """One paragraph describing what was really done (module docstring)."""
+    recorded = RecordedFacts.from_metadata(model.campaign.metadata)
     return " ".join(
         [
-            *_campaign_sentences(model),
+            *_campaign_sentences(model, recorded),
             *_warmup_sentences(model),
             *_estimate_sentences(model),
             *_test_sentences(model, groups, suite),
-            *_measurement_sentences(model),
+            *_measurement_sentences(model, recorded.timer),
         ]
     )
 
 
-def _tuning_sentence(record: Any) -> str | None:
+def _tuning_sentence(record: object) -> str | None:
     """What ``settings.tune`` changed for the campaign (its metadata's ``tuning``: the
     changes with their values before and after, docs/tuning.md), or None when nothing."""
     from benchrun.runner.machine.tuning import recorded_changes
@@ -194,8 +195,9 @@ def _tuning_sentence(record: Any) -> str | None:
     )
 
 
-def _campaign_sentences(model: CampaignModel) -> list[str]:
-    """The campaign: workloads, rounds, pinning, containment, order and how it ended."""
+def _campaign_sentences(model: CampaignModel, recorded: RecordedFacts) -> list[str]:
+    """The campaign: workloads, rounds, pinning, containment (from the machine record
+    ``recorded``), order and how it ended."""
     s = model.settings
     views = model.workloads
     out: list[str] = []
@@ -207,7 +209,7 @@ def _campaign_sentences(model: CampaignModel) -> list[str]:
         + (f" pinned to CPU {', '.join(model.cpus)}" if model.cpus else " (not pinned to CPUs)")
         + "."
     )
-    contained = ((model.campaign.metadata or {}).get("containment") or {}).get("kind")
+    contained = recorded.containment
     if contained == "cgroup":
         out.append(
             "Each round ran in its own cgroup, and whatever it left running was killed "
@@ -218,7 +220,7 @@ def _campaign_sentences(model: CampaignModel) -> list[str]:
             "Each round ran in its own process group, killed at the end of the round "
             "(no cgroup was available, so a descendant that left the group could outlive it)."
         )
-    tuned = _tuning_sentence((model.campaign.metadata or {}).get("tuning"))
+    tuned = _tuning_sentence(recorded.tuning)
     if tuned:
         out.append(tuned)
     order = s.order
@@ -369,18 +371,17 @@ def _test_sentences(model: CampaignModel, groups: list[Group], suite: Suite | No
     return out
 
 
-def _measurement_sentences(model: CampaignModel) -> list[str]:
-    """The timer and how costs and rates are summarised (Hoefler & Belli's rule 3)."""
+def _measurement_sentences(model: CampaignModel, timer: TimerFacts) -> list[str]:
+    """The ``timer`` of the machine record and how costs and rates are summarised (Hoefler
+    & Belli's rule 3)."""
     views = model.workloads
     out: list[str] = []
-    timer = (model.campaign.metadata or {}).get("timer") or {}
-    if timer.get("clock"):
-        res = timer.get("measured_resolution_ns")
-        over = timer.get("overhead_ns")
+    if timer.clock:
+        res, over = timer.resolution_ns, timer.overhead_ns
         out.append(
-            f"Times come from {timer.get('clock')} ({timer.get('implementation') or '-'})"
-            + (f", smallest measured step {res:g} ns" if isinstance(res, int | float) else "")
-            + (f", {over:.0f} ns per call" if isinstance(over, int | float) else "")
+            f"Times come from {timer.clock} ({timer.implementation or '-'})"
+            + (f", smallest measured step {res:g} ns" if res is not None else "")
+            + (f", {over:.0f} ns per call" if over is not None else "")
             + "."
         )
     costs = sorted({w.unit or "-" for w in views if w.direction == "lower_is_better"})
@@ -410,7 +411,8 @@ class RuleStatus:
     status: str
     detail: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, int | str]:
+        """The JSON form (the report's ``rules``)."""
         return {
             "rule": self.number,
             "text": self.rule,
@@ -568,7 +570,7 @@ def _rule_ratios(suite: Suite | None) -> tuple[str, str]:
     """Rule 4: benchrun averages no ratio; a suite's summary is a ratio of geometric means."""
     if suite is None:
         return MET, "no ratio is averaged: each ratio compares two workloads"
-    done = [c for c in suite.comparisons if c.get("gmean_ratio")]
+    done = [c for c in suite.comparisons if c.gmean_ratio is not None]
     if done:
         return MET, (
             "no ratio is averaged; the suite's summary is the ratio of geometric means, "
@@ -747,32 +749,29 @@ def _rule_percentiles(views: list[WorkloadView], groups: list[Group]) -> tuple[s
     return MET, detail
 
 
-def _rule_setup(model: CampaignModel) -> tuple[str, str]:
-    """Rule 9: the machine record (hardware, software, timer, environment) and the
-    experiment file are stored."""
-    meta = model.campaign.metadata or {}
-    sections = ("hardware", "software", "timer", "environment")
-    absent = [k for k in sections if not meta.get(k)]
-    if not meta:
+def _rule_setup(model: CampaignModel, recorded: RecordedFacts) -> tuple[str, str]:
+    """Rule 9: the machine record (hardware, software, timer, environment: ``recorded``)
+    and the experiment file are stored."""
+    absent = [k for k in SECTIONS if k not in recorded.sections]
+    if not recorded.present:
         return MISSING, "no machine record was stored with this campaign"
     if not model.campaign.config_text.strip():
         absent.append("the experiment file")
     if absent:
         return MISSING, f"not recorded: {', '.join(absent)}"
-    gone = sum(len((meta.get(k) or {}).get("_unavailable") or {}) for k in sections)
+    gone = recorded.unavailable
     return MET, (
         "hardware, software, timer, environment and the full experiment file are recorded"
         + (f" ({gone} facts unreadable on this machine, listed)" if gone else "")
     )
 
 
-def _rule_techniques(model: CampaignModel) -> tuple[str, str]:
+def _rule_techniques(timer: TimerFacts) -> tuple[str, str]:
     """Rule 10: the timer (from the machine record) and the subsession sizes are stated."""
-    timer = (model.campaign.metadata or {}).get("timer") or {}
-    if not timer.get("clock"):
+    if not timer.clock:
         return MISSING, "the timer is not recorded (no machine record of it)"
     return MET, (
-        f"timer ({timer['clock']}), pinning, warm-up rule, subsession size and summary "
+        f"timer ({timer.clock}), pinning, warm-up rule, subsession size and summary "
         "statistics are stated in the methods paragraph; each round is one process, no "
         "synchronisation across processes is involved"
     )
@@ -817,6 +816,7 @@ def rules_checklist(
     the machine's peak.
     """
     views = model.workloads
+    recorded = RecordedFacts.from_metadata(model.campaign.metadata)
     out = [
         _rule_base_case(model, groups, suite),
         _rule_subset(views),
@@ -826,8 +826,8 @@ def rules_checklist(
         _rule_normality(views),
         _with_duet(model, _rule_compare(model, groups)),
         _rule_percentiles(views, groups),
-        _rule_setup(model),
-        _rule_techniques(model),
+        _rule_setup(model, recorded),
+        _rule_techniques(recorded.timer),
         (
             MISSING,
             "benchrun does not know this machine's peak; add an upper bound (peak "

@@ -28,6 +28,7 @@ from typing import Any, Final, ParamSpec, TypeVar
 
 import matplotlib
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
@@ -35,7 +36,7 @@ from PIL import Image
 from scipy import stats as sps
 
 from benchrun.runner.format import DisplayUnit
-from benchrun.runner.report.analysis import Group, Suite
+from benchrun.runner.report.analysis import Group, QuantileFit, Suite
 from benchrun.runner.report.model import WorkloadView
 from benchrun.runner.report.panels import Panel, display_of, workload_panels
 
@@ -57,7 +58,7 @@ RC: dict[Any, Any] = {
     "figure.titlesize": 12.0,
 }
 #: matplotlib 3.10 replaced ``vert=False`` by ``orientation="horizontal"``
-_HORIZONTAL: dict[str, Any] = (
+_HORIZONTAL: dict[str, str | bool] = (
     {"orientation": "horizontal"}
     if tuple(int(p) for p in matplotlib.__version__.split(".")[:2]) >= (3, 10)
     else {"vert": False}
@@ -128,10 +129,10 @@ def _percent(value: float) -> str:
 # --------------------------------------------------------------------------- workload figure
 #: the figures of this process by layout (the panels shown), reused: creating axes and their
 #: ticks costs about as much as drawing them, and most workloads share a layout
-_WORKLOAD_FIGS: dict[tuple[str, ...], tuple[Figure, dict[str, Any]]] = {}
+_WORKLOAD_FIGS: dict[tuple[str, ...], tuple[Figure, dict[str, Axes]]] = {}
 
 
-def _layout(keys: tuple[str, ...]) -> tuple[Figure, dict[str, Any]]:
+def _layout(keys: tuple[str, ...]) -> tuple[Figure, dict[str, Axes]]:
     """A figure with one axes per panel key: ``readings`` across the top, the others two to
     a row below it (a last one alone spans the row); the distribution is a box-plot strip over a histogram (``box`` and
     ``distribution``, sharing their x axis)."""
@@ -139,7 +140,7 @@ def _layout(keys: tuple[str, ...]) -> tuple[Figure, dict[str, Any]]:
     rows = (len(rest) + 1) // 2
     fig = Figure(figsize=(WIDTH, 3.1 + 3.4 * rows + 0.2), layout="constrained")
     grid = fig.add_gridspec(1 + rows, 2, height_ratios=[3.1] + [3.4] * rows)
-    axes: dict[str, Any] = {"readings": fig.add_subplot(grid[0, :])}
+    axes: dict[str, Axes] = {"readings": fig.add_subplot(grid[0, :])}
     for i, key in enumerate(rest):
         last_alone = i == len(rest) - 1 and i % 2 == 0
         cell = grid[1 + i // 2, :] if last_alone else grid[1 + i // 2, i % 2]
@@ -152,7 +153,7 @@ def _layout(keys: tuple[str, ...]) -> tuple[Figure, dict[str, Any]]:
     return fig, axes
 
 
-def _workload_axes(keys: tuple[str, ...]) -> tuple[Figure, dict[str, Any]]:
+def _workload_axes(keys: tuple[str, ...]) -> tuple[Figure, dict[str, Axes]]:
     """The reusable figure of layout ``keys``, emptied of the previous workload's artists."""
     if keys not in _WORKLOAD_FIGS:
         _WORKLOAD_FIGS[keys] = _layout(keys)
@@ -668,19 +669,20 @@ def headline_figure(group: Group, confidence: float) -> Plot:
 
 
 @_readable
-def quantile_figure(fit: dict[str, Any], du: DisplayUnit | None = None) -> Plot:
+def quantile_figure(qf: QuantileFit, du: DisplayUnit | None = None) -> Plot:
     """Difference B - A across percentiles with bootstrap CIs (docs/methods.md §7, HOEFLER
     Fig. 4), in ``du`` (A's display unit; default: the stored unit)."""
     if du is None:
-        du = DisplayUnit(fit.get("unit") or "", fit.get("unit") or "")
+        du = DisplayUnit(qf.unit, qf.unit)
+    fit = qf.fit
     fig = Figure(figsize=(8, 4.2), layout="constrained")
     ax = fig.subplots()
-    q = 100 * np.asarray(fit["quantiles"])
-    eff = np.asarray(fit["effect"], float) / du.factor
+    q = 100 * np.asarray(fit.quantiles)
+    eff = np.asarray(fit.effect, float) / du.factor
     ax.fill_between(
         q,
-        np.asarray(fit["ci_low"], float) / du.factor,
-        np.asarray(fit["ci_high"], float) / du.factor,
+        np.asarray(fit.ci_low, float) / du.factor,
+        np.asarray(fit.ci_high, float) / du.factor,
         color="#9ecae1",
         alpha=0.6,
         lw=0,
@@ -690,42 +692,40 @@ def quantile_figure(fit: dict[str, Any], du: DisplayUnit | None = None) -> Plot:
     ax.set(
         xlabel="percentile [%]",
         ylabel=du.axis("difference B - A"),
-        title=f"B = {fit['b']} vs A = {fit['a']}",
+        title=f"B = {qf.b} vs A = {qf.a}",
     )
     caption = (
-        f"Quantile regression of {fit['b']} against {fit['a']}: the difference of each "
+        f"Quantile regression of {qf.b} against {qf.a}: the difference of each "
         f"percentile (dots)"
         + (f" in {du.label}" if du.label else "")
-        + f", band = {100 * fit['confidence']:g} % stratified bootstrap CI "
-        f"({fit['n_boot']} resamples) on up to {fit['n_a']} steady readings per side. A flat "
+        + f", band = {100 * fit.confidence:g} % stratified bootstrap CI "
+        f"({fit.n_boot} resamples) on up to {fit.n_a} steady readings per side. A flat "
         "line means a pure shift; a slope means the spread or the tail differs."
     )
-    return Plot(
-        f"quantiles-{_slug(fit['a'])}-{_slug(fit['b'])}", caption.split(":")[0], _png(fig), caption
-    )
+    return Plot(f"quantiles-{_slug(qf.a)}-{_slug(qf.b)}", caption.split(":")[0], _png(fig), caption)
 
 
 @_readable
 def biplot_figure(suite: Suite) -> Plot | None:
     """Machines (scores) and benchmarks (loadings) on the first two components (§9)."""
     b = suite.biplot
-    if not b:
+    if b is None:
         return None
     fig = Figure(figsize=(8, 6), layout="constrained")
     ax = fig.subplots()
-    scores = np.asarray(b["scores"], float)
-    loads = np.asarray(b["loadings"], float)
+    scores = np.asarray(b.scores, float)
+    loads = np.asarray(b.loadings, float)
     two = scores.shape[1] >= 2
     sx, sy = scores[:, 0], scores[:, 1] if two else np.zeros(len(scores))
     ax.plot(sx, sy, "o", color="#d62728")
-    for name, px, py in zip(b["row_labels"], sx, sy, strict=True):
+    for name, px, py in zip(b.row_labels, sx, sy, strict=True):
         ax.annotate(name, (px, py), color="#d62728")
     scale = float(np.abs(scores).max() or 1.0)
-    for name, lv in zip(b["col_labels"], loads, strict=True):
+    for name, lv in zip(b.col_labels, loads, strict=True):
         vx, vy = lv[0] * scale, (lv[1] * scale if two else 0.0)
         ax.annotate("", (vx, vy), (0, 0), arrowprops={"arrowstyle": "->", "color": "#1f77b4"})
         ax.annotate(name, (vx, vy), color="#1f77b4")
-    ex = b["explained"]
+    ex = b.explained
     ax.set(
         xlabel=f"PC1 of the log medians ({100 * ex[0]:.0f} % of variance)",
         ylabel=f"PC2 of the log medians ({100 * ex[1]:.0f} % of variance)"

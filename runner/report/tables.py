@@ -9,6 +9,7 @@ ratios are unitless.
 
 from __future__ import annotations
 
+import math
 import shlex
 from typing import Any
 
@@ -20,6 +21,7 @@ from benchrun.runner.report.model import CampaignModel, Estimate, WorkloadView
 from benchrun.runner.report.table import Table
 from benchrun.runner.report.verdicts import StoredComparison, StoredVerdicts
 from benchrun.runner.results.workloads import drift_from, node_line
+from benchrun.stats.speedup import ShareResult
 
 #: the row of the subsession choice, in every table that shows one (``run``, ``show``,
 #: the report, ``analyze``): q readings per subsession × n_q subsession means
@@ -228,15 +230,15 @@ def stored_comparisons(verdicts: StoredVerdicts, confidence: float) -> Table:
 def pairs(group: Group) -> Table:
     rows = [
         (
-            p["a"],
-            p["b"],
-            p["verdict"],
-            format_percent(p.get("relative_difference"), signed=True),
-            format_number(p.get("welch_p")),
-            format_number(p.get("welch_p_holm")),
-            format_number(p.get("tost_p")),
-            format_number(p.get("effect_size")),
-            str(p["required_n"]) if p.get("required_n") else "",
+            p.a,
+            p.b,
+            p.verdict,
+            format_percent(_finite(p.relative_difference), signed=True),
+            _number(p.welch_p),
+            _number(p.welch_p_holm),
+            _number(p.tost_p),
+            _number(p.effect_size),
+            str(p.required_n) if p.required_n else "",
         )
         for p in group.pairs
     ]
@@ -326,16 +328,21 @@ def workload_stats(w: WorkloadView) -> Table:
     )
 
 
+def _finite(value: float | None) -> float | None:
+    """``value``, or None when it is NaN or infinite (as the JSON form has it)."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _number(value: float | None) -> str:
+    """:func:`format_number` of a statistic, ``-`` when it is missing, NaN or infinite."""
+    return format_number(_finite(value))
+
+
 def suite_tables(suite: Suite) -> list[Table]:
     out: list[Table] = []
     for cmp in suite.comparisons:
-        a, b = cmp["a"], cmp["b"]
-        h, rs, sp, gm = (
-            cmp.get("hpt"),
-            cmp.get("r_speedup"),
-            cmp.get("speedup_test"),
-            cmp.get("gmean_ratio"),
-        )
+        a, b = cmp.a, cmp.b
+        h, rs, sp, gm = cmp.hpt, cmp.r_speedup, cmp.speedup_test, cmp.gmean_ratio
         if h:
             out.append(
                 Table(
@@ -351,22 +358,22 @@ def suite_tables(suite: Suite) -> list[Table]:
                     ),
                     [
                         (
-                            r["benchmark"],
-                            display_unit(suite.unit, r["median_a"]).text(r["median_a"]),
-                            display_unit(suite.unit, r["median_a"]).text(r["median_b"]),
-                            format_number(r.get("p_value")),
-                            r["winner"],
-                            format_number(r["d"]),
-                            format_number(r["rank"]),
+                            r.benchmark,
+                            display_unit(suite.unit, r.median_a).text(r.median_a),
+                            display_unit(suite.unit, r.median_a).text(r.median_b),
+                            _number(r.p_value),
+                            r.winner,
+                            _number(r.d),
+                            _number(r.rank),
                         )
-                        for r in h["benchmarks"]
+                        for r in h.benchmarks
                     ],
                     f"Hierarchical Performance Testing (docs/methods.md §8): confidence that {a} "
-                    f"outperforms {b} = {format_number(h['confidence'])} ({h['verdict']}); "
+                    f"outperforms {b} = {_number(h.confidence)} ({h.verdict}); "
                     + (
-                        f"r-speedup at r = 0.95: {format_number(rs.get('gamma'))}, geometric-mean speedup "
-                        f"{format_number(rs.get('gmean_speedup'))} held with confidence "
-                        f"{format_number(rs.get('gmean_confidence'))}."
+                        f"r-speedup at r = 0.95: {_number(rs.gamma)}, geometric-mean speedup "
+                        f"{_number(rs.gmean_speedup)} held with confidence "
+                        f"{_number(rs.gmean_confidence)}."
                         if rs
                         else ""
                     ),
@@ -386,17 +393,17 @@ def suite_tables(suite: Suite) -> list[Table]:
                     [
                         (
                             n,
-                            format_number(r.get("speedup_mean")),
-                            str(r.get("mean_verdict")),
-                            format_number(r.get("speedup_median")),
-                            str(r.get("median_verdict")),
+                            _number(r.speedup_mean),
+                            str(r.mean_verdict),
+                            _number(r.speedup_median),
+                            str(r.median_verdict),
                         )
-                        for n, r in sp["benchmarks"].items()
+                        for n, r in zip(sp.names, sp.results, strict=True)
                     ],
-                    f"Touati's Speedup-Test (docs/methods.md §6.2) at alpha {sp['alpha']:g}: overall "
-                    f"speedup of means {format_number(sp['overall_speedup_mean'])}, of medians "
-                    f"{format_number(sp['overall_speedup_median'])}; share of benchmarks with a significant "
-                    f"speedup of the mean {_share(sp['share_mean'])}.",
+                    f"Touati's Speedup-Test (docs/methods.md §6.2) at alpha {sp.alpha:g}: overall "
+                    f"speedup of means {_number(sp.overall_speedup_mean)}, of medians "
+                    f"{_number(sp.overall_speedup_median)}; share of benchmarks with a significant "
+                    f"speedup of the mean {_share(sp.share_mean)}.",
                 )
             )
         if gm:
@@ -406,11 +413,11 @@ def suite_tables(suite: Suite) -> list[Table]:
                     ("estimate", "low", "high", "confidence", "method"),
                     [
                         (
-                            format_number(gm["estimate"]),
-                            format_number(gm.get("low")),
-                            format_number(gm.get("high")),
-                            f"{100 * gm['confidence']:g} %",
-                            gm["method"],
+                            _number(gm.estimate),
+                            _number(gm.low),
+                            _number(gm.high),
+                            f"{100 * gm.confidence:g} %",
+                            gm.method,
                         )
                     ],
                     "Hierarchical bootstrap resampling runs within each benchmark (docs/methods.md §9); "
@@ -420,8 +427,8 @@ def suite_tables(suite: Suite) -> list[Table]:
     return out
 
 
-def _share(s: dict[str, Any]) -> str:
-    return f"{s.get('a')}/{s.get('b')} [{format_number(s.get('ci_low'))}, {format_number(s.get('ci_high'))}]"
+def _share(s: ShareResult) -> str:
+    return f"{s.a}/{s.b} [{_number(s.ci_low)}, {_number(s.ci_high)}]"
 
 
 def machine(report: Report) -> Table:

@@ -187,25 +187,26 @@ def test_fleet_section_matches_stats_on_the_stored_rounds(fleet_db: Path) -> Non
     suite = report.hardware_suite
     assert suite is not None and suite.systems == ["alpha", "beta"]
     (cmp,) = suite.comparisons
-    assert (cmp["a"], cmp["b"]) == ("beta", "alpha")
+    assert (cmp.a, cmp.b) == ("beta", "alpha")
     beta = {b: series[f"{b}[node_type=beta]"] for b in MEANS}
     alpha = {b: series[f"{b}[node_type=alpha]"] for b in MEANS}
     for b in MEANS:  # the report's series are the stored rounds
         assert np.array_equal(suite.cells["beta"][b], beta[b])
     h = hpt(beta, alpha, False)
-    assert cmp["hpt"]["confidence"] == pytest.approx(h.confidence, abs=1e-12)
-    assert cmp["hpt"]["confidence"] < 0.5  # beta does not outperform alpha
+    assert cmp.hpt is not None and cmp.r_speedup is not None and cmp.speedup_test is not None
+    assert cmp.hpt.confidence == pytest.approx(h.confidence, abs=1e-12)
+    assert cmp.hpt.confidence < 0.5  # beta does not outperform alpha
     rs = r_speedup(beta, alpha, 0.95, higher_is_better=False)
     doc = rs.to_dict()
-    assert cmp["r_speedup"]["gamma"] == doc["gamma"]  # None: beta is no faster at any r
-    assert cmp["r_speedup"]["gmean_speedup"] == pytest.approx(doc["gmean_speedup"], rel=1e-12)
+    assert cmp.r_speedup.gamma == doc["gamma"]  # None: beta is no faster at any r
+    assert cmp.r_speedup.gmean_speedup == pytest.approx(doc["gmean_speedup"], rel=1e-12)
     sp = speedup_suite({b: (alpha[b], beta[b]) for b in MEANS}, confidence=0.95)
-    got = cmp["speedup_test"]
-    assert got["overall_speedup_mean"] == pytest.approx(sp.overall_speedup_mean, rel=1e-12)
+    got = cmp.speedup_test
+    assert got.overall_speedup_mean == pytest.approx(sp.overall_speedup_mean, rel=1e-12)
     # closed form: the speedup of means over the suite is alpha's total over beta's
     total = sum(alpha[b].mean() for b in MEANS) / sum(beta[b].mean() for b in MEANS)
-    assert got["overall_speedup_mean"] == pytest.approx(total, rel=1e-9)
-    assert got["overall_speedup_mean"] == pytest.approx(1 / SLOWER, rel=0.03)
+    assert got.overall_speedup_mean == pytest.approx(total, rel=1e-9)
+    assert got.overall_speedup_mean == pytest.approx(1 / SLOWER, rel=0.03)
 
 
 def test_metadata_side_by_side_matches_the_stored_records(fleet_db: Path) -> None:
