@@ -248,8 +248,9 @@ class Agent:
             while True:
                 try:
                     message = self.channel.receive(None)
-                except BadPayload as exc:  # a round whose spec is malformed: refuse it
-                    self._queue.put(Refused(exc.round_id, str(exc)))
+                except BadPayload as exc:
+                    if exc.kind == RoundRequest.TYPE:  # a round whose spec is malformed
+                        self._queue.put(Refused(exc.round_id, str(exc)))
                     continue
                 if isinstance(message, RoundRequest):
                     self._queue.put(message)

@@ -78,11 +78,13 @@ class ProtocolError(Exception):
 
 
 class BadPayload(ProtocolError):
-    """A ``round`` or ``outcome`` message whose spec or outcome is malformed; its
-    :attr:`round_id` is the message's ``id`` (None when that is no integer)."""
+    """A ``round`` or ``outcome`` message (:attr:`kind`) whose spec or outcome is
+    malformed; its :attr:`round_id` is the message's ``id`` (None when that is no
+    integer)."""
 
-    def __init__(self, message: str, round_id: int | None) -> None:
+    def __init__(self, message: str, kind: str, round_id: int | None) -> None:
         super().__init__(message)
+        self.kind = kind
         self.round_id = round_id
 
 
@@ -402,9 +404,9 @@ class RoundRequest:
         try:
             parsed = spec_from_json(fields.object("spec") or {})
         except FieldError as exc:
-            raise BadPayload(f"bad round spec: {exc}", round_id) from None
+            raise BadPayload(f"bad round spec: {exc}", cls.TYPE, round_id) from None
         except ProtocolError as exc:
-            raise BadPayload(str(exc), round_id) from None
+            raise BadPayload(str(exc), cls.TYPE, round_id) from None
         return cls(round_id, parsed, fields.loose("env_base", str) == "node")
 
 
@@ -427,9 +429,9 @@ class OutcomeReport:
         try:
             parsed = outcome_from_json(fields.object("outcome") or {})
         except FieldError as exc:
-            raise BadPayload(f"bad round outcome: {exc}", round_id) from None
+            raise BadPayload(f"bad round outcome: {exc}", cls.TYPE, round_id) from None
         except ProtocolError as exc:
-            raise BadPayload(str(exc), round_id) from None
+            raise BadPayload(str(exc), cls.TYPE, round_id) from None
         return cls(round_id, parsed)
 
 

@@ -56,10 +56,6 @@ class JsonFields:
         self.data: Mapping[object, object] = data
         self.what = what
 
-    def __contains__(self, key: str) -> bool:
-        """True when ``key`` is there and not null."""
-        return self.data.get(key) is not None
-
     def _fail(self, key: str, kind: type, value: object) -> FieldError:
         shown = "".join(c if c.isprintable() else "?" for c in repr(value))[:80]
         return FieldError(f"{self.what}: field {key!r} is {shown}, not {_name(kind)}")

@@ -222,24 +222,24 @@ def hung_up(agent: Agent) -> bool:
     try:
         while poll_fds([agent.channel.fileno()], 0.0):
             agent.channel.feed()
-            while _next_between_rounds(agent.channel) is not None:
-                pass
+            _read_idle(agent.channel)
     except (ChannelClosed, ProtocolError, OSError):
         return True
     return False
 
 
-def _next_between_rounds(channel: Channel) -> object:
-    """The next message an idle agent sent (a stale round's outcome, even a malformed
-    one, is dropped: :class:`BadPayload` reads as a message); :class:`ChannelClosed`
-    when it said ``terminated``; None when nothing more has arrived."""
-    try:
-        message = channel.next()
-    except BadPayload as exc:
-        return exc
-    if isinstance(message, Terminated):
-        raise ChannelClosed("terminated")
-    return message
+def _read_idle(channel: Channel) -> None:
+    """Read what an idle agent has sent and drop it (a stale round's outcome, even a
+    malformed one); :class:`ChannelClosed` when it said ``terminated``."""
+    while True:
+        try:
+            message = channel.next()
+        except BadPayload:
+            continue
+        if message is None:
+            return
+        if isinstance(message, Terminated):
+            raise ChannelClosed("terminated")
 
 
 def say_bye(agents: Sequence[Agent]) -> None:

@@ -104,8 +104,8 @@ class RoundExchange:
             try:
                 message = channel.next()
             except BadPayload as exc:
-                if exc.round_id != round_id:
-                    continue  # a stale round's: dropped, as its well-formed outcome is
+                if exc.kind != OutcomeReport.TYPE or exc.round_id != round_id:
+                    continue  # not this round's outcome: dropped, as a well-formed one is
                 self.watcher.cancel(job.job_id)
                 raise UserError(f"slurm: job {job.job_id}: {exc}") from None
             except ProtocolError as exc:

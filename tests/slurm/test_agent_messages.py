@@ -4,12 +4,14 @@ malformed field of a message from a peer is one ProtocolError naming it."""
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 
 import pytest
 
 from benchrun.runner import __version__
-from benchrun.runner.config.experiment import ReadingsSpec
+from benchrun.runner.config.experiment import ReadingsSpec, SlurmSpec
+from benchrun.runner.errors import UserError
 from benchrun.runner.execute.agent import Channel
 from benchrun.runner.execute.agent_messages import (
     BadPayload,
@@ -29,7 +31,11 @@ from benchrun.runner.execute.agent_messages import (
     spec_from_json,
 )
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec
-from benchrun.runner.execute.slurm_protocol import Agent, hung_up, round_message
+from benchrun.runner.execute.slurm_commands import JobState, SlurmCommands
+from benchrun.runner.execute.slurm_protocol import Agent, Job, Wake, hung_up, round_message
+from benchrun.runner.execute.slurm_round import RoundExchange
+from benchrun.runner.execute.slurm_start import JobStarter, SlurmOptions
+from benchrun.runner.execute.slurm_watch import JobWatcher
 
 
 def parse(line: bytes) -> object:
@@ -161,3 +167,62 @@ def test_an_idle_agent_drops_a_stale_malformed_outcome_but_not_its_end() -> None
     assert hung_up(agent)
     ours.close()
     theirs.close()
+
+
+# ------------------------------------------------ the submit host's round exchange
+
+
+class _Cancels(SlurmCommands):
+    """Slurm's commands with a job that runs until it is cancelled (recorded)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cancels: list[str] = []
+
+    def cancel(self, job_id: str) -> None:
+        self.cancels.append(job_id)
+
+    def state(self, job_id: str) -> JobState | None:
+        return JobState(job_id, "CANCELLED" if self.cancels else "RUNNING", node="n1")
+
+
+def _exchange(commands: _Cancels) -> tuple[RoundExchange, Job, Agent, Channel]:
+    a, b = socket.socketpair()
+    ours, theirs = Channel(a), Channel(b)
+    watcher = JobWatcher(commands, lambda _: None, settle_time=0.0)
+    options = SlurmOptions()
+    wake = Wake()
+    starter = JobStarter(SlurmSpec(), options, watcher, wake, lambda _: None, None, set())
+    job = Job("5", "token", 0.0)
+    agent = Agent("n1", ours, 0.0)
+    job.agents.append(agent)
+    starter.jobs.append(job)
+    return RoundExchange(options, starter, watcher, wake, lambda _: None), job, agent, theirs
+
+
+def test_the_outcome_of_another_round_is_dropped_even_malformed() -> None:
+    commands = _Cancels()
+    exchange, job, agent, theirs = _exchange(commands)
+    done = RoundOutcome("ok", 1, 0.0, 0.0, 1, 0, 1.0)
+    theirs.sock.sendall(
+        encode({"type": "outcome", "id": 9, "outcome": {"status": "?"}})
+        + encode({"type": "refused", "id": 9, "message": "not this one"})
+        + encode({"type": "outcome", "id": 1, "outcome": {"status": "ok", "wall_ns": 1,
+                  "user_s": 0, "sys_s": 0, "max_rss_kib": 1, "started_at": 1}})
+    )  # fmt: skip
+    outcome = exchange.run_on(job, agent, RoundSpec("w", ("true",), {}, 5.0), 1.0)
+    assert outcome == dataclasses.replace(done, exit_code=None, node="n1", extra={"slurm_job": "5"})
+    assert commands.cancels == []
+    sent = theirs.receive(1.0)
+    assert isinstance(sent, RoundRequest) and sent.id == 1
+
+
+def test_a_malformed_outcome_of_the_round_cancels_the_job() -> None:
+    commands = _Cancels()
+    exchange, job, agent, theirs = _exchange(commands)
+    theirs.sock.sendall(encode({"type": "outcome", "id": 1, "outcome": {"status": "ok"}}))
+    with pytest.raises(
+        UserError, match="slurm: job 5: bad round outcome: outcome: field 'wall_ns' is missing"
+    ):
+        exchange.run_on(job, agent, RoundSpec("w", ("true",), {}, 5.0), 1.0)
+    assert commands.cancels == ["5"]

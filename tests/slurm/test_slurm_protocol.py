@@ -559,12 +559,15 @@ def test_agent_serves_in_process_over_a_socket_pair() -> None:
     ours.send(RoundRequest(1, round_of(["true"])))
     ours.sock.sendall(encode({"type": "round", "id": 2, "spec": {"workload": "w"}}))
     ours.send(RoundRequest(3, round_of([""])))
+    # a malformed outcome sent to the agent is no round: dropped, not refused
+    ours.sock.sendall(encode({"type": "outcome", "id": 4, "outcome": {}}))
     ours.send(Bye())
     assert agent.serve() == 0
     first, second, third = (ours.receive(5.0) for _ in range(3))
     assert isinstance(first, OutcomeReport) and first.id == 1 and first.outcome.status == "ok"
     assert second == Refused(2, "bad round spec: spec: field 'argv' is missing")
     assert isinstance(third, Refused) and third.id == 3 and "empty" in third.message
+    assert ours.receive(0.2) is None
     ours.close()
     theirs.close()
 
