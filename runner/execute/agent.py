@@ -8,32 +8,15 @@ then runs each round it is sent with the same :class:`runner.execute.local.Local
 as a local campaign (pinning inside the job's allocation, ``wait4``, timeout, process
 group), sending back what the round did. Nothing is stored on the node.
 
-The protocol: one JSON object per line (UTF-8, ``\\n``-terminated) over one TCP
-connection, each with a ``"type"``:
-
-===========  ==========  ===========================================================
-type         direction   fields
-===========  ==========  ===========================================================
-hello        agent ->    protocol, token, version, node, job_id, pid, cpus, python,
-                         metadata (the node's record, or null: :func:`hello_message`)
-setup        -> agent    pin ("auto", "none" or CPU list), checks (list of
-                         {workload, cwd, program, path})
-ready        agent ->    problems (list of str), pin (the plan on the node)
-round        -> agent    id, spec (a RoundSpec, :func:`spec_to_dict`)
-outcome      agent ->    id, outcome (a RoundOutcome, :func:`outcome_to_dict`)
-interrupt    -> agent    id: kill that round's process group if it is in flight
-refused      agent ->    id, message: the spec could not be launched (a UserError)
-terminated   agent ->    signal, id (the round it killed, or null): Slurm signalled
-                         the job (scancel, time limit); the agent exits after this
-bye          -> agent    the campaign is done with this job: the agent exits
-===========  ==========  ===========================================================
+The protocol's messages are the records of :mod:`runner.execute.agent_messages` (one
+JSON object per line over one TCP connection; docs/slurm.md, "The messages"); this module
+carries them (:class:`Channel`) and serves them on the node (:class:`Agent`).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import os
 import queue
@@ -47,17 +30,30 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
-from benchrun.runner import __version__
-from benchrun.runner.config.experiment import ReadingsSpec
 from benchrun.runner.errors import UserError
-from benchrun.runner.execute.executor import RoundOutcome, RoundSpec
+from benchrun.runner.execute.agent_messages import (
+    BadPayload,
+    Bye,
+    Hello,
+    Interrupt,
+    Message,
+    OutcomeReport,
+    ProtocolError,
+    Ready,
+    Refused,
+    RoundRequest,
+    Setup,
+    SharedCheck,
+    Terminated,
+    decode,
+    encode,
+    node_name,
+    parse_message,
+)
 from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.execute.pinning import PinPlan, pinned_runner, plan_pinning
 
-#: version of the message protocol; the submit host refuses an agent speaking another
-PROTOCOL = 1
 #: environment variable holding the token the agent sends in its hello
 TOKEN_ENV = "BENCHRUN_AGENT_TOKEN"
 #: longest line accepted before the peer has proven who it is (bytes): the hello, with
@@ -75,118 +71,11 @@ TERM_SETTLE = 0.3
 
 
 #: what collects the node's metadata record for the hello, given the job's CPUs
-MetadataFn = Callable[[Sequence[int]], Mapping[str, Any]]
+MetadataFn = Callable[[Sequence[int]], Mapping[str, object]]
 
 
 class ChannelClosed(Exception):
     """The peer closed the connection (or it broke)."""
-
-
-class ProtocolError(Exception):
-    """A line that is not a JSON object with a ``type``, or too long."""
-
-
-# ---------------------------------------------------------------------------- messages
-
-
-def encode(message: Mapping[str, Any]) -> bytes:
-    """One message as its line: compact JSON (``Infinity``/``NaN`` allowed, as Python's
-    json reads them back) and ``\\n``."""
-    return json.dumps(message, separators=(",", ":"), default=_jsonable).encode() + b"\n"
-
-
-def decode(line: bytes) -> dict[str, Any]:
-    """The message of one line (without its ``\\n``); :class:`ProtocolError` if it is not a
-    JSON object with a string ``type``."""
-    try:
-        message = json.loads(line)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ProtocolError(f"not JSON: {exc}") from None
-    if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-        raise ProtocolError("not a message (a JSON object with a string 'type')")
-    return message
-
-
-def _jsonable(value: object) -> object:
-    if isinstance(value, (tuple, set, frozenset)):
-        return list(value)
-    if isinstance(value, Mapping):
-        return dict(value)
-    return str(value)
-
-
-def spec_to_dict(spec: RoundSpec) -> dict[str, Any]:
-    """A :class:`RoundSpec` as JSON-ready data (its readings spec as a mapping)."""
-    out = dataclasses.asdict(spec)
-    out["argv"] = list(spec.argv)
-    out["env"] = dict(spec.env)
-    out["cpus"] = None if spec.cpus is None else list(spec.cpus)
-    out["timeout"] = float(spec.timeout)
-    return out
-
-
-def spec_from_dict(data: Mapping[str, Any]) -> RoundSpec:
-    """The :class:`RoundSpec` of :func:`spec_to_dict`'s data; :class:`ProtocolError` if a
-    field is missing or has the wrong type."""
-    try:
-        readings = data.get("readings")
-        cpus = data.get("cpus")
-        return RoundSpec(
-            workload=str(data["workload"]),
-            argv=tuple(str(a) for a in data["argv"]),
-            env={str(k): str(v) for k, v in dict(data["env"]).items()},
-            timeout=float(data["timeout"]),
-            shell=bool(data.get("shell", False)),
-            cwd=None if data.get("cwd") is None else str(data["cwd"]),
-            cpus=None if cpus is None else tuple(int(c) for c in cpus),
-            readings=None if readings is None else ReadingsSpec(**readings),
-            output_limit=int(data.get("output_limit", 65536)),
-            memory_limit=None if data.get("memory_limit") is None else int(data["memory_limit"]),
-            hook=None if data.get("hook") is None else str(data["hook"]),
-            pass_index=None if data.get("pass_index") is None else int(data["pass_index"]),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ProtocolError(f"bad round spec: {exc!r}") from None
-
-
-def outcome_to_dict(outcome: RoundOutcome) -> dict[str, Any]:
-    """A :class:`RoundOutcome` as JSON-ready data."""
-    out = dataclasses.asdict(outcome)
-    out["cpus"] = None if outcome.cpus is None else list(outcome.cpus)
-    out["readings"] = list(outcome.readings)
-    out["extra"] = dict(outcome.extra)
-    return out
-
-
-def outcome_from_dict(data: Mapping[str, Any]) -> RoundOutcome:
-    """The :class:`RoundOutcome` of :func:`outcome_to_dict`'s data; :class:`ProtocolError`
-    if a field is missing or has the wrong type."""
-    try:
-        status = str(data["status"])
-        if status not in ("ok", "failed", "timeout", "interrupted"):
-            raise ValueError(f"status {status!r}")
-        cpus = data.get("cpus")
-        exit_code = data.get("exit_code")
-        return RoundOutcome(
-            status=status,  # type: ignore[arg-type]
-            wall_ns=int(data["wall_ns"]),
-            user_s=float(data["user_s"]),
-            sys_s=float(data["sys_s"]),
-            max_rss_kib=int(data["max_rss_kib"]),
-            exit_code=None if exit_code is None else int(exit_code),
-            started_at=float(data["started_at"]),
-            cpus=None if cpus is None else tuple(int(c) for c in cpus),
-            readings=tuple(float(r) for r in data.get("readings", ())),
-            reason=None if data.get("reason") is None else str(data["reason"]),
-            stdout_tail=str(data.get("stdout_tail", "")),
-            stderr_tail=str(data.get("stderr_tail", "")),
-            extra=dict(data.get("extra") or {}),
-            node=None if data.get("node") is None else str(data["node"]),
-            wait_ns=None if data.get("wait_ns") is None else int(data["wait_ns"]),
-            wait_source=None if data.get("wait_source") is None else str(data["wait_source"]),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ProtocolError(f"bad round outcome: {exc!r}") from None
 
 
 class Channel:
@@ -206,9 +95,9 @@ class Channel:
     def fileno(self) -> int:
         return self.sock.fileno()
 
-    def send(self, message: Mapping[str, Any]) -> None:
+    def send(self, message: Message) -> None:
         """Send one message; :class:`ChannelClosed` if the connection is gone."""
-        data = encode(message)
+        data = encode(message.to_json())
         try:
             with self._send_lock:
                 self.sock.sendall(data)
@@ -227,18 +116,23 @@ class Channel:
             raise ChannelClosed("connection closed by the peer")
         self._buffer += data
 
-    def next(self) -> dict[str, Any] | None:
-        """The next complete message, or None until more has arrived."""
-        end = self._buffer.find(b"\n")
-        if end < 0:
-            if len(self._buffer) > self.max_line:
-                raise ProtocolError(f"a line longer than {self.max_line} bytes")
-            return None
-        line = bytes(self._buffer[:end])
-        del self._buffer[: end + 1]
-        return decode(line)
+    def next(self) -> Message | None:
+        """The next complete message, or None until more has arrived (a line of a type
+        this side does not know is skipped); :class:`ProtocolError` for a line that is
+        not a message or a malformed one (it is consumed: the next call reads on)."""
+        while True:
+            end = self._buffer.find(b"\n")
+            if end < 0:
+                if len(self._buffer) > self.max_line:
+                    raise ProtocolError(f"a line longer than {self.max_line} bytes")
+                return None
+            line = bytes(self._buffer[:end])
+            del self._buffer[: end + 1]
+            message = parse_message(decode(line))
+            if message is not None:
+                return message
 
-    def receive(self, timeout: float | None) -> dict[str, Any] | None:
+    def receive(self, timeout: float | None) -> Message | None:
         """The next message, waiting at most ``timeout`` seconds (None: for ever); None
         when the time ran out."""
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -267,12 +161,7 @@ class Channel:
 # ------------------------------------------------------------------------- node checks
 
 
-def node_name() -> str:
-    """This node's name as Slurm knows it (``$SLURMD_NODENAME``), else the host name."""
-    return os.environ.get("SLURMD_NODENAME") or socket.gethostname()
-
-
-def check_shared(checks: Sequence[Mapping[str, Any]]) -> list[str]:
+def check_shared(checks: Sequence[SharedCheck]) -> list[str]:
     """What is missing on this node of what the workloads need: each check's ``cwd``
     (a directory) and ``program`` (a path relative to ``cwd`` when it holds a ``/``,
     else a name looked up on ``path``, default this process's ``$PATH``). One sentence
@@ -280,19 +169,17 @@ def check_shared(checks: Sequence[Mapping[str, Any]]) -> list[str]:
     problems: list[str] = []
     node = node_name()
     for check in checks:
-        name = check.get("workload", "?")
-        cwd = check.get("cwd")
+        name, cwd, program = check.workload, check.cwd, check.program
         if cwd is not None and not Path(cwd).is_dir():
             problems.append(f"{name}: directory {cwd} does not exist on node {node}")
             continue
-        program = check.get("program")
         if not program:
             continue
         if "/" in program:
             where = Path(cwd or ".") / program
             if not where.is_file() or not os.access(where, os.X_OK):
                 problems.append(f"{name}: {where} is not an executable file on node {node}")
-        elif shutil.which(program, path=check.get("path") or os.environ.get("PATH")) is None:
+        elif shutil.which(program, path=check.path or os.environ.get("PATH")) is None:
             problems.append(f"{name}: {program!r} is not on PATH on node {node}")
     return problems
 
@@ -322,7 +209,7 @@ class Agent:
         self.plan = PinPlan(None, None, "pin: not planned yet")
         self.terminated: int | None = None
         self._term = threading.Event()
-        self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._queue: queue.Queue[RoundRequest | Refused | None] = queue.Queue()
         self._current: int | None = None
         self._term_sent = False
         self._main = threading.get_ident()
@@ -334,16 +221,15 @@ class Agent:
         metadata = self.metadata_fn(cpus) if self.metadata_fn is not None else None
         self.channel.send(hello_message(token, cpus, metadata))
 
-    def setup(self, message: Mapping[str, Any]) -> list[str]:
+    def setup(self, message: Setup) -> list[str]:
         """Plan the pinning inside this job's CPUs and check the shared files; send
         ``ready`` with the problems found (none: rounds may come)."""
-        problems = check_shared(message.get("checks") or ())
-        pin = message.get("pin", "auto")
+        problems = check_shared(message.checks)
         try:
-            self.plan = plan_pinning(tuple(pin) if isinstance(pin, list) else str(pin))
+            self.plan = plan_pinning(message.pin)
         except UserError as exc:
             problems.append(f"on node {node_name()}: {exc}")
-        self.channel.send({"type": "ready", "problems": problems, "pin": self.plan.to_dict()})
+        self.channel.send(Ready(tuple(problems), self.plan.to_dict()))
         return problems
 
     # -- signals
@@ -360,15 +246,18 @@ class Agent:
     def _read(self) -> None:
         try:
             while True:
-                message = self.channel.receive(None)
-                assert message is not None
-                kind = message["type"]
-                if kind == "round":
+                try:
+                    message = self.channel.receive(None)
+                except BadPayload as exc:
+                    if exc.kind == RoundRequest.TYPE:  # a round whose spec is malformed
+                        self._queue.put(Refused(exc.round_id, str(exc)))
+                    continue
+                if isinstance(message, RoundRequest):
                     self._queue.put(message)
-                elif kind == "interrupt":
-                    if message.get("id") == self._current and self._current is not None:
+                elif isinstance(message, Interrupt):
+                    if message.id == self._current and self._current is not None:
                         signal.pthread_kill(self._main, signal.SIGUSR1)
-                elif kind == "bye":
+                elif isinstance(message, Bye):
                     break
         except (ChannelClosed, ProtocolError, OSError):
             # the submit host is gone: nothing may keep running for nobody
@@ -407,28 +296,26 @@ class Agent:
             return
         self._term_sent = True
         try:
-            self.channel.send({"type": "terminated", "signal": self.terminated, "id": round_id})
+            self.channel.send(Terminated(self.terminated, round_id))
         except ChannelClosed:
             pass
 
-    def _run(self, message: Mapping[str, Any]) -> None:
-        round_id = message.get("id")
-        try:
-            spec = spec_from_dict(message.get("spec") or {})
-        except ProtocolError as exc:
-            self.channel.send({"type": "refused", "id": round_id, "message": str(exc)})
+    def _run(self, message: RoundRequest | Refused) -> None:
+        if isinstance(message, Refused):
+            self.channel.send(message)
             return
+        round_id = message.id
         # the CPUs of this node's plan: the submit host's CPUs mean nothing here
-        spec = dataclasses.replace(spec, cpus=self.plan.workload_cpus)
-        if message.get("env_base") == "node":
+        spec = dataclasses.replace(message.spec, cpus=self.plan.workload_cpus)
+        if message.env_from_node:
             # only the experiment's own variables came: on top of the job's environment
             spec = dataclasses.replace(spec, env={**os.environ, **spec.env})
         self.executor.clear_interrupt()  # an interrupt meant for a round that had ended
-        self._current = round_id if isinstance(round_id, int) else None
+        self._current = round_id
         try:
             outcome = self.executor.launch(spec)
         except UserError as exc:
-            self.channel.send({"type": "refused", "id": round_id, "message": str(exc)})
+            self.channel.send(Refused(round_id, str(exc)))
             return
         finally:
             self._current = None
@@ -438,41 +325,30 @@ class Agent:
             self._send_terminated(round_id)
             return
         outcome = dataclasses.replace(outcome, node=node_name())
-        self.channel.send({"type": "outcome", "id": round_id, "outcome": outcome_to_dict(outcome)})
+        self.channel.send(OutcomeReport(round_id, outcome))
 
 
 def hello_message(
     token: str,
     cpus: Sequence[int],
-    metadata: Mapping[str, Any] | None,
+    metadata: Mapping[str, object] | None,
     limit: int = UNAUTHENTICATED_LINE,
-) -> dict[str, Any]:
+) -> Hello:
     """The hello: who and where this agent is, and ``metadata``, the node's record
     (collected with the job's ``cpus`` as the workload CPUs; None when this agent was
     started without a collector: ``python -m benchrun.runner.execute.agent``). A record
     that would make the line longer than ``limit`` bytes is replaced by one saying so in
     its ``_unavailable`` (the submit host reads no longer hello from a peer that has not
     proven who it is)."""
-    message: dict[str, Any] = {
-        "type": "hello",
-        "protocol": PROTOCOL,
-        "token": token,
-        "version": __version__,
-        "node": node_name(),
-        "job_id": os.environ.get("SLURM_JOB_ID"),
-        "pid": os.getpid(),
-        "cpus": list(cpus),
-        "python": sys.executable,
-        "metadata": None if metadata is None else dict(metadata),
-    }
-    size = len(encode(message))
+    message = Hello.here(token, cpus, metadata)
+    size = len(encode(message.to_json()))
     if size > limit:
         reason = (
             f"the node's metadata record made the hello {size} bytes, more than the "
             f"{limit} bytes the submit host reads; it was not sent"
         )
         print(f"benchrun agent on {node_name()}: {reason}", file=sys.stderr)
-        message["metadata"] = {"_unavailable": {"*": reason}}
+        message = dataclasses.replace(message, metadata={"_unavailable": {"*": reason}})
     return message
 
 
@@ -521,7 +397,7 @@ def main(argv: Sequence[str] | None = None, metadata_fn: MetadataFn | None = Non
     try:
         agent.hello(token)
         setup = channel.receive(CONNECT_TIMEOUT)
-        if setup is None or setup.get("type") != "setup":
+        if not isinstance(setup, Setup):
             return 2
         if agent.setup(setup):
             channel.receive(CONNECT_TIMEOUT)  # the submit host ends it; wait for its bye

@@ -35,10 +35,11 @@ import re
 import signal
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.contention import SOURCE_PRESSURE, SOURCE_SCHEDSTAT, PressureReader
+from benchrun.runner.execute.inflight_record import InflightGroup, InflightRecord
 from benchrun.runner.files import atomic_write_text
 from benchrun.runner.safefs import UnsafePath, read_trusted
 
@@ -459,18 +460,15 @@ def record_inflight(
     other side of a duet, docs/duet.md), each recorded with its start time. A write that
     fails (a full disk) removes the record instead: the round still runs; only a crash
     during it would have needed the record."""
-    doc: dict[str, Any] = {
-        "pid": pid,
-        "pgid": pid,
-        "start_ticks": None if pid is None else start_ticks(pid),
-        "boot_id": _boot_id(),
-        "cgroup": str(cgroup) if cgroup is not None else None,
-        "campaign_id": campaign_id,
-        "runner_pid": os.getpid(),
-    }
-    if others:
-        doc["others"] = [{"pgid": o, "start_ticks": start_ticks(o)} for o in others]
-    text = json.dumps(doc) + "\n"
+    text = InflightRecord(
+        pid=pid,
+        start_ticks=None if pid is None else start_ticks(pid),
+        boot_id=_boot_id(),
+        cgroup=str(cgroup) if cgroup is not None else None,
+        campaign_id=campaign_id,
+        runner_pid=os.getpid(),
+        others=tuple(InflightGroup(o, start_ticks(o)) for o in others),
+    ).to_text()
     spare = _spare(path)
     if _SPARES.get(spare) == text:  # the same record as after the last round: put it back
         del _SPARES[spare]
@@ -561,19 +559,6 @@ INFLIGHT_LIMIT = 65536
 _RUNNER_CGROUP = re.compile(r"benchrun-[0-9]{1,10}(-[0-9]{1,20})?")
 
 
-def _pgid_field(doc: dict[str, Any], key: str) -> int | None:
-    """A process group id of the record: an int (not a bool) that may be signalled; never
-    1 (init), below (0 and -1 would mean our own group or every process) or our own."""
-    value = doc.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < 2:
-        raise ValueError(f"{key} {value!r} is not a process group id")
-    if value in (os.getpid(), os.getpgrp()):
-        raise ValueError(f"{key} {value} is this runner's own")
-    return value
-
-
 def runners_cgroup(recorded: object) -> Path | None:
     """The rounds' cgroup ``recorded`` names, if it is one benchrun made for a runner that is
     no longer alive, reached without a symlink: ``<cgroup2 mount>/.../benchrun-<pid>-<start>
@@ -625,45 +610,39 @@ def end_leftovers(path: Path) -> str | None:
     Any other is left where it is, unread, with a note. Its cgroup is emptied only when it
     is one a dead runner made (:func:`runners_cgroup`)."""
     try:
-        doc: dict[str, Any] = json.loads(read_trusted(path, INFLIGHT_LIMIT))
-        pid = _pgid_field(doc, "pid")
-        ticks = None if doc.get("start_ticks") is None else int(doc["start_ticks"])
+        record = InflightRecord.from_json(json.loads(read_trusted(path, INFLIGHT_LIMIT)))
     except FileNotFoundError:
         discard_spare(path)
         return None
     except UnsafePath as exc:
         return f"left the in-flight record {path} alone, unread: {exc.reason}"
-    except (OSError, UserError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, UserError, ValueError):
         clear_inflight(path)
         discard_spare(path)
         return f"ignored an unreadable in-flight record {path}"
-    same_boot = doc.get("boot_id") == _boot_id()
+    pid, ticks = record.pid, record.start_ticks
+    same_boot = record.boot_id == _boot_id()
     killed = False
     if same_boot and pid is not None and ticks is not None and _ours(pid, ticks):
         killed = kill_group(pid)
-    others = doc.get("others") if same_boot else None
-    for other in others if isinstance(others, list) else ():
-        try:
-            opid, oticks = _pgid_field(other, "pgid"), int(other["start_ticks"])
-        except (KeyError, TypeError, ValueError, AttributeError):
-            continue
-        if opid is not None and _ours(opid, oticks):
-            killed = kill_group(opid) or killed
+    for other in record.others if same_boot else ():
+        if other.start_ticks is not None and _ours(other.pgid, other.start_ticks):
+            killed = kill_group(other.pgid) or killed
     note = ""
-    cgroup = doc.get("cgroup")
+    cgroup = record.cgroup
     if cgroup and same_boot:
         rounds = runners_cgroup(cgroup)
         if rounds is not None:
             killed = kill_cgroup(rounds) or killed
             _remove(rounds, rounds.parent)
-        elif os.path.lexists(str(cgroup)):
-            shown = "".join(c if c.isprintable() else "?" for c in str(cgroup))[:200]
+        elif os.path.lexists(cgroup):
+            shown = "".join(c if c.isprintable() else "?" for c in cgroup)[:200]
             note = f"; left the cgroup {shown} alone: not one a dead benchrun runner made"
     clear_inflight(path)
     discard_spare(path)
     if killed:
-        campaign = doc.get("campaign_id")
-        of = f" of campaign {campaign}" if isinstance(campaign, int) else ""
+        campaign = record.campaign_id
+        of = f" of campaign {campaign}" if campaign is not None else ""
         which = f" (pid {pid})" if pid is not None else ""
         return f"ended the processes of a round{of} left running by an earlier run{which}{note}"
     return note.removeprefix("; ") or None

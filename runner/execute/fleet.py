@@ -13,19 +13,17 @@ a round lost with its job comes back failed, a member that cannot go on raises
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Protocol
 
+from benchrun.runner.execute.agent_messages import NodeCallback
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec
-
-#: ``on_node(node, record)``: a node's metadata record, once per node
-NodeCallback = Callable[[str, dict[str, Any]], None]
 
 
 class Member(Protocol):
     """What the fleet needs of a node type's executor (SlurmExecutor has all of it)."""
 
-    node_metadata: dict[str, dict[str, Any]]
+    node_metadata: dict[str, dict[str, object]]
     on_node: NodeCallback | None
 
     def launch(self, spec: RoundSpec) -> RoundOutcome: ...
@@ -126,16 +124,16 @@ class FleetExecutor:
         for member in self.members.values():
             member.on_node = None if callback is None else self._once
 
-    def _once(self, node: str, record: dict[str, Any]) -> None:
+    def _once(self, node: str, record: dict[str, object]) -> None:
         if node in self._told or self._on_node is None:
             return
         self._told.add(node)
         self._on_node(node, record)
 
     @property
-    def node_metadata(self) -> dict[str, dict[str, Any]]:
+    def node_metadata(self) -> dict[str, dict[str, object]]:
         """Each node's record (the first type's to run on it), merged over the types."""
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, dict[str, object]] = {}
         for member in self.members.values():
             for node, record in member.node_metadata.items():
                 out.setdefault(node, record)

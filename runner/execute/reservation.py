@@ -34,6 +34,7 @@ from pathlib import Path
 
 from benchrun.runner.config.cpulist import format_cpu_list
 from benchrun.runner.errors import UserError
+from benchrun.runner.execute.json_fields import FieldError, JsonFields
 from benchrun.runner.execute.pinning import (
     SYSFS_CPU,
     PinPlan,
@@ -307,22 +308,23 @@ def _clean_text(value: object, limit: int = 200) -> str:
 
 
 def _holder_from(doc: object, owner: int) -> Holder | None:
+    """The holder a run record's JSON describes (another user may have written it: a
+    field of another type reads as unknown; no object: None). ``owner``: the file's
+    owner, which names the user (not what the record says)."""
     if not isinstance(doc, dict):
         return None
-    pid = doc.get("pid")
-    cpus = doc.get("cpus")
-    started = doc.get("started")
-    cpu_list = (
-        tuple(sorted({c for c in cpus if isinstance(c, int) and 0 <= c < 1 << 16}))
-        if isinstance(cpus, list)
-        else ()
-    )
+    fields = JsonFields(doc, "run record")
+    try:
+        cpus = fields.raw_list("cpus") or []
+    except FieldError:  # not a list
+        cpus = []
+    campaign = fields.loose("campaign", str)
     return Holder(
-        pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
-        user=_user_name(owner),  # the file's owner, not what it says
-        campaign=_clean_text(doc.get("campaign", "?")),
-        cpus=cpu_list,
-        started=float(started) if isinstance(started, (int, float)) else None,
+        pid=fields.loose("pid", int),
+        user=_user_name(owner),
+        campaign=_clean_text("?" if campaign is None else campaign),
+        cpus=tuple(sorted({c for c in cpus if isinstance(c, int) and 0 <= c < 1 << 16})),
+        started=fields.loose("started", float),
     )
 
 

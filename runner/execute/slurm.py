@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchrun.runner.config.experiment import PinSpec, SlurmSpec
+from benchrun.runner.execute.agent_messages import NodeCallback
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec, RoundStatus
 from benchrun.runner.execute.slurm_commands import (
     COMMAND_TIMEOUT,
@@ -113,7 +114,7 @@ class SlurmExecutor:
         *,
         commands: SlurmCommands | None = None,
         on_message: Callable[[str], None] | None = None,
-        on_node: Callable[[str, dict[str, Any]], None] | None = None,
+        on_node: NodeCallback | None = None,
         own_jobs: set[str] | None = None,
         **option_fields: Any,
     ) -> None:
@@ -190,12 +191,12 @@ class SlurmExecutor:
         return self.watcher.commands
 
     @property
-    def on_node(self) -> Callable[[str, dict[str, Any]], None] | None:
+    def on_node(self) -> NodeCallback | None:
         """Told each node's metadata record, once (the campaign sets it)."""
         return self._start.on_node
 
     @on_node.setter
-    def on_node(self, callback: Callable[[str, dict[str, Any]], None] | None) -> None:
+    def on_node(self, callback: NodeCallback | None) -> None:
         self._start.on_node = callback
 
     @property

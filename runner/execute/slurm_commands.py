@@ -175,14 +175,25 @@ def parse_sacct(job_id: str, output: str) -> JobState:
 def parse_scontrol_job(job_id: str, output: str) -> JobState:
     """The state in ``scontrol show job -o`` output (``KEY=VALUE`` words; the node is
     ``BatchHost``, else ``NodeList``; ``(null)``: none)."""
-    fields = dict(_KEY_VALUE.findall(output))
-    node = fields.get("BatchHost") or fields.get("NodeList")
-    node_list = fields.get("NodeList")
+    state, reason, exit_code, batch_host, node_list = "UNKNOWN", "", "", "", ""
+    for key, value in _KEY_VALUE.findall(output):  # a key given twice: the last counts
+        match key:
+            case "JobState":
+                state = value
+            case "Reason":
+                reason = value
+            case "ExitCode":
+                exit_code = value
+            case "BatchHost":
+                batch_host = value
+            case "NodeList":
+                node_list = value
+    node = batch_host or node_list
     return JobState(
         job_id,
-        fields.get("JobState", "UNKNOWN"),
-        None if fields.get("Reason") in (None, "", "None") else fields["Reason"],
-        fields.get("ExitCode") or None,
-        None if node in (None, "", "(null)") else node,
-        None if node_list in (None, "", "(null)") else node_list,
+        state,
+        None if reason in ("", "None") else reason,
+        exit_code or None,
+        None if node in ("", "(null)") else node,
+        None if node_list in ("", "(null)") else node_list,
     )

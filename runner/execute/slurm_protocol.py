@@ -19,21 +19,24 @@ import os
 import select
 import socket
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from benchrun.runner import __version__
 from benchrun.runner.config.experiment import PinSpec
 from benchrun.runner.errors import UserError
-from benchrun.runner.execute.agent import (
-    MAX_LINE,
+from benchrun.runner.execute.agent import MAX_LINE, UNAUTHENTICATED_LINE, Channel, ChannelClosed
+from benchrun.runner.execute.agent_messages import (
     PROTOCOL,
-    UNAUTHENTICATED_LINE,
-    Channel,
-    ChannelClosed,
+    BadPayload,
+    Bye,
+    Hello,
     ProtocolError,
-    spec_to_dict,
+    Ready,
+    RoundRequest,
+    Setup,
+    SharedCheck,
+    Terminated,
 )
 from benchrun.runner.execute.executor import RoundSpec
 from benchrun.runner.execute.slurm_commands import JobState
@@ -44,18 +47,6 @@ SETUP_TIMEOUT = 60.0
 HELLO_TIMEOUT = 10.0
 #: seconds an agent has to close its connection after ``bye``
 BYE_TIMEOUT = 3.0
-
-
-@dataclass(frozen=True)
-class SharedCheck:
-    """What one workload needs on the node: its directory ``cwd`` and its ``program``
-    (a path relative to ``cwd`` when it holds ``/``, else a name on ``path``, default
-    the agent's ``$PATH``); None where nothing is checked (a shell command)."""
-
-    workload: str
-    cwd: str | None
-    program: str | None = None
-    path: str | None = None
 
 
 @dataclass
@@ -143,9 +134,7 @@ class Listener:
     def close(self) -> None:
         self.sock.close()
 
-    def accept(
-        self, token: str, on_message: Callable[[str], None]
-    ) -> tuple[Agent, dict[str, Any]] | None:
+    def accept(self, token: str, on_message: Callable[[str], None]) -> tuple[Agent, Hello] | None:
         """Take one connection: the agent and its hello when it says ``hello`` with
         ``token``; None for a stranger or a stale agent (dropped; one whose hello is
         not valid protocol is told to ``on_message``)."""
@@ -166,21 +155,20 @@ class Listener:
             channel.close()
             return None
         if (
-            hello is None
-            or hello.get("type") != "hello"
-            or not isinstance(hello.get("token"), str)
-            or not hmac.compare_digest(hello["token"], token)
+            not isinstance(hello, Hello)
+            or hello.token is None
+            or not hmac.compare_digest(hello.token, token)
         ):
             channel.close()
             return None
         channel.max_line = MAX_LINE  # it proved who it is
-        return Agent(str(hello.get("node") or "?"), channel, time.monotonic()), hello
+        return Agent(hello.node or "?", channel, time.monotonic()), hello
 
 
 def set_up(
     job_id: str,
     agent: Agent,
-    hello: Mapping[str, Any],
+    hello: Hello,
     pin: PinSpec,
     checks: Sequence[SharedCheck],
 ) -> None:
@@ -188,31 +176,25 @@ def set_up(
     it ``setup`` and read its ``ready``; :class:`UserError` when it differs, does not
     answer, or lacks the workloads' files."""
     assert agent.channel is not None
-    if hello.get("protocol") != PROTOCOL or hello.get("version") != __version__:
+    if hello.protocol != PROTOCOL or hello.version != __version__:
         raise UserError(
-            f"slurm: node {agent.node} runs benchrun {hello.get('version')} (protocol "
-            f"{hello.get('protocol')}) with {hello.get('python')}, this host benchrun "
+            f"slurm: node {agent.node} runs benchrun {hello.version} (protocol "
+            f"{hello.protocol}) with {hello.python}, this host benchrun "
             f"{__version__} (protocol {PROTOCOL}); install the same benchrun where the "
             "nodes find it, or point executor python: at it"
         )
-    agent.channel.send(
-        {
-            "type": "setup",
-            "pin": list(pin) if isinstance(pin, tuple) else pin,
-            "checks": [dataclasses.asdict(c) for c in checks],
-        }
-    )
+    agent.channel.send(Setup(pin, tuple(checks)))
     try:
         ready = agent.channel.receive(SETUP_TIMEOUT)
     except (ChannelClosed, ProtocolError) as exc:
         raise UserError(
             f"slurm: the agent of job {job_id} on node {agent.node} failed its setup: {exc}"
         ) from None
-    if ready is None or ready.get("type") != "ready":
+    if not isinstance(ready, Ready):
         raise UserError(
             f"slurm: the agent of job {job_id} on node {agent.node} did not answer its setup"
         )
-    problems = [str(p) for p in ready.get("problems") or ()]
+    problems = ready.problems
     if problems:
         raise UserError(
             f"slurm: node {agent.node} lacks what the experiment needs: "
@@ -222,19 +204,14 @@ def set_up(
         )
 
 
-def round_message(
-    round_id: int, spec: RoundSpec, env_keys: Collection[str] | None
-) -> dict[str, Any]:
+def round_message(round_id: int, spec: RoundSpec, env_keys: Collection[str] | None) -> RoundRequest:
     """The ``round`` message of ``spec``: with ``env_keys``, only those variables travel
     and the node's environment is the base (``env_base: node``); None sends the whole
     environment."""
-    data = spec_to_dict(spec)
-    if env_keys is not None:
-        data["env"] = {k: v for k, v in spec.env.items() if k in env_keys}
-    message: dict[str, Any] = {"type": "round", "id": round_id, "spec": data}
-    if env_keys is not None:
-        message["env_base"] = "node"
-    return message
+    if env_keys is None:
+        return RoundRequest(round_id, spec)
+    env = {k: v for k, v in spec.env.items() if k in env_keys}
+    return RoundRequest(round_id, dataclasses.replace(spec, env=env), env_from_node=True)
 
 
 def hung_up(agent: Agent) -> bool:
@@ -245,14 +222,24 @@ def hung_up(agent: Agent) -> bool:
     try:
         while poll_fds([agent.channel.fileno()], 0.0):
             agent.channel.feed()
-            message = agent.channel.next()
-            while message is not None:
-                if message.get("type") == "terminated":
-                    raise ChannelClosed("terminated")
-                message = agent.channel.next()
+            _read_idle(agent.channel)
     except (ChannelClosed, ProtocolError, OSError):
         return True
     return False
+
+
+def _read_idle(channel: Channel) -> None:
+    """Read what an idle agent has sent and drop it (a stale round's outcome, even a
+    malformed one); :class:`ChannelClosed` when it said ``terminated``."""
+    while True:
+        try:
+            message = channel.next()
+        except BadPayload:
+            continue
+        if message is None:
+            return
+        if isinstance(message, Terminated):
+            raise ChannelClosed("terminated")
 
 
 def say_bye(agents: Sequence[Agent]) -> None:
@@ -260,7 +247,7 @@ def say_bye(agents: Sequence[Agent]) -> None:
     for agent in agents:
         if agent.channel is not None:
             try:
-                agent.channel.send({"type": "bye"})
+                agent.channel.send(Bye())
             except ChannelClosed:
                 pass
 
@@ -271,7 +258,7 @@ def part(agents: Sequence[Agent]) -> None:
     channels = [a.channel for a in agents if a.channel is not None]
     for channel in channels:
         try:
-            channel.send({"type": "bye"})
+            channel.send(Bye())
         except (ChannelClosed, OSError):
             pass
     for channel in channels:

@@ -15,10 +15,17 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from typing import Any
 
 from benchrun.runner.errors import UserError
-from benchrun.runner.execute.agent import ChannelClosed, ProtocolError, outcome_from_dict
+from benchrun.runner.execute.agent import ChannelClosed
+from benchrun.runner.execute.agent_messages import (
+    BadPayload,
+    Interrupt,
+    OutcomeReport,
+    ProtocolError,
+    Refused,
+    Terminated,
+)
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec, RoundStatus
 from benchrun.runner.execute.slurm_commands import JobState
 from benchrun.runner.execute.slurm_protocol import Agent, Job, Wake, poll_fds, round_message
@@ -96,18 +103,22 @@ class RoundExchange:
         while True:
             try:
                 message = channel.next()
+            except BadPayload as exc:
+                if exc.kind != OutcomeReport.TYPE or exc.round_id != round_id:
+                    continue  # not this round's outcome: dropped, as a well-formed one is
+                self.watcher.cancel(job.job_id)
+                raise UserError(f"slurm: job {job.job_id}: {exc}") from None
             except ProtocolError as exc:
                 self.watcher.cancel(job.job_id)
                 raise UserError(
                     f"slurm: the agent of job {job.job_id} on node {agent.node} sent garbage: {exc}"
                 ) from None
             if message is not None:
-                kind = message.get("type")
-                if kind == "outcome" and message.get("id") == round_id:
+                if isinstance(message, OutcomeReport) and message.id == round_id:
                     return self._outcome(job, agent, message)
-                if kind == "refused" and message.get("id") == round_id:
-                    raise UserError(str(message.get("message")))
-                if kind == "terminated":
+                if isinstance(message, Refused) and message.id == round_id:
+                    raise UserError(message.message)
+                if isinstance(message, Terminated):
                     return self._job_lost(job, agent, spec, started, sent)
                 continue
             now = time.monotonic()
@@ -121,7 +132,7 @@ class RoundExchange:
                     self.wake.pending = False
                     interrupted_at = time.monotonic()
                     try:
-                        channel.send({"type": "interrupt", "id": round_id})
+                        channel.send(Interrupt(round_id))
                     except ChannelClosed:
                         return self._job_lost(job, agent, spec, started, sent)
             if channel.fileno() in ready:
@@ -139,13 +150,9 @@ class RoundExchange:
                 if state is not None and state.finished:
                     return self._job_lost(job, agent, spec, started, sent)
 
-    def _outcome(self, job: Job, agent: Agent, message: dict[str, Any]) -> RoundOutcome:
+    def _outcome(self, job: Job, agent: Agent, message: OutcomeReport) -> RoundOutcome:
         """The round's outcome in an ``outcome`` message, with its node and job."""
-        try:
-            outcome = outcome_from_dict(message.get("outcome") or {})
-        except ProtocolError as exc:
-            self.watcher.cancel(job.job_id)
-            raise UserError(f"slurm: job {job.job_id}: {exc}") from None
+        outcome = message.outcome
         extra = {**outcome.extra, "slurm_job": job.job_id}
         return dataclasses.replace(outcome, node=outcome.node or agent.node, extra=extra)
 

@@ -17,10 +17,10 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from benchrun.runner.config.experiment import PinSpec, SlurmSpec
 from benchrun.runner.errors import UserError
+from benchrun.runner.execute.agent_messages import NodeCallback
 from benchrun.runner.execute.slurm_commands import JobState
 from benchrun.runner.execute.slurm_protocol import (
     Agent,
@@ -114,7 +114,7 @@ class JobStarter:
         watcher: JobWatcher,
         wake: Wake,
         on_message: Callable[[str], None],
-        on_node: Callable[[str, dict[str, Any]], None] | None,
+        on_node: NodeCallback | None,
         own_jobs: set[str],
     ) -> None:
         self.spec = spec
@@ -131,7 +131,7 @@ class JobStarter:
         #: the job whose agents take the next round (None between jobs)
         self.current: Job | None = None
         #: each node's metadata record, from the hello of the first job on it
-        self.node_metadata: dict[str, dict[str, Any]] = {}
+        self.node_metadata: dict[str, dict[str, object]] = {}
         self.listener: Listener | None = None
         self._preflight_done = False
         self._node_names: list[str] | None = None
@@ -312,12 +312,12 @@ class JobStarter:
         except UserError:
             self.abandon(job)
             raise
-        self._keep_metadata(agent.node, hello.get("metadata"))
+        self._keep_metadata(agent.node, hello.metadata)
         return True
 
-    def _keep_metadata(self, node: str, record: object) -> None:
+    def _keep_metadata(self, node: str, record: dict[str, object] | None) -> None:
         """Keep ``node``'s record (the first job's on it) and tell :attr:`on_node`."""
-        if node in self.node_metadata or not isinstance(record, dict):
+        if node in self.node_metadata or record is None:
             return
         self.node_metadata[node] = record
         if self.on_node is not None:

@@ -477,3 +477,21 @@ def _two_users(tmp_path: Path, copytree: Any, source: Path) -> None:
     assert f"pid {os.getpid()} (user root, campaign root-campaign, CPUs 0-1" in refused
     assert as_nobody() == "Reservation"
     assert {p.stat().st_uid for p in common.glob("cpu*.lock")} == {0}
+
+
+def test_a_run_record_of_the_wrong_shape_reads_as_unknown() -> None:
+    # another user may write the records: a field of another type is shown as unknown
+    from benchrun.runner.execute import reservation
+
+    uid = os.getuid()
+    odd = reservation._holder_from(
+        {"pid": True, "campaign": 5, "cpus": "0-3", "started": "now"}, uid
+    )
+    assert odd is not None
+    assert (odd.pid, odd.campaign, odd.cpus, odd.started) == (None, "?", (), None)
+    fine = reservation._holder_from(
+        {"pid": 12, "campaign": "c\x1b", "cpus": [3, 1, -1, 70000, "2"], "started": 5}, uid
+    )
+    assert fine is not None
+    assert (fine.pid, fine.campaign, fine.cpus, fine.started) == (12, "c?", (1, 3), 5.0)
+    assert reservation._holder_from([1], uid) is None

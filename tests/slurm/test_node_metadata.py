@@ -19,7 +19,8 @@ import pytest
 from benchrun.runner.campaign.run import run_campaign
 from benchrun.runner.config.loader import load_experiment
 from benchrun.runner.execute import agent as agent_module
-from benchrun.runner.execute.agent import UNAUTHENTICATED_LINE, Channel, encode, hello_message
+from benchrun.runner.execute.agent import UNAUTHENTICATED_LINE, Channel, hello_message
+from benchrun.runner.execute.agent_messages import Hello, encode
 from benchrun.runner.execute.factory import make_executor
 from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.execute.slurm import AGENT_MODULE, SlurmExecutor
@@ -130,15 +131,15 @@ def test_the_agents_hello_carries_the_nodes_metadata() -> None:
     agent = agent_module.Agent(theirs, LocalExecutor(), metadata_fn=node_metadata)
     agent.hello("secret")
     hello = ours.receive(10.0)
-    assert hello is not None and hello["type"] == "hello" and hello["token"] == "secret"
-    meta = hello["metadata"]
+    assert isinstance(hello, Hello) and hello.token == "secret"
+    meta: Any = hello.metadata
     assert meta["software"]["kernel_release"] == os.uname().release
     assert meta["environment"]["workload_cpus"] == sorted(os.sched_getaffinity(0))
     assert meta["hardware"]["cpu_model"] == node_metadata()["hardware"]["cpu_model"]
     # an agent started without a collector says so with null
     agent_module.Agent(theirs, LocalExecutor()).hello("secret")
     bare = ours.receive(10.0)
-    assert bare is not None and bare["metadata"] is None
+    assert isinstance(bare, Hello) and bare.metadata is None
     ours.close()
     theirs.close()
 
@@ -148,12 +149,13 @@ def test_a_record_too_big_for_the_hello_is_replaced_by_the_reason(
 ) -> None:
     huge = {"hardware": {"cpu_model": "x" * (UNAUTHENTICATED_LINE + 10)}}
     message = hello_message("t", [0], huge)
-    assert len(encode(message)) <= UNAUTHENTICATED_LINE
-    reason = message["metadata"]["_unavailable"]["*"]
+    assert len(encode(message.to_json())) <= UNAUTHENTICATED_LINE
+    unavailable: Any = message.metadata
+    reason = unavailable["_unavailable"]["*"]
     assert "more than the 1048576 bytes" in reason
     assert reason in capsys.readouterr().err
     small = hello_message("t", [0], {"a": 1})
-    assert small["metadata"] == {"a": 1}
+    assert small.metadata == {"a": 1}
 
 
 def test_the_jobs_run_the_agent_with_the_metadata_collector() -> None:

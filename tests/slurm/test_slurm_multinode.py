@@ -32,7 +32,7 @@ from benchrun.runner.config.experiment import SlurmSpec
 from benchrun.runner.config.loader import load_experiment
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute import slurm as slurm_module
-from benchrun.runner.execute.agent import encode, spec_from_dict, spec_to_dict
+from benchrun.runner.execute.agent_messages import encode, spec_from_json, spec_to_json
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec
 from benchrun.runner.execute.factory import make_executor
 from benchrun.runner.execute.fake import FakeExecutor, constant
@@ -371,8 +371,8 @@ def test_the_campaign_tells_each_launch_its_pass(tmp_path: Path) -> None:
 
 def test_the_pass_travels_to_the_node() -> None:
     spec = spec_of(["true"], 5, hook="prepare")
-    assert spec_from_dict(json.loads(encode(spec_to_dict(spec)))) == spec
-    assert spec_from_dict(spec_to_dict(spec_of(["true"], None))).pass_index is None
+    assert spec_from_json(json.loads(encode(spec_to_json(spec)))) == spec
+    assert spec_from_json(spec_to_json(spec_of(["true"], None))).pass_index is None
 
 
 # ----------------------------------------------------------------- the real cluster

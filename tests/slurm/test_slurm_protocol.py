@@ -27,17 +27,22 @@ from benchrun.runner.config.experiment import ReadingsSpec, SlurmSpec
 from benchrun.runner.config.loader import parse_experiment
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute import agent as agent_module
-from benchrun.runner.execute.agent import (
-    Channel,
-    ChannelClosed,
+from benchrun.runner.execute.agent import Channel, ChannelClosed, check_shared
+from benchrun.runner.execute.agent_messages import (
+    Bye,
+    Interrupt,
+    OutcomeReport,
     ProtocolError,
-    check_shared,
+    Ready,
+    Refused,
+    RoundRequest,
+    Setup,
     decode,
     encode,
-    outcome_from_dict,
-    outcome_to_dict,
-    spec_from_dict,
-    spec_to_dict,
+    outcome_from_json,
+    outcome_to_json,
+    spec_from_json,
+    spec_to_json,
 )
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec
 from benchrun.runner.execute.factory import make_executor, shared_checks
@@ -73,9 +78,9 @@ def test_round_spec_round_trip() -> None:
         memory_limit=1 << 30,
         hook="prepare",
     )
-    assert spec_from_dict(json.loads(encode(spec_to_dict(spec)))) == spec
+    assert spec_from_json(json.loads(encode(spec_to_json(spec)))) == spec
     with pytest.raises(ProtocolError, match="bad round spec"):
-        spec_from_dict({"workload": "w"})
+        spec_from_json({"workload": "w"})
 
 
 def test_round_outcome_round_trip() -> None:
@@ -95,9 +100,9 @@ def test_round_outcome_round_trip() -> None:
         extra={"stdout_bytes": 3},
         node="n1",
     )
-    assert outcome_from_dict(json.loads(encode(outcome_to_dict(outcome)))) == outcome
+    assert outcome_from_json(json.loads(encode(outcome_to_json(outcome)))) == outcome
     with pytest.raises(ProtocolError, match="bad round outcome"):
-        outcome_from_dict({**outcome_to_dict(outcome), "status": "great"})
+        outcome_from_json({**outcome_to_json(outcome), "status": "great"})
 
 
 def test_a_round_outcome_carries_its_cpu_wait_from_the_node() -> None:
@@ -106,12 +111,12 @@ def test_a_round_outcome_carries_its_cpu_wait_from_the_node() -> None:
     outcome = RoundOutcome(
         "ok", 10**8, 0.05, 0.0, 1, 0, 1.7e9, wait_ns=51_000_000, wait_source="cgroup cpu.pressure"
     )
-    back = outcome_from_dict(json.loads(encode(outcome_to_dict(outcome))))
+    back = outcome_from_json(json.loads(encode(outcome_to_json(outcome))))
     assert (back.wait_ns, back.wait_source) == (51_000_000, "cgroup cpu.pressure")
-    old = {k: v for k, v in outcome_to_dict(outcome).items() if not k.startswith("wait_")}
-    assert (outcome_from_dict(old).wait_ns, outcome_from_dict(old).wait_source) == (None, None)
+    old = {k: v for k, v in outcome_to_json(outcome).items() if not k.startswith("wait_")}
+    assert (outcome_from_json(old).wait_ns, outcome_from_json(old).wait_source) == (None, None)
     with pytest.raises(ProtocolError, match="bad round outcome"):
-        outcome_from_dict({**outcome_to_dict(outcome), "wait_ns": "lots"})
+        outcome_from_json({**outcome_to_json(outcome), "wait_ns": "lots"})
 
 
 @pytest.fixture
@@ -125,12 +130,12 @@ def pair() -> Iterator[tuple[Channel, Channel]]:
 
 def test_channel_frames_split_and_joined_lines(pair: tuple[Channel, Channel]) -> None:
     left, right = pair
-    data = encode({"type": "a"}) + encode({"type": "b"})
+    data = encode({"type": "interrupt", "id": 4}) + encode({"type": "bye"})
     left.sock.sendall(data[:5])
     assert right.receive(0.05) is None
     left.sock.sendall(data[5:])
-    assert right.receive(1.0) == {"type": "a"}
-    assert right.receive(1.0) == {"type": "b"}
+    assert right.receive(1.0) == Interrupt(4)
+    assert right.receive(1.0) == Bye()
 
 
 def test_channel_refuses_long_lines_and_reports_the_end(pair: tuple[Channel, Channel]) -> None:
@@ -150,12 +155,12 @@ def test_check_shared_names_what_is_missing(tmp_path: Path) -> None:
     (tmp_path / "run").chmod(0o755)
     problems = check_shared(
         [
-            {"workload": "a", "cwd": str(tmp_path / "gone"), "program": "x"},
-            {"workload": "b", "cwd": str(tmp_path), "program": "./prog"},
-            {"workload": "c", "cwd": str(tmp_path), "program": "no-such-prog-xyz"},
-            {"workload": "d", "cwd": str(tmp_path), "program": "./run"},
-            {"workload": "e", "cwd": str(tmp_path), "program": "sh"},
-            {"workload": "f", "cwd": None, "program": None},
+            SharedCheck("a", str(tmp_path / "gone"), "x"),
+            SharedCheck("b", str(tmp_path), "./prog"),
+            SharedCheck("c", str(tmp_path), "no-such-prog-xyz"),
+            SharedCheck("d", str(tmp_path), "./run"),
+            SharedCheck("e", str(tmp_path), "sh"),
+            SharedCheck("f", None, None),
         ]
     )
     assert len(problems) == 3
@@ -427,10 +432,10 @@ def test_missing_shared_files_stop_before_the_first_round(
     assert "1" in slurm.cancelled
 
 
-def _fake_agent(address: tuple[str, int], hello: dict[str, Any]) -> None:
+def _fake_agent(address: tuple[str, int], hello: dict[str, object]) -> None:
     sock = socket.create_connection(address)
     channel = Channel(sock)
-    channel.send(hello)
+    sock.sendall(encode(hello))
     try:
         while channel.receive(10.0) is not None:
             pass
@@ -484,7 +489,7 @@ def test_the_agent_ends_its_round_when_the_submit_host_goes_away(slurm: LocalSlu
     executor.launch(round_of(["true"]))
     job = executor._job
     assert job is not None and job.channel is not None
-    job.channel.send({"type": "round", "id": 99, "spec": spec_to_dict(round_of(["sleep", "30"]))})
+    job.channel.send(RoundRequest(99, round_of(["sleep", "30"])))
     time.sleep(0.5)
     job.channel.close()  # as if benchrun were killed: the agent sees the end
     proc = slurm.procs["1"]
@@ -549,18 +554,20 @@ def test_agent_serves_in_process_over_a_socket_pair() -> None:
     a, b = socket.socketpair()
     ours, theirs = Channel(a), Channel(b)
     agent = agent_module.Agent(theirs, LocalExecutor())
-    assert agent.setup({"pin": "none", "checks": []}) == []
-    assert ours.receive(5.0) == {"type": "ready", "problems": [], "pin": agent.plan.to_dict()}
-    ours.send({"type": "round", "id": 1, "spec": spec_to_dict(round_of(["true"]))})
-    ours.send({"type": "round", "id": 2, "spec": {"workload": "w"}})
-    ours.send({"type": "round", "id": 3, "spec": spec_to_dict(round_of([""]))})
-    ours.send({"type": "bye"})
+    assert agent.setup(Setup("none")) == []
+    assert ours.receive(5.0) == Ready((), agent.plan.to_dict())
+    ours.send(RoundRequest(1, round_of(["true"])))
+    ours.sock.sendall(encode({"type": "round", "id": 2, "spec": {"workload": "w"}}))
+    ours.send(RoundRequest(3, round_of([""])))
+    # a malformed outcome sent to the agent is no round: dropped, not refused
+    ours.sock.sendall(encode({"type": "outcome", "id": 4, "outcome": {}}))
+    ours.send(Bye())
     assert agent.serve() == 0
     first, second, third = (ours.receive(5.0) for _ in range(3))
-    assert first is not None and first["type"] == "outcome" and first["id"] == 1
-    assert outcome_from_dict(first["outcome"]).status == "ok"
-    assert second == {"type": "refused", "id": 2, "message": second["message"]}  # type: ignore[index]
-    assert third is not None and third["type"] == "refused" and "empty" in third["message"]
+    assert isinstance(first, OutcomeReport) and first.id == 1 and first.outcome.status == "ok"
+    assert second == Refused(2, "bad round spec: spec: field 'argv' is missing")
+    assert isinstance(third, Refused) and third.id == 3 and "empty" in third.message
+    assert ours.receive(0.2) is None
     ours.close()
     theirs.close()
 
