@@ -23,6 +23,7 @@ from benchrun.runner.control.looks import CampaignLooks
 from benchrun.runner.control.pairing import PairSource
 from benchrun.runner.control.pairlooks import PairLookState, PairTestResult, look_tests, look_units
 from benchrun.runner.control.params import DIRECTIONS, ControllerParams
+from benchrun.runner.control.verdictbook import BaselineRecord, PairRecord
 from benchrun.stats.sequential import Sample
 
 __all__ = ["NODES_DIFFER", "NOT_TESTED", "ControllerCore", "LastTest", "Reported", "Side", "known"]
@@ -148,8 +149,8 @@ class ControllerCore:
             raise ValueError(f"reference {reference!r} is not a workload")
         self.reference = reference
         self.schedule = CampaignLooks(self.params)
-        self.verdicts: dict[frozenset[str], dict[str, Any]] = {}
-        self.base_verdicts: dict[str, dict[str, Any]] = {}
+        self.verdicts: dict[frozenset[str], PairRecord] = {}
+        self.base_verdicts: dict[str, BaselineRecord] = {}
         self.order: dict[tuple[str, str], list[str]] = {}
         self.latest: dict[str, LastTest] = {}  # last test results, by key
         self.prev = Reported()
@@ -169,8 +170,8 @@ class ControllerCore:
         """JSON-serialisable state: the look plan, α spent, and every declared verdict."""
         return {
             **self.schedule.state(),
-            "verdicts": [dict(v) for v in self.verdicts.values()],
-            "baseline_verdicts": [dict(v) for v in self.base_verdicts.values()],
+            "verdicts": [v.to_json() for v in self.verdicts.values()],
+            "baseline_verdicts": [v.to_json() for v in self.base_verdicts.values()],
             "order": [[list(k), v] for k, v in self.order.items()],
             "pair_looks": [[sorted(k), v.to_dict()] for k, v in self.pair_looks.items()],
         }
@@ -179,9 +180,11 @@ class ControllerCore:
         """Take back what :meth:`state` returned (a resumed campaign, docs/controller.md)."""
         self.schedule.restore(s)
         for v in s.get("verdicts", []):
-            self.verdicts[frozenset((v["a"], v["b"]))] = dict(v)
+            rec = PairRecord.from_json(v)
+            self.verdicts[rec.key] = rec
         for v in s.get("baseline_verdicts", []):
-            self.base_verdicts[v["name"]] = dict(v)
+            base = BaselineRecord.from_json(v)
+            self.base_verdicts[base.name] = base
         for k, v in s.get("order", []):
             self.order[(k[0], k[1])] = list(v)
         for k, v in s.get("pair_looks", []):

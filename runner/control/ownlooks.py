@@ -19,6 +19,13 @@ from benchrun.runner.control.core import ControllerCore, LastTest
 from benchrun.runner.control.decision import Event
 from benchrun.runner.control.pairlooks import PairLookState, PairTestResult, first_look
 from benchrun.runner.control.pairtests import verdict_text
+from benchrun.runner.control.verdictbook import (
+    BaselineRecord,
+    OwnLook,
+    PairRecord,
+    as_base_declared,
+    as_declared,
+)
 from benchrun.stats.multi import EQUIVALENT, SEPARATED
 
 __all__ = ["own_looks"]
@@ -155,23 +162,18 @@ def own_base_verdict(
         verdict = EQUIVALENT
     else:
         return events
-    rec = {
-        "name": name,
-        "baseline": ref,
-        "verdict": verdict,
-        "look": look.looks,
-        "alpha": lev_sep if verdict != EQUIVALENT else lev_eq,
-        "relative_change": rel,
-        "welch_p_holm": r.p,
-        "tost_p": r.tost_p,
-        "test": "paired",
-        "paired_test": c.params.paired_test,
-        "estimand": r.estimand,
-        "passes": n,
-        "units": r.units,
-        "q": r.q,
-        "certified": bool(s.enough),
-    }
+    rec = BaselineRecord(
+        name=name,
+        baseline=ref,
+        verdict=as_base_declared(verdict),
+        look=look.looks,
+        alpha=lev_sep if verdict != EQUIVALENT else lev_eq,
+        relative_change=rel,
+        welch_p_holm=r.p,
+        tost_p=r.tost_p,
+        test="paired",
+        own=own_look(c, r, n, s),
+    )
     c.base_verdicts[name] = rec
     p_name = "signed-rank p" if c.params.paired_test == "rank" else "t p"
     mark = (
@@ -184,12 +186,25 @@ def own_base_verdict(
             "baseline-verdict",
             f"{name} vs {ref}: {verdict} ({name}/{ref} {1 + rel:.4g}; paired, {p_name} "
             f"{r.p:.3g}, TOST p {r.tost_p:.3g}) at its look {look.looks} after {n} passes, "
-            f"level {rec['alpha']:.3g}{mark}",
-            rec,
+            f"level {rec.alpha:.3g}{mark}",
+            rec.to_json(),
         )
     )
     events[0].data["state"] = c.state()
     return events
+
+
+def own_look(c: ControllerCore, r: PairTestResult, n: int, s: WorkloadStats) -> OwnLook:
+    """What a verdict at an own look records of its test: the per-pass test, estimand,
+    passes ``n``, units, passes per unit and whether the series ``s`` is certified."""
+    return OwnLook(
+        paired_test=c.params.paired_test,
+        estimand=r.estimand,
+        passes=n,
+        units=r.units,
+        q=r.q,
+        certified=bool(s.enough),
+    )
 
 
 def own_verdict(
@@ -226,24 +241,19 @@ def own_verdict(
         verdict = EQUIVALENT
     else:
         return events
-    new = {
-        "a": a,
-        "b": b,
-        "verdict": verdict,
-        "look": look.looks,
-        "alpha": lev_sep if verdict == SEPARATED else lev_eq,
-        "welch_p_holm": r.p,
-        "tost_p": r.tost_p,
-        "relative_difference": rel,
-        "test": "paired",
-        "paired_test": c.params.paired_test,
-        "estimand": r.estimand,
-        "passes": n,
-        "units": r.units,
-        "q": r.q,
-        "certified": bool(s.enough),
-    }
+    new = PairRecord(
+        a=a,
+        b=b,
+        verdict=as_declared(verdict),
+        look=look.looks,
+        alpha=lev_sep if verdict == SEPARATED else lev_eq,
+        welch_p_holm=r.p,
+        tost_p=r.tost_p,
+        relative_difference=rel,
+        test="paired",
+        own=own_look(c, r, n, s),
+    )
     c.verdicts[pk] = new
-    events.append(Event("pair-verdict", verdict_text(c, new), new))
+    events.append(Event("pair-verdict", verdict_text(c, new), new.to_json()))
     events[0].data["state"] = c.state()
     return events

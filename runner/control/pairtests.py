@@ -13,11 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from benchrun.runner.control.collector import WorkloadStats
 from benchrun.runner.control.core import ControllerCore, LastTest, Side, known
 from benchrun.runner.control.decision import Event, TestKind
+from benchrun.runner.control.verdictbook import (
+    BaselineRecord,
+    PairRecord,
+    as_base_declared,
+    as_declared,
+)
 from benchrun.runner.format import format_percent
 from benchrun.stats.compare import tost_from_summary, welch_from_summary
 from benchrun.stats.multi import EQUIVALENT, SEPARATED, UNDECIDED, holm, rank_results
@@ -142,28 +147,28 @@ def look_welch(
         if pair.verdict == SEPARATED and not ok_2q:
             continue  # not confirmed by the subsessions of 2q (§3 robustness)
         old = c.verdicts.get(pk)
-        new = {
-            "a": pair.a,
-            "b": pair.b,
-            "verdict": pair.verdict,
-            "look": look,
-            "alpha": alpha,
-            "welch_p_holm": pair.welch_p_holm,
-            "tost_p": pair.tost_p,
-            "relative_difference": pair.relative_difference,
-            "test": "welch",
-        }
+        new = PairRecord(
+            a=pair.a,
+            b=pair.b,
+            verdict=as_declared(pair.verdict),
+            look=look,
+            alpha=alpha,
+            welch_p_holm=pair.welch_p_holm,
+            tost_p=pair.tost_p,
+            relative_difference=pair.relative_difference,
+            test="welch",
+        )
         if old is None:
             c.verdicts[pk] = new
-            events.append(Event("pair-verdict", verdict_text(c, new), new))
-        elif old["verdict"] == SEPARATED and pair.verdict == SEPARATED and old["a"] != pair.a:
+            events.append(Event("pair-verdict", verdict_text(c, new), new.to_json()))
+        elif old.verdict == SEPARATED and pair.verdict == SEPARATED and old.a != pair.a:
             c.verdicts[pk] = new
             events.append(
                 Event(
                     "pair-revised",
                     f"{pair.a} and {pair.b} were separated in the other order at look "
-                    f"{old['look']}; look {look} separates them this way",
-                    new,
+                    f"{old.look}; look {look} separates them this way",
+                    new.to_json(),
                 )
             )
     return events
@@ -290,28 +295,28 @@ def look_paired(
         else:
             continue
         old = c.verdicts.get(pk)
-        new = {
-            "a": a,
-            "b": b,
-            "verdict": verdict,
-            "look": look,
-            "alpha": alpha,
-            "welch_p_holm": ph,
-            "tost_p": r.tost_p,
-            "relative_difference": r.rel,
-            "test": r.test,
-        }
+        new = PairRecord(
+            a=a,
+            b=b,
+            verdict=as_declared(verdict),
+            look=look,
+            alpha=alpha,
+            welch_p_holm=ph,
+            tost_p=r.tost_p,
+            relative_difference=r.rel,
+            test=r.test,
+        )
         if old is None:
             c.verdicts[pk] = new
-            events.append(Event("pair-verdict", verdict_text(c, new), new))
-        elif old["verdict"] == SEPARATED and verdict == SEPARATED and old["a"] != a:
+            events.append(Event("pair-verdict", verdict_text(c, new), new.to_json()))
+        elif old.verdict == SEPARATED and verdict == SEPARATED and old.a != a:
             c.verdicts[pk] = new
             events.append(
                 Event(
                     "pair-revised",
-                    f"{a} and {b} were separated in the other order at look {old['look']}; "
+                    f"{a} and {b} were separated in the other order at look {old.look}; "
                     f"look {look} separates them this way",
-                    new,
+                    new.to_json(),
                 )
             )
     return events
@@ -484,17 +489,17 @@ def look_baselines(
         if verdict != EQUIVALENT and c.params.check_2q:
             if not baseline_confirmed(c, name, label, base, r, verdict, st, alpha / len(todo)):
                 continue  # not confirmed with subsessions of 2q (§3)
-        rec = {
-            "name": name,
-            "baseline": label,
-            "verdict": verdict,
-            "look": look,
-            "alpha": alpha,
-            "relative_change": r.rel,
-            "welch_p_holm": ph,
-            "tost_p": r.tost_p,
-            "test": r.test,
-        }
+        rec = BaselineRecord(
+            name=name,
+            baseline=label,
+            verdict=as_base_declared(verdict),
+            look=look,
+            alpha=alpha,
+            relative_change=r.rel,
+            welch_p_holm=ph,
+            tost_p=r.tost_p,
+            test=r.test,
+        )
         c.base_verdicts[name] = rec
         base_name = "its stored baseline" if label == "@stored" else label
         test = "paired" if r.test == "paired" else "Welch"
@@ -503,38 +508,40 @@ def look_baselines(
                 "baseline-verdict",
                 f"{name} vs {base_name}: {verdict} ({format_percent(r.rel, missing='n/a')}; {test}, Holm p "
                 f"{ph:.3g}, TOST p {r.tost_p:.3g}, level {alpha:.3g} at look {look})",
-                rec,
+                rec.to_json(),
             )
         )
     return events
 
 
-def verdict_text(c: ControllerCore, v: Mapping[str, Any]) -> str:
+def verdict_text(c: ControllerCore, v: PairRecord) -> str:
     """One line for a declared pair verdict ``v`` (a record of the verdict book)."""
-    test = "paired" if v.get("test") == "paired" else "Welch"
-    own = "passes" in v  # decided at the pair's own looks
-    p_name = "signed-rank p" if v.get("paired_test") == "rank" else ("t p" if own else "Holm p")
-    if v["verdict"] == SEPARATED:
-        rel = v["relative_difference"]
+    test = "paired" if v.test == "paired" else "Welch"
+    own = v.own
+    p_name = (
+        "signed-rank p"
+        if own is not None and own.paired_test == "rank"
+        else ("t p" if own is not None else "Holm p")
+    )
+    if v.verdict == SEPARATED:
+        rel = v.relative_difference
         apart = (
             f"b/a {1 + rel:.4g}"
             if test == "paired" and rel is not None
             else f"{format_percent(rel, missing='n/a')} apart"
         )
-        what = (
-            f"{v['a']} is better than {v['b']} ({apart}; {test}, {p_name} {v['welch_p_holm']:.3g})"
-        )
+        what = f"{v.a} is better than {v.b} ({apart}; {test}, {p_name} {v.welch_p_holm:.3g})"
     else:
         what = (
-            f"{v['a']} and {v['b']} are equivalent within {format_percent(c.params.margin, missing='n/a')} "
-            f"({test}, TOST p {v['tost_p']:.3g})"
+            f"{v.a} and {v.b} are equivalent within {format_percent(c.params.margin, missing='n/a')} "
+            f"({test}, TOST p {v.tost_p:.3g})"
         )
-    if own:
+    if own is not None:
         mark = (
             ""
-            if v.get("certified")
+            if own.certified
             else "; independence of the passes not yet checked (a certified series needs "
             "more passes)"
         )
-        return f"{what} at its look {v['look']} after {v['passes']} passes, level {v['alpha']:.3g}{mark}"
-    return f"{what} at look {v['look']}, level {v['alpha']:.3g}"
+        return f"{what} at its look {v.look} after {own.passes} passes, level {v.alpha:.3g}{mark}"
+    return f"{what} at look {v.look}, level {v.alpha:.3g}"

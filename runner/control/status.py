@@ -163,24 +163,24 @@ def pair_row(
     latest = c.latest.get("pair:" + "|".join(sorted(pk)), NOT_TESTED)
     paired = c.paired(a, b)
     if rec is not None:
-        pair_ratio = ratio_now(c, rec["a"], rec["b"], st, rounds)
-        wide = wide_ci(c, rec["a"], rec["b"]) if paired else None
+        pair_ratio = ratio_now(c, rec.a, rec.b, st, rounds)
+        wide = wide_ci(c, rec.a, rec.b) if paired else None
         need = unmet = None
         if wide is not None:
             need = Need((a, b), f"{a}~{b} ratio CI", {}, wide[1], paired=True)
             unmet = f"pair {a}~{b}: {wide[0]}"
         status = PairStatus(
-            a=rec["a"],
-            b=rec["b"],
-            verdict=rec["verdict"],
-            look=rec["look"],
-            alpha=rec["alpha"],
+            a=rec.a,
+            b=rec.b,
+            verdict=rec.verdict,
+            look=rec.look,
+            alpha=rec.alpha,
             welch_p=latest.welch_p,
-            welch_p_holm=rec["welch_p_holm"],
-            tost_p=rec["tost_p"],
-            relative_difference=rec["relative_difference"],
+            welch_p_holm=rec.welch_p_holm,
+            tost_p=rec.tost_p,
+            relative_difference=rec.relative_difference,
             rounds_needed=None,
-            test=rec.get("test"),
+            test=rec.test,
             **_ratio_fields(pair_ratio),
             independent_p=independent_p(a, b, side) if paired else None,
             estimand=estimand(c, a, b),
@@ -284,18 +284,18 @@ def baseline_row(c: ControllerCore, v: BaselineView, rounds: Mapping[str, int]) 
         status = BaselineStatus(
             name=name,
             baseline=label_text,
-            verdict=rec["verdict"],
-            look=rec["look"],
-            alpha=rec["alpha"],
+            verdict=rec.verdict,
+            look=rec.look,
+            alpha=rec.alpha,
             mean=v.cur_mean,
             baseline_mean=v.base_mean if v.base_mean is not None else float("nan"),
-            relative_change=rec["relative_change"],
+            relative_change=rec.relative_change,
             welch_p=latest.welch_p,
-            welch_p_holm=rec["welch_p_holm"],
-            tost_p=rec["tost_p"],
+            welch_p_holm=rec.welch_p_holm,
+            tost_p=rec.tost_p,
             rounds_needed=None,
             notes=(),
-            test=rec.get("test", "welch"),
+            test=rec.test,
             **_ratio_fields(v.ratio),
         )
         return BaselineRow(status, need, unmet)
