@@ -8,7 +8,8 @@ certified and whose CI half-width is at most 5 % of its mean. Printed per varian
 coverage of the CI at the stop (binomial SE), rounds / N (median), and the median q and
 n_q the collector chose at the stop. Variants: ``default`` (MSER-5 warm-up, the q/2q
 envelope), ``nowarm`` (no MSER-5), ``no2q`` (no envelope), ``plain`` (neither),
-``sdupK`` (default, but the stop asks the half-width times 1 + K/sqrt(2(n_q - 1)), an
+``hK`` (default with at most K subsession means instead of 20; ``hall``: no cap, so q
+is the smallest admissible size), ``sdupK`` (default, but the stop asks the half-width times 1 + K/sqrt(2(n_q - 1)), an
 upper bound of the sd by K standard errors, to be within the target; the CI reported is
 the usual one). Example (each line about a minute on this VM)::
 
@@ -24,9 +25,11 @@ import statistics
 import numpy as np
 from scipy import stats as sps
 
+from benchrun.runner.control import collector
 from benchrun.runner.control.collector import collect
 
 WIDTH = 0.05
+DEFAULT_MAX = collector.MAX_SUBSESSIONS
 CONFIDENCE = 0.95
 
 
@@ -38,6 +41,11 @@ def stop(x: np.ndarray, variant: str) -> tuple[int, bool, int, int] | None:
     if variant in ("no2q", "plain"):
         kw["ci_2q"] = False
     k = float(variant[4:] or 1) if variant.startswith("sdup") else 0.0
+    if variant.startswith("h"):
+        # hK: at most K subsession means (collector.MAX_SUBSESSIONS); hall: no cap, q = q_min
+        collector.MAX_SUBSESSIONS = 10**9 if variant == "hall" else int(variant[1:])
+    else:
+        collector.MAX_SUBSESSIONS = DEFAULT_MAX
     col = x.reshape(-1, 1)
     for r in range(8, len(x) + 1):
         s = collect(col[:r], confidence=CONFIDENCE, **kw)  # type: ignore[arg-type]
@@ -55,12 +63,23 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=200, help="the oracle's rounds N")
     ap.add_argument("--campaigns", type=int, default=300)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--phi", type=float, default=0.0, help="AR(1) coefficient of the series")
     args = ap.parse_args()
-    sigma = WIDTH * np.sqrt(args.n) / sps.norm.ppf((1 + CONFIDENCE) / 2)
+    # sd of the innovations so that the long-run sd makes the oracle N
+    lr = WIDTH * np.sqrt(args.n) / sps.norm.ppf((1 + CONFIDENCE) / 2)
+    sigma = lr * (1 - args.phi)
+
+    def series(rng: np.random.Generator) -> np.ndarray:
+        e = sigma * rng.standard_normal(4 * args.n + 400)
+        if args.phi:
+            from scipy.signal import lfilter
+
+            e = lfilter([1.0], [1.0, -args.phi], e)[200:]
+        return 1 + e[: 4 * args.n + 200]
+
     for variant in args.variants:
         rng = np.random.default_rng(args.seed)
-        found = [stop(1 + sigma * rng.standard_normal(4 * args.n + 200), variant)
-                 for _ in range(args.campaigns)]  # fmt: skip
+        found = [stop(series(rng), variant) for _ in range(args.campaigns)]
         done = [f for f in found if f is not None]
         cov = float(np.mean([f[1] for f in done]))
         print(
