@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.results.conditions import (
@@ -43,18 +43,37 @@ class BaselineResult:
         return (self.mean, self.variance, self.n_q, self.q)
 
 
-def _entry(name: str, doc: Any, source: str) -> BaselineResult | None:
-    if not isinstance(doc, dict):
+def _entry(name: str, doc: object, source: str) -> BaselineResult | None:
+    """The result of one entry of a JSON summary: ``mean``, ``variance`` (or ``s2_q``,
+    the collector's name), ``n_q`` and ``q`` (default 1), read from its ``collected``
+    object when it has one (``show --json``, an export); None when one of the first three
+    is missing or ``n_q`` < 2."""
+    if not isinstance(doc, Mapping):
         raise UserError(f"{source}: entry {name!r} is not a mapping with mean, variance, n_q")
-    if "collected" in doc and isinstance(doc["collected"], dict):
-        doc = doc["collected"]
-    var = doc.get("variance", doc.get("s2_q"))
-    mean, n_q, q = doc.get("mean"), doc.get("n_q"), doc.get("q", 1)
-    if mean is None or var is None or n_q is None:
+    inner = doc.get("collected")
+    fields_of = inner if isinstance(inner, Mapping) else doc
+    stored = {key: fields_of.get(key) for key in _STORED_KEYS}
+    variance = stored["s2_q"] if stored["variance"] is None else stored["variance"]
+    return _checked(name, stored["mean"], variance, stored["n_q"], stored["q"], source)
+
+
+#: the keys of a JSON summary's entry that :func:`_entry` reads
+_STORED_KEYS = ("mean", "variance", "s2_q", "n_q", "q")
+
+
+def _checked(
+    name: str, mean: object, variance: object, n_q: object, q: object, source: str
+) -> BaselineResult | None:
+    """The :class:`BaselineResult` of the stored values (``q`` None or 0: 1), refused with
+    one line when they are no numbers, not finite, or the variance is negative; None
+    when mean, variance or n_q is missing or ``n_q`` < 2."""
+    if mean is None or variance is None or n_q is None:
         return None
     try:
-        res = BaselineResult(float(mean), float(var), int(n_q), int(q or 1))
-    except (TypeError, ValueError):
+        res = BaselineResult(
+            float(_number(mean)), float(_number(variance)), int(_number(n_q)), int(_number(q or 1))
+        )
+    except (TypeError, ValueError, OverflowError):
         raise UserError(
             f"{source}: entry {name!r}: mean, variance and n_q must be numbers"
         ) from None
@@ -63,6 +82,13 @@ def _entry(name: str, doc: Any, source: str) -> BaselineResult | None:
             f"{source}: entry {name!r}: mean and variance must be finite, variance >= 0"
         )
     return res if res.n_q >= 2 else None
+
+
+def _number(v: object) -> str | int | float:
+    """``v`` when ``float``/``int`` may take it (a number or its text), else TypeError."""
+    if isinstance(v, str | int | float):
+        return v
+    raise TypeError(v)
 
 
 def _from_json(path: Path) -> dict[str, BaselineResult]:
@@ -74,17 +100,17 @@ def _from_json(path: Path) -> dict[str, BaselineResult]:
         raise UserError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from None
     except (RecursionError, ValueError) as exc:  # nested too deep; an integer too long
         raise UserError(f"{path}: not a baseline benchrun can read ({exc})") from None
-    entries: dict[str, Any]
-    if isinstance(doc, dict) and isinstance(doc.get("workloads"), dict):
-        entries = doc["workloads"]
-    elif isinstance(doc, dict) and isinstance(doc.get("workloads"), list):
-        entries = {str(e.get("name")): e for e in doc["workloads"] if isinstance(e, dict)}
-    elif isinstance(doc, dict) and isinstance(doc.get("results"), list):
-        entries = {str(e.get("name")): e for e in doc["results"] if isinstance(e, dict)}
-    elif isinstance(doc, dict):
-        entries = doc
-    else:
+    if not isinstance(doc, Mapping):
         raise UserError(f"{path}: expected a JSON object of workload summaries")
+    workloads, results = doc.get("workloads"), doc.get("results")
+    listed = workloads if isinstance(workloads, list) else results
+    entries: Mapping[str, object]
+    if isinstance(workloads, Mapping):
+        entries = workloads
+    elif isinstance(listed, list):
+        entries = {str(e.get("name")): e for e in listed if isinstance(e, Mapping)}
+    else:
+        entries = doc
     out = {}
     for name, entry in entries.items():
         res = _entry(name, entry, str(path))
@@ -104,7 +130,8 @@ def _from_store(db: Path) -> dict[str, BaselineResult]:
         results = workload_results(store, campaign, confidence)
     out = {}
     for r in results:
-        res = _entry(r.name, r.collected or {}, str(db))
+        e = r.estimate
+        res = None if e is None else _checked(r.name, e.mean, e.variance, e.n_q, e.q, str(db))
         if res is not None:
             out[r.name] = res
     return out

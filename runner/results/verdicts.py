@@ -29,7 +29,10 @@ __all__ = ["StoredComparison", "StoredVerdicts", "verdicts_from_dict", "TEST_NAM
 TEST_NAMES = {"paired": "paired", "welch": "Welch"}
 
 
-def _float(v: Any) -> float | None:
+def _float(v: object) -> float | None:
+    """A stored number (or its text) as a finite float; None for anything else."""
+    if not isinstance(v, str | int | float):
+        return None
     try:
         f = float(v)
     except (TypeError, ValueError):
@@ -37,10 +40,13 @@ def _float(v: Any) -> float | None:
     return f if f == f and f not in (float("inf"), float("-inf")) else None
 
 
-def _int(v: Any) -> int | None:
+def _int(v: object) -> int | None:
+    """A stored whole number (or its text) as an int; None for anything else."""
+    if not isinstance(v, str | int | float):
+        return None
     try:
-        return None if v is None else int(v)
-    except (TypeError, ValueError):
+        return int(v)
+    except (TypeError, ValueError, OverflowError):
         return None
 
 
@@ -93,7 +99,7 @@ class StoredComparison:
     def involves(self, name: str) -> bool:
         return name in (self.a, self.b)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         d = asdict(self)
         d["notes"] = list(self.notes)
         return d
@@ -163,7 +169,7 @@ class StoredVerdicts:
             "target are what the budget allowed."
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON form: ``source`` ("controller": stored by the stopping controller;
         "computed": a fixed campaign's, computed when read, ``computed`` says how), the
         settings, and one dict per comparison."""
@@ -190,7 +196,7 @@ _BASELINE_KEYS = {
     "relative_difference": "relative_change",
 }
 #: how a stored value becomes the field's (fields not named here are taken as stored)
-_CONVERT: dict[str, Callable[[Any], Any]] = {
+_CONVERT: dict[str, Callable[[object], Any]] = {
     **dict.fromkeys(("a", "b"), str),
     **dict.fromkeys(
         ("ratio", "ratio_low", "ratio_high", "p", "p_holm", "tost_p", "alpha")
@@ -199,41 +205,60 @@ _CONVERT: dict[str, Callable[[Any], Any]] = {
     ),
     **dict.fromkeys(("passes", "look", "rounds_needed"), _int),
     "verdict": lambda v: str(v or "undecided"),
-    "notes": lambda v: tuple(str(n) for n in v or ()),
+    "notes": lambda v: tuple(str(n) for n in v) if isinstance(v, list | tuple) else (),
 }
 
 
 def _comparison(
-    kind: str, p: Mapping[str, Any], units: Mapping[str, str], directions: Mapping[str, str]
+    kind: str, p: Mapping[str, object], units: Mapping[str, str], directions: Mapping[str, str]
 ) -> StoredComparison:
     keys = _PAIR_KEYS if kind == "pair" else _BASELINE_KEYS
-    values: dict[str, Any] = {"kind": kind, "headline": pair_headline(p, units, directions)}
-    for f in fields(StoredComparison):
-        if f.name not in values:
-            raw = p.get(keys.get(f.name, f.name))
-            values[f.name] = _CONVERT.get(f.name, _same)(raw)
-    return StoredComparison(**values)
+    values = {
+        f.name: _CONVERT.get(f.name, _same)(p.get(keys.get(f.name, f.name)))
+        for f in fields(StoredComparison)
+        if f.name not in ("kind", "headline")
+    }
+    return StoredComparison(kind=kind, headline=pair_headline(p, units, directions), **values)
 
 
-def _same(v: Any) -> Any:
+def _same(v: object) -> object:
     return v
 
 
-def verdicts_from_dict(doc: Mapping[str, Any]) -> StoredVerdicts:
+def _met(v: object) -> bool | None:
+    return None if v is None else bool(v)
+
+
+def _text(v: object) -> str | None:
+    return None if v is None else str(v)
+
+
+#: how each field of :class:`StoredVerdicts` but ``comparisons`` is read from the stored
+#: event's data (under the field's name)
+_EVENT_CONVERT: dict[str, Callable[[object], Any]] = {
+    "conditions_met": _met,
+    **dict.fromkeys(("reason", "computed"), _text),
+    **dict.fromkeys(("margin", "alpha", "confidence"), _float),
+}
+
+
+def _names(v: object) -> dict[str, str]:
+    """A stored map of workload name -> unit (or direction); {} when it is none."""
+    return {str(k): str(x) for k, x in v.items()} if isinstance(v, Mapping) else {}
+
+
+def _entries(v: object) -> list[Mapping[str, object]]:
+    """The stored comparisons of one kind: the objects of a stored array."""
+    return [e for e in v if isinstance(e, Mapping)] if isinstance(v, list) else []
+
+
+def verdicts_from_dict(doc: Mapping[str, object]) -> StoredVerdicts:
     """:class:`StoredVerdicts` of the data of a stored "verdicts" event."""
-    units = doc.get("units") or {}
-    directions = doc.get("directions") or {}
-    comparisons = [_comparison("pair", p, units, directions) for p in doc.get("pairs") or []]
-    comparisons += [
-        _comparison("baseline", p, units, directions) for p in doc.get("baselines") or []
+    units, directions = _names(doc.get("units")), _names(doc.get("directions"))
+    comparisons = [
+        _comparison(kind, p, units, directions)
+        for kind, key in (("pair", "pairs"), ("baseline", "baselines"))
+        for p in _entries(doc.get(key))
     ]
-    met = doc.get("conditions_met")
-    return StoredVerdicts(
-        comparisons=tuple(comparisons),
-        conditions_met=None if met is None else bool(met),
-        reason=doc.get("reason"),
-        margin=_float(doc.get("margin")),
-        alpha=_float(doc.get("alpha")),
-        confidence=_float(doc.get("confidence")),
-        computed=doc.get("computed"),
-    )
+    values = {name: convert(doc.get(name)) for name, convert in _EVENT_CONVERT.items()}
+    return StoredVerdicts(comparisons=tuple(comparisons), **values)

@@ -21,7 +21,7 @@ Every output shows a workload's values in one unit, :func:`display_of` (the one
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -350,19 +350,27 @@ def drift_of(values: np.ndarray, reference: float | None = None) -> dict[str, An
     return {**d.to_dict(), "text": d.describe()}
 
 
-def drift_from(drift: Mapping[str, Any] | None) -> DriftResult | None:
+def drift_from(drift: Mapping[str, object] | None) -> DriftResult | None:
     """:attr:`WorkloadResult.drift` (:func:`drift_of`'s dict) as the typed
-    :class:`stats.drift.DriftResult`; None without one. A key it lacks reads as 0/None."""
+    :class:`stats.drift.DriftResult`; None without one. A key it lacks, or holds as
+    something else than a number, reads as 0/None."""
     if not drift:
         return None
-    values: dict[str, Any] = {f.name: drift.get(f.name) for f in fields(DriftResult)}
-    values.update(
-        n=int(values["n"] or 0),
-        blocks=int(values["blocks"] or 0),
-        drifted=bool(values["drifted"]),
-        alpha=float(values["alpha"] or 0.0),
-    )
+    values = {f.name: _DRIFT_CONVERT[f.name](drift.get(f.name)) for f in fields(DriftResult)}
     return DriftResult(**values)
+
+
+def _real(v: object) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+#: how each value of :func:`drift_of`'s dict becomes the :class:`DriftResult` field's
+_DRIFT_CONVERT: dict[str, Callable[[object], Any]] = {
+    **dict.fromkeys(("von_neumann", "p_value", "level_low", "level_high"), _real),
+    **dict.fromkeys(("n", "blocks"), lambda v: int(_real(v) or 0)),
+    "drifted": bool,
+    "alpha": lambda v: _real(v) or 0.0,
+}
 
 
 def drift_line(name: str, drift: dict[str, Any] | None, paired: bool) -> str | None:
