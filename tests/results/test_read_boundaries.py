@@ -1,0 +1,129 @@
+"""The read side's parse boundaries (issue 30): a stored or exported estimate, drift check,
+pair and an export's campaign are read once into typed records, and a value of another type
+(a hand-edited export) reads as missing instead of a traceback.
+
+Expected values are the ones written in the documents here (a standard error worked out by
+hand from s2_q and n_q, or from an interval's half-width over the normal quantile 1.95996).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from benchrun.runner.errors import UserError
+from benchrun.runner.results.estimate import description_from, estimate_from
+from benchrun.runner.results.headline import PairFigures
+from benchrun.runner.results.history import load_history
+from benchrun.runner.results.workloads import drift_from
+
+META = {"hardware": {"cpu_model": "X", "cores_logical": 4, "smt_active": False}}
+
+
+def test_estimate_fields_of_another_type_read_as_missing() -> None:
+    e = estimate_from(
+        {
+            "mean": 2,
+            "n": "x",
+            "s2_q": "0.1",
+            "n_q": 3.0,
+            "q": 2.5,
+            "notes": "abc",
+            "nodes": [],
+            "enough": 1,
+            "ci_low": None,
+            "confidence": True,
+        }  # fmt: skip
+    )
+    assert e is not None
+    assert (e.mean, e.n, e.variance, e.n_q, e.q) == (2.0, 0, None, 3, None)
+    assert e.notes == () and e.nodes is None and e.enough is True and e.confidence is None
+    # without a mean that is a number there is no estimate
+    assert estimate_from({"mean": "fast"}) is None
+
+
+def test_description_and_drift_fields_of_another_type_read_as_missing() -> None:
+    d = description_from({"rounds": "9", "median": 1.5, "outliers": 2.0, "notes": ["n"]})
+    assert d is not None
+    assert (d.rounds, d.median, d.outliers, d.notes, d.std) == (0, 1.5, None, ("n",), None)
+    check = drift_from({"n": "x", "drifted": 1, "alpha": None, "level_low": "a", "blocks": 5})
+    assert check is not None
+    assert (check.n, check.drifted, check.alpha, check.level_low, check.blocks) == (
+        0, True, 0.0, None, 5)  # fmt: skip
+
+
+def test_pair_figures_of_a_baseline_and_the_ratio_of_its_means() -> None:
+    f = PairFigures.from_stored(
+        {
+            "baseline": "old",
+            "name": "new",
+            "ratio": None,
+            "mean": 3,
+            "baseline_mean": 2.0,
+            "passes": "20",
+            "test": "welch",
+        }  # fmt: skip
+    )
+    assert (f.a, f.b, f.ratio, f.mean, f.baseline_mean, f.passes) == (
+        "old", "new", None, 3.0, 2.0, None)  # fmt: skip
+    assert f.headline({"new": "s"}) == "new is 1.500x slower than old (Welch)"
+
+
+def _export(collected: dict[str, object], **campaign: object) -> dict[str, object]:
+    return {
+        "campaign": {"status": "done", "name": "e", "metadata": META, **campaign},
+        "workloads": [
+            {"name": "a", "unit": "s", "collected": collected},
+            {"name": "b", "collected": {"mean": "fast"}},
+            "junk",
+        ],
+    }
+
+
+def test_an_exported_campaign_gives_one_point_per_workload_with_an_estimate() -> None:
+    col = {"mean": 0.1, "ci_low": 0.09, "ci_high": 0.11, "s2_q": 0.0004, "n_q": 4,
+           "enough": True, "confidence": 0.95}  # fmt: skip
+    (series,) = load_history([], [("x.json", _export(col, id="7", created_at="noon"))])
+    assert (series.experiment, series.machine, series.workload, series.unit) == (
+        "e", "X, 4 CPUs, SMT off", "a", "s")  # fmt: skip
+    assert series.direction == "lower_is_better" and series.ordered_by == "start time"
+    (p,) = series.points
+    # an id or a start that is no number reads as 0
+    assert (p.store, p.campaign, p.started, p.mean) == ("x.json", 0, 0.0, 0.1)
+    assert p.se == pytest.approx(0.01)  # sqrt(0.0004 / 4)
+    assert (p.ci_low, p.ci_high, p.certified) == (0.09, 0.11, True)
+
+
+def test_an_uncertified_interval_gives_the_standard_error_of_its_half_width() -> None:
+    col = {"mean": 1.0, "ci_low": None, "interval_low": 0.9, "interval_high": 1.1,
+           "certified": False, "confidence": 0.95}  # fmt: skip
+    (series,) = load_history([], [("x.json", _export(col, id=3, created_at=5.0))])
+    (p,) = series.points
+    assert (p.campaign, p.started, p.certified) == (3, 5.0, False)
+    assert (p.ci_low, p.ci_high) == (0.9, 1.1)
+    assert p.se == pytest.approx(0.1 / 1.959964, rel=1e-6)
+
+
+def test_a_non_finite_mean_gives_no_point() -> None:
+    with pytest.raises(UserError, match="no finished campaign"):
+        load_history([], [("x.json", _export({"mean": math.inf}))])
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ([], "x.json: not a benchrun export (no campaign object)"),
+        ({"campaign": "c", "workloads": []}, "x.json: not a benchrun export (no campaign object)"),
+        ({"campaign": {}, "workloads": {}}, "x.json: not a benchrun export (no workloads list)"),
+    ],
+)
+def test_a_document_that_is_no_export_is_one_line(doc: object, message: str) -> None:
+    with pytest.raises(UserError) as err:
+        load_history([], [("x.json", doc)])
+    assert str(err.value) == message
+
+
+def test_a_campaign_that_did_not_finish_gives_no_series() -> None:
+    with pytest.raises(UserError, match="no finished campaign"):
+        load_history([], [("x.json", _export({"mean": 1.0}, status="interrupted"))])
