@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["Description", "Estimate", "description_from", "estimate_from"]
+__all__ = ["Description", "Estimate", "NodeAnalysis", "description_from", "estimate_from"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,11 @@ class Estimate:
             return self.rel_half_width
         assert self.interval_low is not None and self.interval_high is not None
         return (self.interval_high - self.interval_low) / 2.0 / abs(self.mean)
+
+    @property
+    def node_analysis(self) -> NodeAnalysis | None:
+        """:attr:`nodes` as the typed :class:`NodeAnalysis`; None without one."""
+        return None if not self.nodes else NodeAnalysis.from_stored(self.nodes)
 
     @property
     def usable(self) -> bool:
@@ -169,6 +174,56 @@ def estimate_from(collected: Mapping[str, object] | None) -> Estimate | None:
         if f"interval_{bound}" not in c:
             values[f"interval_{bound}"] = values[f"ci_{bound}"]
     return Estimate(**values)
+
+
+@dataclass(frozen=True)
+class NodeAnalysis:
+    """The node analysis of a workload whose steady rounds ran on 2 or more nodes
+    (docs/methods.md §14): :attr:`Estimate.nodes` typed.
+
+    ``nodes``, ``means``, ``counts``: each node, the mean of its subsession (or round)
+    means in the workload's unit, and how many means it has; ``text``: the analysis in
+    one phrase ("CI from 3 node means: nodes differ, F=685, p=2e-15"); ``ci_from``:
+    ``"nodes"`` when the CI is the node-level one; ``between_variance``/``within_variance``
+    (unit²), ``icc`` (a fraction) and ``optimal_per_node`` (means per node) as the
+    analysis gave them, None when it did not.
+    """
+
+    nodes: tuple[str, ...]
+    means: tuple[float, ...]
+    counts: tuple[int, ...]
+    text: str
+    ci_from: str | None = None
+    icc: float | None = None
+    between_variance: float | None = None
+    within_variance: float | None = None
+    optimal_per_node: int | None = None
+
+    @classmethod
+    def from_stored(cls, nodes: Mapping[str, object]) -> NodeAnalysis:
+        """The record of the collector's node analysis dict (stored in ``collected``);
+        values of another type read as missing (empty lists, None)."""
+        values = {f.name: _NODE_CONVERT[f.name](nodes.get(f.name)) for f in fields(cls)}
+        return cls(**values)
+
+
+def _items(convert: Callable[[object], Any]) -> Callable[[object], tuple[Any, ...]]:
+    """A stored array, each item through ``convert`` (items it refuses, None, left out);
+    () for anything but an array."""
+    return lambda v: (
+        tuple(x for x in map(convert, v) if x is not None) if isinstance(v, list | tuple) else ()
+    )
+
+
+_NODE_CONVERT: dict[str, Callable[[object], Any]] = {
+    "nodes": _items(str),
+    "means": _items(_float),
+    "counts": _items(_whole),
+    "text": lambda v: "" if v is None else str(v),
+    "ci_from": _text,
+    **dict.fromkeys(("icc", "between_variance", "within_variance"), _float),
+    "optimal_per_node": _whole,
+}
 
 
 @dataclass(frozen=True)

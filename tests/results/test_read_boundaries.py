@@ -13,10 +13,11 @@ import math
 import pytest
 
 from benchrun.runner.errors import UserError
+from benchrun.runner.format import display_unit
 from benchrun.runner.results.estimate import description_from, estimate_from
 from benchrun.runner.results.headline import PairFigures
 from benchrun.runner.results.history import load_history
-from benchrun.runner.results.workloads import drift_from
+from benchrun.runner.results.workloads import drift_from, node_line
 
 META = {"hardware": {"cpu_model": "X", "cores_logical": 4, "smt_active": False}}
 
@@ -127,3 +128,26 @@ def test_a_document_that_is_no_export_is_one_line(doc: object, message: str) -> 
 def test_a_campaign_that_did_not_finish_gives_no_series() -> None:
     with pytest.raises(UserError, match="no finished campaign"):
         load_history([], [("x.json", _export({"mean": 1.0}, status="interrupted"))])
+
+
+NODES = {"nodes": ["n1", "n2"], "means": [0.1, 0.2], "counts": [3, 1],
+         "text": "CI from 2 node means: nodes differ", "ci_from": "nodes", "icc": 0.5,
+         "between_variance": 0.0004, "within_variance": 0.0001, "optimal_per_node": 2}  # fmt: skip
+
+
+def test_the_node_line_reads_the_node_analysis_record() -> None:
+    unit = display_unit("s", 0.1)
+    line = node_line("a", {"mean": 0.1, "nodes": NODES}, unit)
+    assert line == (
+        "nodes: a: CI from 2 node means: nodes differ; n1 100 ms (3 means), n2 200 ms (1 mean); "
+        "between-node sd 20 ms, within 10 ms, ICC 0.50; about 2 mean(s) per node is the "
+        "cheapest precision, more nodes narrow the CI"
+    )
+    # the CI not from the nodes, no ICC, variances that are no numbers: read as missing
+    plain = {**NODES, "ci_from": "rounds", "icc": None, "between_variance": "x"}
+    assert node_line("a", {"mean": 0.1, "nodes": plain}, unit) == (
+        "nodes: a: CI from 2 node means: nodes differ; n1 100 ms (3 means), n2 200 ms (1 mean); "
+        "between-node sd 0 ms, within 10 ms"
+    )
+    assert node_line("a", {"mean": 0.1, "nodes": None}, unit) is None
+    assert node_line("a", None, unit) is None
