@@ -19,7 +19,7 @@ a table beside its record.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from benchrun.runner.importers.dataset import (
     json_type,
     parse_number,
 )
-from benchrun.runner.importers.jsontext import parse_json
+from benchrun.runner.importers.jsontext import MISSING, FieldCheck, checked_fields, parse_json
 from benchrun.runner.importers.readfile import read_import_text
 
 FORMAT = "benchrun-export"
@@ -45,17 +45,6 @@ ANALYSED = ("", "outlier")
 DIRECTIONS = ("lower_is_better", "higher_is_better")
 
 
-class _Missing:
-    """The value of a field the object does not have (a field written as ``null`` is
-    None, which some fields refuse)."""
-
-
-MISSING = _Missing()
-
-#: a field's check: (the stored value or :data:`MISSING`, where it is) -> the field's value
-Check = Callable[[object, str], Any]
-
-
 def _kind(value: object) -> str:
     """A parsed JSON value as an error message shows it: short text and numbers as they
     are, anything else by its kind ("null", "an array"...)."""
@@ -64,14 +53,6 @@ def _kind(value: object) -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return repr(value) if abs(value) < 1e100 else "a huge number"
     return json_type(value)
-
-
-def _parsed(raw: Mapping[str, object], checks: Mapping[str, Check], where: str) -> dict[str, Any]:
-    """Each field of ``raw`` named in ``checks`` through its check (a missing one as
-    :data:`MISSING`), the checks' messages naming ``where.field``."""
-    return {
-        name: check(raw.get(name, MISSING), f"{where}.{name}") for name, check in checks.items()
-    }
 
 
 def _whole(v: object, where: str) -> int | None:
@@ -107,13 +88,13 @@ class ExportResult:
         (``where.variance``...) when one is not what it should be."""
         if not isinstance(raw, Mapping):
             raise UserError(f"{where}: expected an object, got {_kind(raw)}")
-        result = cls(**_parsed(raw, _RESULT_CHECKS, where))
+        result = cls(**checked_fields(raw, _RESULT_CHECKS, where))
         if result.variance is not None and result.variance < 0:
             raise UserError(f"{where}.variance: a variance cannot be negative ({raw['variance']})")
         return result
 
 
-_RESULT_CHECKS: dict[str, Check] = {
+_RESULT_CHECKS: dict[str, FieldCheck] = {
     **dict.fromkeys(("mean", "variance", "ci_low", "ci_high"), _number),
     **dict.fromkeys(("n_q", "q"), _whole),
 }
@@ -186,7 +167,7 @@ class ExportRound:
         the field when one is not what it should be."""
         if not isinstance(raw, Mapping):
             raise UserError(f"{where}: expected a round object, got {_kind(raw)}")
-        r = cls(**_parsed(raw, _ROUND_CHECKS, where))
+        r = cls(**checked_fields(raw, _ROUND_CHECKS, where))
         if r.reading_flags is not None and len(r.reading_flags) != len(r.readings):
             raise UserError(
                 f"{where}.reading_flags: {len(r.reading_flags)} flags for "
@@ -200,7 +181,7 @@ class ExportRound:
         return self.flags.split(",")
 
 
-_ROUND_CHECKS: dict[str, Check] = {
+_ROUND_CHECKS: dict[str, FieldCheck] = {
     "readings": _readings,
     "reading_flags": _reading_flags,
     "wait_ns": _wait_ns,
@@ -276,10 +257,10 @@ class ExportWorkload:
         field when one is not what it should be."""
         if not isinstance(raw, Mapping):
             raise UserError(f"{where}: expected a workload object, got {_kind(raw)}")
-        return cls(**_parsed(raw, _WORKLOAD_CHECKS, where))
+        return cls(**checked_fields(raw, _WORKLOAD_CHECKS, where))
 
 
-_WORKLOAD_CHECKS: dict[str, Check] = {
+_WORKLOAD_CHECKS: dict[str, FieldCheck] = {
     "name": _name,
     "unit": _unit,
     "direction": _direction,

@@ -16,7 +16,6 @@ once, so each time is one process and one observation (n = the number of runs).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 
@@ -24,7 +23,7 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.importers.dataset import Dataset, GroupKey, json_type, parse_number
 
 
-def looks_like_hyperfine(doc: Any) -> bool:
+def looks_like_hyperfine(doc: object) -> bool:
     """True when ``doc`` (parsed JSON) has hyperfine's ``results[].command`` shape."""
     if not isinstance(doc, Mapping):
         return False
@@ -36,12 +35,14 @@ def looks_like_hyperfine(doc: Any) -> bool:
     )
 
 
-def read_hyperfine(doc: Mapping[str, Any], source: str) -> Dataset:
+def read_hyperfine(doc: Mapping[str, object], source: str) -> Dataset:
     """Turn a parsed hyperfine export into a :class:`Dataset` (unit ``s``)."""
     groups: dict[GroupKey, np.ndarray] = {}
     processes: dict[GroupKey, tuple[int, ...]] = {}
     notes: list[str] = []
-    for index, result in enumerate(doc["results"]):
+    results = doc["results"]
+    assert isinstance(results, list)  # looks_like_hyperfine
+    for index, result in enumerate(results):
         command = result["command"]
         if not isinstance(command, str) or not command:
             raise UserError(
