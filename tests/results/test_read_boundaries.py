@@ -14,10 +14,12 @@ import pytest
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.format import display_unit
+from benchrun.runner.results.duet import duet_checks, duet_lines, duet_summary
 from benchrun.runner.results.estimate import description_from, estimate_from
 from benchrun.runner.results.headline import PairFigures
 from benchrun.runner.results.history import load_history
 from benchrun.runner.results.workloads import drift_from, node_line
+from benchrun.runner.store.records import EventRow
 
 META = {"hardware": {"cpu_model": "X", "cores_logical": 4, "smt_active": False}}
 
@@ -151,3 +153,31 @@ def test_the_node_line_reads_the_node_analysis_record() -> None:
     )
     assert node_line("a", {"mean": 0.1, "nodes": None}, unit) is None
     assert node_line("a", None, unit) is None
+
+
+def test_duet_checks_read_from_events_and_from_their_json_form() -> None:
+    data = {"pair": ["a", "b"], "computed": True, "flagged": True, "verdict_valid": False,
+            "solo_ratio": 1.25, "solo_low": 1.2, "solo_high": 1.3, "n_solo": 8}  # fmt: skip
+    events = [
+        EventRow(1, 0.0, "duet-multi-cpu", "duet: b used 2 CPUs", {"side": "b"}),
+        EventRow(2, 1.0, "duet-asymmetry", "duet: asymmetric", data),
+    ]
+    checks = duet_checks(events)
+    assert checks is not None and checks.bad
+    expected = [
+        "duet: b used 2 CPUs (the campaign stopped here)",
+        "duet: asymmetric",
+        "duet verdict INVALID (duet asymmetry: refuse): the pair interferes asymmetrically; "
+        "alone, in the solo passes, b/a = 1.25 [1.2, 1.3] (8 passes)",
+    ]
+    assert checks.lines() == expected
+    summary = duet_summary(events)
+    assert summary == {
+        "asymmetry": {**data, "message": "duet: asymmetric"},
+        "multi_cpu": [{"side": "b", "message": "duet: b used 2 CPUs"}],
+    }
+    assert duet_lines(summary) == expected
+    # a check without solo passes: no verdict said, nothing refused
+    quiet = [EventRow(3, 2.0, "duet-asymmetry", "duet: no check", {"pair": ["a", "b"]})]
+    assert duet_lines(duet_summary(quiet)) == ["duet: no check"]
+    assert duet_summary([]) is None and duet_lines(None) == []
