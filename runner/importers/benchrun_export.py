@@ -284,7 +284,7 @@ class ExportDocument:
     def from_json(cls, doc: object, source: str) -> ExportDocument:
         """The export ``doc`` (parsed JSON read from ``source``), or a UserError naming
         ``source`` and the field (module docstring)."""
-        if not isinstance(doc, Mapping) or doc.get("format") != FORMAT:
+        if not isinstance(doc, Mapping) or not looks_like_export(doc):
             raise UserError(f'{source}: not a benchrun export (no "format": "{FORMAT}")')
         version = doc.get("version")
         if not isinstance(version, int) or isinstance(version, bool) or version < 1:

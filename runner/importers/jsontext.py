@@ -61,11 +61,17 @@ FieldCheck = Callable[[object, str], Any]
 
 
 def checked_fields(
-    raw: Mapping[str, object], checks: Mapping[str, FieldCheck], where: str
+    raw: Mapping[str, object],
+    checks: Mapping[str, FieldCheck],
+    where: str,
+    *,
+    field_place: bool = True,
 ) -> dict[str, Any]:
     """Each field of the parsed object ``raw`` that ``checks`` names, through its check, in
     the table's order (the first bad field is the one reported); ``where``: the object's
-    place, to which ``.field`` is added for the checks' messages."""
+    place, to which ``.field`` is added for the checks' messages (``field_place`` False:
+    the checks get the object's place and name the field themselves)."""
     return {
-        name: check(raw.get(name, MISSING), f"{where}.{name}") for name, check in checks.items()
+        name: check(raw.get(name, MISSING), f"{where}.{name}" if field_place else where)
+        for name, check in checks.items()
     }

@@ -108,6 +108,11 @@ def _machine(metadata: Mapping[str, object] | None) -> str:
     return f"{f.cpu_model or 'unknown CPU'}, {cpus}, {smt}"
 
 
+def _revision(metadata: Mapping[str, object] | None) -> Revision | None:
+    """The revision a campaign's metadata record names (runner/machine/revision.py)."""
+    return Revision.from_dict((metadata or {}).get("revision"))
+
+
 def _se(e: Estimate) -> float | None:
     """The standard error of the mean: ``sqrt(s2_q / n_q)`` of a certified CI, else the
     half-width of the interval every output shows (uncertified, docs/methods.md §4.1) over
@@ -159,7 +164,7 @@ def _points(db: Path) -> dict[SeriesKey, list[HistoryPoint]]:
         for c in store.campaigns():
             if c.status != DONE:
                 continue
-            revision = Revision.from_dict((c.metadata or {}).get("revision"))
+            revision = _revision(c.metadata)
             machine = _machine(c.metadata)
             confidence = float(campaign_settings(c.settings).confidence)
             for r in workload_results(store, c, confidence):
@@ -230,7 +235,7 @@ class ExportedCampaign:
     @property
     def revision(self) -> Revision | None:
         """The revision its metadata names (runner/machine/revision.py)."""
-        return Revision.from_dict((self.metadata or {}).get("revision"))
+        return _revision(self.metadata)
 
 
 _CAMPAIGN_CONVERT: dict[str, Callable[[object], Any]] = {

@@ -18,12 +18,18 @@ alpha are probabilities.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from benchrun.runner.results.headline import pair_headline
 
-__all__ = ["StoredComparison", "StoredVerdicts", "verdicts_from_dict", "TEST_NAMES"]
+__all__ = [
+    "StoredComparison",
+    "StoredVerdicts",
+    "VerdictsEvent",
+    "verdicts_from_dict",
+    "TEST_NAMES",
+]
 
 #: how each test is named for people
 TEST_NAMES = {"paired": "paired", "welch": "Welch"}
@@ -233,32 +239,63 @@ def _text(v: object) -> str | None:
     return None if v is None else str(v)
 
 
-#: how each field of :class:`StoredVerdicts` but ``comparisons`` is read from the stored
-#: event's data (under the field's name)
+def _names(v: object) -> dict[str, str]:
+    """A stored map of workload name -> unit (or direction); {} when it is none."""
+    return {str(k): str(x) for k, x in v.items()} if isinstance(v, Mapping) else {}
+
+
+def _entries(v: object) -> tuple[Mapping[str, object], ...]:
+    """The stored comparisons of one kind: the objects of a stored array."""
+    return tuple(e for e in v if isinstance(e, Mapping)) if isinstance(v, list) else ()
+
+
+@dataclass(frozen=True)
+class VerdictsEvent:
+    """The data of a stored "verdicts" event, read once (module docstring): the stored
+    ``pairs`` and ``baselines`` (each the controller's status as a dict, read by
+    :func:`_comparison`), the workloads' ``units`` and ``directions`` by name, and the
+    campaign-level fields :class:`StoredVerdicts` keeps. A value of another type reads as
+    missing."""
+
+    pairs: tuple[Mapping[str, object], ...] = ()
+    baselines: tuple[Mapping[str, object], ...] = ()
+    units: dict[str, str] = field(default_factory=dict)
+    directions: dict[str, str] = field(default_factory=dict)
+    conditions_met: bool | None = None
+    reason: str | None = None
+    margin: float | None = None
+    alpha: float | None = None
+    confidence: float | None = None
+    computed: str | None = None
+
+    @classmethod
+    def from_stored(cls, doc: Mapping[str, object]) -> VerdictsEvent:
+        values = {f.name: _EVENT_CONVERT[f.name](doc.get(f.name)) for f in fields(cls)}
+        return cls(**values)
+
+
+#: how each field of :class:`VerdictsEvent` is read from the stored event's data (under
+#: the field's name)
 _EVENT_CONVERT: dict[str, Callable[[object], Any]] = {
+    **dict.fromkeys(("pairs", "baselines"), _entries),
+    **dict.fromkeys(("units", "directions"), _names),
     "conditions_met": _met,
     **dict.fromkeys(("reason", "computed"), _text),
     **dict.fromkeys(("margin", "alpha", "confidence"), _float),
 }
 
 
-def _names(v: object) -> dict[str, str]:
-    """A stored map of workload name -> unit (or direction); {} when it is none."""
-    return {str(k): str(x) for k, x in v.items()} if isinstance(v, Mapping) else {}
-
-
-def _entries(v: object) -> list[Mapping[str, object]]:
-    """The stored comparisons of one kind: the objects of a stored array."""
-    return [e for e in v if isinstance(e, Mapping)] if isinstance(v, list) else []
-
-
 def verdicts_from_dict(doc: Mapping[str, object]) -> StoredVerdicts:
     """:class:`StoredVerdicts` of the data of a stored "verdicts" event."""
-    units, directions = _names(doc.get("units")), _names(doc.get("directions"))
-    comparisons = [
-        _comparison(kind, p, units, directions)
-        for kind, key in (("pair", "pairs"), ("baseline", "baselines"))
-        for p in _entries(doc.get(key))
-    ]
-    values = {name: convert(doc.get(name)) for name, convert in _EVENT_CONVERT.items()}
-    return StoredVerdicts(comparisons=tuple(comparisons), **values)
+    e = VerdictsEvent.from_stored(doc)
+    comparisons = [_comparison("pair", p, e.units, e.directions) for p in e.pairs]
+    comparisons += [_comparison("baseline", p, e.units, e.directions) for p in e.baselines]
+    return StoredVerdicts(
+        comparisons=tuple(comparisons),
+        conditions_met=e.conditions_met,
+        reason=e.reason,
+        margin=e.margin,
+        alpha=e.alpha,
+        confidence=e.confidence,
+        computed=e.computed,
+    )

@@ -99,3 +99,51 @@ def test_pyperf_a_damaged_run_is_one_line(run: object, message: str) -> None:
     with pytest.raises(UserError) as err:
         from_document(_pyperf(run), "p.json", "pyperf")
     assert str(err.value) == message
+
+
+def _hyperfine(*results: object) -> dict[str, Any]:
+    return {"results": list(results)}
+
+
+def test_hyperfine_results_with_parameters_and_failed_runs() -> None:
+    doc = _hyperfine(
+        {"command": "sleep 1", "times": [1.0, 1.5], "parameters": {"n": 1, "mode": "fast"},
+         "exit_codes": [0, 2]},
+        {"command": "sleep 1", "times": ["2.0"], "parameters": {"n": 2}, "exit_codes": None},
+    )  # fmt: skip
+    ds = from_document(doc, "h.json")
+    assert np.array_equal(ds.groups[(None, "sleep 1", "n=1,mode=fast")], [1.0, 1.5])
+    assert np.array_equal(ds.groups[(None, "sleep 1", "n=2")], [2.0])
+    assert ds.notes == (
+        "sleep 1: 1 of 2 runs exited non-zero (hyperfine -i); their times are included",
+    )
+
+
+@pytest.mark.parametrize(
+    ("result", "message"),
+    [
+        ({"command": 3, "times": [1.0]},
+         "h.json: results[0].command: expected the command (text), got a number"),
+        ({"command": "x", "mean": 1.0},
+         "h.json: results[0] (x): no 'times' array (hyperfine older than 1.7 exports only "
+         "summaries); re-run with a newer hyperfine"),
+        ({"command": "x", "times": []}, "h.json: results[0] (x): 'times' is empty or not an array"),
+        ({"command": "x", "times": [1.0, True]},
+         "h.json: results[0] (x) times[1]: expected a number, got true"),
+        ({"command": "x", "times": [1.0], "parameters": {"n": [1]}},
+         "h.json: results[0] (x): 'parameters' must map names to values (text or numbers)"),
+        ({"command": "x", "times": [1.0], "exit_codes": 0.5},
+         "h.json: results[0] (x): 'exit_codes' must be an array, got a number"),
+    ],
+)  # fmt: skip
+def test_hyperfine_a_damaged_result_is_one_line(result: dict[str, Any], message: str) -> None:
+    with pytest.raises(UserError) as err:
+        from_document(_hyperfine(result), "h.json", "hyperfine")
+    assert str(err.value) == message
+
+
+def test_hyperfine_the_same_command_twice_is_refused() -> None:
+    twice = _hyperfine({"command": "x", "times": [1.0]}, {"command": "x", "times": [2.0]})
+    with pytest.raises(UserError) as err:
+        from_document(twice, "h.json")
+    assert str(err.value) == "h.json: results[1] (x): the same command appears twice in the export"
