@@ -270,6 +270,40 @@ _WORKLOAD_CHECKS: dict[str, FieldCheck] = {
 }
 
 
+def _version(v: object, source: str) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise UserError(f"{source}: benchrun export without a valid version field")
+    if v > VERSION:
+        raise UserError(
+            f"{source}: benchrun export version {v} is newer than this benchrun "
+            f"reads ({VERSION}); upgrade benchrun"
+        )
+    return v
+
+
+def _campaign(v: object, source: str) -> Mapping[str, object]:
+    if v is MISSING:
+        return {}
+    if not isinstance(v, Mapping):
+        raise UserError(f"{source}: campaign: expected an object, got {_kind(v)}")
+    return v
+
+
+def _workloads(v: object, source: str) -> tuple[ExportWorkload, ...]:
+    """The workloads of the ``workloads`` array, whose names must differ."""
+    if not isinstance(v, list):
+        raise UserError(f"{source}: benchrun export without a workloads list")
+    names: set[str] = set()
+    parsed = []
+    for i, raw in enumerate(v):
+        w = ExportWorkload.from_json(raw, f"{source}: workloads[{i}]")
+        if w.name in names:
+            raise UserError(f"{source}: workloads[{i}].name: workload {w.name!r} appears twice")
+        names.add(w.name)
+        parsed.append(w)
+    return tuple(parsed)
+
+
 @dataclass(frozen=True)
 class ExportDocument:
     """A benchrun export this version reads, checked (:func:`check_export`): its
@@ -286,29 +320,15 @@ class ExportDocument:
         ``source`` and the field (module docstring)."""
         if not isinstance(doc, Mapping) or not looks_like_export(doc):
             raise UserError(f'{source}: not a benchrun export (no "format": "{FORMAT}")')
-        version = doc.get("version")
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise UserError(f"{source}: benchrun export without a valid version field")
-        if version > VERSION:
-            raise UserError(
-                f"{source}: benchrun export version {version} is newer than this benchrun "
-                f"reads ({VERSION}); upgrade benchrun"
-            )
-        workloads = doc.get("workloads")
-        if not isinstance(workloads, list):
-            raise UserError(f"{source}: benchrun export without a workloads list")
-        campaign = doc.get("campaign", {})
-        if not isinstance(campaign, Mapping):
-            raise UserError(f"{source}: campaign: expected an object, got {_kind(campaign)}")
-        names: set[str] = set()
-        parsed = []
-        for i, raw in enumerate(workloads):
-            w = ExportWorkload.from_json(raw, f"{source}: workloads[{i}]")
-            if w.name in names:
-                raise UserError(f"{source}: workloads[{i}].name: workload {w.name!r} appears twice")
-            names.add(w.name)
-            parsed.append(w)
-        return cls(version, campaign, tuple(parsed))
+        return cls(**checked_fields(doc, _DOCUMENT_CHECKS, source, field_place=False))
+
+
+#: the document's fields, checked in this order (the messages name the file: ``source``)
+_DOCUMENT_CHECKS: dict[str, FieldCheck] = {
+    "version": _version,
+    "campaign": _campaign,
+    "workloads": _workloads,
+}
 
 
 def looks_like_export(doc: object) -> bool:

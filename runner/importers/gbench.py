@@ -108,7 +108,7 @@ class Reading:
     def from_json(cls, entry: Mapping[str, object], where: str, time_field: TimeField) -> Reading:
         """The reading of an iteration entry; a UserError naming the entry when its name,
         its time or the time's unit is missing or not what it should be."""
-        name = entry.get("run_name") or entry.get("name")
+        name = entry.get("run_name") or entry["name"]  # every entry has one (looks_like_gbench)
         if not isinstance(name, str) or not name:
             raise UserError(f"{where}: name must be text, got {json_type(name)}")
         if time_field not in entry:
