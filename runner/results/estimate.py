@@ -69,7 +69,7 @@ class Estimate:
     rounds_needed: int | None = None
     confidence: float | None = None
     notes: tuple[str, ...] = ()
-    nodes: Mapping[str, Any] | None = None
+    nodes: Mapping[str, object] | None = None
     level_shift_at: int | None = None
     level_shift_change: float | None = None
 
@@ -101,7 +101,7 @@ class Estimate:
         """Enough data for a CI and a comparison (n_q >= 2, a variance)."""
         return self.enough and self.variance is not None and (self.n_q or 0) >= 2
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The report JSON's ``estimate`` object: the fields up to ``interval_note`` (the
         rest are in the ``collected`` object beside it)."""
         return {k: getattr(self, k) for k in _SERIALISED}
