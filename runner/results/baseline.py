@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from benchrun.runner.errors import UserError
@@ -51,18 +51,21 @@ def _entry(name: str, doc: object, source: str) -> BaselineResult | None:
     if not isinstance(doc, Mapping):
         raise UserError(f"{source}: entry {name!r} is not a mapping with mean, variance, n_q")
     inner = doc.get("collected")
-    fields_of = inner if isinstance(inner, Mapping) else doc
-    stored = {key: fields_of.get(key) for key in _STORED_KEYS}
-    variance = stored["s2_q"] if stored["variance"] is None else stored["variance"]
-    return _checked(name, stored["mean"], variance, stored["n_q"], stored["q"], source)
+    written = inner if isinstance(inner, Mapping) else doc
+    stored = {
+        f.name: written.get(f.name, written.get(_ALIASES.get(f.name, f.name)))
+        for f in fields(BaselineResult)
+    }
+    return _checked(name, source=source, **stored)
 
 
-#: the keys of a JSON summary's entry that :func:`_entry` reads
-_STORED_KEYS = ("mean", "variance", "s2_q", "n_q", "q")
+#: the other key a field of :class:`BaselineResult` may be written under (the collector's
+#: name of the variance); the rest are written under the field's name
+_ALIASES = {"variance": "s2_q"}
 
 
 def _checked(
-    name: str, mean: object, variance: object, n_q: object, q: object, source: str
+    name: str, *, mean: object, variance: object, n_q: object, q: object, source: str
 ) -> BaselineResult | None:
     """The :class:`BaselineResult` of the stored values (``q`` None or 0: 1), refused with
     one line when they are no numbers, not finite, or the variance is negative; None
@@ -131,7 +134,13 @@ def _from_store(db: Path) -> dict[str, BaselineResult]:
     out = {}
     for r in results:
         e = r.estimate
-        res = None if e is None else _checked(r.name, e.mean, e.variance, e.n_q, e.q, str(db))
+        res = (
+            None
+            if e is None
+            else _checked(
+                r.name, mean=e.mean, variance=e.variance, n_q=e.n_q, q=e.q, source=str(db)
+            )
+        )
         if res is not None:
             out[r.name] = res
     return out

@@ -8,12 +8,15 @@ hand from s2_q and n_q, or from an interval's half-width over the normal quantil
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.format import display_unit
+from benchrun.runner.results.baseline import load_baseline
 from benchrun.runner.results.duet import duet_checks, duet_lines, duet_summary
 from benchrun.runner.results.estimate import description_from, estimate_from
 from benchrun.runner.results.headline import PairFigures
@@ -181,3 +184,22 @@ def test_duet_checks_read_from_events_and_from_their_json_form() -> None:
     quiet = [EventRow(3, 2.0, "duet-asymmetry", "duet: no check", {"pair": ["a", "b"]})]
     assert duet_lines(duet_summary(quiet)) == ["duet: no check"]
     assert duet_summary([]) is None and duet_lines(None) == []
+
+
+def test_a_json_baseline_entry_is_read_under_its_field_names_or_the_collectors(
+    tmp_path: Path,
+) -> None:
+    doc = {"workloads": [
+        {"name": "a", "collected": {"mean": 2.0, "s2_q": 0.5, "n_q": 4}},
+        # a variance written as null is no variance (s2_q is the name of a missing one)
+        {"name": "b", "mean": 1.0, "variance": None, "s2_q": 0.1, "n_q": 4},
+        {"name": "c", "mean": 1.0, "variance": 0.1, "n_q": 1},
+        {"name": "d", "mean": "1.5", "variance": 0.1, "n_q": 3, "q": 2},
+    ]}  # fmt: skip
+    path = tmp_path / "base.json"
+    path.write_text(json.dumps(doc))
+    got = load_baseline(path)
+    assert {k: v.as_tuple() for k, v in got.items()} == {
+        "a": (2.0, 0.5, 4, 1),
+        "d": (1.5, 0.1, 3, 2),
+    }
