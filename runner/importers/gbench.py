@@ -38,16 +38,21 @@ _AGGREGATE_SUFFIXES = ("_mean", "_median", "_stddev", "_cv", "_BigO", "_RMS")
 TimeField = Literal["real_time", "cpu_time"]
 
 
+def _benchmarks(doc: object) -> list[object]:
+    """The ``benchmarks`` array of a parsed document ([] without one)."""
+    benchmarks = doc.get("benchmarks") if isinstance(doc, Mapping) else None
+    return benchmarks if isinstance(benchmarks, list) else []
+
+
 def looks_like_gbench(doc: object) -> bool:
     """True when ``doc`` has Google Benchmark's ``benchmarks[].name/real_time`` shape."""
-    if not isinstance(doc, Mapping):
-        return False
-    benchmarks = doc.get("benchmarks")
+    benchmarks = _benchmarks(doc)
     return (
-        isinstance(benchmarks, list)
-        and len(benchmarks) > 0
+        len(benchmarks) > 0
         and all(isinstance(b, Mapping) and "name" in b for b in benchmarks)
-        and any("real_time" in b or "cpu_time" in b for b in benchmarks)
+        and any(
+            isinstance(b, Mapping) and ("real_time" in b or "cpu_time" in b) for b in benchmarks
+        )
     )
 
 
@@ -146,8 +151,7 @@ def read_gbench(
 
     ``time_field`` picks ``real_time`` (wall clock, the default) or ``cpu_time``.
     """
-    entries = doc["benchmarks"]
-    assert isinstance(entries, list)  # looks_like_gbench
+    entries = _benchmarks(doc)
     kinds = [
         EntryKind.from_json(e, f"{source}: benchmarks[{i}]") if isinstance(e, Mapping) else None
         for i, e in enumerate(entries)

@@ -25,16 +25,16 @@ from benchrun.runner.importers.dataset import Dataset, GroupKey, json_type, pars
 from benchrun.runner.importers.jsontext import MISSING, FieldCheck, checked_fields
 
 
+def _results(doc: object) -> list[object]:
+    """The ``results`` array of a parsed document ([] without one)."""
+    results = doc.get("results") if isinstance(doc, Mapping) else None
+    return results if isinstance(results, list) else []
+
+
 def looks_like_hyperfine(doc: object) -> bool:
     """True when ``doc`` (parsed JSON) has hyperfine's ``results[].command`` shape."""
-    if not isinstance(doc, Mapping):
-        return False
-    results = doc.get("results")
-    return (
-        isinstance(results, list)
-        and len(results) > 0
-        and all(isinstance(r, Mapping) and "command" in r for r in results)
-    )
+    results = _results(doc)
+    return len(results) > 0 and all(isinstance(r, Mapping) and "command" in r for r in results)
 
 
 def _times(v: object, where: str) -> tuple[float, ...]:
@@ -111,9 +111,9 @@ def read_hyperfine(doc: Mapping[str, object], source: str) -> Dataset:
     groups: dict[GroupKey, np.ndarray] = {}
     processes: dict[GroupKey, tuple[int, ...]] = {}
     notes: list[str] = []
-    results = doc["results"]
-    assert isinstance(results, list)  # looks_like_hyperfine
-    for index, result in enumerate(results):
+    for index, result in enumerate(_results(doc)):
+        if not isinstance(result, Mapping):  # looks_like_hyperfine refused it
+            raise UserError(f"{source}: results[{index}] is not an object")
         r = HyperfineEntry.from_json(result, source, index)
         key: GroupKey = (None, r.command, r.workload)
         if key in groups:

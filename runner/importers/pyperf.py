@@ -30,22 +30,28 @@ from benchrun.runner.importers.dataset import Dataset, GroupKey, json_type, pars
 PYPERF_UNITS: dict[str, str] = {"second": "s", "byte": "B", "integer": ""}
 
 
+def _benchmarks(doc: object) -> list[object]:
+    """The ``benchmarks`` array of a parsed document ([] without one)."""
+    benchmarks = doc.get("benchmarks") if isinstance(doc, Mapping) else None
+    return benchmarks if isinstance(benchmarks, list) else []
+
+
 def looks_like_pyperf(doc: object) -> bool:
     """True when ``doc`` has pyperf's ``benchmarks[].runs`` shape."""
-    if not isinstance(doc, Mapping):
-        return False
-    benchmarks = doc.get("benchmarks")
-    return (
-        isinstance(benchmarks, list)
-        and len(benchmarks) > 0
-        and all(isinstance(b, Mapping) and isinstance(b.get("runs"), list) for b in benchmarks)
-    )
+    benchmarks = _benchmarks(doc)
+    return len(benchmarks) > 0 and all(_runs(b) is not None for b in benchmarks)
 
 
-def _metadata(obj: Mapping[str, object]) -> dict[str, object]:
+def _runs(bench: object) -> list[object] | None:
+    """The ``runs`` array of a benchmark (None without one)."""
+    runs = bench.get("runs") if isinstance(bench, Mapping) else None
+    return runs if isinstance(runs, list) else None
+
+
+def _metadata(obj: object) -> dict[str, object]:
     """The ``metadata`` object of a suite, benchmark or run ({} without one): pyperf's
     free-form key/value pairs, of which benchrun reads ``name`` and ``unit``."""
-    meta = obj.get("metadata")
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
     return {str(k): v for k, v in meta.items()} if isinstance(meta, Mapping) else {}
 
 
@@ -71,11 +77,11 @@ class PyperfRun:
         if not isinstance(unit, str):
             raise UserError(f"{where}: metadata unit must be text, got {json_type(unit)}")
         values = run.get("values", run.get("samples")) or []
+        if not isinstance(values, list):
+            raise UserError(f"{where}.values: expected an array, got {json_type(values)}")
         warmups = run.get("warmups") or []
-        for field, got in (("values", values), ("warmups", warmups)):
-            if not isinstance(got, list):
-                raise UserError(f"{where}.{field}: expected an array, got {json_type(got)}")
-        assert isinstance(values, list) and isinstance(warmups, list)
+        if not isinstance(warmups, list):
+            raise UserError(f"{where}.warmups: expected an array, got {json_type(warmups)}")
         parsed = tuple(parse_number(v, f"{where}.values[{i}]") for i, v in enumerate(values))
         return cls(meta, parsed, len(warmups))
 
@@ -98,14 +104,15 @@ def read_pyperf(doc: Mapping[str, object], source: str) -> Dataset:
     units: dict[str, str] = {}
     warmups = 0
     calibration = 0
-    benchmarks = doc["benchmarks"]
-    assert isinstance(benchmarks, list)  # looks_like_pyperf
-    for b_index, bench in enumerate(benchmarks):
+    for b_index, bench in enumerate(_benchmarks(doc)):
+        runs = _runs(bench)
+        if runs is None:  # looks_like_pyperf refused it
+            raise UserError(f"{source}: benchmarks[{b_index}] has no array of runs")
         bench_meta = {**suite_meta, **_metadata(bench)}
         name = bench_meta.get("name")
         values: list[float] = []
         sizes: list[int] = []
-        for r_index, raw in enumerate(bench["runs"]):
+        for r_index, raw in enumerate(runs):
             run = PyperfRun.from_json(
                 raw, f"{source}: benchmarks[{b_index}].runs[{r_index}]", bench_meta
             )
