@@ -193,8 +193,10 @@ class ExportedWorkload:
         entry is not an object."""
         if not isinstance(raw, Mapping):
             return None
-        values = {f.name: _WORKLOAD_CONVERT[f.name](raw.get(_WORKLOAD_KEYS.get(f.name, f.name)))
-                  for f in fields(cls)}  # fmt: skip
+        values = {
+            f.name: _WORKLOAD_CONVERT[f.name](raw.get(_WORKLOAD_KEYS.get(f.name, f.name)))
+            for f in fields(cls)
+        }
         return cls(**values)
 
 
