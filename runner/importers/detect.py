@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.importers.benchrun_export import looks_like_benchrun, read_benchrun
@@ -25,7 +24,7 @@ from benchrun.runner.importers.readfile import read_import_text
 
 FORMATS: tuple[str, ...] = ("auto", "csv", "hyperfine", "pyperf", "gbench", "benchrun")
 
-_JSON_READERS: dict[str, tuple[Callable[[Any], bool], str]] = {
+_JSON_READERS: dict[str, tuple[Callable[[object], bool], str]] = {
     "pyperf": (looks_like_pyperf, "pyperf"),
     "gbench": (looks_like_gbench, "Google Benchmark"),
     "hyperfine": (looks_like_hyperfine, "hyperfine"),
@@ -33,7 +32,7 @@ _JSON_READERS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
-def _describe_keys(doc: Any) -> str:
+def _describe_keys(doc: object) -> str:
     if isinstance(doc, Mapping):
         keys = ", ".join(str(k) for k in list(doc)[:12]) or "none"
         return f"top-level keys: {keys}"
@@ -61,13 +60,14 @@ def from_text(
 
 
 def from_document(
-    doc: Any, source: str, fmt: str = "auto", gbench_time: TimeField = "real_time"
+    doc: object, source: str, fmt: str = "auto", gbench_time: TimeField = "real_time"
 ) -> Dataset:
     """The :class:`Dataset` of a parsed JSON document, by its shape (module docstring)."""
     wanted = [fmt] if fmt != "auto" else list(_JSON_READERS)
     for name in wanted:
         looks_like, _ = _JSON_READERS[name]
-        if looks_like(doc):
+        # every shape a reader knows is a JSON object
+        if isinstance(doc, Mapping) and looks_like(doc):
             if name == "pyperf":
                 return read_pyperf(doc, source)
             if name == "gbench":

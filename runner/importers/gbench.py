@@ -22,12 +22,14 @@ n = the number of repetitions; the library's aggregates never count as data.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.importers.dataset import Dataset, GroupKey, json_type, parse_number
+from benchrun.runner.importers.jsontext import MISSING, FieldCheck, checked_fields
 
 #: seconds per unit of Google Benchmark's ``time_unit``
 TIME_UNITS: dict[str, float] = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -36,53 +38,82 @@ _AGGREGATE_SUFFIXES = ("_mean", "_median", "_stddev", "_cv", "_BigO", "_RMS")
 TimeField = Literal["real_time", "cpu_time"]
 
 
-def looks_like_gbench(doc: Any) -> bool:
+def _benchmarks(doc: object) -> list[object]:
+    """The ``benchmarks`` array of a parsed document ([] without one)."""
+    benchmarks = doc.get("benchmarks") if isinstance(doc, Mapping) else None
+    return benchmarks if isinstance(benchmarks, list) else []
+
+
+def looks_like_gbench(doc: object) -> bool:
     """True when ``doc`` has Google Benchmark's ``benchmarks[].name/real_time`` shape."""
-    if not isinstance(doc, Mapping):
-        return False
-    benchmarks = doc.get("benchmarks")
+    benchmarks = _benchmarks(doc)
     return (
-        isinstance(benchmarks, list)
-        and len(benchmarks) > 0
+        len(benchmarks) > 0
         and all(isinstance(b, Mapping) and "name" in b for b in benchmarks)
-        and any("real_time" in b or "cpu_time" in b for b in benchmarks)
+        and any(
+            isinstance(b, Mapping) and ("real_time" in b or "cpu_time" in b) for b in benchmarks
+        )
     )
 
 
-def _is_aggregate(entry: Mapping[str, Any], names: set[str]) -> bool:
-    run_type = entry.get("run_type")
-    if run_type is not None:
-        return run_type != "iteration"
-    if "aggregate_name" in entry:
-        return True
-    name = entry.get("name")
-    if not isinstance(name, str):
-        return False
-    return any(name.endswith(s) and name[: -len(s)] in names for s in _AGGREGATE_SUFFIXES)
+def _optional_text(v: object, where: str) -> str | None:
+    return v if isinstance(v, str) else None
 
 
-def read_gbench(
-    doc: Mapping[str, Any], source: str, time_field: TimeField = "real_time"
-) -> Dataset:
-    """Turn a parsed Google Benchmark JSON document into a :class:`Dataset`.
+@dataclass(frozen=True)
+class EntryKind:
+    """What says whether an entry of ``benchmarks[]`` is a reading, read without refusing
+    anything (an aggregate or a failed entry is left out before its fields are checked):
+    ``run_type`` (``iteration``/``aggregate``; None in files of library versions without
+    it, or when it is not text), ``aggregate_name`` present, ``name`` (None when not
+    text), whether it reported an error or was skipped."""
 
-    ``time_field`` picks ``real_time`` (wall clock, the default) or ``cpu_time``.
-    """
-    entries = doc["benchmarks"]
-    names = {e["name"] for e in entries if isinstance(e, Mapping) and isinstance(e["name"], str)}
-    raw: dict[GroupKey, list[tuple[float, str]]] = {}
-    aggregates = errors = 0
-    for index, entry in enumerate(entries):
-        where = f"{source}: benchmarks[{index}]"
-        if not isinstance(entry, Mapping):
-            raise UserError(f"{where} is not an object")
-        if _is_aggregate(entry, names):
-            aggregates += 1
-            continue
-        if entry.get("error_occurred") or entry.get("skipped"):
-            errors += 1
-            continue
-        name = entry.get("run_name") or entry["name"]
+    run_type: object
+    aggregate_name: bool
+    name: str | None
+    error_occurred: bool
+    skipped: bool
+
+    @classmethod
+    def from_json(cls, entry: Mapping[str, object], where: str) -> EntryKind:
+        return cls(**checked_fields(entry, _KIND_FIELDS, where))
+
+    def aggregate(self, names: set[str]) -> bool:
+        """An aggregate the library computed (mean, median, stddev, cv, BigO, RMS): by
+        ``run_type``, else by ``aggregate_name``, else by a name that is another entry's
+        name with an aggregate's suffix (``names``: every entry's name)."""
+        if self.run_type is not None:
+            return self.run_type != "iteration"
+        if self.aggregate_name:
+            return True
+        name = self.name
+        if name is None:
+            return False
+        return any(name.endswith(s) and name[: -len(s)] in names for s in _AGGREGATE_SUFFIXES)
+
+
+_KIND_FIELDS: dict[str, FieldCheck] = {
+    "run_type": lambda v, _: None if v is MISSING else v,
+    "aggregate_name": lambda v, _: v is not MISSING,
+    "name": _optional_text,
+    **dict.fromkeys(("error_occurred", "skipped"), lambda v, _: v is not MISSING and bool(v)),
+}
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One repetition of a benchmark, checked: its name (``run_name``, else ``name``), its
+    time per iteration and that time's unit (``time_unit``, default ``ns``)."""
+
+    name: str
+    value: float
+    unit: str
+
+    @classmethod
+    def from_json(cls, entry: Mapping[str, object], where: str, time_field: TimeField) -> Reading:
+        """The reading of an iteration entry; a UserError naming the entry when its name,
+        its time or the time's unit is missing or not what it should be."""
+        name = entry.get("run_name") or entry["name"]  # every entry has one (looks_like_gbench)
         if not isinstance(name, str) or not name:
             raise UserError(f"{where}: name must be text, got {json_type(name)}")
         if time_field not in entry:
@@ -92,7 +123,54 @@ def read_gbench(
             shown = repr(unit) if isinstance(unit, str) else json_type(unit)
             raise UserError(f"{where} ({name}): unknown time_unit {shown}")
         value = parse_number(entry[time_field], f"{where} ({name}) {time_field}")
-        raw.setdefault((None, name, None), []).append((value, unit))
+        return cls(name, value, unit)
+
+
+def _context_notes(context: object) -> list[str]:
+    """What the file's ``context`` says that makes its timings doubtful: a debug build of
+    the library, CPU frequency scaling enabled."""
+    if not isinstance(context, Mapping):
+        return []
+    checks = {
+        "library_build_type": (
+            lambda v: v == "debug",
+            "the benchmark library was built in debug mode (timings may be off)",
+        ),
+        "cpu_scaling_enabled": (
+            bool,
+            "CPU frequency scaling was enabled during the run (adds noise)",
+        ),
+    }
+    return [note for key, (bad, note) in checks.items() if bad(context.get(key))]
+
+
+def read_gbench(
+    doc: Mapping[str, object], source: str, time_field: TimeField = "real_time"
+) -> Dataset:
+    """Turn a parsed Google Benchmark JSON document into a :class:`Dataset`.
+
+    ``time_field`` picks ``real_time`` (wall clock, the default) or ``cpu_time``.
+    """
+    entries = _benchmarks(doc)
+    kinds = [
+        EntryKind.from_json(e, f"{source}: benchmarks[{i}]") if isinstance(e, Mapping) else None
+        for i, e in enumerate(entries)
+    ]
+    names = {k.name for k in kinds if k is not None and k.name is not None}
+    raw: dict[GroupKey, list[tuple[float, str]]] = {}
+    aggregates = errors = 0
+    for index, (entry, kind) in enumerate(zip(entries, kinds, strict=True)):
+        where = f"{source}: benchmarks[{index}]"
+        if kind is None or not isinstance(entry, Mapping):
+            raise UserError(f"{where} is not an object")
+        if kind.aggregate(names):
+            aggregates += 1
+            continue
+        if kind.error_occurred or kind.skipped:
+            errors += 1
+            continue
+        r = Reading.from_json(entry, where, time_field)
+        raw.setdefault((None, r.name, None), []).append((r.value, r.unit))
     if not raw:
         if aggregates:
             raise UserError(
@@ -117,12 +195,7 @@ def read_gbench(
             f"{len(single)} benchmark(s) have a single reading; "
             "run with --benchmark_repetitions=N for several"
         )
-    context = doc.get("context")
-    if isinstance(context, Mapping):
-        if context.get("library_build_type") == "debug":
-            notes.append("the benchmark library was built in debug mode (timings may be off)")
-        if context.get("cpu_scaling_enabled"):
-            notes.append("CPU frequency scaling was enabled during the run (adds noise)")
+    notes += _context_notes(doc.get("context"))
     return Dataset(
         groups=groups,
         unit=target,

@@ -19,7 +19,7 @@ independent of each other while the values of one process are not.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,24 +30,68 @@ from benchrun.runner.importers.dataset import Dataset, GroupKey, json_type, pars
 PYPERF_UNITS: dict[str, str] = {"second": "s", "byte": "B", "integer": ""}
 
 
-def looks_like_pyperf(doc: Any) -> bool:
+def _benchmarks(doc: object) -> list[object]:
+    """The ``benchmarks`` array of a parsed document ([] without one)."""
+    benchmarks = doc.get("benchmarks") if isinstance(doc, Mapping) else None
+    return benchmarks if isinstance(benchmarks, list) else []
+
+
+def looks_like_pyperf(doc: object) -> bool:
     """True when ``doc`` has pyperf's ``benchmarks[].runs`` shape."""
-    if not isinstance(doc, Mapping):
-        return False
-    benchmarks = doc.get("benchmarks")
-    return (
-        isinstance(benchmarks, list)
-        and len(benchmarks) > 0
-        and all(isinstance(b, Mapping) and isinstance(b.get("runs"), list) for b in benchmarks)
-    )
+    benchmarks = _benchmarks(doc)
+    return len(benchmarks) > 0 and all(_runs(b) is not None for b in benchmarks)
 
 
-def _metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
-    meta = obj.get("metadata")
-    return dict(meta) if isinstance(meta, Mapping) else {}
+def _runs(bench: object) -> list[object] | None:
+    """The ``runs`` array of a benchmark (None without one)."""
+    runs = bench.get("runs") if isinstance(bench, Mapping) else None
+    return runs if isinstance(runs, list) else None
 
 
-def read_pyperf(doc: Mapping[str, Any], source: str) -> Dataset:
+def _metadata(obj: object) -> dict[str, object]:
+    """The ``metadata`` object of a suite, benchmark or run ({} without one): pyperf's
+    free-form key/value pairs, of which benchrun reads ``name`` and ``unit``."""
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    return {str(k): v for k, v in meta.items()} if isinstance(meta, Mapping) else {}
+
+
+@dataclass(frozen=True)
+class PyperfRun:
+    """One run (one worker process) of a pyperf benchmark, checked: its ``metadata``
+    (those of its benchmark and suite under its own), its ``values`` (``samples`` in old
+    files; empty for a calibration run) and how many warm-up values it has."""
+
+    metadata: dict[str, object]
+    values: tuple[float, ...]
+    warmups: int
+
+    @classmethod
+    def from_json(cls, run: object, where: str, inherited: Mapping[str, object]) -> PyperfRun:
+        """The run ``run`` at ``where`` (``FILE: benchmarks[0].runs[3]``); ``inherited``:
+        the metadata of its benchmark and suite. A UserError naming the field when the
+        run is no object, its unit no text, its values or warm-ups no array of numbers."""
+        if not isinstance(run, Mapping):
+            raise UserError(f"{where} is not an object")
+        meta = {**inherited, **_metadata(run)}
+        unit = meta.setdefault("unit", "second")
+        if not isinstance(unit, str):
+            raise UserError(f"{where}: metadata unit must be text, got {json_type(unit)}")
+        values = run.get("values", run.get("samples")) or []
+        if not isinstance(values, list):
+            raise UserError(f"{where}.values: expected an array, got {json_type(values)}")
+        warmups = run.get("warmups") or []
+        if not isinstance(warmups, list):
+            raise UserError(f"{where}.warmups: expected an array, got {json_type(warmups)}")
+        parsed = tuple(parse_number(v, f"{where}.values[{i}]") for i, v in enumerate(values))
+        return cls(meta, parsed, len(warmups))
+
+    @property
+    def unit(self) -> str:
+        """pyperf's unit of the values (``second``, ``byte``, ``integer``)."""
+        return str(self.metadata["unit"])
+
+
+def read_pyperf(doc: Mapping[str, object], source: str) -> Dataset:
     """Turn a parsed pyperf JSON document into a :class:`Dataset`.
 
     Readings of a benchmark are the ``values`` of its runs concatenated in run order
@@ -60,32 +104,26 @@ def read_pyperf(doc: Mapping[str, Any], source: str) -> Dataset:
     units: dict[str, str] = {}
     warmups = 0
     calibration = 0
-    for b_index, bench in enumerate(doc["benchmarks"]):
+    for b_index, bench in enumerate(_benchmarks(doc)):
+        runs = _runs(bench)
+        if runs is None:  # looks_like_pyperf refused it
+            raise UserError(f"{source}: benchmarks[{b_index}] has no array of runs")
         bench_meta = {**suite_meta, **_metadata(bench)}
-        name: str | None = bench_meta.get("name")
+        name = bench_meta.get("name")
         values: list[float] = []
         sizes: list[int] = []
-        for r_index, run in enumerate(bench["runs"]):
-            where = f"{source}: benchmarks[{b_index}].runs[{r_index}]"
-            if not isinstance(run, Mapping):
-                raise UserError(f"{where} is not an object")
-            run_meta = {**bench_meta, **_metadata(run)}
-            name = name or run_meta.get("name")
-            unit = run_meta.get("unit", "second")
-            if not isinstance(unit, str):
-                raise UserError(f"{where}: metadata unit must be text, got {json_type(unit)}")
-            units.setdefault(unit, f"benchmarks[{b_index}]")
-            run_values = run.get("values", run.get("samples")) or []
-            run_warmups = run.get("warmups") or []
-            for field, got in (("values", run_values), ("warmups", run_warmups)):
-                if not isinstance(got, list):
-                    raise UserError(f"{where}.{field}: expected an array, got {json_type(got)}")
-            warmups += len(run_warmups)
-            if not run_values:
+        for r_index, raw in enumerate(runs):
+            run = PyperfRun.from_json(
+                raw, f"{source}: benchmarks[{b_index}].runs[{r_index}]", bench_meta
+            )
+            name = name or run.metadata.get("name")
+            units.setdefault(run.unit, f"benchmarks[{b_index}]")
+            warmups += run.warmups
+            if not run.values:
                 calibration += 1
                 continue
-            values.extend(parse_number(v, f"{where}.values[{i}]") for i, v in enumerate(run_values))
-            sizes.append(len(run_values))
+            values.extend(run.values)
+            sizes.append(len(run.values))
         if not name:
             raise UserError(f"{source}: benchmarks[{b_index}] has no 'name' in its metadata")
         if not isinstance(name, str):

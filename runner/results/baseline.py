@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.results.conditions import (
@@ -43,18 +43,40 @@ class BaselineResult:
         return (self.mean, self.variance, self.n_q, self.q)
 
 
-def _entry(name: str, doc: Any, source: str) -> BaselineResult | None:
-    if not isinstance(doc, dict):
+def _entry(name: str, doc: object, source: str) -> BaselineResult | None:
+    """The result of one entry of a JSON summary: ``mean``, ``variance`` (or ``s2_q``,
+    the collector's name), ``n_q`` and ``q`` (default 1), read from its ``collected``
+    object when it has one (``show --json``, an export); None when one of the first three
+    is missing or ``n_q`` < 2."""
+    if not isinstance(doc, Mapping):
         raise UserError(f"{source}: entry {name!r} is not a mapping with mean, variance, n_q")
-    if "collected" in doc and isinstance(doc["collected"], dict):
-        doc = doc["collected"]
-    var = doc.get("variance", doc.get("s2_q"))
-    mean, n_q, q = doc.get("mean"), doc.get("n_q"), doc.get("q", 1)
-    if mean is None or var is None or n_q is None:
+    inner = doc.get("collected")
+    written = inner if isinstance(inner, Mapping) else doc
+    stored = {
+        f.name: written.get(f.name, written.get(_ALIASES.get(f.name, f.name)))
+        for f in fields(BaselineResult)
+    }
+    return _checked(name, source=source, **stored)
+
+
+#: the other key a field of :class:`BaselineResult` may be written under (the collector's
+#: name of the variance); the rest are written under the field's name
+_ALIASES = {"variance": "s2_q"}
+
+
+def _checked(
+    name: str, *, mean: object, variance: object, n_q: object, q: object, source: str
+) -> BaselineResult | None:
+    """The :class:`BaselineResult` of the stored values (``q`` None or 0: 1), refused with
+    one line when they are no numbers, not finite, or the variance is negative; None
+    when mean, variance or n_q is missing or ``n_q`` < 2."""
+    if mean is None or variance is None or n_q is None:
         return None
     try:
-        res = BaselineResult(float(mean), float(var), int(n_q), int(q or 1))
-    except (TypeError, ValueError):
+        res = BaselineResult(
+            float(_number(mean)), float(_number(variance)), int(_number(n_q)), int(_number(q or 1))
+        )
+    except (TypeError, ValueError, OverflowError):
         raise UserError(
             f"{source}: entry {name!r}: mean, variance and n_q must be numbers"
         ) from None
@@ -63,6 +85,13 @@ def _entry(name: str, doc: Any, source: str) -> BaselineResult | None:
             f"{source}: entry {name!r}: mean and variance must be finite, variance >= 0"
         )
     return res if res.n_q >= 2 else None
+
+
+def _number(v: object) -> str | int | float:
+    """``v`` when ``float``/``int`` may take it (a number or its text), else TypeError."""
+    if isinstance(v, str | int | float):
+        return v
+    raise TypeError(v)
 
 
 def _from_json(path: Path) -> dict[str, BaselineResult]:
@@ -74,17 +103,17 @@ def _from_json(path: Path) -> dict[str, BaselineResult]:
         raise UserError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from None
     except (RecursionError, ValueError) as exc:  # nested too deep; an integer too long
         raise UserError(f"{path}: not a baseline benchrun can read ({exc})") from None
-    entries: dict[str, Any]
-    if isinstance(doc, dict) and isinstance(doc.get("workloads"), dict):
-        entries = doc["workloads"]
-    elif isinstance(doc, dict) and isinstance(doc.get("workloads"), list):
-        entries = {str(e.get("name")): e for e in doc["workloads"] if isinstance(e, dict)}
-    elif isinstance(doc, dict) and isinstance(doc.get("results"), list):
-        entries = {str(e.get("name")): e for e in doc["results"] if isinstance(e, dict)}
-    elif isinstance(doc, dict):
-        entries = doc
-    else:
+    if not isinstance(doc, Mapping):
         raise UserError(f"{path}: expected a JSON object of workload summaries")
+    workloads, results = doc.get("workloads"), doc.get("results")
+    listed = workloads if isinstance(workloads, list) else results
+    entries: Mapping[str, object]
+    if isinstance(workloads, Mapping):
+        entries = workloads
+    elif isinstance(listed, list):
+        entries = {str(e.get("name")): e for e in listed if isinstance(e, Mapping)}
+    else:
+        entries = doc
     out = {}
     for name, entry in entries.items():
         res = _entry(name, entry, str(path))
@@ -104,7 +133,14 @@ def _from_store(db: Path) -> dict[str, BaselineResult]:
         results = workload_results(store, campaign, confidence)
     out = {}
     for r in results:
-        res = _entry(r.name, r.collected or {}, str(db))
+        e = r.estimate
+        res = (
+            None
+            if e is None
+            else _checked(
+                r.name, mean=e.mean, variance=e.variance, n_q=e.n_q, q=e.q, source=str(db)
+            )
+        )
         if res is not None:
             out[r.name] = res
     return out

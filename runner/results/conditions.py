@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from benchrun.runner.execute.contention import flagged_contended
+from benchrun.runner.results.estimate import estimate_from
 from benchrun.runner.results.settings import campaign_settings
 from benchrun.runner.store.database import CampaignRow, RoundRow, Store, WorkloadRow
 
@@ -169,7 +170,7 @@ class Conditions:
             parts.append("drift: " + ", ".join(drifts))
         return "; ".join(parts)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-safe: every field, and ``contended_share`` and ``line``."""
         out = asdict(self)
         out["workloads"] = [asdict(w) for w in self.workloads]
@@ -186,30 +187,37 @@ def _pct(span: float | None) -> str:
     return "(span unknown)" if span is None else f"(span {100 * span:.1f} %)"
 
 
-def _fact(metadata: Mapping[str, Any], section: str, key: str) -> Any:
+def _fact(metadata: Mapping[str, object], section: str, key: str) -> object:
+    """The value of ``key`` in the ``section`` object of a metadata record (parsed JSON,
+    walked generically); None when either is missing."""
     part = metadata.get(section)
     return part.get(key) if isinstance(part, Mapping) else None
 
 
-def fingerprint_of(metadata: Mapping[str, Any] | None) -> Fingerprint:
+#: how a metadata value becomes the :class:`Fingerprint` field's (the rest: text or None)
+_FACT_CONVERT: dict[str, Callable[[object], Any]] = {
+    "smt": lambda v: v if isinstance(v, bool) else None,
+    "cpu_count": lambda v: v if isinstance(v, int) and not isinstance(v, bool) else None,
+}
+
+
+def _text(v: object) -> str | None:
+    return None if v is None else str(v)
+
+
+def fingerprint_of(metadata: Mapping[str, object] | None) -> Fingerprint:
     """The :class:`Fingerprint` in a campaign's metadata record (docs/machine.md); facts
     the record lacks (or a campaign stored without one) are None."""
     if not isinstance(metadata, Mapping):
         return Fingerprint()
-    values: dict[str, Any] = {}
-    for name, _, section, key in FINGERPRINT_FACTS:
-        v = _fact(metadata, section, key)
-        if name == "smt":
-            v = v if isinstance(v, bool) else None
-        elif name == "cpu_count":
-            v = v if isinstance(v, int) and not isinstance(v, bool) else None
-        else:
-            v = None if v is None else str(v)
-        values[name] = v
+    values = {
+        name: _FACT_CONVERT.get(name, _text)(_fact(metadata, section, key))
+        for name, _, section, key in FINGERPRINT_FACTS
+    }
     return Fingerprint(**values)
 
 
-def start_load(metadata: Mapping[str, Any] | None) -> float | None:
+def start_load(metadata: Mapping[str, object] | None) -> float | None:
     """The 1-minute load average of the record (``environment.load_average[0]``), None
     when it was not read."""
     if not isinstance(metadata, Mapping):
@@ -243,8 +251,8 @@ def conditions_of(
     campaign: CampaignRow,
     workloads: Sequence[WorkloadRow],
     rounds: Iterable[RoundRow],
-    collected: Mapping[str, Mapping[str, Any] | None],
-    drift: Mapping[str, Mapping[str, Any] | None],
+    collected: Mapping[str, Mapping[str, object] | None],
+    drift: Mapping[str, Mapping[str, object] | None],
     label: str | None = None,
 ) -> Conditions:
     """The :class:`Conditions` of a stored campaign.
@@ -261,6 +269,8 @@ def conditions_of(
     label
         How the side is named (default: ``NAME (campaign ID)``).
     """
+    from benchrun.runner.results.workloads import drift_from
+
     by_id = {w.id: w for w in workloads}
     measured: dict[str, int] = {w.name: 0 for w in workloads}
     contended: dict[str, int] = {w.name: 0 for w in workloads}
@@ -273,20 +283,18 @@ def conditions_of(
         contended[w.name] += is_contended(r.flags)
     per = []
     for w in workloads:
-        col = collected.get(w.name) or {}
-        shift = col.get("level_shift_at")
-        change = col.get("level_shift_change")
-        d = drift.get(w.name) or {}
-        drifted = bool(d.get("drifted"))
-        lo, hi = d.get("level_low"), d.get("level_high")
+        e = estimate_from(collected.get(w.name))
+        check = drift_from(drift.get(w.name))
+        drifted = check is not None and check.drifted
+        lo, hi = (check.level_low, check.level_high) if check is not None else (None, None)
         per.append(
             WorkloadConditions(
                 name=w.name,
                 rounds=measured[w.name],
                 contended=contended[w.name],
-                level_shift_at=int(shift) if isinstance(shift, (int, float)) else None,
-                level_shift_change=float(change) if isinstance(change, (int, float)) else None,
-                drift=str(d.get("text")) if drifted else None,
+                level_shift_at=None if e is None else e.level_shift_at,
+                level_shift_change=None if e is None else e.level_shift_change,
+                drift=check.describe() if check is not None and drifted else None,
                 drift_span=float(hi - lo)
                 if drifted and lo is not None and hi is not None
                 else None,
@@ -386,7 +394,7 @@ class ConditionsComparison:
             out.append("the same on both sides")
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "old": self.old.to_dict(),
             "new": self.new.to_dict(),

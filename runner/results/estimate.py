@@ -16,11 +16,12 @@ workload's: per unit of work); ``variance`` in unit²; ``rel_half_width`` a frac
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["Description", "Estimate", "description_from", "estimate_from"]
+__all__ = ["Description", "Estimate", "NodeAnalysis", "description_from", "estimate_from"]
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class Estimate:
     rounds_needed: int | None = None
     confidence: float | None = None
     notes: tuple[str, ...] = ()
-    nodes: Mapping[str, Any] | None = None
+    nodes: Mapping[str, object] | None = None
     level_shift_at: int | None = None
     level_shift_change: float | None = None
 
@@ -91,11 +92,16 @@ class Estimate:
         return (self.interval_high - self.interval_low) / 2.0 / abs(self.mean)
 
     @property
+    def node_analysis(self) -> NodeAnalysis | None:
+        """:attr:`nodes` as the typed :class:`NodeAnalysis`; None without one."""
+        return None if not self.nodes else NodeAnalysis.from_stored(self.nodes)
+
+    @property
     def usable(self) -> bool:
         """Enough data for a CI and a comparison (n_q >= 2, a variance)."""
         return self.enough and self.variance is not None and (self.n_q or 0) >= 2
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The report JSON's ``estimate`` object: the fields up to ``interval_note`` (the
         rest are in the ``collected`` object beside it)."""
         return {k: getattr(self, k) for k in _SERIALISED}
@@ -110,38 +116,114 @@ _SERIALISED = tuple(f.name for f in fields(Estimate))[
 #: the stored key of each field of :class:`Estimate` whose name differs (the rest are stored
 #: under the field's name)
 _KEYS = {"variance": "s2_q"}
-#: how a stored value becomes the field's (fields not named here are taken as stored)
-_CONVERT: dict[str, Callable[[Any], Any]] = {
-    "mean": float,
+
+
+def _float(v: object) -> float | None:
+    """A stored number as a float (NaN and infinities as they are); None for anything else
+    (an export is a file anyone can write)."""
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+def _whole(v: object) -> int | None:
+    """A stored whole number as an int; None for anything else (text, a fraction, NaN)."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    return int(v) if isinstance(v, int) or v.is_integer() else None
+
+
+def _text(v: object) -> str | None:
+    return None if v is None else str(v)
+
+
+#: how a stored value becomes the field's, by field name
+_CONVERT: dict[str, Callable[[object], Any]] = {
+    **dict.fromkeys(
+        ("mean", "variance", "ci_low", "ci_high", "rel_half_width", "tau", "ess")
+        + ("interval_low", "interval_high", "tau_bound", "width_factor", "confidence")
+        + ("level_shift_change",),
+        _float,
+    ),
+    **dict.fromkeys(("n_q", "q", "readings_needed", "rounds_needed", "level_shift_at"), _whole),
     **dict.fromkeys(("enough", "certified"), bool),
-    **dict.fromkeys(("n", "warmup_readings", "rounds"), lambda v: int(v or 0)),
+    **dict.fromkeys(("n", "warmup_readings", "rounds"), lambda v: _whole(v) or 0),
     "series": lambda v: str(v or "rounds"),
+    "interval_note": _text,
     "notes": lambda v: tuple(str(n) for n in v) if isinstance(v, list | tuple) else (),
-    "nodes": lambda v: v or None,
+    "nodes": lambda v: v if isinstance(v, Mapping) and v else None,
 }
 
 
-def estimate_from(collected: Mapping[str, Any] | None) -> Estimate | None:
+def estimate_from(collected: Mapping[str, object] | None) -> Estimate | None:
     """The :class:`Estimate` of the collector's dict ``collected`` (``WorkloadStats.to_dict``
-    as stored, exported or computed); None without one or without a mean."""
+    as stored, exported or computed); None without one or without a mean (a number).
+
+    The one reader of that dict: every field is read under its stored name (``variance``
+    as ``s2_q``) and narrowed to its type; a value of another type (a hand-edited export)
+    reads as missing (None, 0 for the counts). Dicts stored before the interval fields
+    existed read with the CI as the interval."""
     c = collected
-    if not c or c.get("mean") is None:
+    if not c:
         return None
-    values = {
-        f.name: _CONVERT.get(f.name, _same)(c.get(_KEYS.get(f.name, f.name)))
-        for f in fields(Estimate)
-    }
+    values = {f.name: _CONVERT[f.name](c.get(_KEYS.get(f.name, f.name))) for f in fields(Estimate)}
+    if values["mean"] is None:
+        return None
     # dicts stored before the interval fields existed: the CI is the interval
     if "certified" not in c:
-        values["certified"] = bool(c.get("enough") and c.get("ci_low") is not None)
+        values["certified"] = bool(values["enough"] and values["ci_low"] is not None)
     for bound in ("low", "high"):
         if f"interval_{bound}" not in c:
-            values[f"interval_{bound}"] = c.get(f"ci_{bound}")
+            values[f"interval_{bound}"] = values[f"ci_{bound}"]
     return Estimate(**values)
 
 
-def _same(v: Any) -> Any:
-    return v
+@dataclass(frozen=True)
+class NodeAnalysis:
+    """The node analysis of a workload whose steady rounds ran on 2 or more nodes
+    (docs/methods.md §14): :attr:`Estimate.nodes` typed.
+
+    ``nodes``, ``means``, ``counts``: each node, the mean of its subsession (or round)
+    means in the workload's unit, and how many means it has; ``text``: the analysis in
+    one phrase ("CI from 3 node means: nodes differ, F=685, p=2e-15"); ``ci_from``:
+    ``"nodes"`` when the CI is the node-level one; ``between_variance``/``within_variance``
+    (unit²), ``icc`` (a fraction) and ``optimal_per_node`` (means per node) as the
+    analysis gave them, None when it did not.
+    """
+
+    nodes: tuple[str, ...]
+    means: tuple[float, ...]
+    counts: tuple[int, ...]
+    text: str
+    ci_from: str | None = None
+    icc: float | None = None
+    between_variance: float | None = None
+    within_variance: float | None = None
+    optimal_per_node: int | None = None
+
+    @classmethod
+    def from_stored(cls, nodes: Mapping[str, object]) -> NodeAnalysis:
+        """The record of the collector's node analysis dict (stored in ``collected``);
+        values of another type read as missing (empty lists, None)."""
+        values = {f.name: _NODE_CONVERT[f.name](nodes.get(f.name)) for f in fields(cls)}
+        return cls(**values)
+
+
+def _items(convert: Callable[[object], Any]) -> Callable[[object], tuple[Any, ...]]:
+    """A stored array, each item through ``convert`` (items it refuses, None, left out);
+    () for anything but an array."""
+    return lambda v: (
+        tuple(x for x in map(convert, v) if x is not None) if isinstance(v, list | tuple) else ()
+    )
+
+
+_NODE_CONVERT: dict[str, Callable[[object], Any]] = {
+    "nodes": _items(str),
+    "means": _items(_float),
+    "counts": _items(_whole),
+    "text": lambda v: "" if v is None else str(v),
+    "ci_from": _text,
+    **dict.fromkeys(("icc", "between_variance", "within_variance"), _float),
+    "optimal_per_node": _whole,
+}
 
 
 @dataclass(frozen=True)
@@ -175,12 +257,36 @@ class Description:
     notes: tuple[str, ...] = ()
 
 
-def description_from(summary: Mapping[str, Any] | None) -> Description | None:
+def _real(v: object) -> float | None:
+    """A number of ``stats`` (a Python or numpy number) as a float; None for anything else."""
+    return float(v) if isinstance(v, numbers.Real) and not isinstance(v, bool) else None
+
+
+def _count(v: object) -> int | None:
+    """A count of ``stats`` (a Python or numpy integer) as an int; None for anything else."""
+    return int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else None
+
+
+#: how a value of the ``summary`` dict becomes the :class:`Description` field's, by name
+_DESCRIPTION_CONVERT: dict[str, Callable[[object], Any]] = {
+    **dict.fromkeys(
+        ("median", "median_ci_low", "median_ci_high", "std", "cov", "min", "q1", "q3")
+        + ("max", "p90", "p99", "confidence"),
+        _real,
+    ),
+    "rounds": lambda v: _count(v) or 0,
+    "outliers": _count,
+    "deterministic": lambda v: None if v is None else bool(v),
+    "notes": lambda v: tuple(str(n) for n in v) if isinstance(v, list | tuple) else (),
+}
+
+
+def description_from(summary: Mapping[str, object] | None) -> Description | None:
     """The :class:`Description` of ``summary`` (the dict ``describe_rounds`` makes, which the
     JSON outputs print as it is); None without one. A key it lacks is None."""
     if not summary:
         return None
-    values: dict[str, Any] = {f.name: summary.get(f.name) for f in fields(Description)}
-    values["rounds"] = int(values["rounds"] or 0)
-    values["notes"] = tuple(str(n) for n in values["notes"] or ())
+    values = {
+        f.name: _DESCRIPTION_CONVERT[f.name](summary.get(f.name)) for f in fields(Description)
+    }
     return Description(**values)

@@ -9,10 +9,11 @@ b is the smaller, so the factor printed is always >= 1.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["TIME_UNITS", "comparison_words", "ratio_headline", "pair_headline"]
+__all__ = ["TIME_UNITS", "PairFigures", "comparison_words", "ratio_headline", "pair_headline"]
 
 #: units whose "more" reads "slower" (durations)
 TIME_UNITS = frozenset({"s", "ms", "us", "µs", "ns", "min", "h"})
@@ -81,38 +82,101 @@ def ratio_headline(
     return f"{b} is {num}x{ci} {word} than {a}{tail}"
 
 
+@dataclass(frozen=True)
+class PairFigures:
+    """What the headline of one stored comparison says, read from its stored form (the
+    controller's ``PairStatus``/``BaselineStatus`` as a dict, runner/campaign/adaptive.py).
+
+    ``a``/``b``: the two sides (a baseline comparison stores them as ``baseline``/``name``);
+    ``ratio`` = b/a with its CI ``ratio_low``..``ratio_high`` (unitless); ``passes``: passes
+    of the paired series; ``mean``/``baseline_mean``: a baseline's two means (the
+    workload's unit), from which the ratio is taken when no ratio CI was stored. A number
+    the stored form lacks, or holds as something else, is None.
+    """
+
+    a: str
+    b: str
+    ratio: float | None = None
+    ratio_low: float | None = None
+    ratio_high: float | None = None
+    test: str | None = None
+    passes: int | None = None
+    estimand: str | None = None
+    verdict: str | None = None
+    mean: float | None = None
+    baseline_mean: float | None = None
+
+    @classmethod
+    def from_stored(cls, pair: Mapping[str, object]) -> PairFigures:
+        """The figures of a stored pair or baseline comparison (``a``/``b``, else
+        ``baseline``/``name``): the one reader of the stored form's headline fields."""
+        values = {
+            f.name: _CONVERT[f.name](pair.get(f.name, pair.get(_SIDES.get(f.name, f.name))))
+            for f in fields(cls)
+        }
+        return cls(**values)
+
+    def headline(
+        self, units: Mapping[str, str] | None = None, directions: Mapping[str, str] | None = None
+    ) -> str:
+        """:func:`ratio_headline` of this comparison (``units``/``directions`` by workload
+        name: ``b``'s are used); a baseline decided without a ratio CI (the workload has no
+        CI of its own) reads as the ratio of the two means, without an interval."""
+        ratio, low, high = self.ratio, self.ratio_low, self.ratio_high
+        mean, base = self.mean, self.baseline_mean
+        if (
+            ratio is None
+            and mean is not None
+            and base is not None
+            and (math.isfinite(mean) and math.isfinite(base) and base > 0)
+        ):
+            ratio, low, high = mean / base, None, None
+        return ratio_headline(
+            self.a,
+            self.b,
+            ratio,
+            low,
+            high,
+            test=self.test,
+            passes=self.passes,
+            unit=(units or {}).get(self.b),
+            direction=(directions or {}).get(self.b, "lower_is_better"),
+            estimand=self.estimand,
+            verdict=self.verdict,
+        )
+
+
+def _number(v: object) -> float | None:
+    """A stored number as it is (NaN stays NaN: the headline says the ratio is not > 0);
+    None for anything else."""
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+def _text(v: object) -> str | None:
+    return None if v is None else str(v)
+
+
+def _whole(v: object) -> int | None:
+    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+#: the stored key a side is read from when the comparison is a baseline
+_SIDES = {"a": "baseline", "b": "name"}
+#: how each stored value becomes the field's (keyed by field name)
+_CONVERT: dict[str, Callable[[object], Any]] = {
+    **dict.fromkeys(("a", "b"), str),
+    **dict.fromkeys(("ratio", "ratio_low", "ratio_high", "mean", "baseline_mean"), _number),
+    **dict.fromkeys(("test", "estimand", "verdict"), _text),
+    "passes": _whole,
+}
+
+
 def pair_headline(
-    pair: Mapping[str, Any],
+    pair: Mapping[str, object],
     units: Mapping[str, str] | None = None,
     directions: Mapping[str, str] | None = None,
 ) -> str:
     """:func:`ratio_headline` of a stored pair (``PairStatus``/``BaselineStatus`` as a
-    dict: ``a``/``b`` or ``baseline``/``name``, ``ratio``, ``ratio_low``, ...)."""
-    a = pair.get("a", pair.get("baseline"))
-    b = pair.get("b", pair.get("name"))
-    units = units or {}
-    directions = directions or {}
-    ratio, low, high = pair.get("ratio"), pair.get("ratio_low"), pair.get("ratio_high")
-    mean, base = pair.get("mean"), pair.get("baseline_mean")
-    if (
-        ratio is None
-        and isinstance(mean, float | int)
-        and isinstance(base, float | int)
-        and (math.isfinite(mean) and math.isfinite(base) and base > 0)
-    ):
-        # a baseline decided without a ratio CI (the workload has no CI of its own): the
-        # ratio of the two means, without an interval
-        ratio, low, high = mean / base, None, None
-    return ratio_headline(
-        str(a),
-        str(b),
-        ratio,
-        low,
-        high,
-        test=pair.get("test"),
-        passes=pair.get("passes"),
-        unit=units.get(str(b)),
-        direction=directions.get(str(b), "lower_is_better"),
-        estimand=pair.get("estimand"),
-        verdict=pair.get("verdict"),
-    )
+    dict: ``a``/``b`` or ``baseline``/``name``, ``ratio``, ``ratio_low``, ...):
+    :meth:`PairFigures.headline` of :meth:`PairFigures.from_stored`."""
+    return PairFigures.from_stored(pair).headline(units, directions)

@@ -17,8 +17,8 @@ from __future__ import annotations
 import datetime as dt
 import math
 import subprocess
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.machine.revision import SAFE_GIT_OPTIONS, Revision
 from benchrun.runner.results.campaigns import DONE
 from benchrun.runner.results.conditions import fingerprint_of
+from benchrun.runner.results.estimate import Estimate, estimate_from
 from benchrun.runner.results.settings import campaign_settings
 from benchrun.runner.store.database import Store
 
@@ -100,123 +101,181 @@ def change_word(ratio: float, direction: str) -> str:
     return "better" if ratio > 1 else "worse"
 
 
-def _machine(metadata: dict | None) -> str:
+def _machine(metadata: Mapping[str, object] | None) -> str:
     f = fingerprint_of(metadata)
     smt = "SMT unknown" if f.smt is None else ("SMT on" if f.smt else "SMT off")
     cpus = "? CPUs" if f.cpu_count is None else f"{f.cpu_count} CPUs"
     return f"{f.cpu_model or 'unknown CPU'}, {cpus}, {smt}"
 
 
-def _se(collected: dict) -> float | None:
+def _revision(metadata: Mapping[str, object] | None) -> Revision | None:
+    """The revision a campaign's metadata record names (runner/machine/revision.py)."""
+    return Revision.from_dict((metadata or {}).get("revision"))
+
+
+def _se(e: Estimate) -> float | None:
     """The standard error of the mean: ``sqrt(s2_q / n_q)`` of a certified CI, else the
     half-width of the interval every output shows (uncertified, docs/methods.md §4.1) over
     the normal quantile of its confidence; None without either."""
-    s2, n = collected.get("s2_q"), collected.get("n_q")
-    if collected.get("ci_low") is not None and isinstance(s2, int | float) and isinstance(n, int):
-        if n >= 2 and s2 >= 0:
-            value = math.sqrt(float(s2) / n)
-            return value if math.isfinite(value) else None
-    low, high = collected.get("interval_low"), collected.get("interval_high")
-    conf = collected.get("confidence") or 0.95
-    if isinstance(low, int | float) and isinstance(high, int | float) and high >= low:
+    s2, n = e.variance, e.n_q
+    if e.ci_low is not None and s2 is not None and n is not None and n >= 2 and s2 >= 0:
+        value = math.sqrt(s2 / n)
+        return value if math.isfinite(value) else None
+    low, high = e.interval_low, e.interval_high
+    if low is not None and high is not None and high >= low:
         from statistics import NormalDist
 
-        value = (high - low) / 2 / NormalDist().inv_cdf((1 + float(conf)) / 2)
+        value = (high - low) / 2 / NormalDist().inv_cdf((1 + (e.confidence or 0.95)) / 2)
         return value if math.isfinite(value) else None
     return None
 
 
 def _point(
-    collected: dict,
-    mean: float,
-    store: str,
-    campaign: int,
-    revision: Revision | None,
-    started: float,
-) -> HistoryPoint:
+    e: Estimate, store: str, campaign: int, revision: Revision | None, started: float
+) -> HistoryPoint | None:
     """The :class:`HistoryPoint` of one workload of one campaign from its estimate as stored
-    or exported (``collected``: the collector's dict; ``mean`` its mean, checked finite): the
-    CI when certified, else the interval every output shows."""
+    or exported: the CI when certified, else the interval every output shows; None when
+    its mean is not finite."""
+    if not math.isfinite(e.mean):
+        return None
     return HistoryPoint(
         store=store,
         campaign=campaign,
         revision=revision,
         started=started,
-        mean=mean,
-        se=_se(collected),
-        ci_low=collected.get("ci_low") or collected.get("interval_low"),
-        ci_high=collected.get("ci_high") or collected.get("interval_high"),
-        certified=collected.get("ci_low") is not None,
+        mean=e.mean,
+        se=_se(e),
+        ci_low=e.ci_low or e.interval_low,
+        ci_high=e.ci_high or e.interval_high,
+        certified=e.ci_low is not None,
     )
 
 
-def _points(db: Path) -> dict[tuple[str, str, str, str, str, str], list[HistoryPoint]]:
-    """Per (experiment, fingerprint, machine, workload, unit, direction), the finished
-    campaigns' points of the store ``db``."""
+#: a series' key: (experiment, fingerprint, machine, workload, unit, direction)
+SeriesKey = tuple[str, str, str, str, str, str]
+
+
+def _points(db: Path) -> dict[SeriesKey, list[HistoryPoint]]:
+    """Per series (:data:`SeriesKey`), the finished campaigns' points of the store ``db``."""
     from benchrun.runner.results.workloads import workload_results
 
-    out: dict[tuple[str, str, str, str, str, str], list[HistoryPoint]] = {}
+    out: dict[SeriesKey, list[HistoryPoint]] = {}
     with Store.open(db) as store, store.snapshot():
         for c in store.campaigns():
             if c.status != DONE:
                 continue
-            revision = Revision.from_dict((c.metadata or {}).get("revision"))
+            revision = _revision(c.metadata)
             machine = _machine(c.metadata)
             confidence = float(campaign_settings(c.settings).confidence)
             for r in workload_results(store, c, confidence):
-                col = r.collected or {}
-                mean = col.get("mean")
-                if not isinstance(mean, int | float) or not math.isfinite(mean):
-                    continue
-                key = (c.name, c.fingerprint, machine, r.name, r.unit, r.direction)
-                out.setdefault(key, []).append(
-                    _point(col, float(mean), str(db), c.id, revision, c.created_at)
-                )
+                e = r.estimate
+                point = None if e is None else _point(e, str(db), c.id, revision, c.created_at)
+                if point is not None:
+                    key = (c.name, c.fingerprint, machine, r.name, r.unit, r.direction)
+                    out.setdefault(key, []).append(point)
     return out
 
 
-def _export_points(
-    doc: Any, source: str
-) -> dict[tuple[str, str, str, str, str, str], list[HistoryPoint]]:
+@dataclass(frozen=True)
+class ExportedWorkload:
+    """What history reads of one workload of a benchrun export (docs/export-format.md):
+    its name, unit and direction, and its estimate (the ``collected`` object; None
+    without one, or without a mean)."""
+
+    name: str
+    unit: str
+    direction: str
+    estimate: Estimate | None
+
+    @classmethod
+    def from_json(cls, raw: object) -> ExportedWorkload | None:
+        """The workload of one entry of an export's ``workloads`` array; None when the
+        entry is not an object."""
+        if not isinstance(raw, Mapping):
+            return None
+        values = {
+            f.name: _WORKLOAD_CONVERT[f.name](raw.get(_WORKLOAD_KEYS.get(f.name, f.name)))
+            for f in fields(cls)
+        }
+        return cls(**values)
+
+
+#: the exported key of each field of :class:`ExportedWorkload` whose name differs
+_WORKLOAD_KEYS = {"estimate": "collected"}
+_WORKLOAD_CONVERT: dict[str, Callable[[object], Any]] = {
+    "name": str,
+    "unit": lambda v: "" if v is None else str(v),
+    "direction": lambda v: "lower_is_better" if v is None else str(v),
+    "estimate": lambda v: estimate_from(v) if isinstance(v, Mapping) else None,
+}
+
+
+@dataclass(frozen=True)
+class ExportedCampaign:
+    """What history reads of the ``campaign`` object of a benchrun export: its name, the
+    measurement fingerprint (before issue 31 exports had none: ``name:NAME``), status, id
+    and start (Unix time; 0 when not a number), and its metadata record (None without
+    one)."""
+
+    name: str
+    fingerprint: str
+    status: str | None
+    id: int
+    created_at: float
+    metadata: Mapping[str, object] | None
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, object]) -> ExportedCampaign:
+        """The campaign of an export's ``campaign`` object (values of another type read as
+        missing)."""
+        values = {f.name: _CAMPAIGN_CONVERT[f.name](raw.get(f.name)) for f in fields(cls)}
+        campaign = cls(**values)
+        if not campaign.fingerprint:
+            return replace(campaign, fingerprint=f"name:{campaign.name}")
+        return campaign
+
+    @property
+    def revision(self) -> Revision | None:
+        """The revision its metadata names (runner/machine/revision.py)."""
+        return _revision(self.metadata)
+
+
+_CAMPAIGN_CONVERT: dict[str, Callable[[object], Any]] = {
+    "name": lambda v: "?" if v is None else str(v),
+    "fingerprint": lambda v: str(v or ""),
+    "status": lambda v: None if v is None else str(v),
+    "id": lambda v: v if isinstance(v, int) and not isinstance(v, bool) else 0,
+    "created_at": lambda v: float(v) if isinstance(v, int | float) else 0.0,
+    "metadata": lambda v: v if isinstance(v, Mapping) else None,
+}
+
+
+def _export_points(doc: object, source: str) -> dict[SeriesKey, list[HistoryPoint]]:
     """The points of one benchrun export (docs/export-format.md) as :func:`_points` gives
     them for a store: the campaign's estimate of each workload (its ``collected``), its
     revision and machine from ``campaign.metadata``; a campaign that did not finish gives
     none. An export without ``campaign.fingerprint`` (before issue 31) is keyed by its
     experiment's name."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("campaign"), dict):
+    raw = doc.get("campaign") if isinstance(doc, Mapping) else None
+    if not isinstance(doc, Mapping) or not isinstance(raw, Mapping):
         raise UserError(f"{source}: not a benchrun export (no campaign object)")
-    c = doc["campaign"]
     workloads = doc.get("workloads")
     if not isinstance(workloads, list):
         raise UserError(f"{source}: not a benchrun export (no workloads list)")
-    out: dict[tuple[str, str, str, str, str, str], list[HistoryPoint]] = {}
-    if c.get("status") != DONE:
+    c = ExportedCampaign.from_json(raw)
+    out: dict[SeriesKey, list[HistoryPoint]] = {}
+    if c.status != DONE:
         return out
-    meta = c.get("metadata") if isinstance(c.get("metadata"), dict) else None
-    name = str(c.get("name", "?"))
-    fingerprint = str(c.get("fingerprint") or f"name:{name}")
-    revision = Revision.from_dict((meta or {}).get("revision"))
-    started = c.get("created_at")
-    cid = c.get("id")
-    for w in workloads:
-        col = w.get("collected") if isinstance(w, dict) else None
-        mean = (col or {}).get("mean")
-        if not isinstance(col, dict) or not isinstance(mean, int | float):
-            continue
-        if not math.isfinite(mean):
-            continue
-        key = (name, fingerprint, _machine(meta), str(w.get("name")), str(w.get("unit", "")),
-               str(w.get("direction", "lower_is_better")))  # fmt: skip
-        out.setdefault(key, []).append(
-            _point(
-                col,
-                float(mean),
-                source,
-                int(cid) if isinstance(cid, int) else 0,
-                revision,
-                float(started) if isinstance(started, int | float) else 0.0,
-            )
+    machine, revision = _machine(c.metadata), c.revision
+    for w in map(ExportedWorkload.from_json, workloads):
+        point = (
+            None
+            if w is None or w.estimate is None
+            else _point(w.estimate, source, c.id, revision, c.created_at)
         )
+        if w is not None and point is not None:
+            key = (c.name, c.fingerprint, machine, w.name, w.unit, w.direction)
+            out.setdefault(key, []).append(point)
     return out
 
 
@@ -261,7 +320,7 @@ def _ordered(points: list[HistoryPoint]) -> tuple[tuple[HistoryPoint, ...], str]
 
 
 def load_history(
-    paths: Sequence[Path], exports: Sequence[tuple[str, Any]] = ()
+    paths: Sequence[Path], exports: Sequence[tuple[str, object]] = ()
 ) -> list[HistorySeries]:
     """Every series of the stores ``paths`` name (campaign directories or their
     ``benchrun.db``) and of the benchrun ``exports`` (``(source, parsed JSON document)``),
@@ -272,7 +331,7 @@ def load_history(
     UserError
         A path holds no store, an export is not one, or nothing holds a finished campaign.
     """
-    merged: dict[tuple[str, str, str, str, str, str], list[HistoryPoint]] = {}
+    merged: dict[SeriesKey, list[HistoryPoint]] = {}
     for path in paths:
         db = path if path.is_file() else path / "benchrun.db"
         if not db.is_file():

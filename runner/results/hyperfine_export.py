@@ -32,7 +32,6 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from benchrun.runner.results.settings import campaign_settings
 from benchrun.runner.results.workloads import analysed_rounds
@@ -75,10 +74,12 @@ class HyperfineResult:
         """Sample standard deviation of the wall times (n - 1), None with one round."""
         return statistics.stdev(self.times) if len(self.times) > 1 else None
 
-    def to_json(self) -> dict[str, Any]:
-        """The result as hyperfine's JSON writes it (key order included)."""
-        doc: dict[str, Any] = {
-            "command": self.command,
+    @property
+    def figures(self) -> dict[str, float | None]:
+        """hyperfine's summary of the wall times, seconds, in its order: ``mean``,
+        ``stddev`` (None with one round), ``median``, the mean ``user`` and ``system``
+        CPU times, ``min``, ``max``."""
+        return {
             "mean": self.mean,
             "stddev": self.stddev,
             "median": statistics.median(self.times),
@@ -86,6 +87,13 @@ class HyperfineResult:
             "system": statistics.fmean(self.system),
             "min": min(self.times),
             "max": max(self.times),
+        }
+
+    def to_json(self) -> dict[str, object]:
+        """The result as hyperfine's JSON writes it (key order included)."""
+        doc: dict[str, object] = {
+            "command": self.command,
+            **self.figures,
             "times": list(self.times),
             "exit_codes": list(self.exit_codes),
         }
@@ -171,13 +179,9 @@ def export_csv(export: HyperfineExport) -> str:
         + [f"parameter_{n}" for n in names]
     )
     for r in export.results:
-        doc = r.to_json()
         writer.writerow(
             [r.command]
-            + [
-                "" if doc[k] is None else repr(float(doc[k]))
-                for k in ("mean", "stddev", "median", "user", "system", "min", "max")
-            ]
+            + ["" if v is None else repr(float(v)) for v in r.figures.values()]
             + [r.parameters.get(n, "") for n in names]
         )
     return out.getvalue()

@@ -18,18 +18,27 @@ alpha are probabilities.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from benchrun.runner.results.headline import pair_headline
 
-__all__ = ["StoredComparison", "StoredVerdicts", "verdicts_from_dict", "TEST_NAMES"]
+__all__ = [
+    "StoredComparison",
+    "StoredVerdicts",
+    "VerdictsEvent",
+    "verdicts_from_dict",
+    "TEST_NAMES",
+]
 
 #: how each test is named for people
 TEST_NAMES = {"paired": "paired", "welch": "Welch"}
 
 
-def _float(v: Any) -> float | None:
+def _float(v: object) -> float | None:
+    """A stored number (or its text) as a finite float; None for anything else."""
+    if not isinstance(v, str | int | float):
+        return None
     try:
         f = float(v)
     except (TypeError, ValueError):
@@ -37,10 +46,13 @@ def _float(v: Any) -> float | None:
     return f if f == f and f not in (float("inf"), float("-inf")) else None
 
 
-def _int(v: Any) -> int | None:
+def _int(v: object) -> int | None:
+    """A stored whole number (or its text) as an int; None for anything else."""
+    if not isinstance(v, str | int | float):
+        return None
     try:
-        return None if v is None else int(v)
-    except (TypeError, ValueError):
+        return int(v)
+    except (TypeError, ValueError, OverflowError):
         return None
 
 
@@ -93,7 +105,7 @@ class StoredComparison:
     def involves(self, name: str) -> bool:
         return name in (self.a, self.b)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         d = asdict(self)
         d["notes"] = list(self.notes)
         return d
@@ -163,7 +175,7 @@ class StoredVerdicts:
             "target are what the budget allowed."
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON form: ``source`` ("controller": stored by the stopping controller;
         "computed": a fixed campaign's, computed when read, ``computed`` says how), the
         settings, and one dict per comparison."""
@@ -190,7 +202,7 @@ _BASELINE_KEYS = {
     "relative_difference": "relative_change",
 }
 #: how a stored value becomes the field's (fields not named here are taken as stored)
-_CONVERT: dict[str, Callable[[Any], Any]] = {
+_CONVERT: dict[str, Callable[[object], Any]] = {
     **dict.fromkeys(("a", "b"), str),
     **dict.fromkeys(
         ("ratio", "ratio_low", "ratio_high", "p", "p_holm", "tost_p", "alpha")
@@ -199,41 +211,91 @@ _CONVERT: dict[str, Callable[[Any], Any]] = {
     ),
     **dict.fromkeys(("passes", "look", "rounds_needed"), _int),
     "verdict": lambda v: str(v or "undecided"),
-    "notes": lambda v: tuple(str(n) for n in v or ()),
+    "notes": lambda v: tuple(str(n) for n in v) if isinstance(v, list | tuple) else (),
 }
 
 
 def _comparison(
-    kind: str, p: Mapping[str, Any], units: Mapping[str, str], directions: Mapping[str, str]
+    kind: str, p: Mapping[str, object], units: Mapping[str, str], directions: Mapping[str, str]
 ) -> StoredComparison:
     keys = _PAIR_KEYS if kind == "pair" else _BASELINE_KEYS
-    values: dict[str, Any] = {"kind": kind, "headline": pair_headline(p, units, directions)}
-    for f in fields(StoredComparison):
-        if f.name not in values:
-            raw = p.get(keys.get(f.name, f.name))
-            values[f.name] = _CONVERT.get(f.name, _same)(raw)
-    return StoredComparison(**values)
+    values = {
+        f.name: _CONVERT.get(f.name, _same)(p.get(keys.get(f.name, f.name)))
+        for f in fields(StoredComparison)
+        if f.name not in ("kind", "headline")
+    }
+    return StoredComparison(kind=kind, headline=pair_headline(p, units, directions), **values)
 
 
-def _same(v: Any) -> Any:
+def _same(v: object) -> object:
     return v
 
 
-def verdicts_from_dict(doc: Mapping[str, Any]) -> StoredVerdicts:
+def _met(v: object) -> bool | None:
+    return None if v is None else bool(v)
+
+
+def _text(v: object) -> str | None:
+    return None if v is None else str(v)
+
+
+def _names(v: object) -> dict[str, str]:
+    """A stored map of workload name -> unit (or direction); {} when it is none."""
+    return {str(k): str(x) for k, x in v.items()} if isinstance(v, Mapping) else {}
+
+
+def _entries(v: object) -> tuple[Mapping[str, object], ...]:
+    """The stored comparisons of one kind: the objects of a stored array."""
+    return tuple(e for e in v if isinstance(e, Mapping)) if isinstance(v, list) else ()
+
+
+@dataclass(frozen=True)
+class VerdictsEvent:
+    """The data of a stored "verdicts" event, read once (module docstring): the stored
+    ``pairs`` and ``baselines`` (each the controller's status as a dict, read by
+    :func:`_comparison`), the workloads' ``units`` and ``directions`` by name, and the
+    campaign-level fields :class:`StoredVerdicts` keeps. A value of another type reads as
+    missing."""
+
+    pairs: tuple[Mapping[str, object], ...] = ()
+    baselines: tuple[Mapping[str, object], ...] = ()
+    units: dict[str, str] = field(default_factory=dict)
+    directions: dict[str, str] = field(default_factory=dict)
+    conditions_met: bool | None = None
+    reason: str | None = None
+    margin: float | None = None
+    alpha: float | None = None
+    confidence: float | None = None
+    computed: str | None = None
+
+    @classmethod
+    def from_stored(cls, doc: Mapping[str, object]) -> VerdictsEvent:
+        values = {f.name: _EVENT_CONVERT[f.name](doc.get(f.name)) for f in fields(cls)}
+        return cls(**values)
+
+
+#: how each field of :class:`VerdictsEvent` is read from the stored event's data (under
+#: the field's name)
+_EVENT_CONVERT: dict[str, Callable[[object], Any]] = {
+    **dict.fromkeys(("pairs", "baselines"), _entries),
+    **dict.fromkeys(("units", "directions"), _names),
+    "conditions_met": _met,
+    **dict.fromkeys(("reason", "computed"), _text),
+    **dict.fromkeys(("margin", "alpha", "confidence"), _float),
+}
+
+
+def verdicts_from_dict(doc: Mapping[str, object]) -> StoredVerdicts:
     """:class:`StoredVerdicts` of the data of a stored "verdicts" event."""
-    units = doc.get("units") or {}
-    directions = doc.get("directions") or {}
-    comparisons = [_comparison("pair", p, units, directions) for p in doc.get("pairs") or []]
-    comparisons += [
-        _comparison("baseline", p, units, directions) for p in doc.get("baselines") or []
-    ]
-    met = doc.get("conditions_met")
+    e = VerdictsEvent.from_stored(doc)
+    comparisons = [_comparison("pair", p, e.units, e.directions) for p in e.pairs]
+    comparisons += [_comparison("baseline", p, e.units, e.directions) for p in e.baselines]
     return StoredVerdicts(
         comparisons=tuple(comparisons),
-        conditions_met=None if met is None else bool(met),
-        reason=doc.get("reason"),
-        margin=_float(doc.get("margin")),
-        alpha=_float(doc.get("alpha")),
-        confidence=_float(doc.get("confidence")),
-        computed=doc.get("computed"),
+        conditions_met=e.conditions_met,
+        reason=e.reason,
+        margin=e.margin,
+        alpha=e.alpha,
+        confidence=e.confidence,
+        computed=e.computed,
     )

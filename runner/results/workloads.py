@@ -21,7 +21,7 @@ Every output shows a workload's values in one unit, :func:`display_of` (the one
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -66,13 +66,13 @@ class WorkloadResult:
     failed: int
     status: str
     status_reason: str | None
-    summary: dict[str, Any] | None  # describe_rounds(...); None if no data
+    summary: dict[str, object] | None  # describe_rounds(...); None if no data
     last_failure: str | None
     #: runner.control.collector.WorkloadStats.to_dict() of the steady rounds; None if no data
     collected: dict[str, Any] | None = None
     #: stats.drift_check(...).to_dict() of the steady round values in time order, with
     #: its one-line ``text``; None with too few rounds
-    drift: dict[str, Any] | None = None
+    drift: dict[str, object] | None = None
     #: ok non-warm-up rounds flagged contended (docs/contention.md); left out of ``steady``
     #: and of every estimate unless the campaign's ``contended`` setting is ``keep``
     contended: int = 0
@@ -88,7 +88,8 @@ class WorkloadResult:
     @property
     def display(self) -> DisplayUnit:
         """The unit every output shows this workload's values in (:func:`display_of`)."""
-        return display_of(self.unit, self.collected)
+        e = self.estimate
+        return display_unit(self.unit, None if e is None else e.mean)
 
     @property
     def description(self) -> Description | None:
@@ -102,13 +103,14 @@ class WorkloadResult:
         return estimate_from(self.collected)
 
 
-def display_of(unit: str, collected: dict[str, Any] | None) -> DisplayUnit:
+def display_of(unit: str, collected: Mapping[str, object] | None) -> DisplayUnit:
     """The one display unit of a workload stored in ``unit``: chosen by
     :func:`runner.format.display_unit` from the mean of its estimate (``collected``, the
     collector's :meth:`~runner.control.collector.WorkloadStats.to_dict`); ``unit`` itself
     without an estimate. ``show``, the report tables, ``compare`` and the exports all call
     this, so a 37.59 ms workload stored in seconds reads "37.59 ms" everywhere."""
-    return display_unit(unit, (collected or {}).get("mean"))
+    e = estimate_from(collected)
+    return display_unit(unit, None if e is None else e.mean)
 
 
 #: the keys of ``stats.summarize`` that ``summary`` keeps: the descriptive statistics of the
@@ -133,7 +135,7 @@ DESCRIPTIVE_KEYS = (
 
 def describe_rounds(
     values: np.ndarray, confidence: float, *, intervals: bool = True
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Descriptive statistics of a workload's per-round values (docs/methods.md §1).
 
     Parameters
@@ -159,7 +161,7 @@ def describe_rounds(
         they are the estimate's (``collected``).
     """
     description = stats.describe(values)
-    out: dict[str, Any] = {"rounds": int(values.size)}
+    out: dict[str, object] = {"rounds": int(values.size)}
     if intervals:
         full = stats.summarize(values, confidence=confidence, warmup="none").to_dict()
         out.update((k, full.get(k)) for k in DESCRIPTIVE_KEYS)
@@ -339,7 +341,7 @@ def contended_line(results: list[WorkloadResult], settings: StoredSettings) -> s
     )
 
 
-def drift_of(values: np.ndarray, reference: float | None = None) -> dict[str, Any] | None:
+def drift_of(values: np.ndarray, reference: float | None = None) -> dict[str, object] | None:
     """:func:`stats.drift_check` of per-round values in time order (the rounds analysed)
     as a dict with its one-line ``text``, the block levels relative to ``reference`` (the
     estimate's mean, the one the tables show; None: the values' mean); None when the series
@@ -350,32 +352,42 @@ def drift_of(values: np.ndarray, reference: float | None = None) -> dict[str, An
     return {**d.to_dict(), "text": d.describe()}
 
 
-def drift_from(drift: Mapping[str, Any] | None) -> DriftResult | None:
+def drift_from(drift: Mapping[str, object] | None) -> DriftResult | None:
     """:attr:`WorkloadResult.drift` (:func:`drift_of`'s dict) as the typed
-    :class:`stats.drift.DriftResult`; None without one. A key it lacks reads as 0/None."""
+    :class:`stats.drift.DriftResult`; None without one. A key it lacks, or holds as
+    something else than a number, reads as 0/None."""
     if not drift:
         return None
-    values: dict[str, Any] = {f.name: drift.get(f.name) for f in fields(DriftResult)}
-    values.update(
-        n=int(values["n"] or 0),
-        blocks=int(values["blocks"] or 0),
-        drifted=bool(values["drifted"]),
-        alpha=float(values["alpha"] or 0.0),
-    )
+    values = {f.name: _DRIFT_CONVERT[f.name](drift.get(f.name)) for f in fields(DriftResult)}
     return DriftResult(**values)
 
 
-def drift_line(name: str, drift: dict[str, Any] | None, paired: bool) -> str | None:
+def _real(v: object) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+#: how each value of :func:`drift_of`'s dict becomes the :class:`DriftResult` field's
+_DRIFT_CONVERT: dict[str, Callable[[object], Any]] = {
+    **dict.fromkeys(("von_neumann", "p_value", "level_low", "level_high"), _real),
+    **dict.fromkeys(("n", "blocks"), lambda v: int(_real(v) or 0)),
+    "drifted": bool,
+    "alpha": lambda v: _real(v) or 0.0,
+}
+
+
+def drift_line(name: str, drift: Mapping[str, object] | None, paired: bool) -> str | None:
     """The drift line of a workload whose steady rounds drifted (``drift``:
     :attr:`WorkloadResult.drift`), as ``run``, ``show`` and reports print it; None when it
     did not. ``paired``: its comparisons are paired, which cancels a drift the pass shares."""
     check = drift_from(drift)
-    if drift is None or check is None or not check.drifted:
+    if check is None or not check.drifted:
         return None
     tail = (
         "; its comparisons are paired, which cancels a drift shared by the pass" if paired else ""
     )
-    return f"drift: {name}: {drift['text']}: its mean describes this period of this machine{tail}"
+    return (
+        f"drift: {name}: {check.describe()}: its mean describes this period of this machine{tail}"
+    )
 
 
 def workload_results(
@@ -456,32 +468,34 @@ def workload_states(
     return out
 
 
-def node_line(name: str, collected: dict[str, Any] | None, unit: DisplayUnit) -> str | None:
+def node_line(name: str, collected: Mapping[str, object] | None, unit: DisplayUnit) -> str | None:
     """The node line of a workload whose steady rounds ran on 2 or more nodes, as ``show``,
     ``run`` and reports print it (docs/methods.md §14); None without a node analysis.
 
-    ``collected``: :attr:`WorkloadResult.collected` (its ``nodes``); ``unit``: the display
-    unit of the workload. "nodes: a: CI from 3 node means: nodes differ, F=685, p=2e-15;
-    n1 100.1 ms (6 means), n2 99.8 ms (6), n3 110.2 ms (6); between-node sd 5.8 ms,
-    within 0.4 ms, ICC 0.99; 1 mean per node is optimal".
+    ``collected``: :attr:`WorkloadResult.collected` (its ``nodes``, read as
+    :class:`~runner.results.estimate.NodeAnalysis`); ``unit``: the display unit of the
+    workload. "nodes: a: CI from 3 node means: nodes differ, F=685, p=2e-15; n1 100.1 ms
+    (6 means), n2 99.8 ms (6), n3 110.2 ms (6); between-node sd 5.8 ms, within 0.4 ms,
+    ICC 0.99; 1 mean per node is optimal".
     """
-    nodes = (collected or {}).get("nodes")
-    if not nodes:
+    e = estimate_from(collected)
+    nodes = None if e is None else e.node_analysis
+    if nodes is None:
         return None
     per = ", ".join(
         f"{n} {unit.text(m)} ({c} mean{'s' if c != 1 else ''})"
-        for n, m, c in zip(nodes["nodes"], nodes["means"], nodes["counts"], strict=True)
+        for n, m, c in zip(nodes.nodes, nodes.means, nodes.counts, strict=True)
     )
-    icc = nodes.get("icc")
-    sd_b = math.sqrt(max(0.0, float(nodes.get("between_variance") or 0.0)))
-    sd_w = math.sqrt(max(0.0, float(nodes.get("within_variance") or 0.0)))
+    sd_b = math.sqrt(max(0.0, nodes.between_variance or 0.0))
+    sd_w = math.sqrt(max(0.0, nodes.within_variance or 0.0))
+    icc = "" if nodes.icc is None else f", ICC {nodes.icc:.2f}"
     text = (
-        f"nodes: {name}: {nodes['text']}; {per}; between-node sd {unit.text(sd_b)}, "
-        f"within {unit.text(sd_w)}" + (f", ICC {icc:.2f}" if icc is not None else "")
+        f"nodes: {name}: {nodes.text}; {per}; between-node sd {unit.text(sd_b)}, "
+        f"within {unit.text(sd_w)}{icc}"
     )
-    best = nodes.get("optimal_per_node")
-    if nodes.get("ci_from") == "nodes" and best is not None:
+    if nodes.ci_from == "nodes" and nodes.optimal_per_node is not None:
         text += (
-            f"; about {best} mean(s) per node is the cheapest precision, more nodes narrow the CI"
+            f"; about {nodes.optimal_per_node} mean(s) per node is the cheapest precision, "
+            "more nodes narrow the CI"
         )
     return text

@@ -111,7 +111,7 @@ def test_level_shift_is_read_from_the_collector_when_it_gives_one(tmp_path: Path
     with Store.open(c / "benchrun.db") as store:
         camp = store.campaign()
         cond = conditions_of(camp, store.workloads(camp.id), store.rounds(camp.id),
-                             {"a": {"level_shift_at": 12}}, {})  # fmt: skip
+                             {"a": {"mean": 0.01, "level_shift_at": 12}}, {})  # fmt: skip
         plain = conditions_of(camp, store.workloads(camp.id), store.rounds(camp.id), {"a": {}}, {})
     assert cond.workload("a").level_shift_at == 12  # type: ignore[union-attr]
     assert plain.workload("a").level_shift_at is None  # type: ignore[union-attr]
