@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from scipy import fft
@@ -352,7 +351,7 @@ class SubsessionChoice:
         """Readings inside complete subsessions."""
         return self.q * self.n_subsessions
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-serialisable dict."""
         return {
             "q": int(self.q),

@@ -43,9 +43,8 @@ Hall/CRC, 2000 (ch. 2, 7 and 19).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
@@ -370,7 +369,7 @@ class Boundaries:
     def n_looks(self) -> int:
         return len(self.info)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-safe form (infinite bounds as None) that :meth:`from_dict` reads back."""
         return {
             "info": list(self.info),
@@ -380,15 +379,27 @@ class Boundaries:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Boundaries:
+    def from_dict(cls, data: Mapping[str, object]) -> Boundaries:
         """The object :meth:`to_dict` wrote, with its density recomputed (ValueError if bad)."""
-        try:
-            info = tuple(float(v) for v in data["info"])
-            bounds = tuple(math.inf if v is None else float(v) for v in data["bounds"])
-            spent = tuple(float(v) for v in data["spent"])
-            sides = int(data["sides"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"not a stored Boundaries: {exc}") from exc
+
+        def numbers(key: str, none: float | None = None) -> tuple[float, ...]:
+            values = data.get(key)
+            if not isinstance(values, list | tuple):
+                raise ValueError(f"not a stored Boundaries: {key!r} is not a list")
+            out = []
+            for v in values:
+                if v is None and none is not None:
+                    out.append(none)
+                elif isinstance(v, int | float) and not isinstance(v, bool):
+                    out.append(float(v))
+                else:
+                    raise ValueError(f"not a stored Boundaries: {key!r} holds {v!r}")
+            return tuple(out)
+
+        info, bounds, spent = numbers("info"), numbers("bounds", math.inf), numbers("spent")
+        sides = data.get("sides")
+        if isinstance(sides, bool) or not isinstance(sides, int):
+            raise ValueError("not a stored Boundaries: 'sides' is not an integer")
         cls(info, bounds, spent, sides)  # validates before the replay
         return cls(info, bounds, spent, sides, _replay(info, bounds, sides, 0.0)[1])
 

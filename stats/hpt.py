@@ -263,7 +263,7 @@ class HptResult(HasPValue):
     score: str
     notes: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         out = jsonable({k: v for k, v in asdict(self).items() if k != "benchmarks"})
         out["benchmarks"] = [row.to_dict() for row in self.benchmarks]
         return out

@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from scipy.special import ndtri
@@ -180,7 +180,7 @@ class Interval:
             return None
         return hw / abs(self.estimate)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-serialisable dict (floats or None), including the two derived widths."""
         return {
             "estimate": opt_float(self.estimate),

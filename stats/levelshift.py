@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -111,7 +111,7 @@ class LevelShift:
         ``at`` before it is shown 1-based."""
         return f"level shift at round {self.at + offset + 1} ({100 * self.change:+.0f} %)"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 

@@ -118,9 +118,9 @@ class OmnibusResult(HasPValue):
     effect_sizes: tuple[PairEffect, ...]
     notes: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-safe dict of the fields in order, ``effect_sizes`` as ``{a, b, e}`` dicts."""
-        d: dict[str, Any] = {}
+        d: dict[str, object] = {}
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name == "effect_sizes":
@@ -374,9 +374,9 @@ class Ranking:
         """True when every adjacent pair is separated or equivalent (the §10 stop condition)."""
         return all(p.verdict != UNDECIDED for p in self.pairs)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-safe dict of the fields in order (``pairs`` as dicts), then ``decided``."""
-        d: dict[str, Any] = {}
+        d: dict[str, object] = {}
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name == "pairs":

@@ -10,7 +10,6 @@ import functools
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -43,7 +42,7 @@ class NormalityResult(HasPValue):
     method: str = "shapiro-wilk"
     notes: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-serialisable dict."""
         return {
             "statistic": opt_float(self.statistic),

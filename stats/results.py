@@ -26,9 +26,9 @@ class ConfidenceInterval(NamedTuple):
 class AsDict:
     """Mixin for result dataclasses: ``to_dict()`` is every field, JSON-safe (:func:`jsonable`)."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The result's fields as a JSON-safe dict (NaN -> None, tuples -> lists)."""
-        out: dict[str, Any] = jsonable(asdict(cast(Any, self)))
+        out: dict[str, object] = jsonable(asdict(cast(Any, self)))
         return out
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from scipy import stats
@@ -184,7 +184,7 @@ class LookPlan:
         j = int(np.searchsorted(self.schedule, rounds, side="right")) - 1
         return None if j < 0 else j
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "schedule": [int(v) for v in self.schedule],
             "alphas": [float(v) for v in self.alphas],

@@ -31,7 +31,6 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -474,7 +473,7 @@ class SignedRankTest(HasPValue, AsDict):
     margin: float
     alpha: float
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Every field, JSON-safe."""
         return AsDict.to_dict(self)
 

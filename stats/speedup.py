@@ -17,7 +17,6 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -346,7 +345,7 @@ class SpeedupSuiteResult:
         """The per-benchmark result of ``name``."""
         return self.results[self.names.index(name)]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return jsonable(
             {
                 "benchmarks": {

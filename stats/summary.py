@@ -80,7 +80,7 @@ class OutlierResult:
         """Readings outside the fences."""
         return self.n_low + self.n_high
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-serialisable dict."""
         return {
             "k": float(self.k),
@@ -169,9 +169,9 @@ class Description:
     outliers: int | None
     notes: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-serialisable dict."""
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for key in self.__dataclass_fields__:
             v = getattr(self, key)
             if key == "notes":
@@ -310,7 +310,7 @@ class Aggregate:
     n: int
     notes: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-serialisable dict."""
         return {
             "value": opt_float(self.value),
@@ -497,9 +497,9 @@ class Summary(HasCI):
     interval_note: str | None = None
     uncertified: UncertifiedInterval | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-serialisable dict with exactly the documented keys (floats/int/bool/None)."""
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for key in _KEYS:
             v = getattr(self, key)
             if key == "notes":

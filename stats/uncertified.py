@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from scipy import fft
@@ -185,7 +184,7 @@ class UncertifiedInterval(HasCI):
         wf = "" if self.width_factor is None else f", {self.width_factor:.1f}x the i.i.d. width"
         return f"independence not certified: assumes tau <= {self.tau_bound:.1f}{wf}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-serialisable dict (floats or None), with the ``note``."""
         return {
             "mean": opt_float(self.mean),

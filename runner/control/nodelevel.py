@@ -12,7 +12,7 @@ pooling the nodes is not justified (F test at :data:`POOLING_ALPHA`), and says s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -89,21 +89,31 @@ def node_level(
     return res, f"{what} within each of {res.k} nodes{left}"
 
 
-def node_note(res: NodeVariation | dict[str, Any]) -> str:
+def _number(v: object) -> float | None:
+    """``v`` as a float when it is a JSON number, else None."""
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+def node_note(res: NodeVariation | Mapping[str, object]) -> str:
     """ "CI from 3 node means: nodes differ, F=12.3, p=0.0004" or "nodes do not differ
-    (F=0.8, p=0.47): CI from the 24 pooled means" for a result or its ``to_dict``."""
-    d = res.to_dict() if isinstance(res, NodeVariation) else res
-    f, p = d.get("f"), d.get("p_value")
+    (F=0.8, p=0.47): CI from the 24 pooled means" for a result or its stored ``to_dict``."""
+    if isinstance(res, NodeVariation):
+        f, p, from_nodes = res.f, res.p_value, res.ci_from == "nodes"
+        k: object = res.k
+        n: object = res.n
+    else:
+        f, p = _number(res.get("f")), _number(res.get("p_value"))
+        from_nodes, k, n = res.get("ci_from") == "nodes", res.get("k"), res.get("n")
     ftext = "F=inf" if f is None and p == 0 else (f"F={f:.3g}" if f is not None else "F=n/a")
     ptext = f"p={p:.2g}" if p is not None else "p=n/a"
-    if d.get("ci_from") == "nodes":
+    if from_nodes:
         if p is not None and p >= 0.05:
             return (
-                f"{NODE_CI_NOTE} {d['k']} node means: a node effect is not ruled out, "
+                f"{NODE_CI_NOTE} {k} node means: a node effect is not ruled out, "
                 f"{ftext}, {ptext} < {POOLING_ALPHA:g}"
             )
-        return f"{NODE_CI_NOTE} {d['k']} node means: nodes differ, {ftext}, {ptext}"
-    return f"nodes do not differ ({ftext}, {ptext}): CI from the {d['n']} pooled means"
+        return f"{NODE_CI_NOTE} {k} node means: nodes differ, {ftext}, {ptext}"
+    return f"nodes do not differ ({ftext}, {ptext}): CI from the {n} pooled means"
 
 
 def node_dict(res: NodeVariation, how: str) -> dict[str, Any]:
