@@ -38,7 +38,13 @@ if TYPE_CHECKING:
     from benchrun.runner.config.experiment import Experiment
     from benchrun.runner.control.controller import Decision
 
-__all__ = ["campaign_verdicts", "fixed_verdicts", "experiment_of", "FIXED_HOW"]
+__all__ = [
+    "campaign_verdicts",
+    "fixed_verdicts",
+    "experiment_of",
+    "stored_experiment",
+    "FIXED_HOW",
+]
 
 #: the ``computed`` sentence of a fixed campaign's comparisons
 FIXED_HOW = (
@@ -64,6 +70,28 @@ def experiment_of(config_text: str, names: Iterable[str]) -> Experiment | None:
     if set(experiment.names) != set(names):
         return None
     return experiment
+
+
+def stored_experiment(campaign: CampaignRow, names: Iterable[str]) -> Experiment | None:
+    """The experiment of ``campaign`` as parsed when it started (``experiment_json``, schema
+    6: runner/config/stored.py), with the campaign's stored settings; None when the store
+    knows none (the text did not parse when the store was migrated) or it names other
+    workloads than ``names``. A campaign stored without it (NULL: a writer that did not
+    pass it) is parsed from its text (:func:`experiment_of`). A damaged column raises
+    :class:`UserError` (one line)."""
+    if campaign.experiment_json is None:
+        return experiment_of(campaign.config_text, names)
+    if campaign.experiment_json == "null":
+        return None
+    from benchrun.runner.config.stored import experiment_from_json
+
+    experiment = experiment_from_json(
+        campaign.experiment_json,
+        settings=campaign_settings(campaign.settings),
+        source_text=campaign.config_text,
+        display=f"campaign {campaign.id} ({campaign.name})",
+    )
+    return experiment if set(experiment.names) == set(names) else None
 
 
 def _steady(rounds: Sequence[RoundRow], settings: Settings) -> list[RoundRow]:
@@ -245,7 +273,7 @@ def campaign_verdicts(
     events : sequence of EventRow, optional
         Its events when the caller has read them already.
     experiment : Experiment, optional
-        The stored experiment when the caller has re-read it (else it is re-read here).
+        The stored experiment when the caller has read it (else :func:`stored_experiment`).
     workloads, rounds : sequence, optional
         The campaign's workloads and rounds when the caller has read them already.
 
@@ -267,5 +295,5 @@ def campaign_verdicts(
     for r in store.rounds(campaign.id) if rounds is None else rounds:
         by_id.setdefault(r.workload_id, []).append(r)
     if experiment is None:
-        experiment = experiment_of(campaign.config_text, [w.name for w in workloads])
+        experiment = stored_experiment(campaign, [w.name for w in workloads])
     return fixed_verdicts(campaign, workloads, by_id, experiment)

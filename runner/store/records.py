@@ -34,6 +34,10 @@ class CampaignRow:
     benchrun_version: str
     command_line: str | None
     stop_reason: str | None
+    #: the experiment as parsed when the campaign started, as JSON (schema 6;
+    #: runner/config/stored.py); None: not stored, "null": not known (module docstring of
+    #: runner/store/schema.py)
+    experiment_json: str | None = None
 
 
 @dataclass(frozen=True)
