@@ -38,22 +38,21 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.execute.contention import CONTENDED_FLAG, left_out_as_contended
 from benchrun.runner.format import DisplayUnit
 from benchrun.runner.importers.dataset import MAX_MAGNITUDE
-from benchrun.runner.report.verdicts import StoredVerdicts, verdicts_from_dict
-from benchrun.runner.results.comparisons import campaign_verdicts, experiment_of
+from benchrun.runner.report.verdicts import StoredVerdicts
+from benchrun.runner.results.campaign_view import read_campaign
 from benchrun.runner.results.estimate import (
     Description,
     Estimate,
     description_from,
     estimate_from,
 )
-from benchrun.runner.results.metrics import MetricSummary, metric_summaries
+from benchrun.runner.results.metrics import MetricSummary
 from benchrun.runner.results.settings import campaign_settings
 from benchrun.runner.results.workloads import (
     WorkloadResult,
     analysed_rounds,
     collect_stored,
     display_of,
-    workload_results,
 )
 from benchrun.runner.store.database import (
     CampaignRow,
@@ -62,14 +61,6 @@ from benchrun.runner.store.database import (
     RoundRow,
     Store,
     WorkloadRow,
-)
-from benchrun.runner.store.redact import (
-    campaign_secrets,
-    redact_campaign,
-    redact_events,
-    redact_hooks,
-    redact_rounds,
-    redact_workloads,
 )
 from benchrun.stats.autocorr import acf, subsession_means
 from benchrun.stats.normality import normality
@@ -433,80 +424,41 @@ def load_campaign(
     db = find_database(path)
     if not _is_sqlite(db):
         raise UserError(f"{db}: not a benchrun database (SQLite file expected)")
-    # one read transaction: a campaign being written is read as one state of it
-    with Store.open(db) as store, store.snapshot():
-        campaign = store.campaign(campaign_id)
-        settings = campaign_settings(campaign.settings)
-        confidence = float(settings.confidence)
-        rounds = store.rounds(campaign.id)
-        workloads = store.workloads(campaign.id)
-        check_magnitudes(db, workloads, rounds)
-        results = workload_results(store, campaign, confidence)
-        events = store.events(campaign.id)
-        experiment = experiment_of(campaign.config_text, [w.name for w in workloads])
-        verdicts = campaign_verdicts(store, campaign, events, experiment, workloads, rounds)
-        reading_flags = store.reading_flags(campaign.id)
-        hooks = store.hooks(campaign.id)
-        metrics = metric_summaries(workloads, rounds, store.round_metrics(campaign.id), settings)
-    if not workloads or not rounds:
+    with Store.open(db) as store:
+        view = read_campaign(
+            store,
+            campaign_id,
+            max_magnitude=MAX_MAGNITUDE,
+            include_secrets=include_secrets,
+            reading_flags=True,
+        )
+    campaign = view.campaign
+    if not view.workloads or not view.rounds:
         raise UserError(
             f"{db}: campaign {campaign.id} ({campaign.name}) is empty: no round was stored; "
             "run it first (benchrun run FILE)"
         )
-    if not include_secrets:
-        secrets = campaign_secrets(campaign, workloads)
-        campaign = redact_campaign(campaign, secrets)
-        workloads = redact_workloads(workloads, secrets)
-        events = redact_events(events, secrets)
-        hooks = redact_hooks(hooks, secrets)
-        rounds = redact_rounds(rounds, secrets)
-    by_w: dict[int, list[RoundRow]] = {}
-    for r in rounds:
-        by_w.setdefault(r.workload_id, []).append(r)
+    by_w = view.rounds_by_workload()
     views = [
-        build_view(w, res, by_w.get(w.id, []), settings, diagnostics)
-        for w, res in zip(workloads, results, strict=True)
+        build_view(w, res, by_w[w.id], view.settings, diagnostics)
+        for w, res in zip(view.workloads, view.results, strict=True)
     ]
-    cpus = sorted({r.cpus for r in rounds if r.cpus})
-    nodes = {
-        w.name: sorted({str(n) for r in by_w.get(w.id, []) if (n := (r.facts or {}).get("node"))})
-        for w in workloads
-    }
     return CampaignModel(
         db,
         campaign,
         views,
-        events,
-        confidence,
-        cpus,
-        verdicts=None if verdicts is None else verdicts_from_dict(verdicts),
-        experiment=experiment,
-        nodes=nodes,
-        rounds=rounds,
-        reading_flags=reading_flags,
-        hooks=hooks,
-        names={w.id: w.name for w in workloads},
-        metrics=metrics,
+        view.events,
+        view.confidence,
+        sorted({r.cpus for r in view.rounds if r.cpus}),
+        verdicts=view.comparisons,
+        experiment=view.experiment,
+        nodes={w.name: sorted({r.node for r in by_w[w.id] if r.node}) for w in view.workloads},
+        rounds=view.rounds,
+        reading_flags=view.reading_flags,
+        hooks=view.hooks,
+        names=view.names,
+        metrics=view.metrics,
     )
-
-
-def check_magnitudes(db: Path, workloads: list[WorkloadRow], rounds: list[RoundRow]) -> None:
-    """Raise a UserError when a stored reading is beyond :data:`MAX_MAGNITUDE`.
-
-    Powers of such readings overflow to infinity, so the variance, the CI, the plots'
-    density estimates and the tests would be infinite or NaN; the error says which workload
-    and which value instead of reporting them.
-    """
-    units = {w.id: (w.name, w.unit) for w in workloads}
-    for r in rounds:
-        for v in r.readings:
-            if not abs(v) <= MAX_MAGNITUDE:  # also catches an infinity
-                name, unit = units.get(r.workload_id, ("?", ""))
-                raise UserError(
-                    f"{db}: workload {name!r} has a reading of {v:.4g} {unit} (round "
-                    f"{r.round_index}), beyond ±{MAX_MAGNITUDE:g}, where the statistics "
-                    "overflow; have the workload print its readings in a larger unit"
-                )
 
 
 def _is_sqlite(path: Path) -> bool:

@@ -85,6 +85,13 @@ class RoundRow:
     wait_ns: int | None = None
     wait_source: str | None = None
 
+    @property
+    def node(self) -> str | None:
+        """The compute node the round ran on (its ``node`` fact, executor: slurm); None
+        for a round run on this machine."""
+        node = None if self.facts is None else self.facts.get("node")
+        return str(node) if node else None
+
 
 @dataclass(frozen=True)
 class RoundMetric:
