@@ -22,20 +22,19 @@ user may write (docs/security.md); the reader checks every value's type.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import types
 import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
-
-import yaml
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from benchrun.runner.config.experiment import Experiment, Settings
-from benchrun.runner.config.schema import SETTINGS_KEYS, key_names
 from benchrun.runner.errors import UserError
 
 __all__ = [
+    "record_from_json",
     "experiment_from_json",
     "experiment_to_json",
     "stored_experiment_text",
@@ -45,12 +44,16 @@ __all__ = [
 #: fields of :class:`Experiment` the JSON leaves out: stored in columns of their own
 _NOT_STORED = ("settings", "source_text")
 
+_R = TypeVar("_R")
+
 
 def stored_settings(settings: Mapping[str, object]) -> dict[str, object]:
     """A ``settings:`` mapping equivalent to the stored ``settings`` (every field of
     :class:`runner.config.experiment.Settings` as JSON): keys this benchrun does not know
     are left out, and so is ``rounds`` of an adaptive campaign (adaptive mode ignores it and
     the file format refuses it)."""
+    from benchrun.runner.config.schema import SETTINGS_KEYS, key_names
+
     known = set(key_names(SETTINGS_KEYS))
     out = {k: v for k, v in settings.items() if k in known}
     if out.get("adaptive", True):
@@ -61,6 +64,8 @@ def stored_settings(settings: Mapping[str, object]) -> dict[str, object]:
 def stored_experiment_text(config_text: str, settings: Mapping[str, object]) -> str:
     """``config_text`` (an experiment file as stored) with its ``settings:`` replaced by the
     stored ``settings`` (:func:`stored_settings`), as YAML text to load like a file."""
+    import yaml  # only `benchrun run DIR --resume` reads the text
+
     try:
         data = yaml.safe_load(config_text)
     except yaml.YAMLError as exc:
@@ -116,6 +121,7 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+@functools.cache
 def _hints(cls: type) -> dict[str, object]:
     """The resolved type hints of a dataclass's fields (their annotations are strings)."""
     return typing.get_type_hints(cls)
@@ -165,7 +171,7 @@ def _decode(value: object, hint: object, where: str) -> object:
             raise _Bad(where, f"expected an object, found {_shown(value)}")
         return {k: _decode(v, args[1], f"{where}.{k}") for k, v in value.items()}
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return hint(**_fields(value, hint, where))
+        return record_from_json(hint, value, where)
     if hint is Path:
         if not isinstance(value, str):
             raise _Bad(where, f"expected a path, found {_shown(value)}")
@@ -183,19 +189,35 @@ def _decode(value: object, hint: object, where: str) -> object:
     return value
 
 
-def _fields(value: object, cls: type, where: str, skip: tuple[str, ...] = ()) -> dict[str, object]:
+def _fields(
+    value: object, cls: type, where: str, skip: tuple[str, ...] = (), lenient: bool = False
+) -> dict[str, object]:
     """The keyword arguments of dataclass ``cls`` from the JSON object ``value``: each
     stored field decoded by its type hint; a field the object lacks keeps its default
-    (a store written before the field existed), keys of no field are ignored."""
-    if not isinstance(value, dict):
+    (a store written before the field existed), keys of no field are ignored;
+    ``lenient``: so is a value not of its field's type."""
+    if not isinstance(value, Mapping):
         raise _Bad(where, f"expected an object, found {_shown(value)}")
     hints = _hints(cls)
     out: dict[str, object] = {}
     for f in dataclasses.fields(cls):
         if f.name in skip or f.name not in value:
             continue
-        out[f.name] = _decode(value[f.name], hints[f.name], f"{where}.{f.name}".lstrip("."))
+        try:
+            out[f.name] = _decode(value[f.name], hints[f.name], f"{where}.{f.name}".lstrip("."))
+        except _Bad:
+            if not lenient:
+                raise
     return out
+
+
+def record_from_json(cls: type[_R], value: object, where: str = "", *, lenient: bool = False) -> _R:
+    """The dataclass ``cls`` (of runner/config/) from the parsed JSON object ``value``, each
+    field decoded by its type hint (lists as tuples, objects as dataclasses; module
+    docstring): a missing field takes its default, an unknown key is ignored. A value not of
+    its field's type raises :class:`ValueError` naming where it is, or with ``lenient``
+    takes the field's default (a record written by an older benchrun, read as it was)."""
+    return cls(**_fields(value, cls, where, lenient=lenient))
 
 
 def experiment_from_json(

@@ -133,7 +133,7 @@ class NewRound:
     readings: Sequence[float]
     stdout_tail: str | None = None
     stderr_tail: str | None = None
-    facts: Mapping[str, Any] | None = None
+    facts: Mapping[str, object] | None = None
     flags: str = ""
     #: the hooks stored in the round's transaction (its prepare)
     hooks: Sequence[NewHook] = ()
@@ -144,18 +144,18 @@ class NewRound:
     #: every metric of the round's workload (table ``round_metric``, schema 5)
     metrics: Sequence[RoundMetric] = ()
 
-    def columns(self) -> dict[str, Any]:
+    def columns(self) -> dict[str, object]:
         """Column -> value of the ``round`` table row (readings go to ``reading``, hooks
         to ``hook``)."""
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for name in _ROUND_FIELDS:
-            value = getattr(self, name)
+            value: object = getattr(self, name)
             if name == "argv":
-                value = _argv_json(tuple(value))
+                value = _argv_json(tuple(self.argv))
             elif name == "facts":
-                value = dumps(value) if value is not None else None
+                value = dumps(self.facts) if self.facts is not None else None
             elif name == "warmup":
-                value = int(value)
+                value = int(self.warmup)
             out[_COLUMN.get(name, name)] = value
         return out
 
@@ -262,18 +262,34 @@ ROUND_COLUMNS = tuple(column for _, column in _ROUND_ROW_FIELDS)
 
 
 def round_row(r: sqlite3.Row, readings: Sequence[float]) -> RoundRow:
-    """A RoundRow from a ``round`` row read with :data:`ROUND_COLUMNS` (by column name)."""
-    values: dict[str, Any] = {}
-    for name, column in _ROUND_ROW_FIELDS:
-        v = r[column]
-        if name == "argv":
-            v = json.loads(v)
-        elif name == "facts":
-            v = json.loads(v) if v else None
-        elif name == "warmup":
-            v = bool(v)
-        values[name] = v
-    return RoundRow(**values, readings=tuple(readings))
+    """A RoundRow from a ``round`` row read with :data:`ROUND_COLUMNS` (by column name):
+    ``argv_json`` and ``facts_json`` parsed, ``warmup`` as a bool."""
+    return RoundRow(
+        id=r["id"],
+        workload_id=r["workload_id"],
+        seq=r["seq"],
+        pass_=r["pass"],
+        round_index=r["round_index"],
+        status=r["status"],
+        reason=r["reason"],
+        exit_code=r["exit_code"],
+        started_at=r["started_at"],
+        wall_ns=r["wall_ns"],
+        user_s=r["user_s"],
+        sys_s=r["sys_s"],
+        max_rss_kib=r["max_rss_kib"],
+        cpus=r["cpus"],
+        argv=json.loads(r["argv_json"]),
+        work=r["work"],
+        warmup=bool(r["warmup"]),
+        flags=r["flags"],
+        stdout_tail=r["stdout_tail"],
+        stderr_tail=r["stderr_tail"],
+        facts=json.loads(r["facts_json"]) if r["facts_json"] else None,
+        readings=tuple(readings),
+        wait_ns=r["wait_ns"],
+        wait_source=r["wait_source"],
+    )
 
 
 @dataclass(frozen=True)
