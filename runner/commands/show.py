@@ -35,6 +35,7 @@ from rich.markup import escape
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.store.database import CampaignRow, HookRow, RoundRow, Store
+from benchrun.runner.store.records import MetadataSections
 from benchrun.runner.ui.fit import KEEP, wrap_lines
 from benchrun.runner.ui.terminal import stdout_console
 
@@ -389,7 +390,7 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
         "created_at": campaign.created_at,
         "updated_at": campaign.updated_at,
         # what the campaign measured (runner/machine/revision.py; None: untagged)
-        "revision": (campaign.metadata or {}).get("revision"),
+        "revision": campaign.sections.revision,
         # rounds that waited for a CPU (docs/contention.md): the setting, the threshold
         # (share of a round's wall time), how many, and the line the tables print
         "contended": {
@@ -475,18 +476,18 @@ def print_results(console: Console, s: CampaignSummary, *, after_run: bool = Fal
         _tables().print_prose(console, s.stored.stop_sentence() or "")
 
 
-def _revision_line(metadata: dict[str, Any] | None) -> str:
+def _revision_line(metadata: MetadataSections) -> str:
     """``"\nrevision: v1.2-3-gabc1234 (2026-11-20)"`` for a tagged campaign, else ``""``."""
     from benchrun.runner.machine.revision import Revision
 
-    rev = Revision.from_dict((metadata or {}).get("revision"))
+    rev = Revision.from_dict(metadata.revision)
     return "" if rev is None else f"\nrevision: {escape(rev.describe())}"
 
 
-def _tuning_line(metadata: dict[str, Any] | None) -> str:
+def _tuning_line(metadata: MetadataSections) -> str:
     """``"\ntuned for the campaign (restored at its end): perf_event_max_sample_rate: ..."``
     when ``settings.tune`` changed the machine for it (docs/tuning.md), else ``""``."""
-    record = (metadata or {}).get("tuning")
+    record = metadata.tuning
     if not record:
         return ""
     from benchrun.runner.machine.tuning import recorded_changes
@@ -515,8 +516,8 @@ def main(args: argparse.Namespace) -> int:
             + (f" ({escape(campaign.stop_reason)})" if campaign.stop_reason else "")
             + f"\nstarted {_when(campaign.created_at)}, last write {_when(campaign.updated_at)}, "
             f"benchrun {campaign.benchrun_version}"
-            + _revision_line(campaign.metadata)
-            + _tuning_line(campaign.metadata)
+            + _revision_line(campaign.sections)
+            + _tuning_line(campaign.sections)
         )
         console.print(_tables().counts_table(s.results, s.states))
         print_results(console, s)

@@ -132,7 +132,7 @@ def _decode(value: object, hint: object, where: str) -> object:
     experiment's dataclasses): lists become tuples, objects dataclasses, text a path; raises
     :class:`_Bad` where a value does not have the type."""
     origin, args = get_origin(hint), get_args(hint)
-    if hint is Any:
+    if hint is Any or hint is object:
         return value
     if hint is type(None):
         if value is not None:

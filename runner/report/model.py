@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -63,7 +63,7 @@ from benchrun.runner.store.database import (
     WorkloadRow,
 )
 from benchrun.stats.autocorr import acf, subsession_means
-from benchrun.stats.normality import normality
+from benchrun.stats.normality import NormalityResult, normality
 from benchrun.stats.summary import tukey_outliers
 
 #: lags shown in the autocorrelation plots
@@ -115,6 +115,8 @@ class WorkloadView:
     acf_raw: list[float] | None = None
     acf_means: list[float] | None = None
     normality: dict[str, Any] | None = None
+    #: the same Shapiro-Wilk test as a typed record (its ``p_value``...), None likewise
+    normality_test: NormalityResult | None = None
     #: (steady rounds used, relative CI half-width or None)
     convergence: list[tuple[int, float | None]] = field(default_factory=list)
     #: stats.drift_check of the steady round values in time order, with its ``text``
@@ -172,7 +174,7 @@ class WorkloadView:
             "outlier_fences": None if self.outlier_fences is None else list(self.outlier_fences),
             "acf_readings": self.acf_raw,
             "acf_subsession_means": self.acf_means,
-            "normality_p": None if self.normality is None else self.normality.get("p_value"),
+            "normality_p": None if self.normality_test is None else self.normality_test.p_value,
             "convergence": [{"rounds": r, "rel_half_width": w} for r, w in self.convergence],
             "drift": self.drift,
             "command": self.command,
@@ -355,7 +357,8 @@ def _diagnostics(view: WorkloadView) -> None:
         means = subsession_means(x, q)
         if means.size >= 3 and float(np.ptp(means)) > 0:
             view.acf_means = [float(v) for v in acf(means, min(MAX_LAG, means.size - 1))]
-            view.normality = normality(means, max_points=400).to_dict()
+            view.normality_test = normality(means, max_points=400)
+            view.normality = view.normality_test.to_dict()
 
 
 def build_view(
@@ -367,6 +370,8 @@ def build_view(
 ) -> WorkloadView:
     """The :class:`WorkloadView` of one stored workload (module docstring)."""
     est = estimate_of(result)
+    spec = w.typed_spec
+    command = list(spec.command) if isinstance(spec.command, tuple) else spec.command
     view = WorkloadView(
         name=w.name,
         metric=w.metric,
@@ -374,9 +379,9 @@ def build_view(
         direction=w.direction,
         status=w.status,
         status_reason=w.status_reason,
-        params=dict(w.spec.get("params") or {}),
-        base_name=w.spec.get("base_name"),
-        per_work=bool(w.spec.get("per_work")),
+        params=dict(spec.params),
+        base_name=spec.base_name,
+        per_work=spec.per_work,
         rounds=result.rounds,
         steady_rounds=result.steady,
         warmup_rounds=result.warmup,
@@ -389,7 +394,7 @@ def build_view(
         failed_at=[r.seq for r in rounds if r.status != "ok"],
         calibration_rounds=sum(1 for r in rounds if "calibration" in (r.flags or "")),
         contended_rounds=getattr(result, "contended", 0),
-        command=w.spec.get("command"),
+        command=command,
     )
     values, flags, series, d = _flags_and_series(view, rounds, est, settings)
     view.all_values, view.all_flags, view.steady, view.within_round_warmup = (
@@ -469,7 +474,14 @@ def _is_sqlite(path: Path) -> bool:
         return False
 
 
-def display_dict(du: DisplayUnit) -> dict[str, Any]:
+class DisplayUnitJson(TypedDict):
+    """A display unit in the JSON documents (:func:`display_dict`)."""
+
+    label: str
+    factor: float
+
+
+def display_dict(du: DisplayUnit) -> DisplayUnitJson:
     """A display unit in the JSON documents: ``label`` (what tables print, e.g. "ms") and
     ``factor`` (one ``label`` in the base unit: shown value = stored value / factor)."""
     return {"label": du.label, "factor": du.factor}

@@ -204,7 +204,7 @@ def fixed_verdicts(
                 [r.readings for r in steady],
                 [r.work for r in steady],
                 [r.pass_ for r in steady],
-                bool(w.spec.get("per_work")),
+                w.typed_spec.per_work,
                 skip,
             )
         clock = max(used.values())

@@ -13,8 +13,43 @@ import functools
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
+
+
+@dataclass(frozen=True)
+class StoredEnvironment:
+    """The ``environment`` section of a campaign's metadata: the variables
+    ``settings.record_env`` recorded (name -> value)."""
+
+    variables: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MetadataSections:
+    """The sections of a campaign's stored metadata record (runner/machine/metadata.py
+    writes it) that the outputs read, each as stored: ``revision`` (what was measured,
+    runner/machine/revision.py), ``tuning`` (what ``settings.tune`` changed,
+    runner/machine/tuning.py), ``environment``. None: the record has no such section, or
+    one of another shape."""
+
+    revision: Mapping[str, object] | None = None
+    tuning: Mapping[str, object] | None = None
+    environment: StoredEnvironment | None = None
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """What readers use of a stored workload's ``spec`` (the workload of
+    runner/config/experiment.py as JSON): its ``params``, its name before matrix expansion,
+    whether readings are per unit of work, its command (an argv, or one string) and its
+    ``env``. A field the spec lacks, or holds with another type, takes the default."""
+
+    params: Mapping[str, object] = field(default_factory=dict)
+    base_name: str | None = None
+    per_work: bool = False
+    command: tuple[str, ...] | str | None = None
+    env: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -39,6 +74,13 @@ class CampaignRow:
     #: runner/store/schema.py)
     experiment_json: str | None = None
 
+    @functools.cached_property
+    def sections(self) -> MetadataSections:
+        """The metadata sections the outputs read (:class:`MetadataSections`), parsed once."""
+        from benchrun.runner.config.stored import record_from_json
+
+        return record_from_json(MetadataSections, self.metadata or {}, lenient=True)
+
 
 @dataclass(frozen=True)
 class WorkloadRow:
@@ -53,6 +95,13 @@ class WorkloadRow:
     spec: dict[str, Any]
     status: str
     status_reason: str | None
+
+    @functools.cached_property
+    def typed_spec(self) -> WorkloadSpec:
+        """What readers use of :attr:`spec` (:class:`WorkloadSpec`), parsed once."""
+        from benchrun.runner.config.stored import record_from_json
+
+        return record_from_json(WorkloadSpec, self.spec, lenient=True)
 
 
 @dataclass(frozen=True)
