@@ -28,7 +28,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from rich.console import Console
 from rich.markup import escape
@@ -41,6 +41,7 @@ from benchrun.runner.ui.terminal import stdout_console
 
 if TYPE_CHECKING:  # the tables import the statistics (scipy): only when they are drawn
     from benchrun.runner.config.experiment import Experiment, Settings
+    from benchrun.runner.results.campaign_view import DisplayUnitJson
     from benchrun.runner.results.metrics import MetricSummary
     from benchrun.runner.results.verdicts import StoredVerdicts
     from benchrun.runner.results.workloads import WorkloadResult
@@ -147,7 +148,7 @@ class CampaignSummary:
     #: each Slurm node's metadata record (its ``node-metadata`` event), by node name
     nodes: dict[str, Mapping[str, object]] = field(default_factory=dict)
     #: a duet campaign's checks (runner/results/duet.py), None without
-    duet: dict[str, Any] | None = None
+    duet: dict[str, object] | None = None
     #: a fleet (executor node_types, docs/slurm.md): node type -> the nodes its rounds
     #: ran on, in the experiment's order; None for other campaigns
     fleet: dict[str, list[str]] | None = None
@@ -336,7 +337,82 @@ def _print_indented(console: Console, text: str) -> None:
         console.print("  " + text.replace(KEEP, " "), markup=False, highlight=False, soft_wrap=True)
 
 
+class HookJson(TypedDict):
+    """One stored hook run in ``show --json`` and ``benchrun export`` (:func:`hook_dict`)."""
+
+    workload: str | None
+    kind: str
+    round_index: int | None
+    argv: list[str]
+    status: str
+    reason: str | None
+    exit_code: int | None
+    started_at: float
+    wall_ns: int
+    stdout_tail: str | None
+    stderr_tail: str | None
+
+
+class ContendedJson(TypedDict):
+    """The contended rounds in ``show --json`` (docs/contention.md)."""
+
+    policy: str
+    threshold: float
+    rounds: int
+    line: str | None
+
+
+class WorkloadJson(TypedDict):
+    """One workload in ``show --json``: numbers in its base ``unit``."""
+
+    name: str
+    unit: str
+    display_unit: DisplayUnitJson
+    work: object
+    rounds: int
+    steady: int
+    warmup: int
+    failed: int
+    contended: int
+    status: str
+    status_reason: str | None
+    summary: object
+    collected: object
+    drift: object
+    drift_line: str | None
+
+
+class SummaryJson(TypedDict):
+    """The JSON document of ``show --json`` and ``run --json`` (:func:`summary_json`);
+    the stored forms it passes on as they are (``verdicts``, ``nodes``, ``duet``,
+    ``revision``...) are described where they are written."""
+
+    database: str
+    campaign: int
+    name: str
+    status: str
+    stop_reason: str | None
+    verdicts: object
+    comparisons: object
+    nodes: Mapping[str, Mapping[str, object]]
+    node_differences: list[str]
+    duet: object
+    metrics: list[object]
+    fleet: dict[str, list[str]] | None
+    created_at: float
+    updated_at: float
+    revision: object
+    contended: ContendedJson
+    workloads: list[WorkloadJson]
+    hooks: list[HookJson]
+
+
 def hook_dict(h: HookRow, names: dict[int, str]) -> dict[str, Any]:
+    """:func:`hook_json` as a plain dict (for ``benchrun export``'s ``hooks``)."""
+    return dict(hook_json(h, names))
+
+
+def hook_json(h: HookRow, names: dict[int, str]) -> HookJson:
     """One stored hook run as JSON (``show --json`` and ``benchrun export``'s ``hooks``):
     its workload's name, kind, round (a prepare's; null for setup and cleanup), argv,
     status, reason, exit code, start (Unix seconds), duration (``wall_ns``, ns) and the
@@ -365,9 +441,11 @@ def _node_differences(nodes: Mapping[str, Mapping[str, object]]) -> list[str]:
     return node_differences(nodes)
 
 
-def summary_json(s: CampaignSummary) -> dict[str, Any]:
+def summary_json(s: CampaignSummary) -> SummaryJson:
     """The JSON document of a campaign (``show --json``, ``run --json``): every number in
     its workload's base unit (``unit``), ``display_unit`` the one the tables show."""
+    from benchrun.runner.results.campaign_view import display_dict
+
     campaign = s.campaign
     return {
         "database": str(s.db),
@@ -403,7 +481,7 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
             {
                 "name": r.name,
                 "unit": r.unit,
-                "display_unit": {"label": r.display.label, "factor": r.display.factor},
+                "display_unit": display_dict(r.display),
                 "work": None if r.name not in s.works else s.works[r.name].to_dict(),
                 "rounds": r.rounds,
                 "steady": r.steady,
@@ -419,7 +497,7 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
             }
             for r in s.results
         ],
-        "hooks": [hook_dict(h, s.names) for h in s.hooks],
+        "hooks": [hook_json(h, s.names) for h in s.hooks],
     }
 
 

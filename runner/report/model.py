@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +39,7 @@ from benchrun.runner.execute.contention import CONTENDED_FLAG, left_out_as_conte
 from benchrun.runner.format import DisplayUnit
 from benchrun.runner.importers.dataset import MAX_MAGNITUDE
 from benchrun.runner.report.verdicts import StoredVerdicts
-from benchrun.runner.results.campaign_view import read_campaign
+from benchrun.runner.results.campaign_view import display_dict, read_campaign
 from benchrun.runner.results.estimate import (
     Description,
     Estimate,
@@ -88,7 +88,7 @@ class WorkloadView:
     direction: str
     status: str
     status_reason: str | None
-    params: dict[str, Any]
+    params: dict[str, object]
     base_name: str | None
     per_work: bool
     rounds: int
@@ -97,8 +97,8 @@ class WorkloadView:
     failed_rounds: int
     last_failure: str | None
     estimate: Estimate | None
-    summary: dict[str, Any] | None
-    collected: dict[str, Any] | None
+    summary: dict[str, object] | None
+    collected: dict[str, object] | None
     #: every reading in launch order and its round's seq; flags per reading
     all_values: np.ndarray = field(default_factory=lambda: np.zeros(0))
     all_flags: list[str] = field(default_factory=list)
@@ -121,7 +121,7 @@ class WorkloadView:
     convergence: list[tuple[int, float | None]] = field(default_factory=list)
     #: stats.drift_check of the steady round values in time order, with its ``text``
     #: (runner/results/workloads.py ``WorkloadResult.drift``); None with too few rounds
-    drift: dict[str, Any] | None = None
+    drift: dict[str, object] | None = None
     #: the command as stored (argv list, or a string with ``shell: true``); None when the
     #: workload was imported or stored without one
     command: list[str] | str | None = None
@@ -150,9 +150,9 @@ class WorkloadView:
         """Workloads are ranked only within one metric and unit (runner/campaign/adaptive.py)."""
         return f"{self.metric}:{self.unit}"
 
-    def to_dict(self, raw: bool = False) -> dict[str, Any]:
+    def to_dict(self, raw: bool = False) -> dict[str, object]:
         """JSON form; ``raw`` adds the steady series (can be large)."""
-        out = {
+        out: dict[str, object] = {
             "name": self.name,
             "metric": self.metric,
             "unit": self.unit,
@@ -472,19 +472,6 @@ def _is_sqlite(path: Path) -> bool:
             return fh.read(16).startswith(b"SQLite format 3")
     except OSError:
         return False
-
-
-class DisplayUnitJson(TypedDict):
-    """A display unit in the JSON documents (:func:`display_dict`)."""
-
-    label: str
-    factor: float
-
-
-def display_dict(du: DisplayUnit) -> DisplayUnitJson:
-    """A display unit in the JSON documents: ``label`` (what tables print, e.g. "ms") and
-    ``factor`` (one ``label`` in the base unit: shown value = stored value / factor)."""
-    return {"label": du.label, "factor": du.factor}
 
 
 def finite(v: Any) -> float | None:

@@ -23,10 +23,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from benchrun.runner.config.experiment import Experiment, Settings
 from benchrun.runner.errors import UserError
+from benchrun.runner.format import DisplayUnit
 from benchrun.runner.results.comparisons import campaign_verdicts, stored_experiment
 from benchrun.runner.results.settings import campaign_settings
 from benchrun.runner.results.verdicts import StoredVerdicts, verdicts_from_dict
@@ -43,7 +44,28 @@ if TYPE_CHECKING:
     from benchrun.runner.results.metrics import MetricSummary
     from benchrun.runner.results.workloads import WorkloadResult
 
-__all__ = ["CampaignView", "check_magnitudes", "node_records", "read_campaign"]
+__all__ = [
+    "CampaignView",
+    "DisplayUnitJson",
+    "check_magnitudes",
+    "display_dict",
+    "node_records",
+    "read_campaign",
+]
+
+
+class DisplayUnitJson(TypedDict):
+    """A display unit in the JSON documents (:func:`display_dict`)."""
+
+    label: str
+    factor: float
+
+
+def display_dict(du: DisplayUnit) -> DisplayUnitJson:
+    """A display unit in the JSON documents (``show --json``, the report's, ``export``):
+    ``label`` (what tables print, e.g. "ms") and ``factor`` (one ``label`` in the base
+    unit: shown value = stored value / factor)."""
+    return {"label": du.label, "factor": du.factor}
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from benchrun.runner.store.database import CampaignRow, EventRow, RoundRow, Stor
 
 if TYPE_CHECKING:
     from benchrun.runner.config.experiment import Experiment
+    from benchrun.runner.control.collector import WorkloadStats
     from benchrun.runner.control.controller import Decision
 
 __all__ = [
@@ -110,7 +111,7 @@ def _decide(
     settings: Settings,
     key: str,
     members: Sequence[WorkloadRow],
-    stats: Mapping[str, Any],
+    stats: Mapping[str, WorkloadStats | None],
     used: Mapping[str, int],
     values: Mapping[str, Mapping[int, float]],
     clock: int,
@@ -152,7 +153,7 @@ def fixed_verdicts(
     workloads: Sequence[WorkloadRow],
     rounds: Mapping[int, Sequence[RoundRow]],
     experiment: Experiment | None,
-) -> dict[str, Any] | None:
+) -> dict[str, object] | None:
     """The comparisons of a fixed campaign, in the form of a stored "verdicts" event
     (module docstring); None when no group has two workloads with steady rounds.
 
@@ -185,8 +186,8 @@ def fixed_verdicts(
         key = _group_of(w, experiment)
         if key is not None:
             groups.setdefault(key, []).append(w)
-    pairs: list[dict[str, Any]] = []
-    baselines: list[dict[str, Any]] = []
+    pairs: list[object] = []
+    baselines: list[object] = []
     reasons: list[str] = []
     for key, members in groups.items():
         if len(members) < 2:
