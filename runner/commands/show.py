@@ -14,8 +14,10 @@ neither the experiment file nor the options that started it.
 
 :func:`read_summary`, :func:`summary_json` and :func:`print_results` are also the end of
 ``benchrun run`` (its results and ``--json``), so both print the same numbers.
-:func:`read_summary` reads one snapshot of the store (a campaign being written is one
-state of it) and hides secret ``env:`` values unless ``--include-secrets``.
+:func:`read_summary` reads the campaign's read model (runner/results/campaign_view.py:
+one snapshot of the store, a campaign being written is one state of it; the stored
+experiment decoded, not parsed) and hides secret ``env:`` values unless
+``--include-secrets``.
 """
 
 from __future__ import annotations

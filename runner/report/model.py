@@ -1,7 +1,9 @@
 """Everything a report shows about one stored campaign, gathered once (no rendering here).
 
-:func:`load_campaign` reads the store (runner/store/database.py) and the per-workload results
-(runner/results/workloads.py) and derives, per workload, what the plots and tables need:
+:func:`load_campaign` reads the campaign once through its read model
+(runner/results/campaign_view.py ``read_campaign``: the store's rows, the typed settings,
+the stored experiment, the per-workload results and comparisons) and derives, per workload,
+what the plots and tables need:
 
 - the readings of every round in launch order with their flags (warm-up round, warm-up
   reading inside a round, Tukey outlier, failed round), docs/methods.md §1-§2;
