@@ -122,3 +122,32 @@ def test_node_records_take_each_node_s_record_and_skip_other_shapes() -> None:
     ]
     assert node_records(events) == {"n1": {}, "n2": {}}
     assert node_records(events[:2]) == {"n1": {"cpu": "x"}, "n2": {}}
+
+
+#: prints, after `benchrun show DIR` in a fresh interpreter, which modules it imported
+_IMPORTED = """
+import contextlib, io, sys
+from benchrun.runner.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(["show", sys.argv[1]])
+print(code, *(m for m in ("benchrun.runner.config.loader", "benchrun.runner.report.model",
+                          "matplotlib") if m in sys.modules))
+"""
+
+
+def test_show_parses_no_yaml_and_reads_no_report_model(tmp_path: Path) -> None:
+    """The stored experiment is decoded, not parsed: `show` imports neither the YAML
+    loader nor the report's model (issue 30)."""
+    import subprocess
+    import sys
+
+    db = _campaign(tmp_path, {"a": [1.0, 1.1, 0.9], "b": [2.0, 2.2, 1.8]})
+    proc = subprocess.run(
+        [sys.executable, "-c", _IMPORTED, str(db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0"]
