@@ -158,3 +158,18 @@ def test_a_damaged_stored_experiment_is_one_line(
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "experiment_json" in err and said in err
     assert "Traceback" not in err
+
+
+def test_a_campaign_stored_without_its_experiment_is_parsed_from_its_text(
+    tmp_path: Path,
+) -> None:
+    with Store.create_or_open(tmp_path / "benchrun.db") as store:
+        cid = store.create_campaign(
+            name="old", config_path=None, config_text=TEXT, fingerprint="f",
+            settings={"adaptive": False}, workloads=[], benchrun_version="0",
+            command_line=None,
+        )  # fmt: skip
+        row = store.campaign(cid)
+    assert row.experiment_json is None
+    experiment = stored_experiment(row, NAMES)
+    assert experiment is not None and experiment.compare == (("a", "b"),)
