@@ -14,8 +14,10 @@ neither the experiment file nor the options that started it.
 
 :func:`read_summary`, :func:`summary_json` and :func:`print_results` are also the end of
 ``benchrun run`` (its results and ``--json``), so both print the same numbers.
-:func:`read_summary` reads one snapshot of the store (a campaign being written is one
-state of it) and hides secret ``env:`` values unless ``--include-secrets``.
+:func:`read_summary` reads the campaign's read model (runner/results/campaign_view.py:
+one snapshot of the store, a campaign being written is one state of it; the stored
+experiment decoded, not parsed) and hides secret ``env:`` values unless
+``--include-secrets``.
 """
 
 from __future__ import annotations
@@ -25,21 +27,26 @@ import datetime as dt
 import json
 import shlex
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from rich.console import Console
 from rich.markup import escape
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.store.database import CampaignRow, HookRow, RoundRow, Store
+from benchrun.runner.store.records import MetadataSections
 from benchrun.runner.ui.fit import KEEP, wrap_lines
 from benchrun.runner.ui.terminal import stdout_console
 
 if TYPE_CHECKING:  # the tables import the statistics (scipy): only when they are drawn
-    from benchrun.runner.config.experiment import Settings
+    from benchrun.runner.config.experiment import Experiment, Settings
+    from benchrun.runner.results.campaign_view import DisplayUnitJson
+    from benchrun.runner.results.metrics import MetricSummary
+    from benchrun.runner.results.verdicts import StoredVerdicts
+    from benchrun.runner.results.workloads import WorkloadResult
     from benchrun.runner.ui.tables import WorkInfo
 
 
@@ -118,16 +125,18 @@ def _when(t: float) -> str:
 @dataclass
 class CampaignSummary:
     """Everything ``show`` and the end of ``run`` print about one stored campaign, read
-    from the store once (:func:`read_summary`)."""
+    from the store once (:func:`read_summary`, from the campaign's read model
+    :class:`runner.results.campaign_view.CampaignView`)."""
 
     db: Path
     campaign: CampaignRow
     n_campaigns: int
-    results: list[Any]  # runner.results.workloads.WorkloadResult
+    results: list[WorkloadResult]
     states: dict[str, str]
-    #: the comparisons every output prints (a fixed campaign's computed when read)
-    verdicts: dict[str, Any] | None
-    stored: Any  # runner.report.verdicts.StoredVerdicts or None
+    #: the comparisons every output prints (a fixed campaign's computed when read), in
+    #: their stored form, and as typed records
+    verdicts: Mapping[str, object] | None
+    stored: StoredVerdicts | None
     drift: dict[str, str | None]
     works: dict[str, WorkInfo]
     failed_rounds: list[RoundRow]
@@ -139,9 +148,9 @@ class CampaignSummary:
     #: the newest campaign of its store (the one ``benchrun run DIR --resume`` continues)
     latest: bool = True
     #: each Slurm node's metadata record (its ``node-metadata`` event), by node name
-    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    nodes: dict[str, Mapping[str, object]] = field(default_factory=dict)
     #: a duet campaign's checks (runner/results/duet.py), None without
-    duet: dict[str, Any] | None = None
+    duet: dict[str, object] | None = None
     #: a fleet (executor node_types, docs/slurm.md): node type -> the nodes its rounds
     #: ran on, in the experiment's order; None for other campaigns
     fleet: dict[str, list[str]] | None = None
@@ -150,7 +159,7 @@ class CampaignSummary:
     contended: str | None = None
     #: every metric of each workload's ``metric:`` list (runner/results/metrics.py); []
     #: when no workload has a list or a counter metric
-    metrics: list[Any] = field(default_factory=list)
+    metrics: list[MetricSummary] = field(default_factory=list)
 
     @property
     def settings(self) -> Settings:
@@ -169,66 +178,38 @@ def read_summary(
 ) -> CampaignSummary:
     """Read campaign ``campaign_id`` (default: the newest) of the store ``db``: its
     results, states, comparisons, drift lines and work amounts (:class:`CampaignSummary`),
-    in one snapshot of the store. The campaign's secret ``env:`` values are hidden in the
-    rows it holds (runner/store/redact.py) unless ``include_secrets``. ``intervals=False``:
-    each workload's ``summary`` without the median CI
+    in one snapshot of the store (:func:`runner.results.campaign_view.read_campaign`). The
+    campaign's secret ``env:`` values are hidden in the rows it holds
+    (runner/store/redact.py) unless ``include_secrets``. ``intervals=False``: each
+    workload's ``summary`` without the median CI
     (:func:`runner.results.workloads.describe_rounds`), which the tables of ``show`` do
     not print (``--json`` has it)."""
     # heavy imports (scipy via the statistics) only when called, so that `benchrun --help`
     # and the other commands start fast
-    from benchrun.runner.report.model import check_magnitudes
-    from benchrun.runner.report.verdicts import (
-        drift_line,
-        experiment_of,
-        is_paired,
-        verdicts_from_dict,
-    )
-    from benchrun.runner.results.comparisons import campaign_verdicts
+    from benchrun.runner.importers.dataset import MAX_MAGNITUDE
+    from benchrun.runner.report.verdicts import is_paired
+    from benchrun.runner.results.campaign_view import read_campaign
     from benchrun.runner.results.duet import duet_summary
-    from benchrun.runner.results.metrics import metric_summaries
-    from benchrun.runner.results.settings import campaign_settings
     from benchrun.runner.results.workloads import (
         contended_line,
         drift_from,
-        workload_results,
+        drift_line,
         workload_states,
     )
 
-    # one read transaction: a campaign being written is read as one state of it
-    with Store.open(db) as store, store.snapshot():
-        campaign = store.campaign(campaign_id)
-        settings = campaign_settings(campaign.settings)
-        confidence = float(settings.confidence)
-        rounds = store.rounds(campaign.id)
-        workloads = store.workloads(campaign.id)
-        check_magnitudes(db, workloads, rounds)
-        results = workload_results(store, campaign, confidence, intervals=intervals)
-        campaigns = store.campaigns()
-        n_campaigns = len(campaigns)
-        latest = not campaigns or campaigns[-1].id == campaign.id
-        hooks = store.hooks(campaign.id)
-        events = store.events(campaign.id)
-        verdicts = campaign_verdicts(store, campaign, events)
-        states = workload_states(results, campaign, events)
-        metrics = metric_summaries(workloads, rounds, store.round_metrics(campaign.id), settings)
-    stored = verdicts_from_dict(verdicts) if verdicts else None
-    experiment = experiment_of(campaign.config_text, [w.name for w in workloads])
-    if not include_secrets:
-        from benchrun.runner.store.redact import (
-            campaign_secrets,
-            redact_campaign,
-            redact_events,
-            redact_hooks,
-            redact_rounds,
+    with Store.open(db) as store:
+        view = read_campaign(
+            store,
+            campaign_id,
+            max_magnitude=MAX_MAGNITUDE,
+            include_secrets=include_secrets,
+            intervals=intervals,
         )
-
-        secrets = campaign_secrets(campaign, workloads)
-        campaign = redact_campaign(campaign, secrets)
-        events = redact_events(events, secrets)
-        hooks = redact_hooks(hooks, secrets)
-        rounds = redact_rounds(rounds, secrets)
+    results, settings, experiment = view.results, view.settings, view.experiment
     drift = {
-        r.name: drift_line(r.name, r.drift, is_paired(r.name, stored, experiment, settings))
+        r.name: drift_line(
+            r.name, r.drift, is_paired(r.name, view.comparisons, experiment, settings)
+        )
         for r in results
     }
     drifted = [r.name for r in results if (d := drift_from(r.drift)) is not None and d.drifted]
@@ -238,48 +219,44 @@ def read_summary(
         and settings.comparison == "independent"
         and any(experiment.comparison_group(n) is not None for n in drifted)
     )
+    names = view.names
     return CampaignSummary(
         db=db,
-        campaign=campaign,
-        n_campaigns=n_campaigns,
+        campaign=view.campaign,
+        n_campaigns=view.n_campaigns,
         results=results,
-        states=states,
-        verdicts=verdicts,
-        stored=stored,
+        states=workload_states(results, view.campaign, view.events),
+        verdicts=view.verdicts,
+        stored=view.comparisons,
         drift=drift,
-        works=_tables().workload_works(workloads, rounds, events),
-        failed_rounds=[r for r in rounds if r.status != "ok"],
-        names={w.id: w.name for w in workloads},
+        works=_tables().workload_works(view.workloads, view.rounds, view.events),
+        failed_rounds=[r for r in view.rounds if r.status != "ok"],
+        names=names,
         independent_drift=independent_drift,
-        hooks=hooks,
-        latest=latest,
-        nodes={
-            str(e.data["node"]): dict(e.data.get("record") or {})
-            for e in events
-            if e.kind == "node-metadata" and e.data and e.data.get("node")
-        },
-        duet=duet_summary(events),
-        fleet=fleet_nodes(experiment, {w.id: w.name for w in workloads}, rounds),
+        hooks=view.hooks,
+        latest=view.latest,
+        nodes=view.nodes,
+        duet=duet_summary(view.events),
+        fleet=fleet_nodes(experiment, names, view.rounds),
         contended=contended_line(results, settings),
-        metrics=metrics,
+        metrics=view.metrics,
     )
 
 
 def fleet_nodes(
-    experiment: Any, names: dict[int, str], rounds: list[RoundRow]
+    experiment: Experiment | None, names: dict[int, str], rounds: list[RoundRow]
 ) -> dict[str, list[str]] | None:
     """Node type -> the nodes (sorted) its rounds ran on (the rounds' ``node`` fact), for
     an experiment with ``executor: {node_types: ...}``; None for any other."""
     spec = None if experiment is None else experiment.executor
-    if spec is None or not spec.node_types:
+    if experiment is None or spec is None or not spec.node_types:
         return None
     out: dict[str, set[str]] = {t: set() for t in spec.node_type_names}
-    kinds = {w.name: str(w.params.get("node_type")) for w in experiment.workloads}
+    kinds = {w.name: experiment.node_type_of(w.name) for w in experiment.workloads}
     for r in rounds:
-        node = (r.facts or {}).get("node")
         kind = kinds.get(names.get(r.workload_id, ""))
-        if node and kind in out:
-            out[kind].add(str(node))
+        if r.node is not None and kind in out:
+            out[str(kind)].add(r.node)
     return {t: sorted(ns) for t, ns in out.items()}
 
 
@@ -362,7 +339,82 @@ def _print_indented(console: Console, text: str) -> None:
         console.print("  " + text.replace(KEEP, " "), markup=False, highlight=False, soft_wrap=True)
 
 
+class HookJson(TypedDict):
+    """One stored hook run in ``show --json`` and ``benchrun export`` (:func:`hook_dict`)."""
+
+    workload: str | None
+    kind: str
+    round_index: int | None
+    argv: list[str]
+    status: str
+    reason: str | None
+    exit_code: int | None
+    started_at: float
+    wall_ns: int
+    stdout_tail: str | None
+    stderr_tail: str | None
+
+
+class ContendedJson(TypedDict):
+    """The contended rounds in ``show --json`` (docs/contention.md)."""
+
+    policy: str
+    threshold: float
+    rounds: int
+    line: str | None
+
+
+class WorkloadJson(TypedDict):
+    """One workload in ``show --json``: numbers in its base ``unit``."""
+
+    name: str
+    unit: str
+    display_unit: DisplayUnitJson
+    work: object
+    rounds: int
+    steady: int
+    warmup: int
+    failed: int
+    contended: int
+    status: str
+    status_reason: str | None
+    summary: object
+    collected: object
+    drift: object
+    drift_line: str | None
+
+
+class SummaryJson(TypedDict):
+    """The JSON document of ``show --json`` and ``run --json`` (:func:`summary_json`);
+    the stored forms it passes on as they are (``verdicts``, ``nodes``, ``duet``,
+    ``revision``...) are described where they are written."""
+
+    database: str
+    campaign: int
+    name: str
+    status: str
+    stop_reason: str | None
+    verdicts: object
+    comparisons: object
+    nodes: Mapping[str, Mapping[str, object]]
+    node_differences: list[str]
+    duet: object
+    metrics: list[object]
+    fleet: dict[str, list[str]] | None
+    created_at: float
+    updated_at: float
+    revision: object
+    contended: ContendedJson
+    workloads: list[WorkloadJson]
+    hooks: list[HookJson]
+
+
 def hook_dict(h: HookRow, names: dict[int, str]) -> dict[str, Any]:
+    """:func:`hook_json` as a plain dict (for ``benchrun export``'s ``hooks``)."""
+    return dict(hook_json(h, names))
+
+
+def hook_json(h: HookRow, names: dict[int, str]) -> HookJson:
     """One stored hook run as JSON (``show --json`` and ``benchrun export``'s ``hooks``):
     its workload's name, kind, round (a prepare's; null for setup and cleanup), argv,
     status, reason, exit code, start (Unix seconds), duration (``wall_ns``, ns) and the
@@ -382,7 +434,7 @@ def hook_dict(h: HookRow, names: dict[int, str]) -> dict[str, Any]:
     }
 
 
-def _node_differences(nodes: dict[str, dict[str, Any]]) -> list[str]:
+def _node_differences(nodes: Mapping[str, Mapping[str, object]]) -> list[str]:
     """:func:`runner.machine.nodes.node_differences` of the campaign's nodes ([] without)."""
     if not nodes:
         return []
@@ -391,9 +443,11 @@ def _node_differences(nodes: dict[str, dict[str, Any]]) -> list[str]:
     return node_differences(nodes)
 
 
-def summary_json(s: CampaignSummary) -> dict[str, Any]:
+def summary_json(s: CampaignSummary) -> SummaryJson:
     """The JSON document of a campaign (``show --json``, ``run --json``): every number in
     its workload's base unit (``unit``), ``display_unit`` the one the tables show."""
+    from benchrun.runner.results.campaign_view import display_dict
+
     campaign = s.campaign
     return {
         "database": str(s.db),
@@ -416,7 +470,7 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
         "created_at": campaign.created_at,
         "updated_at": campaign.updated_at,
         # what the campaign measured (runner/machine/revision.py; None: untagged)
-        "revision": (campaign.metadata or {}).get("revision"),
+        "revision": campaign.sections.revision,
         # rounds that waited for a CPU (docs/contention.md): the setting, the threshold
         # (share of a round's wall time), how many, and the line the tables print
         "contended": {
@@ -429,7 +483,7 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
             {
                 "name": r.name,
                 "unit": r.unit,
-                "display_unit": {"label": r.display.label, "factor": r.display.factor},
+                "display_unit": display_dict(r.display),
                 "work": None if r.name not in s.works else s.works[r.name].to_dict(),
                 "rounds": r.rounds,
                 "steady": r.steady,
@@ -445,7 +499,7 @@ def summary_json(s: CampaignSummary) -> dict[str, Any]:
             }
             for r in s.results
         ],
-        "hooks": [hook_dict(h, s.names) for h in s.hooks],
+        "hooks": [hook_json(h, s.names) for h in s.hooks],
     }
 
 
@@ -502,18 +556,18 @@ def print_results(console: Console, s: CampaignSummary, *, after_run: bool = Fal
         _tables().print_prose(console, s.stored.stop_sentence() or "")
 
 
-def _revision_line(metadata: dict[str, Any] | None) -> str:
+def _revision_line(metadata: MetadataSections) -> str:
     """``"\nrevision: v1.2-3-gabc1234 (2026-11-20)"`` for a tagged campaign, else ``""``."""
     from benchrun.runner.machine.revision import Revision
 
-    rev = Revision.from_dict((metadata or {}).get("revision"))
+    rev = Revision.from_dict(metadata.revision)
     return "" if rev is None else f"\nrevision: {escape(rev.describe())}"
 
 
-def _tuning_line(metadata: dict[str, Any] | None) -> str:
+def _tuning_line(metadata: MetadataSections) -> str:
     """``"\ntuned for the campaign (restored at its end): perf_event_max_sample_rate: ..."``
     when ``settings.tune`` changed the machine for it (docs/tuning.md), else ``""``."""
-    record = (metadata or {}).get("tuning")
+    record = metadata.tuning
     if not record:
         return ""
     from benchrun.runner.machine.tuning import recorded_changes
@@ -542,8 +596,8 @@ def main(args: argparse.Namespace) -> int:
             + (f" ({escape(campaign.stop_reason)})" if campaign.stop_reason else "")
             + f"\nstarted {_when(campaign.created_at)}, last write {_when(campaign.updated_at)}, "
             f"benchrun {campaign.benchrun_version}"
-            + _revision_line(campaign.metadata)
-            + _tuning_line(campaign.metadata)
+            + _revision_line(campaign.sections)
+            + _tuning_line(campaign.sections)
         )
         console.print(_tables().counts_table(s.results, s.states))
         print_results(console, s)

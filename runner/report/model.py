@@ -1,7 +1,9 @@
 """Everything a report shows about one stored campaign, gathered once (no rendering here).
 
-:func:`load_campaign` reads the store (runner/store/database.py) and the per-workload results
-(runner/results/workloads.py) and derives, per workload, what the plots and tables need:
+:func:`load_campaign` reads the campaign once through its read model
+(runner/results/campaign_view.py ``read_campaign``: the store's rows, the typed settings,
+the stored experiment, the per-workload results and comparisons) and derives, per workload,
+what the plots and tables need:
 
 - the readings of every round in launch order with their flags (warm-up round, warm-up
   reading inside a round, Tukey outlier, failed round), docs/methods.md §1-§2;
@@ -38,22 +40,21 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.execute.contention import CONTENDED_FLAG, left_out_as_contended
 from benchrun.runner.format import DisplayUnit
 from benchrun.runner.importers.dataset import MAX_MAGNITUDE
-from benchrun.runner.report.verdicts import StoredVerdicts, verdicts_from_dict
-from benchrun.runner.results.comparisons import campaign_verdicts, experiment_of
+from benchrun.runner.report.verdicts import StoredVerdicts
+from benchrun.runner.results.campaign_view import display_dict, read_campaign
 from benchrun.runner.results.estimate import (
     Description,
     Estimate,
     description_from,
     estimate_from,
 )
-from benchrun.runner.results.metrics import MetricSummary, metric_summaries
+from benchrun.runner.results.metrics import MetricSummary
 from benchrun.runner.results.settings import campaign_settings
 from benchrun.runner.results.workloads import (
     WorkloadResult,
     analysed_rounds,
     collect_stored,
     display_of,
-    workload_results,
 )
 from benchrun.runner.store.database import (
     CampaignRow,
@@ -63,16 +64,8 @@ from benchrun.runner.store.database import (
     Store,
     WorkloadRow,
 )
-from benchrun.runner.store.redact import (
-    campaign_secrets,
-    redact_campaign,
-    redact_events,
-    redact_hooks,
-    redact_rounds,
-    redact_workloads,
-)
 from benchrun.stats.autocorr import acf, subsession_means
-from benchrun.stats.normality import normality
+from benchrun.stats.normality import NormalityResult, normality
 from benchrun.stats.summary import tukey_outliers
 
 #: lags shown in the autocorrelation plots
@@ -97,7 +90,7 @@ class WorkloadView:
     direction: str
     status: str
     status_reason: str | None
-    params: dict[str, Any]
+    params: dict[str, object]
     base_name: str | None
     per_work: bool
     rounds: int
@@ -106,8 +99,8 @@ class WorkloadView:
     failed_rounds: int
     last_failure: str | None
     estimate: Estimate | None
-    summary: dict[str, Any] | None
-    collected: dict[str, Any] | None
+    summary: dict[str, object] | None
+    collected: dict[str, object] | None
     #: every reading in launch order and its round's seq; flags per reading
     all_values: np.ndarray = field(default_factory=lambda: np.zeros(0))
     all_flags: list[str] = field(default_factory=list)
@@ -124,11 +117,13 @@ class WorkloadView:
     acf_raw: list[float] | None = None
     acf_means: list[float] | None = None
     normality: dict[str, Any] | None = None
+    #: the same Shapiro-Wilk test as a typed record (its ``p_value``...), None likewise
+    normality_test: NormalityResult | None = None
     #: (steady rounds used, relative CI half-width or None)
     convergence: list[tuple[int, float | None]] = field(default_factory=list)
     #: stats.drift_check of the steady round values in time order, with its ``text``
     #: (runner/results/workloads.py ``WorkloadResult.drift``); None with too few rounds
-    drift: dict[str, Any] | None = None
+    drift: dict[str, object] | None = None
     #: the command as stored (argv list, or a string with ``shell: true``); None when the
     #: workload was imported or stored without one
     command: list[str] | str | None = None
@@ -157,9 +152,9 @@ class WorkloadView:
         """Workloads are ranked only within one metric and unit (runner/campaign/adaptive.py)."""
         return f"{self.metric}:{self.unit}"
 
-    def to_dict(self, raw: bool = False) -> dict[str, Any]:
+    def to_dict(self, raw: bool = False) -> dict[str, object]:
         """JSON form; ``raw`` adds the steady series (can be large)."""
-        out = {
+        out: dict[str, object] = {
             "name": self.name,
             "metric": self.metric,
             "unit": self.unit,
@@ -181,7 +176,7 @@ class WorkloadView:
             "outlier_fences": None if self.outlier_fences is None else list(self.outlier_fences),
             "acf_readings": self.acf_raw,
             "acf_subsession_means": self.acf_means,
-            "normality_p": None if self.normality is None else self.normality.get("p_value"),
+            "normality_p": None if self.normality_test is None else self.normality_test.p_value,
             "convergence": [{"rounds": r, "rel_half_width": w} for r, w in self.convergence],
             "drift": self.drift,
             "command": self.command,
@@ -364,7 +359,8 @@ def _diagnostics(view: WorkloadView) -> None:
         means = subsession_means(x, q)
         if means.size >= 3 and float(np.ptp(means)) > 0:
             view.acf_means = [float(v) for v in acf(means, min(MAX_LAG, means.size - 1))]
-            view.normality = normality(means, max_points=400).to_dict()
+            view.normality_test = normality(means, max_points=400)
+            view.normality = view.normality_test.to_dict()
 
 
 def build_view(
@@ -376,6 +372,8 @@ def build_view(
 ) -> WorkloadView:
     """The :class:`WorkloadView` of one stored workload (module docstring)."""
     est = estimate_of(result)
+    spec = w.typed_spec
+    command = list(spec.command) if isinstance(spec.command, tuple) else spec.command
     view = WorkloadView(
         name=w.name,
         metric=w.metric,
@@ -383,9 +381,9 @@ def build_view(
         direction=w.direction,
         status=w.status,
         status_reason=w.status_reason,
-        params=dict(w.spec.get("params") or {}),
-        base_name=w.spec.get("base_name"),
-        per_work=bool(w.spec.get("per_work")),
+        params=dict(spec.params),
+        base_name=spec.base_name,
+        per_work=spec.per_work,
         rounds=result.rounds,
         steady_rounds=result.steady,
         warmup_rounds=result.warmup,
@@ -398,7 +396,7 @@ def build_view(
         failed_at=[r.seq for r in rounds if r.status != "ok"],
         calibration_rounds=sum(1 for r in rounds if "calibration" in (r.flags or "")),
         contended_rounds=getattr(result, "contended", 0),
-        command=w.spec.get("command"),
+        command=command,
     )
     values, flags, series, d = _flags_and_series(view, rounds, est, settings)
     view.all_values, view.all_flags, view.steady, view.within_round_warmup = (
@@ -433,80 +431,41 @@ def load_campaign(
     db = find_database(path)
     if not _is_sqlite(db):
         raise UserError(f"{db}: not a benchrun database (SQLite file expected)")
-    # one read transaction: a campaign being written is read as one state of it
-    with Store.open(db) as store, store.snapshot():
-        campaign = store.campaign(campaign_id)
-        settings = campaign_settings(campaign.settings)
-        confidence = float(settings.confidence)
-        rounds = store.rounds(campaign.id)
-        workloads = store.workloads(campaign.id)
-        check_magnitudes(db, workloads, rounds)
-        results = workload_results(store, campaign, confidence)
-        events = store.events(campaign.id)
-        experiment = experiment_of(campaign.config_text, [w.name for w in workloads])
-        verdicts = campaign_verdicts(store, campaign, events, experiment, workloads, rounds)
-        reading_flags = store.reading_flags(campaign.id)
-        hooks = store.hooks(campaign.id)
-        metrics = metric_summaries(workloads, rounds, store.round_metrics(campaign.id), settings)
-    if not workloads or not rounds:
+    with Store.open(db) as store:
+        view = read_campaign(
+            store,
+            campaign_id,
+            max_magnitude=MAX_MAGNITUDE,
+            include_secrets=include_secrets,
+            reading_flags=True,
+        )
+    campaign = view.campaign
+    if not view.workloads or not view.rounds:
         raise UserError(
             f"{db}: campaign {campaign.id} ({campaign.name}) is empty: no round was stored; "
             "run it first (benchrun run FILE)"
         )
-    if not include_secrets:
-        secrets = campaign_secrets(campaign, workloads)
-        campaign = redact_campaign(campaign, secrets)
-        workloads = redact_workloads(workloads, secrets)
-        events = redact_events(events, secrets)
-        hooks = redact_hooks(hooks, secrets)
-        rounds = redact_rounds(rounds, secrets)
-    by_w: dict[int, list[RoundRow]] = {}
-    for r in rounds:
-        by_w.setdefault(r.workload_id, []).append(r)
+    by_w = view.rounds_by_workload()
     views = [
-        build_view(w, res, by_w.get(w.id, []), settings, diagnostics)
-        for w, res in zip(workloads, results, strict=True)
+        build_view(w, res, by_w[w.id], view.settings, diagnostics)
+        for w, res in zip(view.workloads, view.results, strict=True)
     ]
-    cpus = sorted({r.cpus for r in rounds if r.cpus})
-    nodes = {
-        w.name: sorted({str(n) for r in by_w.get(w.id, []) if (n := (r.facts or {}).get("node"))})
-        for w in workloads
-    }
     return CampaignModel(
         db,
         campaign,
         views,
-        events,
-        confidence,
-        cpus,
-        verdicts=None if verdicts is None else verdicts_from_dict(verdicts),
-        experiment=experiment,
-        nodes=nodes,
-        rounds=rounds,
-        reading_flags=reading_flags,
-        hooks=hooks,
-        names={w.id: w.name for w in workloads},
-        metrics=metrics,
+        view.events,
+        view.confidence,
+        sorted({r.cpus for r in view.rounds if r.cpus}),
+        verdicts=view.comparisons,
+        experiment=view.experiment,
+        nodes={w.name: sorted({r.node for r in by_w[w.id] if r.node}) for w in view.workloads},
+        rounds=view.rounds,
+        reading_flags=view.reading_flags,
+        hooks=view.hooks,
+        names=view.names,
+        metrics=view.metrics,
     )
-
-
-def check_magnitudes(db: Path, workloads: list[WorkloadRow], rounds: list[RoundRow]) -> None:
-    """Raise a UserError when a stored reading is beyond :data:`MAX_MAGNITUDE`.
-
-    Powers of such readings overflow to infinity, so the variance, the CI, the plots'
-    density estimates and the tests would be infinite or NaN; the error says which workload
-    and which value instead of reporting them.
-    """
-    units = {w.id: (w.name, w.unit) for w in workloads}
-    for r in rounds:
-        for v in r.readings:
-            if not abs(v) <= MAX_MAGNITUDE:  # also catches an infinity
-                name, unit = units.get(r.workload_id, ("?", ""))
-                raise UserError(
-                    f"{db}: workload {name!r} has a reading of {v:.4g} {unit} (round "
-                    f"{r.round_index}), beyond ±{MAX_MAGNITUDE:g}, where the statistics "
-                    "overflow; have the workload print its readings in a larger unit"
-                )
 
 
 def _is_sqlite(path: Path) -> bool:
@@ -515,12 +474,6 @@ def _is_sqlite(path: Path) -> bool:
             return fh.read(16).startswith(b"SQLite format 3")
     except OSError:
         return False
-
-
-def display_dict(du: DisplayUnit) -> dict[str, Any]:
-    """A display unit in the JSON documents: ``label`` (what tables print, e.g. "ms") and
-    ``factor`` (one ``label`` in the base unit: shown value = stored value / factor)."""
-    return {"label": du.label, "factor": du.factor}
 
 
 def finite(v: Any) -> float | None:

@@ -36,9 +36,16 @@ from benchrun.runner.store.database import CampaignRow, EventRow, RoundRow, Stor
 
 if TYPE_CHECKING:
     from benchrun.runner.config.experiment import Experiment
+    from benchrun.runner.control.collector import WorkloadStats
     from benchrun.runner.control.controller import Decision
 
-__all__ = ["campaign_verdicts", "fixed_verdicts", "experiment_of", "FIXED_HOW"]
+__all__ = [
+    "campaign_verdicts",
+    "fixed_verdicts",
+    "experiment_of",
+    "stored_experiment",
+    "FIXED_HOW",
+]
 
 #: the ``computed`` sentence of a fixed campaign's comparisons
 FIXED_HOW = (
@@ -66,6 +73,28 @@ def experiment_of(config_text: str, names: Iterable[str]) -> Experiment | None:
     return experiment
 
 
+def stored_experiment(campaign: CampaignRow, names: Iterable[str]) -> Experiment | None:
+    """The experiment of ``campaign`` as parsed when it started (``experiment_json``, schema
+    6: runner/config/stored.py), with the campaign's stored settings; None when the store
+    knows none (the text did not parse when the store was migrated) or it names other
+    workloads than ``names``. A campaign stored without it (NULL: a writer that did not
+    pass it) is parsed from its text (:func:`experiment_of`). A damaged column raises
+    :class:`UserError` (one line)."""
+    if campaign.experiment_json is None:
+        return experiment_of(campaign.config_text, names)
+    if campaign.experiment_json == "null":
+        return None
+    from benchrun.runner.config.stored import experiment_from_json
+
+    experiment = experiment_from_json(
+        campaign.experiment_json,
+        settings=campaign_settings(campaign.settings),
+        source_text=campaign.config_text,
+        display=f"campaign {campaign.id} ({campaign.name})",
+    )
+    return experiment if set(experiment.names) == set(names) else None
+
+
 def _steady(rounds: Sequence[RoundRow], settings: Settings) -> list[RoundRow]:
     return analysed_rounds(list(rounds), settings)
 
@@ -82,7 +111,7 @@ def _decide(
     settings: Settings,
     key: str,
     members: Sequence[WorkloadRow],
-    stats: Mapping[str, Any],
+    stats: Mapping[str, WorkloadStats | None],
     used: Mapping[str, int],
     values: Mapping[str, Mapping[int, float]],
     clock: int,
@@ -124,7 +153,7 @@ def fixed_verdicts(
     workloads: Sequence[WorkloadRow],
     rounds: Mapping[int, Sequence[RoundRow]],
     experiment: Experiment | None,
-) -> dict[str, Any] | None:
+) -> dict[str, object] | None:
     """The comparisons of a fixed campaign, in the form of a stored "verdicts" event
     (module docstring); None when no group has two workloads with steady rounds.
 
@@ -157,8 +186,8 @@ def fixed_verdicts(
         key = _group_of(w, experiment)
         if key is not None:
             groups.setdefault(key, []).append(w)
-    pairs: list[dict[str, Any]] = []
-    baselines: list[dict[str, Any]] = []
+    pairs: list[object] = []
+    baselines: list[object] = []
     reasons: list[str] = []
     for key, members in groups.items():
         if len(members) < 2:
@@ -176,7 +205,7 @@ def fixed_verdicts(
                 [r.readings for r in steady],
                 [r.work for r in steady],
                 [r.pass_ for r in steady],
-                bool(w.spec.get("per_work")),
+                w.typed_spec.per_work,
                 skip,
             )
         clock = max(used.values())
@@ -245,7 +274,7 @@ def campaign_verdicts(
     events : sequence of EventRow, optional
         Its events when the caller has read them already.
     experiment : Experiment, optional
-        The stored experiment when the caller has re-read it (else it is re-read here).
+        The stored experiment when the caller has read it (else :func:`stored_experiment`).
     workloads, rounds : sequence, optional
         The campaign's workloads and rounds when the caller has read them already.
 
@@ -267,5 +296,5 @@ def campaign_verdicts(
     for r in store.rounds(campaign.id) if rounds is None else rounds:
         by_id.setdefault(r.workload_id, []).append(r)
     if experiment is None:
-        experiment = experiment_of(campaign.config_text, [w.name for w in workloads])
+        experiment = stored_experiment(campaign, [w.name for w in workloads])
     return fixed_verdicts(campaign, workloads, by_id, experiment)

@@ -15,35 +15,18 @@ the setting existed, :data:`MISSING`) and a key this benchrun does not know is l
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import fields
-from typing import Any
 
-from benchrun.runner.config.experiment import DuetSpec, Settings
+from benchrun.runner.config.experiment import Settings
+from benchrun.runner.config.stored import record_from_json
 
 __all__ = ["MISSING", "StoredSettings", "campaign_settings"]
 
 #: what the readers take: the typed settings, or the stored JSON object (``CampaignRow.settings``)
-StoredSettings = Settings | Mapping[str, Any]
+StoredSettings = Settings | Mapping[str, object]
 
 #: the value of a setting absent from an older store where it differs from the field's
 #: default: a store written before adaptive mode existed holds a fixed campaign
 MISSING: Mapping[str, object] = {"adaptive": False}
-
-#: fields stored as JSON lists and held as tuples
-_TUPLES = ("record_env", "secret_env")
-
-
-def _duet(value: Any) -> DuetSpec | None:
-    """``settings.duet`` as stored: null, or the :class:`DuetSpec` fields as an object."""
-    if not isinstance(value, Mapping):
-        return None
-    known = {f.name for f in fields(DuetSpec)}
-    return DuetSpec(**{k: v for k, v in value.items() if k in known})
-
-
-def _pin(value: Any) -> Any:
-    """``settings.pin`` as stored: a word (``auto``...) or a JSON list of CPUs (a tuple)."""
-    return tuple(int(c) for c in value) if isinstance(value, list) else value
 
 
 def campaign_settings(stored: StoredSettings | None) -> Settings:
@@ -51,27 +34,13 @@ def campaign_settings(stored: StoredSettings | None) -> Settings:
     (``CampaignRow.settings``); a :class:`Settings` is returned as it is and None gives
     the defaults.
 
-    Built field by field with :func:`dataclasses.fields`: a stored key overrides the
+    Built field by field from the fields' type hints
+    (:func:`runner.config.stored.record_from_json`: JSON lists as tuples, ``duet`` as a
+    :class:`DuetSpec`, ``pin`` a word or a tuple of CPUs): a stored key overrides the
     default, a missing one takes :data:`MISSING` or the field's default, unknown keys are
-    ignored. No validation: the values are those the campaign ran with."""
+    ignored, and so is a value not of its field's type (the field's default). No other
+    validation: the values are those the campaign ran with."""
     if isinstance(stored, Settings):
         return stored
-    raw: Mapping[str, Any] = stored if isinstance(stored, Mapping) else {}
-    values: dict[str, Any] = {}
-    for f in fields(Settings):
-        if f.name in raw:
-            value = raw[f.name]
-        elif f.name in MISSING:
-            value = MISSING[f.name]
-        else:
-            continue
-        if f.name == "env":
-            value = dict(value) if isinstance(value, Mapping) else {}
-        elif f.name in _TUPLES:
-            value = tuple(value) if isinstance(value, list | tuple) else ()
-        elif f.name == "duet":
-            value = _duet(value)
-        elif f.name == "pin":
-            value = _pin(value)
-        values[f.name] = value
-    return Settings(**values)
+    raw = {**MISSING, **stored} if isinstance(stored, Mapping) else dict(MISSING)
+    return record_from_json(Settings, raw, "settings", lenient=True)

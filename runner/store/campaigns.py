@@ -10,12 +10,15 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.store.connection import StoreBase, guarded
 from benchrun.runner.store.events import insert_event
 from benchrun.runner.store.records import CampaignRow, WorkloadRow, dumps
+
+if TYPE_CHECKING:
+    from benchrun.runner.config.experiment import Experiment
 
 
 class CampaignTables(StoreBase):
@@ -31,21 +34,31 @@ class CampaignTables(StoreBase):
         config_path: str | None,
         config_text: str,
         fingerprint: str,
-        settings: Mapping[str, Any],
-        workloads: Sequence[Mapping[str, Any]],
+        settings: Mapping[str, object],
+        workloads: Sequence[Mapping[str, object]],
         benchrun_version: str,
         command_line: str | None,
+        experiment: Experiment | None = None,
     ) -> int:
         """Insert a campaign (status ``running``) with its workloads; returns its id.
 
-        Each workload mapping has ``name, metric, unit, direction, spec``.
+        Each workload mapping has ``name, metric, unit, direction, spec``. ``experiment``:
+        the parsed experiment, stored as JSON (``experiment_json``, schema 6:
+        runner/config/stored.py) so that readers need not parse ``config_text``; without
+        it the column is NULL and readers parse the text.
         """
+        if experiment is not None:
+            from benchrun.runner.config.stored import experiment_to_json
+
+            experiment_json: str | None = experiment_to_json(experiment)
+        else:
+            experiment_json = None
         now = time.time()
         with self.transaction() as c:
             cur = c.execute(
                 "INSERT INTO campaign (name, status, created_at, updated_at, config_path,"
-                " config_text, fingerprint, settings_json, benchrun_version, command_line)"
-                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
+                " config_text, fingerprint, settings_json, benchrun_version, command_line,"
+                " experiment_json) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     name,
                     now,
@@ -56,6 +69,7 @@ class CampaignTables(StoreBase):
                     dumps(settings),
                     benchrun_version,
                     command_line,
+                    experiment_json,
                 ),
             )
             campaign_id = int(cur.lastrowid or 0)
@@ -77,7 +91,7 @@ class CampaignTables(StoreBase):
         return campaign_id
 
     @guarded
-    def set_metadata(self, campaign_id: int, metadata: Mapping[str, Any]) -> None:
+    def set_metadata(self, campaign_id: int, metadata: Mapping[str, object]) -> None:
         with self.transaction() as c:
             c.execute(
                 "UPDATE campaign SET metadata_json = ?, updated_at = ? WHERE id = ?",
@@ -134,6 +148,7 @@ class CampaignTables(StoreBase):
             benchrun_version=r[10],
             command_line=r[11],
             stop_reason=r[12],
+            experiment_json=r[13],
         )
 
     # -- workloads -------------------------------------------------------------------------

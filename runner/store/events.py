@@ -9,7 +9,6 @@ import json
 import sqlite3
 import time
 from collections.abc import Mapping
-from typing import Any
 
 from benchrun.runner.store.connection import StoreBase, guarded
 from benchrun.runner.store.records import EventRow, dumps
@@ -20,7 +19,7 @@ def insert_event(
     campaign_id: int,
     kind: str,
     message: str,
-    data: Mapping[str, Any] | None,
+    data: Mapping[str, object] | None,
     at: float,
 ) -> None:
     """INSERT one event (at ``at``, Unix s) inside the caller's transaction."""
@@ -41,7 +40,7 @@ class EventTables(StoreBase):
         campaign_id: int,
         kind: str,
         message: str,
-        data: Mapping[str, Any] | None = None,
+        data: Mapping[str, object] | None = None,
     ) -> None:
         """Record what was decided and why (controller decisions, interruptions, resumes)."""
         with self.transaction() as c:

@@ -13,8 +13,43 @@ import functools
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
+
+
+@dataclass(frozen=True)
+class StoredEnvironment:
+    """The ``environment`` section of a campaign's metadata: the variables
+    ``settings.record_env`` recorded (name -> value)."""
+
+    variables: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MetadataSections:
+    """The sections of a campaign's stored metadata record (runner/machine/metadata.py
+    writes it) that the outputs read, each as stored: ``revision`` (what was measured,
+    runner/machine/revision.py), ``tuning`` (what ``settings.tune`` changed,
+    runner/machine/tuning.py), ``environment``. None: the record has no such section, or
+    one of another shape."""
+
+    revision: Mapping[str, object] | None = None
+    tuning: Mapping[str, object] | None = None
+    environment: StoredEnvironment | None = None
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """What readers use of a stored workload's ``spec`` (the workload of
+    runner/config/experiment.py as JSON): its ``params``, its name before matrix expansion,
+    whether readings are per unit of work, its command (an argv, or one string) and its
+    ``env``. A field the spec lacks, or holds with another type, takes the default."""
+
+    params: Mapping[str, object] = field(default_factory=dict)
+    base_name: str | None = None
+    per_work: bool = False
+    command: tuple[str, ...] | str | None = None
+    env: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -34,6 +69,17 @@ class CampaignRow:
     benchrun_version: str
     command_line: str | None
     stop_reason: str | None
+    #: the experiment as parsed when the campaign started, as JSON (schema 6;
+    #: runner/config/stored.py); None: not stored, "null": not known (module docstring of
+    #: runner/store/schema.py)
+    experiment_json: str | None = None
+
+    @functools.cached_property
+    def sections(self) -> MetadataSections:
+        """The metadata sections the outputs read (:class:`MetadataSections`), parsed once."""
+        from benchrun.runner.config.stored import record_from_json
+
+        return record_from_json(MetadataSections, self.metadata or {}, lenient=True)
 
 
 @dataclass(frozen=True)
@@ -49,6 +95,13 @@ class WorkloadRow:
     spec: dict[str, Any]
     status: str
     status_reason: str | None
+
+    @functools.cached_property
+    def typed_spec(self) -> WorkloadSpec:
+        """What readers use of :attr:`spec` (:class:`WorkloadSpec`), parsed once."""
+        from benchrun.runner.config.stored import record_from_json
+
+        return record_from_json(WorkloadSpec, self.spec, lenient=True)
 
 
 @dataclass(frozen=True)
@@ -80,6 +133,13 @@ class RoundRow:
     #: ns the round waited for a CPU and the signal (schema 3; None before, or unmeasured)
     wait_ns: int | None = None
     wait_source: str | None = None
+
+    @property
+    def node(self) -> str | None:
+        """The compute node the round ran on (its ``node`` fact, executor: slurm); None
+        for a round run on this machine."""
+        node = None if self.facts is None else self.facts.get("node")
+        return str(node) if node else None
 
 
 @dataclass(frozen=True)
@@ -122,7 +182,7 @@ class NewRound:
     readings: Sequence[float]
     stdout_tail: str | None = None
     stderr_tail: str | None = None
-    facts: Mapping[str, Any] | None = None
+    facts: Mapping[str, object] | None = None
     flags: str = ""
     #: the hooks stored in the round's transaction (its prepare)
     hooks: Sequence[NewHook] = ()
@@ -133,18 +193,18 @@ class NewRound:
     #: every metric of the round's workload (table ``round_metric``, schema 5)
     metrics: Sequence[RoundMetric] = ()
 
-    def columns(self) -> dict[str, Any]:
+    def columns(self) -> dict[str, object]:
         """Column -> value of the ``round`` table row (readings go to ``reading``, hooks
         to ``hook``)."""
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for name in _ROUND_FIELDS:
-            value = getattr(self, name)
+            value: object = getattr(self, name)
             if name == "argv":
-                value = _argv_json(tuple(value))
+                value = _argv_json(tuple(self.argv))
             elif name == "facts":
-                value = dumps(value) if value is not None else None
+                value = dumps(self.facts) if self.facts is not None else None
             elif name == "warmup":
-                value = int(value)
+                value = int(self.warmup)
             out[_COLUMN.get(name, name)] = value
         return out
 
@@ -251,18 +311,34 @@ ROUND_COLUMNS = tuple(column for _, column in _ROUND_ROW_FIELDS)
 
 
 def round_row(r: sqlite3.Row, readings: Sequence[float]) -> RoundRow:
-    """A RoundRow from a ``round`` row read with :data:`ROUND_COLUMNS` (by column name)."""
-    values: dict[str, Any] = {}
-    for name, column in _ROUND_ROW_FIELDS:
-        v = r[column]
-        if name == "argv":
-            v = json.loads(v)
-        elif name == "facts":
-            v = json.loads(v) if v else None
-        elif name == "warmup":
-            v = bool(v)
-        values[name] = v
-    return RoundRow(**values, readings=tuple(readings))
+    """A RoundRow from a ``round`` row read with :data:`ROUND_COLUMNS` (by column name):
+    ``argv_json`` and ``facts_json`` parsed, ``warmup`` as a bool."""
+    return RoundRow(
+        id=r["id"],
+        workload_id=r["workload_id"],
+        seq=r["seq"],
+        pass_=r["pass"],
+        round_index=r["round_index"],
+        status=r["status"],
+        reason=r["reason"],
+        exit_code=r["exit_code"],
+        started_at=r["started_at"],
+        wall_ns=r["wall_ns"],
+        user_s=r["user_s"],
+        sys_s=r["sys_s"],
+        max_rss_kib=r["max_rss_kib"],
+        cpus=r["cpus"],
+        argv=json.loads(r["argv_json"]),
+        work=r["work"],
+        warmup=bool(r["warmup"]),
+        flags=r["flags"],
+        stdout_tail=r["stdout_tail"],
+        stderr_tail=r["stderr_tail"],
+        facts=json.loads(r["facts_json"]) if r["facts_json"] else None,
+        readings=tuple(readings),
+        wait_ns=r["wait_ns"],
+        wait_source=r["wait_source"],
+    )
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ variables are secret and how a value is hidden; docs/export-format.md "Secrets")
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import Any
+import json
+from collections.abc import Sequence
 
 from benchrun.runner.config.secrets import Secrets, find_secrets, redact_experiment_text
 from benchrun.runner.store.database import CampaignRow, EventRow, HookRow, RoundRow, WorkloadRow
@@ -21,14 +21,10 @@ def campaign_secrets(campaign: CampaignRow, workloads: Sequence[WorkloadRow]) ->
     """The secret names and values of ``campaign``: in its experiment text and settings,
     its workloads' filled-in ``env`` (``{param}`` placeholders replaced) and the
     variables its metadata recorded (``settings.record_env``)."""
-    envs: list[Mapping[str, Any]] = []
-    for w in workloads:
-        env = w.spec.get("env")
-        if isinstance(env, Mapping):
-            envs.append(env)
-    environment = (campaign.metadata or {}).get("environment")
-    if isinstance(environment, Mapping) and isinstance(environment.get("variables"), Mapping):
-        envs.append(environment["variables"])
+    envs = [w.typed_spec.env for w in workloads]
+    environment = campaign.sections.environment
+    if environment is not None:
+        envs.append(environment.variables)
     return find_secrets(campaign.config_text, campaign.settings, envs)
 
 
@@ -36,14 +32,26 @@ def _text(secrets: Secrets, text: str | None) -> str | None:
     return None if text is None else secrets.scrub(text)
 
 
+def _experiment_json(secrets: Secrets, text: str | None) -> str | None:
+    """The stored experiment's JSON with every string scrubbed and each ``env``'s secret
+    values hidden (None when it is not JSON: nothing of it is shown then)."""
+    if text is None:
+        return None
+    try:
+        return json.dumps(secrets.deep(json.loads(text)), sort_keys=True)
+    except (ValueError, RecursionError):
+        return None
+
+
 def redact_campaign(campaign: CampaignRow, secrets: Secrets) -> CampaignRow:
-    """``campaign`` with its experiment text, settings, metadata, command line and stop
-    reason free of secret values."""
+    """``campaign`` with its experiment text and parsed experiment, settings, metadata,
+    command line and stop reason free of secret values."""
     if not secrets:
         return campaign
     return dataclasses.replace(
         campaign,
         config_text=redact_experiment_text(campaign.config_text, secrets),
+        experiment_json=_experiment_json(secrets, campaign.experiment_json),
         settings=secrets.deep(campaign.settings),
         metadata=None if campaign.metadata is None else secrets.deep(campaign.metadata),
         command_line=_text(secrets, campaign.command_line),

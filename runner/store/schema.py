@@ -6,17 +6,19 @@ store at version ``v`` to ``v + 1``. A new store gets every table at once
 (:func:`create`); an older one is upgraded step by step when opened
 (:meth:`runner.store.connection.StoreBase.open`, one transaction a step); a newer one is
 refused (:func:`check_readable`). Adding a column or a table: one more step here, the
-record that reads it in runner/store/records.py.
+record that reads it in runner/store/records.py. A step that must also fill what it adds
+is a function (``_MIGRATIONS[5]``: the parsed experiment, schema 6).
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from benchrun.runner.errors import UserError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 APPLICATION_ID = 0x62656E63  # "benc": marks the file as a benchrun store
 
 _SCHEMA_V1 = """
@@ -153,12 +155,54 @@ CREATE TABLE round_metric (
 );
 """
 
-#: migrations[v] upgrades a store at version v to v + 1
-_MIGRATIONS: dict[int, str] = {
+#: schema 6: the campaign's experiment as parsed when it started, as JSON
+#: (runner/config/stored.py ``experiment_to_json``; issue 30), so that no reader parses the
+#: YAML of ``config_text`` again. NULL: not stored (a writer that did not pass it): readers
+#: parse ``config_text`` then; the JSON ``null``: the text did not parse when an older
+#: store was migrated (readers know no experiment, as they did before)
+_EXPERIMENT_COLUMN = """
+ALTER TABLE campaign ADD COLUMN experiment_json TEXT;
+"""
+
+
+def add_experiments(c: sqlite3.Connection) -> None:
+    """Schema 5 -> 6: add ``campaign.experiment_json`` (where missing) and store the
+    parsed experiment of every campaign: its ``config_text`` parsed once (as readers parsed
+    it before: no check of this machine's files), as JSON; ``null`` when the text no longer
+    parses or names other workloads than the campaign stored (then readers know no
+    ``compare:`` groups, as before)."""
+    # imported here: only a migration parses YAML (the loader is large)
+    from benchrun.runner.config.loader import parse_experiment
+    from benchrun.runner.config.stored import experiment_to_json
+
+    columns = {str(r[1]) for r in c.execute("PRAGMA table_info(campaign)")}
+    if "experiment_json" not in columns:
+        for statement in _statements(_EXPERIMENT_COLUMN):
+            c.execute(statement)
+    campaigns = c.execute("SELECT id, config_text FROM campaign ORDER BY id").fetchall()
+    for campaign_id, text in campaigns:
+        names = {
+            str(r[0])
+            for r in c.execute("SELECT name FROM workload WHERE campaign_id = ?", (campaign_id,))
+        }
+        try:
+            experiment = parse_experiment(
+                str(text), display="stored experiment", check_commands=False
+            )
+            doc = experiment_to_json(experiment) if set(experiment.names) == names else "null"
+        except (UserError, ValueError, TypeError, KeyError):
+            doc = "null"
+        c.execute("UPDATE campaign SET experiment_json = ? WHERE id = ?", (doc, campaign_id))
+
+
+#: migrations[v] upgrades a store at version v to v + 1: SQL, or a function run with the
+#: connection (inside the step's transaction)
+_MIGRATIONS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
     1: _HOOK_TABLE,
     2: _WAIT_COLUMNS,
     3: _SPAN_TABLE,
     4: _METRIC_TABLE,
+    5: add_experiments,
 }
 
 
@@ -171,7 +215,9 @@ def create(c: sqlite3.Connection) -> None:
     """Create every table of :data:`SCHEMA_VERSION` in an empty database, mark the file as
     benchrun's (``application_id``) and record the version (inside the caller's
     transaction)."""
-    script = _SCHEMA_V1 + _HOOK_TABLE + _WAIT_COLUMNS + _SPAN_TABLE + _METRIC_TABLE
+    script = (
+        _SCHEMA_V1 + _HOOK_TABLE + _WAIT_COLUMNS + _SPAN_TABLE + _METRIC_TABLE + _EXPERIMENT_COLUMN
+    )
     for statement in _statements(script):
         c.execute(statement)
     c.execute(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -199,8 +245,12 @@ def check_readable(version: int, path: Path) -> None:
 def upgrade(c: sqlite3.Connection, version: int) -> int:
     """Upgrade a store at ``version`` by one step (inside the caller's transaction) and
     record it; returns the new version."""
-    for statement in _statements(_MIGRATIONS[version]):
-        c.execute(statement)
+    step = _MIGRATIONS[version]
+    if isinstance(step, str):
+        for statement in _statements(step):
+            c.execute(statement)
+    else:
+        step(c)
     version += 1
     c.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
     return version

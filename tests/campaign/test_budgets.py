@@ -137,7 +137,7 @@ def test_a_schema_3_store_gains_the_span_table_and_its_rounds_stand_in(tmp_path:
     conn.commit()
     conn.close()
     with Store.create_or_open(exp.db_path) as store:
-        assert store.schema_version() == SCHEMA_VERSION == 5
+        assert store.schema_version() == SCHEMA_VERSION == 6
         assert store.spans(store.campaign().id) == []
     tables = {r[0] for r in sqlite3.connect(exp.db_path).execute("SELECT name FROM sqlite_master")}
     assert "run_span" in tables

@@ -242,8 +242,9 @@ def test_a_schema_2_store_gains_the_wait_columns_and_keeps_its_rounds(tmp_path: 
     db = tmp_path / "benchrun.db"
     schema_2_store(db)
     with Store.open(db) as store:
-        # through schema 3 (these columns), 4 (run_span) and 5 (round_metric)
-        assert store.schema_version() == 5
+        # through schema 3 (these columns), 4 (run_span), 5 (round_metric) and 6
+        # (experiment_json)
+        assert store.schema_version() == 6
         rounds = store.rounds(1)
         assert [(r.readings, r.wait_ns, r.wait_source, r.flags) for r in rounds] == [
             ((0.1,), None, None, ""),

@@ -362,7 +362,7 @@ def test_a_schema_1_store_gains_the_hook_table_and_keeps_its_campaign(tmp_path: 
     conn.close()
     os.replace(exp.db_path, db)
     with Store.open(db) as store:
-        assert store.schema_version() == SCHEMA_VERSION == 5
+        assert store.schema_version() == SCHEMA_VERSION == 6
         campaign = store.campaign()
         assert len(store.rounds(campaign.id)) == 4
         assert store.hooks(campaign.id) == []

@@ -72,3 +72,17 @@ def test_typed_settings_pass_through_and_none_gives_the_defaults() -> None:
     s = Settings(alpha=0.05)
     assert campaign_settings(s) is s
     assert campaign_settings(None) == Settings(adaptive=False)
+
+
+def test_a_stored_value_not_of_its_setting_s_type_takes_the_default(tmp_path: Path) -> None:
+    # a store another program wrote: text where numbers belong, a list for the env
+    got = campaign_settings(
+        _stored(
+            tmp_path,
+            {"adaptive": True, "alpha": "0.05", "confidence": 0.9, "env": ["A"],
+             "pin": [0, "x"], "duet": {"solo_every": "3", "cpus": "random"}},
+        )
+    )  # fmt: skip
+    assert got.alpha == 0.01 and got.confidence == 0.9  # the default, and the stored value
+    assert got.env == {} and got.pin == "auto"
+    assert got.duet is None  # a value inside it is not of its type: the whole default
