@@ -25,7 +25,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import fft
 
 from benchrun.stats.intervals import as_series, check_confidence, normal_quantile, opt_float
 
@@ -135,6 +134,8 @@ def autocovariance_sums(d: np.ndarray) -> np.ndarray:
     :func:`~benchrun.stats.uncertified.uncertified_mean_ci` when one caller needs both
     (the collector)."""
     n = d.size
+    from scipy import fft  # on first use: reading stored results needs none
+
     size = fft.next_fast_len(2 * n - 1, real=True)
     f = fft.rfft(d, size)
     c: np.ndarray = fft.irfft(f.real * f.real + f.imag * f.imag, size)[:n]

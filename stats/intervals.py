@@ -26,7 +26,6 @@ from types import ModuleType
 from typing import Literal
 
 import numpy as np
-from scipy.special import ndtri
 
 __all__ = [
     "Interval",
@@ -135,6 +134,8 @@ def normal_quantile(q: float) -> np.float64:
     >>> round(float(normal_quantile(0.975)), 6)
     1.959964
     """
+    from scipy.special import ndtri  # on first use: reading stored results needs none
+
     return np.float64(ndtri(q))
 
 

@@ -21,7 +21,6 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import fdtrc, stdtrit
 
 from benchrun.stats.results import AsDict, HasCI, HasPValue
 
@@ -176,6 +175,8 @@ def optimal_repetitions(
 
 def _t_half(s2: float, m: int, confidence: float) -> float:
     """``t_{(1+c)/2, m-1} · sqrt(s2 / m)``; 0 when s2 is 0."""
+    from scipy.special import stdtrit  # on first use: reading stored results needs none
+
     return float(stdtrit(m - 1, 0.5 + confidence / 2.0)) * math.sqrt(s2 / m) if s2 > 0 else 0.0
 
 
@@ -280,6 +281,8 @@ def node_variation(
     msb, msw = ssb / dfb, ssw / dfw
     if msw > 0.0:
         f: float | None = msb / msw
+        from scipy.special import fdtrc
+
         p: float | None = float(fdtrc(dfb, dfw, msb / msw))
     elif msb > 0.0:
         f, p = math.inf, 0.0

@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
-from scipy.special import stdtrit
 
 from benchrun.runner.config.settings import DEFAULT_CONFIDENCE
 from benchrun.runner.control.nodelevel import node_dict, node_level
@@ -35,6 +34,15 @@ from benchrun.stats.uncertified import MIN_READINGS, uncertified_from
 from benchrun.stats.warmup import mser5, mser5_at_limit
 
 __all__ = ["WorkloadStats", "collect", "interval_text", "level_shift_text"]
+
+
+def _t_quantile(df: int, p: float) -> float:
+    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (scipy's
+    ``stdtrit``; scipy.special is imported on the first call, so reading stored results
+    without a new interval does not pay for it)."""
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, p))
 
 
 def _opt(v: float | None) -> float | None:
@@ -330,7 +338,7 @@ def _profile_warmup(block: np.ndarray, notes: list[str]) -> int:
         t = np.where(
             sd > 0, np.abs(mean) / (sd / math.sqrt(n_rounds)), np.where(mean != 0, np.inf, 0.0)
         )
-    crit = float(stdtrit(n_rounds - 1, 1.0 - WARMUP_ALPHA / (2.0 * half)))
+    crit = _t_quantile(n_rounds - 1, 1.0 - WARMUP_ALPHA / (2.0 * half))
     if not np.any(t > crit):
         return 0
     notes.append(
@@ -375,7 +383,7 @@ def _within_round_warmup(
 def _t_half_width(s2: float, h: int, confidence: float) -> float:
     """Half-width ``t_{(1+c)/2, h-1}·sqrt(s2/h)`` of the t CI over h subsession means of
     variance s2 (docs/methods.md §4; units of the readings); 0 when s2 is 0."""
-    return float(stdtrit(h - 1, 0.5 + confidence / 2.0)) * math.sqrt(s2 / h) if s2 > 0.0 else 0.0
+    return _t_quantile(h - 1, 0.5 + confidence / 2.0) * math.sqrt(s2 / h) if s2 > 0.0 else 0.0
 
 
 #: (mean, s2, count) of a series' coarse batch means, or Nones (see :func:`_coarse`)
