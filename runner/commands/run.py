@@ -313,7 +313,7 @@ def _add_oneline_run_options(g: argparse._ArgumentGroup) -> None:
     )
 
 
-def executor_option(text: str | None) -> str | dict[str, Any] | None:
+def executor_option(text: str | None) -> str | dict[str, object] | None:
     """``--executor SPEC`` as the one-line experiment's ``executor:``: None for ``local``
     (or no option), ``"slurm"``, or the YAML mapping given (checked with the file's rules
     when the experiment is built)."""
@@ -714,7 +714,7 @@ def _run(
         executor = make_executor(experiment, on_message=display.message)
     local = isinstance(executor, LocalExecutor)
 
-    def metadata() -> dict[str, Any]:
+    def metadata() -> dict[str, object]:
         meta = collect_metadata(
             env_names=env_names,
             # the one-line form: the directory its commands run in
@@ -766,7 +766,7 @@ def _report_outcome(
     from benchrun.runner.commands.show import print_results, read_summary, summary_json
 
     summary = read_summary(outcome.db_path, outcome.campaign_id)
-    campaign, verdicts = summary.campaign, summary.verdicts
+    campaign, verdicts = summary.campaign, summary.stored
     conditions = _baseline_conditions(experiment, outcome)
     allow = bool(getattr(args, "allow_different_conditions", False))
     if args.json:  # only the JSON on stdout: the progress and messages are on stderr
@@ -801,7 +801,7 @@ def _report_outcome(
         return outcome.exit_code
     if not args.quiet:
         err.print(f"stored in {outcome.db_path}")
-    if args.fail_on_unmet and not (verdicts or {}).get("conditions_met"):
+    if args.fail_on_unmet and not (verdicts is not None and verdicts.conditions_met):
         print(
             f"benchrun: unmet at the end (--fail-on-unmet): {campaign.stop_reason}",
             file=sys.stderr,

@@ -165,7 +165,9 @@ class RichDisplay:
     # ------------------------------------------------------------------ protocol
     def start(self, campaign: CampaignRow, targets: dict[str, int], done: dict[str, int]) -> None:
         self.t0 = self.last_line = self.clock()
-        self.estimate = bool(campaign.settings.get("adaptive", False))
+        from benchrun.runner.results.settings import campaign_settings
+
+        self.estimate = bool(campaign_settings(campaign.settings).adaptive)
         self.start_done = sum(done.values())
         if not self.quiet:
             resumed = sum(done.values())
