@@ -12,7 +12,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -45,6 +45,10 @@ from benchrun.runner.execute.reservation import (
 from benchrun.runner.files import make_campaign_dir
 from benchrun.runner.store.database import Store
 from benchrun.runner.ui.display import RichDisplay, stderr_console, stdout_console
+
+if TYPE_CHECKING:
+    from benchrun.runner.campaign.session import CampaignOutcome
+    from benchrun.runner.results.conditions import ConditionsComparison
 
 #: exit status of `benchrun run --fail-on-unmet` when a condition is unmet at the end
 EXIT_UNMET = 3
@@ -754,7 +758,7 @@ def _run(
 def _report_outcome(
     args: argparse.Namespace,
     experiment: Experiment,
-    outcome: Any,
+    outcome: CampaignOutcome,
     spec: OneLine | None,
     err: Console,
 ) -> int:
@@ -812,7 +816,9 @@ def _report_outcome(
     return 0
 
 
-def _baseline_conditions(experiment: Experiment, outcome: Any) -> Any:
+def _baseline_conditions(
+    experiment: Experiment, outcome: CampaignOutcome
+) -> ConditionsComparison | None:
     """Both sides' conditions when the campaign had a baseline (runner/results/baseline.py
     ``baseline_conditions``), None without one or when the baseline is gone."""
     path = experiment.settings.baseline

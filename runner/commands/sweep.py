@@ -20,7 +20,7 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from benchrun.runner.commands import add_set_option
 
@@ -214,7 +214,7 @@ def main(args: argparse.Namespace) -> int:
         check_commands=False,
     ).measurement_fingerprint()
 
-    def fits(c: Any) -> bool:
+    def fits(c: CampaignRow) -> bool:
         return bool(c.name == experiment.name and c.fingerprint == fingerprint)
 
     rows: list[SweepRow] = []
