@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from benchrun.runner.config.experiment import Experiment
 from benchrun.runner.config.hyperfine import (
@@ -27,6 +27,9 @@ from benchrun.runner.config.hyperfine import (
 )
 from benchrun.runner.config.oneline import OneLine, command_sources, fill_params
 from benchrun.runner.errors import UserError
+
+if TYPE_CHECKING:
+    from benchrun.runner.results.hyperfine_export import HyperfineResult
 
 #: the hyperfine options (dest, as shown in messages): one-line form only
 HYPERFINE_ONLY = (
@@ -388,7 +391,7 @@ def finish(
     return lines
 
 
-def _ignored_lines(results: Sequence[Any]) -> list[str]:
+def _ignored_lines(results: Sequence[HyperfineResult]) -> list[str]:
     """One line per command whose timed rounds include non-zero exits (``-i``)."""
     lines = []
     for r in results:
