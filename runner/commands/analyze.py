@@ -237,6 +237,7 @@ def _group(
     """The :class:`Group` of one key of ``ds``: summarised by the collector (a benchrun
     export's rounds), over its processes (runner/importers/processes.py), or by
     ``stats.summarize``; a ValueError of the statistics becomes the row's ``error``."""
+    # scipy.stats costs ~0.6 s to import: only when analysing, not for `benchrun --help`
     from benchrun.runner.importers.processes import as_summary, summarize_processes
 
     values = ds.groups[key]
@@ -310,7 +311,6 @@ def _group(
 
 def _summaries(ds: Dataset, args: argparse.Namespace) -> list[Group]:
     """Every group of ``ds`` summarised (:func:`_group`); a UserError when none could be."""
-    # scipy.stats costs ~0.6 s to import: only when analysing, not for `benchrun --help`
     warmup = _warmup_for(ds, args.warmup)
     groups = [_group(ds, key, args, warmup) for key in ds.groups]
     if all(g.row["error"] for g in groups):
