@@ -9,7 +9,6 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 #: SI prefixes for display, largest first: (factor relative to the base unit, prefix)
 _TIME_SCALES = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
@@ -113,15 +112,26 @@ def format_number(value: float | None, missing: str = "-") -> str:
     return missing if value is None else f"{value:.3g}"
 
 
-def level_shift_text(collected: Mapping[str, Any]) -> str | None:
-    """``"level shift at round 18 (+135 %)"`` from :meth:`WorkloadStats.to_dict` (round
-    counted 1-based among the steady rounds), None without a level shift."""
-    at = collected.get("level_shift_at")
+def level_shift_words(at: int | None, change: float | None) -> str | None:
+    """``"level shift at round 18 (+135 %)"``: the level shifted at the steady round ``at``
+    (0-based; printed 1-based) by ``change`` (relative, 1.35 = +135 %; None: size
+    unknown); None without a level shift (``at`` None)."""
     if at is None:
         return None
+    size = "" if change is None else f" ({100 * change:+.0f} %)"
+    return f"level shift at round {at + 1}{size}"
+
+
+def level_shift_text(collected: Mapping[str, object]) -> str | None:
+    """:func:`level_shift_words` of the collector's stored or exported dict
+    (:meth:`WorkloadStats.to_dict`: ``level_shift_at``, ``level_shift_change``); a value
+    that is not a number counts as absent."""
+    at = collected.get("level_shift_at")
     change = collected.get("level_shift_change")
-    size = "" if change is None else f" ({100 * float(change):+.0f} %)"
-    return f"level shift at round {int(at) + 1}{size}"
+    return level_shift_words(
+        int(at) if isinstance(at, int | float) else None,
+        float(change) if isinstance(change, int | float) else None,
+    )
 
 
 def printable(text: str, keep: str = "") -> str:

@@ -10,16 +10,25 @@ readings), as in ``run``, ``show`` and the report.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from rich.console import Console
 from rich.table import Table
 
+from benchrun.runner.analyze.documents import (
+    CompareDoc,
+    GroupRow,
+    Header,
+    HptDoc,
+    QuantilesDoc,
+    ResampleDoc,
+    SpeedupDoc,
+    SummaryDoc,
+    SummaryJson,
+)
 from benchrun.runner.format import DisplayUnit, display_unit, format_percent
 from benchrun.runner.ui.fit import Col, dropped_note, fit_table, output_width
 from benchrun.runner.ui.terminal import SafeConsole
-
-Doc = dict[str, Any]
 
 
 def _console() -> Console:
@@ -31,7 +40,7 @@ def _console() -> Console:
     return console
 
 
-def num(value: Any, unit: str = "") -> str:
+def num(value: float | bool | None, unit: str = "") -> str:
     """A number with 4 significant digits and its unit; '-' when missing."""
     if value is None:
         return "-"
@@ -44,7 +53,7 @@ def num(value: Any, unit: str = "") -> str:
     return f"{text} {unit}".rstrip() if unit else text
 
 
-def shown(value: Any, du: DisplayUnit, unit: bool = False) -> str:
+def shown(value: float | None, du: DisplayUnit, unit: bool = False) -> str:
     """A value of the data (in its file's unit) in the display unit ``du``: 4 significant
     digits, with the unit's label when ``unit``; '-' when missing."""
     if value is None:
@@ -52,43 +61,41 @@ def shown(value: Any, du: DisplayUnit, unit: bool = False) -> str:
     return du.text(value) if unit else num(du.scale(value))
 
 
-def subsessions(q: Any, n_q: Any) -> str:
+def subsessions(q: int | None, n_q: int | None) -> str:
     """``q × n_q`` (n_q subsession means of q readings each), '-' without a choice."""
     return f"{q} × {n_q}" if q is not None and n_q is not None else "-"
 
 
-def _display(doc: Doc, row: Doc) -> DisplayUnit:
-    """The display unit of one group (``display_unit`` of the row, else from its mean)."""
-    du = row.get("display_unit")
-    if du:
-        return DisplayUnit(doc.get("unit") or "", du["label"], du["factor"])
-    return display_unit(doc.get("unit") or "", (row.get("summary") or {}).get("mean"))
+def _display(doc: Header, row: GroupRow) -> DisplayUnit:
+    """The display unit of one group (its row's ``display_unit``, chosen from its mean)."""
+    du = row["display_unit"]
+    return DisplayUnit(doc["unit"], du["label"], du["factor"])
 
 
-def pval(value: Any) -> str:
+def pval(value: float | None) -> str:
     """A p-value: 3 significant digits, '<1e-4' below that."""
     if value is None:
         return "-"
     return "<1e-4" if value < 1e-4 else f"{value:.3g}"
 
 
-def peq(value: Any) -> str:
+def peq(value: float | None) -> str:
     """'p = 0.0123' or 'p < 1e-4' for running text."""
     if value is None:
         return "p = -"
     return "p < 1e-4" if value < 1e-4 else f"p = {value:.3g}"
 
 
-def interval(low: Any, high: Any, unit: str = "") -> str:
+def interval(low: float | None, high: float | None, unit: str = "") -> str:
     """'[low, high] unit', or '-' when a bound is missing."""
     if low is None or high is None:
         return "-"
     return f"[{num(low)}, {num(high)}]" + (f" {unit}" if unit else "")
 
 
-def _title(doc: Doc, what: str) -> str:
-    unit = f"measured in {doc['unit']}" if doc.get("unit") else "no unit"
-    better = "lower is better" if doc.get("direction") == "lower_is_better" else "higher is better"
+def _title(doc: Header, what: str) -> str:
+    unit = f"measured in {doc['unit']}" if doc["unit"] else "no unit"
+    better = "lower is better" if doc["direction"] == "lower_is_better" else "higher is better"
     return f"{what} - {doc['source']} ({doc['format']}, {unit}, {better})"
 
 
@@ -145,7 +152,7 @@ def _notes(console: Console, notes: list[str]) -> None:
 
 
 # ------------------------------------------------------------------------- speedup
-def render_speedup(doc: Doc) -> None:
+def render_speedup(doc: SpeedupDoc) -> None:
     """Speedup-Test per benchmark, then overall speedup, gain and share (TOUATI §3-§4)."""
     console = _console()
     res = doc["result"]
@@ -172,9 +179,9 @@ def render_speedup(doc: Doc) -> None:
             shown(r["mean_x"], du, unit=True),
             shown(r["mean_y"], du, unit=True),
             num(r["speedup_mean"]),
-            _verdict(r["mean_verdict"], r["mean_warning"], r.get("mean_p")),
+            _verdict(r["mean_verdict"], r["mean_warning"], r["mean_p"]),
             num(r["speedup_median"]),
-            _verdict(r["median_verdict"], r["median_warning"], r.get("median_p")),
+            _verdict(r["median_verdict"], r["median_warning"], r["median_p"]),
             num(r["speedup_min"]),
         )
     console.print(table)
@@ -182,7 +189,7 @@ def render_speedup(doc: Doc) -> None:
         f"Overall speedup of means {num(res['overall_speedup_mean'])} "
         f"(gain {format_percent(res['gain_mean'])}); of medians {num(res['overall_speedup_median'])} "
         f"(gain {format_percent(res['gain_median'])})"
-        + (" with weights from " + doc["weights_file"] if doc.get("weights_file") else "")
+        + (" with weights from " + doc["weights_file"] if doc["weights_file"] else "")
     )
     for key in ("share_mean", "share_median"):
         s = res[key]
@@ -200,7 +207,7 @@ def render_speedup(doc: Doc) -> None:
     _notes(console, doc["notes"])
 
 
-def _verdict(verdict: str, warning: bool, p: Any) -> str:
+def _verdict(verdict: str, warning: bool, p: float | None) -> str:
     text = verdict
     if p is not None and verdict != "not enough data":
         text += f" ({peq(p)})"
@@ -210,7 +217,7 @@ def _verdict(verdict: str, warning: bool, p: Any) -> str:
 
 
 # ----------------------------------------------------------------------------- HPT
-def render_hpt(doc: Doc) -> None:
+def render_hpt(doc: HptDoc) -> None:
     """HPT per-benchmark table, confidence, r-speedup and gmean speedup (CHEN §IV)."""
     console = _console()
     res, rs = doc["hpt"], doc["r_speedup"]
@@ -270,11 +277,11 @@ def render_hpt(doc: Doc) -> None:
         f"supports only with confidence {rs['gmean_confidence']:.4f} (CHEN Table IV: the "
         "single number overclaims when this is low)."
     )
-    _notes(console, doc["notes"] + res.get("notes", []) + rs.get("notes", []))
+    _notes(console, doc["notes"] + res["notes"] + rs["notes"])
 
 
 # ------------------------------------------------------------------------ resample
-def render_resample(doc: Doc) -> None:
+def render_resample(doc: ResampleDoc) -> None:
     """Randomization test, bootstrap CI of the gmean ratio, runs for a width (WANG)."""
     console = _console()
     a, b = doc["a"], doc["b"]
@@ -322,9 +329,9 @@ def render_resample(doc: Doc) -> None:
                 f"Width {size['width']:g} not reached with the {size['m_available']} runs "
                 f"available{extra}"
             )
-    notes = doc["notes"] + test.get("notes", []) + ci.get("notes", [])
+    notes = doc["notes"] + test["notes"] + ci["notes"]
     if size is not None:
-        notes += size.get("notes", [])
+        notes += size["notes"]
     _notes(console, notes)
 
 
@@ -338,13 +345,13 @@ def _overflow(column: str) -> Literal["fold", "ellipsis"]:
 # ------------------------------------------------------------------------- summary
 
 
-def _ci_verdict(s: Doc) -> str:
+def _ci_verdict(s: SummaryJson) -> str:
     """What the Diagnostics table says of a group's CI: certified (its subsession means were
     shown independent), shown but not certified (the interval marked *, widened for the
     correlation time it assumes), or none."""
-    if s["enough_data"] and s.get("ci_low") is not None:
+    if s["enough_data"] and s["ci_low"] is not None:
         return "certified"
-    if s.get("interval_low") is not None:
+    if s["interval_low"] is not None:
         return "not certified (*)"
     return "none: too few readings"
 
@@ -384,37 +391,39 @@ def _summary_columns(conf: str) -> tuple[list[Col], list[Col]]:
     return cols, dcols
 
 
-def _summary_cells(doc: Doc, row: Doc, s: Doc) -> tuple[list[str], list[str], bool]:
+def _summary_cells(
+    doc: SummaryDoc, row: GroupRow, s: SummaryJson
+) -> tuple[list[str], list[str], bool]:
     """One group's cells in the summary and the diagnostics tables (``s``: its summary),
     and whether its interval is starred (not certified: docs/methods.md §4.1)."""
     marked = False
     du = _display(doc, row)
 
-    def v(key: str, du: DisplayUnit = du, s: Doc = s) -> str:
-        return shown(s[key], du)
+    def v(value: float | None) -> str:
+        return shown(value, du)
 
     ci = interval(du.scale(s["ci_low"]), du.scale(s["ci_high"]))
-    if s["ci_low"] is None and s.get("interval_low") is not None:
+    if s["ci_low"] is None and s["interval_low"] is not None:
         # the interval every output prints without a certified CI (docs/methods.md §4.1)
-        ci = interval(du.scale(s["interval_low"]), du.scale(s.get("interval_high"))) + " *"
+        ci = interval(du.scale(s["interval_low"]), du.scale(s["interval_high"])) + " *"
         marked = True
     name = row["name"]
     row_cells = [
         name,
         str(s["n"]),
         str(s["warmup_readings"]),
-        v("mean"),
+        v(s["mean"]),
         ci,
-        v("median"),
+        v(s["median"]),
         interval(du.scale(s["median_ci_low"]), du.scale(s["median_ci_high"])),
-        v("std"),
+        v(s["std"]),
         format_percent(s["cov"]),
-        v("min"),
-        v("q1"),
-        v("q3"),
-        v("max"),
-        v("p90"),
-        v("p99"),
+        v(s["min"]),
+        v(s["q1"]),
+        v(s["q3"]),
+        v(s["max"]),
+        v(s["p90"]),
+        v(s["p99"]),
         du.label or "-",
     ]
     row_dcells = [
@@ -430,7 +439,7 @@ def _summary_cells(doc: Doc, row: Doc, s: Doc) -> tuple[list[str], list[str], bo
     return row_cells, row_dcells, marked
 
 
-def render_summary(doc: Doc) -> None:
+def render_summary(doc: SummaryDoc) -> None:
     """Location with CIs, spread and diagnostics per group (docs/methods.md §1-§5)."""
     console = _console()
     conf = format_percent(doc["confidence"])
@@ -494,7 +503,7 @@ _VERDICT_WORDS = {
 }
 
 
-def _print_ranking(console: Console, doc: Doc, units: dict[str, DisplayUnit]) -> None:
+def _print_ranking(console: Console, doc: CompareDoc, units: dict[str, DisplayUnit]) -> None:
     """The ranking table of ``analyze compare`` (best first), long rankings elided."""
     rank = doc["ranking"]
     conf = format_percent(doc["confidence"])
@@ -503,7 +512,8 @@ def _print_ranking(console: Console, doc: Doc, units: dict[str, DisplayUnit]) ->
         table.add_column(
             column, justify="left" if column == "group" else "right", overflow=_overflow(column)
         )
-    groups = {row["name"]: row["summary"] for row in doc["groups"]}
+    # the ranked groups are those with a summary
+    groups = {row["name"]: s for row in doc["groups"] if (s := row["summary"]) is not None}
     n_ranked = len(rank["names"])
     ranked, elided = _visible(n_ranked)
     for i in ranked:
@@ -521,7 +531,7 @@ def _print_ranking(console: Console, doc: Doc, units: dict[str, DisplayUnit]) ->
     _elision_note(console, elided, n_ranked, "groups")
 
 
-def render_compare(doc: Doc) -> None:
+def render_compare(doc: CompareDoc) -> None:
     """Ranking (best first), adjacent-pair verdicts and the omnibus tests (§6-§7)."""
     console = _console()
     rank = doc["ranking"]
@@ -596,15 +606,15 @@ def render_compare(doc: Doc) -> None:
             f"{o['test']} on {om['on']}: {stat} = {num(o['statistic'])}, "
             f"{peq(o['p_value'])} over {o['k']} groups"
         )
-    notes = list(doc["notes"]) + list(rank.get("notes", []))
+    notes = list(doc["notes"]) + list(rank["notes"])
     notes += [f"{e['name']} left out: {e['reason']}" for e in doc["excluded"]]
-    notes += [f"{p['a']} vs {p['b']}: {n}" for p in rank["pairs"] for n in p.get("notes", [])]
+    notes += [f"{p['a']} vs {p['b']}: {n}" for p in rank["pairs"] for n in p["notes"]]
     notes += [f"{om[k]['test']}: {n}" for k in ("anova", "kruskal_wallis") for n in om[k]["notes"]]
     _notes(console, notes)
 
 
 # ----------------------------------------------------------------------- quantiles
-def render_quantiles(doc: Doc) -> None:
+def render_quantiles(doc: QuantilesDoc) -> None:
     """Per benchmark: B - A at each quantile with its bootstrap CI (HOEFLER Rule 8)."""
     console = _console()
     unit = doc["unit"]
@@ -645,7 +655,7 @@ def render_quantiles(doc: Doc) -> None:
                 reading,
             )
         console.print(table)
-        notes += [f"{item['benchmark']}: {n}" for n in r.get("notes", [])]
+        notes += [f"{item['benchmark']}: {n}" for n in r["notes"]]
         method = r["method"]
     console.print(
         f"Fits: {method}; CIs: percentile bootstrap with {doc['benchmarks'][0]['result']['n_boot']}"

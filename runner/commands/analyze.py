@@ -30,12 +30,30 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import numpy as np
 
 from benchrun.runner.analyze import views as views
+from benchrun.runner.analyze.documents import (
+    BenchrunSummaryJson,
+    CompareDoc,
+    DisplayUnitJson,
+    ExcludedJson,
+    GroupRow,
+    Header,
+    HptDoc,
+    OmnibusJson,
+    QuantileItem,
+    QuantilesDoc,
+    RankingJson,
+    ResampleDoc,
+    SpeedupDoc,
+    SummaryDoc,
+    SummaryJson,
+)
 from benchrun.runner.analyze.support import (
     OneLineParser,
     add_common,
@@ -56,6 +74,12 @@ from benchrun.runner.importers.dataset import display_name as views_name
 from benchrun.runner.importers.weights import read_weights
 from benchrun.stats.results import jsonable
 
+if TYPE_CHECKING:
+    from benchrun.stats.summary import Summary
+
+#: an analyze document (runner/analyze/documents.py)
+D = TypeVar("D", bound=Mapping[str, object])
+
 #: default of ``compare --max-pairs``: all pairwise effect sizes up to 141 groups
 MAX_EFFECT_PAIRS = 10_000
 
@@ -75,7 +99,7 @@ def load_dataset(args: argparse.Namespace) -> Dataset:
     return ds
 
 
-def _header(ds: Dataset, command: str, args: argparse.Namespace) -> dict[str, Any]:
+def _header(ds: Dataset, command: str, args: argparse.Namespace) -> Header:
     notes = list(ds.notes)
     if ds.unit.lower() in TIME_UNITS or ds.source_format in ("hyperfine", "pyperf", "gbench"):
         bad = [name for name, v in ds.named().items() if v.size and float(v.min()) <= 0]
@@ -94,12 +118,14 @@ def _header(ds: Dataset, command: str, args: argparse.Namespace) -> dict[str, An
     }
 
 
-def _emit(doc: dict[str, Any], args: argparse.Namespace, render: Callable[..., None]) -> int:
-    doc = jsonable(doc)
+def _emit(doc: D, args: argparse.Namespace, render: Callable[[D], None]) -> int:
+    """Print ``doc`` as JSON (``--json``) or through its terminal view ``render``; both
+    read the document made JSON-safe (numpy scalars as numbers, NaN as null)."""
+    safe: D = jsonable(doc)
     if args.json:
-        sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
+        sys.stdout.write(json.dumps(safe, indent=2, allow_nan=False) + "\n")
     else:
-        render(doc)
+        render(safe)
     return 0
 
 
@@ -127,11 +153,9 @@ def _warmup_for(ds: Dataset, warmup: str | int) -> str | int:
     return warmup
 
 
-def _key_dict(key: tuple[str | None, str | None, str | None]) -> dict[str, str | None]:
-    return {"system": key[0], "benchmark": key[1], "workload": key[2]}
-
-
-def _benchrun_summary(rounds: list[np.ndarray], confidence: float) -> tuple[dict, Any]:
+def _benchrun_summary(
+    rounds: list[np.ndarray], confidence: float
+) -> tuple[BenchrunSummaryJson, np.ndarray | None]:
     """The summary of one group of a benchrun export: descriptive statistics of its
     analysed readings (``stats.summarize`` without warm-up) with the estimate replaced by
     the campaign's (runner/results/workloads.py ``estimate_rounds``: mean, CI, q, n_q,
@@ -140,92 +164,161 @@ def _benchrun_summary(rounds: list[np.ndarray], confidence: float) -> tuple[dict
     from benchrun.runner.results.workloads import estimate_means, estimate_rounds
 
     x = np.concatenate(rounds)
-    doc = as_dict(stats_function("summarize")(x, confidence=confidence, warmup="none"))
+    doc: BenchrunSummaryJson = as_dict(
+        stats_function("summarize")(x, confidence=confidence, warmup="none")
+    )
     c = estimate_rounds(rounds, confidence)
     if c is None:  # pragma: no cover - an export's groups have readings
         return doc, None
     means = estimate_means(rounds, c)
     normality = stats_module("normality", "normality")
     norm = normality(means) if means is not None and means.size >= 3 else None
-    described = as_dict(stats_function("describe")(x))
+    described = stats_function("describe")(x)
     doc.update(
-        n=c.n,
-        warmup_readings=0,
-        subsession_size=c.q,
-        n_subsessions=c.n_q,
-        mean=c.mean,
-        ci_low=c.ci_low,
-        ci_high=c.ci_high,
-        subsession_variance=c.s2_q,
-        ess=c.ess,
-        enough_data=c.enough,
-        readings_needed=c.readings_needed,
-        tau=c.tau,
-        certified=c.certified,
-        interval_low=c.interval_low,
-        interval_high=c.interval_high,
-        tau_bound=c.tau_bound,
-        width_factor=c.width_factor,
-        interval_note=c.interval_note,
-        normality_p=None if norm is None else norm.p_value,
-        notes=[*described["notes"], *c.notes],
-        estimate=f"benchrun's collector over {len(rounds)} rounds (the campaign's estimate)",
+        {
+            "n": c.n,
+            "warmup_readings": 0,
+            "subsession_size": c.q,
+            "n_subsessions": c.n_q,
+            "mean": c.mean,
+            "ci_low": c.ci_low,
+            "ci_high": c.ci_high,
+            "subsession_variance": c.s2_q,
+            "ess": c.ess,
+            "enough_data": c.enough,
+            "readings_needed": c.readings_needed,
+            "tau": c.tau,
+            "certified": c.certified,
+            "interval_low": c.interval_low,
+            "interval_high": c.interval_high,
+            "tau_bound": c.tau_bound,
+            "width_factor": c.width_factor,
+            "interval_note": c.interval_note,
+            "normality_p": None if norm is None else norm.p_value,
+            "notes": [*described.notes, *c.notes],
+            "estimate": f"benchrun's collector over {len(rounds)} rounds (the campaign's estimate)",
+        }
     )
     return doc, means
 
 
-def _summaries(ds: Dataset, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """``stats.summarize`` of every group; a group it refuses gets an ``error`` instead."""
-    # scipy.stats costs ~0.6 s to import: only when analysing, not for `benchrun --help`
+@dataclass(frozen=True)
+class Group:
+    """One group of ``summary`` and ``compare``: its JSON row (:class:`GroupRow`) and what
+    ``compare``'s omnibus tests need beside it: the ``stats`` summary (None for a benchrun
+    export's group, estimated by the collector, and for a group refused), the group's
+    values and its independent means (the process or round-subsession means; None when
+    the subsession means of the summary are the ones)."""
+
+    row: GroupRow
+    result: Summary | None = None
+    values: np.ndarray | None = None
+    means: np.ndarray | None = None
+
+    @property
+    def summary(self) -> SummaryJson | None:
+        return self.row["summary"]
+
+
+def _display_json(unit: str, summary: SummaryJson | None) -> DisplayUnitJson:
+    """The unit a group is shown in, chosen from its mean (runner/format.py)."""
     from benchrun.runner.format import display_unit
+
+    du = display_unit(unit, None if summary is None else summary["mean"])
+    return {"label": du.label, "factor": du.factor}
+
+
+def _group(
+    ds: Dataset,
+    key: tuple[str | None, str | None, str | None],
+    args: argparse.Namespace,
+    warmup: str | int,
+) -> Group:
+    """The :class:`Group` of one key of ``ds``: summarised by the collector (a benchrun
+    export's rounds), over its processes (runner/importers/processes.py), or by
+    ``stats.summarize``; a ValueError of the statistics becomes the row's ``error``."""
+    # scipy.stats costs ~0.6 s to import: only when analysing, not for `benchrun --help`
     from benchrun.runner.importers.processes import as_summary, summarize_processes
 
+    values = ds.groups[key]
+    name, readings = views_name(key), int(values.size)
+    system, benchmark, workload = key
+    split = ds.process_values(key)
+    by_round = ds.round_values(key)
+    try:
+        if by_round is not None:
+            doc, means = _benchrun_summary(by_round, args.confidence)
+            row: GroupRow = {
+                "name": name,
+                "system": system,
+                "benchmark": benchmark,
+                "workload": workload,
+                "readings": readings,
+                "summary": doc,
+                "error": None,
+                "rounds": len(by_round),
+                "display_unit": _display_json(ds.unit, doc),
+            }
+            return Group(row, None, values, means)
+        if split is not None:
+            ps = summarize_processes(
+                split,
+                args.confidence,
+                "mser5" if warmup == "mser5 over process means" else warmup,
+                ds.process_word,
+            )
+            result = as_summary(ps)
+            summary: SummaryJson = as_dict(result)
+            row = {
+                "name": name,
+                "system": system,
+                "benchmark": benchmark,
+                "workload": workload,
+                "readings": readings,
+                "unit_of_observation": ds.process_word,
+                "processes": ps.n,
+                "summary": summary,
+                "error": None,
+                "display_unit": _display_json(ds.unit, summary),
+            }
+            return Group(row, result, values, ps.means)
+        result = stats_function("summarize")(values, confidence=args.confidence, warmup=warmup)
+        summary = as_dict(result)
+    except ValueError as exc:
+        row = {
+            "name": name,
+            "system": system,
+            "benchmark": benchmark,
+            "workload": workload,
+            "readings": readings,
+            "summary": None,
+            "error": str(exc),
+            "display_unit": _display_json(ds.unit, None),
+        }
+        return Group(row)
+    row = {
+        "name": name,
+        "system": system,
+        "benchmark": benchmark,
+        "workload": workload,
+        "readings": readings,
+        "summary": summary,
+        "error": None,
+        "display_unit": _display_json(ds.unit, summary),
+    }
+    return Group(row, result, values)
+
+
+def _summaries(ds: Dataset, args: argparse.Namespace) -> list[Group]:
+    """Every group of ``ds`` summarised (:func:`_group`); a UserError when none could be."""
     warmup = _warmup_for(ds, args.warmup)
-    summarize = stats_function("summarize")
-    rows: list[dict[str, Any]] = []
-    for key, values in ds.groups.items():
-        name = views_name(key)
-        row: dict[str, Any] = {"name": name, **_key_dict(key), "readings": int(values.size)}
-        split = ds.process_values(key)
-        by_round = ds.round_values(key)
-        try:
-            if by_round is not None:
-                doc, means = _benchrun_summary(by_round, args.confidence)
-                row.update(summary=doc, error=None, _result=None, _values=values, _means=means)
-                row["rounds"] = len(by_round)
-            elif split is not None:
-                ps = summarize_processes(
-                    split,
-                    args.confidence,
-                    "mser5" if warmup == "mser5 over process means" else warmup,
-                    ds.process_word,
-                )
-                result = as_summary(ps)
-                row.update(unit_of_observation=ds.process_word, processes=ps.n)
-                means = ps.means
-            else:
-                result = summarize(values, confidence=args.confidence, warmup=warmup)
-                means = None
-        except ValueError as exc:
-            row.update(summary=None, error=str(exc))
-        else:
-            if by_round is None:
-                row.update(summary=as_dict(result), error=None, _result=result, _values=values)
-                row["_means"] = means
-        mean = (row.get("summary") or {}).get("mean")
-        du = display_unit(ds.unit, mean)
-        row["display_unit"] = {"label": du.label, "factor": du.factor}
-        rows.append(row)
-    if all(row["error"] for row in rows):
-        first = rows[0]
+    groups = [_group(ds, key, args, warmup) for key in ds.groups]
+    if all(g.row["error"] for g in groups):
+        first = groups[0].row
         raise UserError(
             f"{ds.source}: no group could be summarised ({first['name']}: {first['error']})"
         )
-    return rows
-
-
-def _public(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in row.items() if not k.startswith("_")} for row in rows]
+    return groups
 
 
 # ---------------------------------------------------------------- sub-commands
@@ -238,9 +331,13 @@ def cmd_summary(args: argparse.Namespace) -> int:
             f"--warmup {args.warmup} does not apply to a benchrun export: its warm-up is the "
             "campaign's, flagged in the file"
         )
-    rows = _summaries(ds, args)
-    doc.update(warmup=_warmup_for(ds, args.warmup), groups=_public(rows))
-    return _emit(doc, args, views.render_summary)
+    groups = _summaries(ds, args)
+    summary: SummaryDoc = {
+        **doc,
+        "warmup": _warmup_for(ds, args.warmup),
+        "groups": [g.row for g in groups],
+    }
+    return _emit(summary, args, views.render_summary)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -248,33 +345,35 @@ def cmd_compare(args: argparse.Namespace) -> int:
     ds = load_dataset(args)
     doc = _header(ds, "compare", args)
     rows = _summaries(ds, args)
-    usable, excluded = [], []
-    for row in rows:
-        s = row["summary"]
+    usable: list[tuple[Group, SummaryJson]] = []
+    excluded: list[ExcludedJson] = []
+    for g in rows:
+        s = g.summary
         if s is None or not s["enough_data"] or s["subsession_variance"] is None:
-            why = row["error"] or "; ".join(
-                n for n in (s or {}).get("notes", []) if "not enough" in n or "readings" in n
+            why = g.row["error"] or "; ".join(
+                n for n in (s["notes"] if s else []) if "not enough" in n or "readings" in n
             )
-            excluded.append({"name": row["name"], "reason": why or "not enough data"})
+            excluded.append({"name": g.row["name"], "reason": why or "not enough data"})
         else:
-            usable.append(row)
+            usable.append((g, s))
     if len(usable) < 2:
         detail = "; ".join(f"{e['name']}: {e['reason']}" for e in excluded)
         raise UserError(
             f"{ds.source}: compare needs at least two groups with enough data for a CI "
             f"({len(usable)} usable){'; ' + detail if detail else ''}"
         )
+    # stats.compare.rank_results' input: one summary per group
     results = [
         {
-            "name": row["name"],
-            "mean": row["summary"]["mean"],
-            "variance": row["summary"]["subsession_variance"],
-            "n": row["summary"]["n_subsessions"],
-            "ci_low": row["summary"]["ci_low"],
-            "ci_high": row["summary"]["ci_high"],
+            "name": g.row["name"],
+            "mean": s["mean"],
+            "variance": s["subsession_variance"],
+            "n": s["n_subsessions"],
+            "ci_low": s["ci_low"],
+            "ci_high": s["ci_high"],
             "direction": ds.direction,
         }
-        for row in usable
+        for g, s in usable
     ]
     ranking = call_stats(
         "compare",
@@ -284,7 +383,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         margin=args.margin,
         confidence=args.confidence,
     )
-    ranking_doc = as_dict(ranking)
+    ranking_doc: RankingJson = as_dict(ranking)
     by_name = {r["name"]: r for r in results}
     effect = stats_module("compare", "effect_size_from_summary")
     for pair in ranking_doc["pairs"]:
@@ -305,37 +404,38 @@ def cmd_compare(args: argparse.Namespace) -> int:
     all_pairs = k * (k - 1) // 2
     if all_pairs > args.max_pairs:  # E for the ranking's neighbours: k - 1, not k(k-1)/2
         order = {name: i for i, name in enumerate(ranking_doc["names"])}
-        usable = sorted(usable, key=lambda row: order[row["name"]])
+        usable = sorted(usable, key=lambda gs: order[gs[0].row["name"]])
         doc["notes"].append(
             f"omnibus effect sizes E only for the {k - 1} neighbours of the ranking: all "
             f"{all_pairs} pairs of {k} groups exceed --max-pairs {args.max_pairs} "
             f"(--max-pairs {all_pairs} gives them all)"
         )
-    groups = {}
-    for row in usable:
-        result = row["_result"]
-        if row["_means"] is not None:  # the process means (module docstring)
-            groups[row["name"]] = row["_means"]
+    groups: dict[str, np.ndarray] = {}
+    for g, _ in usable:
+        if g.means is not None:  # the process or round means (module docstring)
+            groups[g.row["name"]] = g.means
             continue
-        steady = row["_values"][result.warmup_readings :]
-        groups[row["name"]] = subsession_means(steady, result.subsession_size)
-    omnibus = {
+        assert g.result is not None and g.values is not None  # stats.summarize's group
+        steady = g.values[g.result.warmup_readings :]
+        groups[g.row["name"]] = subsession_means(steady, g.result.subsession_size)
+    omnibus: OmnibusJson = {
         "on": "subsession means",
         "anova": as_dict(call_stats("ANOVA", "anova", groups, max_pairs=args.max_pairs)),
         "kruskal_wallis": as_dict(
             call_stats("Kruskal-Wallis", "kruskal_wallis", groups, max_pairs=args.max_pairs)
         ),
     }
-    doc.update(
-        warmup=_warmup_for(ds, args.warmup),
-        alpha=args.alpha,
-        margin=args.margin,
-        groups=_public(rows),
-        excluded=excluded,
-        ranking=ranking_doc,
-        omnibus=omnibus,
-    )
-    return _emit(doc, args, views.render_compare)
+    compared: CompareDoc = {
+        **doc,
+        "warmup": _warmup_for(ds, args.warmup),
+        "alpha": args.alpha,
+        "margin": args.margin,
+        "groups": [g.row for g in rows],
+        "excluded": excluded,
+        "ranking": ranking_doc,
+        "omnibus": omnibus,
+    }
+    return _emit(compared, args, views.render_compare)
 
 
 def cmd_speedup(args: argparse.Namespace) -> int:
@@ -372,15 +472,16 @@ def cmd_speedup(args: argparse.Namespace) -> int:
         confidence=args.confidence,
         precision=args.precision,
     )
-    doc.update(
-        baseline=args.baseline,
-        candidate=args.candidate,
-        alpha=args.alpha,
-        precision=args.precision,
-        weights_file=args.weights,
-        result=as_dict(suite),
-    )
-    return _emit(doc, args, views.render_speedup)
+    speedup: SpeedupDoc = {
+        **doc,
+        "baseline": args.baseline,
+        "candidate": args.candidate,
+        "alpha": args.alpha,
+        "precision": args.precision,
+        "weights_file": args.weights,
+        "result": as_dict(suite),
+    }
+    return _emit(speedup, args, views.render_speedup)
 
 
 def _suites(ds: Dataset, a: str, b: str) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
@@ -410,8 +511,15 @@ def cmd_hpt(args: argparse.Namespace) -> int:
         higher_is_better=higher,
         alpha_benchmark=args.alpha_benchmark,
     )
-    doc.update(a=args.a, b=args.b, r=args.r, hpt=as_dict(result), r_speedup=as_dict(speedup))
-    return _emit(doc, args, views.render_hpt)
+    hpt: HptDoc = {
+        **doc,
+        "a": args.a,
+        "b": args.b,
+        "r": args.r,
+        "hpt": as_dict(result),
+        "r_speedup": as_dict(speedup),
+    }
+    return _emit(hpt, args, views.render_hpt)
 
 
 def cmd_resample(args: argparse.Namespace) -> int:
@@ -450,17 +558,18 @@ def cmd_resample(args: argparse.Namespace) -> int:
             seed=args.seed,
             center=args.center,
         )
-    doc.update(
-        a=args.a,
-        b=args.b,
-        center=args.center,
-        seed=args.seed,
-        benchmarks=list(suite_a),
-        randomization=as_dict(test),
-        gmean_ratio_ci=as_dict(ci),
-        runs_for_ci_width=None if size is None else as_dict(size),
-    )
-    return _emit(doc, args, views.render_resample)
+    resampled: ResampleDoc = {
+        **doc,
+        "a": args.a,
+        "b": args.b,
+        "center": args.center,
+        "seed": args.seed,
+        "benchmarks": list(suite_a),
+        "randomization": as_dict(test),
+        "gmean_ratio_ci": as_dict(ci),
+        "runs_for_ci_width": None if size is None else as_dict(size),
+    }
+    return _emit(resampled, args, views.render_resample)
 
 
 def cmd_quantiles(args: argparse.Namespace) -> int:
@@ -468,10 +577,8 @@ def cmd_quantiles(args: argparse.Namespace) -> int:
     ds = load_dataset(args)
     doc = _header(ds, "quantiles", args)
     pairing = ds.pair(args.a, args.b)
-    kwargs: dict[str, Any] = {"confidence": args.confidence, "n_boot": args.resamples}
-    if args.quantiles is not None:
-        kwargs["quantiles"] = args.quantiles
-    results = []
+    quantiles = {} if args.quantiles is None else {"quantiles": args.quantiles}
+    results: list[QuantileItem] = []
     for name, xa, xb in zip(pairing.benchmarks, pairing.a, pairing.b, strict=True):
         fit = call_stats(
             f"quantile regression ({name})",
@@ -479,11 +586,19 @@ def cmd_quantiles(args: argparse.Namespace) -> int:
             xa,
             xb,
             seed=args.seed,
-            **kwargs,
+            confidence=args.confidence,
+            n_boot=args.resamples,
+            **quantiles,
         )
         results.append({"benchmark": name, "result": as_dict(fit)})
-    doc.update(a=args.a, b=args.b, seed=args.seed, benchmarks=results)
-    return _emit(doc, args, views.render_quantiles)
+    fitted: QuantilesDoc = {
+        **doc,
+        "a": args.a,
+        "b": args.b,
+        "seed": args.seed,
+        "benchmarks": results,
+    }
+    return _emit(fitted, args, views.render_quantiles)
 
 
 # ------------------------------------------------------------------- parser

@@ -24,13 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from benchrun.runner.commands import add_set_option
 from benchrun.runner.commands.compare import fraction
 
 if TYPE_CHECKING:
     from benchrun.runner.campaign.bisection import BisectPlan, Search, StepResult
+    from benchrun.runner.campaign.worktrees import Commit
 
 HELP = """\
 Find the first revision after GOOD that is slower than GOOD by more than --threshold, by
@@ -106,7 +107,7 @@ def _ratio(step: StepResult) -> str:
     return f"{step.ratio:.4f}x{ci} vs GOOD"
 
 
-def _shorts(commits: list[Any], most: int = 8) -> str:
+def _shorts(commits: list[Commit], most: int = 8) -> str:
     shown = [c.short for c in commits]
     if len(shown) > most:
         shown = [*shown[: most // 2], "...", *shown[-most // 2 :]]

@@ -31,13 +31,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.table import Table
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.ui.display import stdout_console
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from benchrun.runner.report.compare import Comparison, Row
 
 #: exit code when --fail-on-regression found a regression
 EXIT_REGRESSION = 1
@@ -137,7 +142,7 @@ def level_conf(text: str) -> float:
     return value
 
 
-def _est(r: Any, side: str) -> str:
+def _est(r: Row, side: str) -> str:
     """One side's estimate in the workload's display unit: "37.59 ms ± 1.991 ms" (both
     sides of a workload share the unit, chosen from the old mean); an interval whose
     independence is not certified (docs/methods.md §4.1) ends in "(uncertified)" and its
@@ -145,7 +150,7 @@ def _est(r: Any, side: str) -> str:
     return str(r.estimate_text(side, mark="uncertified"))
 
 
-def _interval_notes(rows: list[Any]) -> list[str]:
+def _interval_notes(rows: list[Row]) -> list[str]:
     """One line per uncertified interval in the table: workload, side and what it assumes."""
     return [
         f"{r.name} ({side}): {note}"
@@ -158,7 +163,7 @@ def _interval_notes(rows: list[Any]) -> list[str]:
 STYLE = {"faster": "green", "slower": "red", "equivalent": "cyan"}
 
 
-def undecided_line(rows: list[Any]) -> str:
+def undecided_line(rows: list[Row]) -> str:
     """One line for stderr: each undecided workload and why (``Row.reason``)."""
     return "undecided: " + "; ".join(f"{r.name}: {r.reason or r.verdict}" for r in rows)
 
@@ -215,7 +220,7 @@ def _names(names: set[str], shown: int = 5) -> str:
     return ", ".join(out[:shown]) + more
 
 
-def _note(r: Any) -> str:
+def _note(r: Row) -> str:
     """The note column: the reason of an undecided row (unless its headline has it already,
     when there is no ratio) and the tests' notes."""
     parts = [r.reason] if r.reason and r.ratio is not None else []
@@ -224,7 +229,7 @@ def _note(r: Any) -> str:
     return "; ".join(parts)
 
 
-def _print(cmp: Any, args: argparse.Namespace) -> None:
+def _print(cmp: Comparison, args: argparse.Namespace) -> None:
     """The terminal view: the headline ratio per workload first, then the details."""
     old, new = cmp.old, cmp.new
     console = stdout_console()
@@ -291,22 +296,21 @@ def _print(cmp: Any, args: argparse.Namespace) -> None:
             console.print(f"no workload significantly slower by more than {pct}")
 
 
-def _print_control(console: Any, cmp: Any, pc: str) -> None:
+def _print_control(console: Console, cmp: Comparison, pc: str) -> None:
     """One line per workload divided by the control's ratio (unless the verdicts use it)."""
     if cmp.control is None:
         return
     if cmp.control_note:
         console.print(escape(cmp.control_note))
         return
-    rows = [r for r in cmp.rows if r.normalised]
+    normalised = [(r, n) for r in cmp.rows if (n := r.normalised)]
     if cmp.normalise_by_control:
         console.print(
             f"verdicts on each ratio divided by control {escape(cmp.control)}'s ratio "
             "(--normalise-by-control)"
         )
         return
-    for r in rows:
-        n = r.normalised
+    for r, n in normalised:
         console.print(
             f"divided by control {escape(cmp.control)}: {escape(r.name)} "
             f"{n['ratio']:.3f}x [{pc} CI {n['low']:.3f}, {n['high']:.3f}]",
@@ -314,7 +318,7 @@ def _print_control(console: Any, cmp: Any, pc: str) -> None:
         )
 
 
-def _print_conditions(console: Any, cmp: Any) -> None:
+def _print_conditions(console: Console, cmp: Comparison) -> None:
     """Both sides' conditions, one line each, their differences, and the assumption
     about campaign-to-campaign variation."""
     cc = cmp.conditions

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 
+from benchrun.runner.commands.replies import DaemonStatus
 from benchrun.runner.config.durations import parse_duration
 from benchrun.runner.daemon.paths import DaemonPaths
 from benchrun.runner.daemon.protocol import request
@@ -135,7 +136,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         except UserError:
             time.sleep(0.05)
             continue
-        if reply.get("pid") == proc.pid:
+        if reply["pid"] == proc.pid:
             print(f"benchrun daemon started (pid {proc.pid}, socket {paths.socket})")
             proc.returncode = 0  # detached: never wait for it
             return 0
@@ -161,7 +162,7 @@ def cmd_stop(args: argparse.Namespace) -> int:
     paths = DaemonPaths.from_env()
     reply = request("stop", paths)
     pid = int(reply["pid"])
-    running = reply.get("running")
+    running = reply["running"]
     if running is not None:
         print(
             f"stopping the daemon (pid {pid}); campaign {running} commits and resumes on next start"
@@ -182,17 +183,18 @@ def cmd_status(args: argparse.Namespace) -> int:
         raise UserError(
             "the benchrun daemon is not running; start it with `benchrun daemon start`", 1
         )
-    r = request("daemon-status", paths)
-    up = time.time() - float(r["started_at"])
-    running = "none" if r.get("running") is None else f"campaign {r['running']}"
-    print(f"benchrun daemon {r['version']}: running, pid {r['pid']}, up {up:.0f} s")
-    print(f"  socket:  {r['socket']}")
-    print(f"  queue:   {r['queue_db']} ({r['queued']} queued; measuring: {running})")
+    r = DaemonStatus.from_json(request("daemon-status", paths))
+    up = time.time() - r.started_at
+    running = "none" if r.running is None else f"campaign {r.running}"
+    print(f"benchrun daemon {r.version}: running, pid {r.pid}, up {up:.0f} s")
+    print(f"  socket:  {r.socket}")
+    print(f"  queue:   {r.queue_db} ({r.queued} queued; measuring: {running})")
     print(
-        f"  memory:  RSS {r['rss_kib'] / 1024:.1f} MiB (at start {r['rss_at_start_kib'] / 1024:.1f} MiB)"
+        f"  memory:  RSS {r.rss_kib / 1024:.1f} MiB (at start {r.rss_at_start_kib / 1024:.1f} MiB)"
     )
-    if r.get("quiet_load") is not None:
-        print(f"  quiet:   wait for load < {r['quiet_load']:g} (at most {r['quiet_max_wait']:g} s)")
-    if r.get("stopping"):
+    if r.quiet_load is not None:
+        wait = "" if r.quiet_max_wait is None else f" (at most {r.quiet_max_wait:g} s)"
+        print(f"  quiet:   wait for load < {r.quiet_load:g}{wait}")
+    if r.stopping:
         print("  stopping: waiting for the campaign to commit")
     return 0

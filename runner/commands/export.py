@@ -26,14 +26,17 @@ import csv
 import io
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from benchrun.runner.commands.show import add_secrets_option
 from benchrun.runner.errors import UserError
 
 if TYPE_CHECKING:
-    from benchrun.runner.report.model import CampaignModel
+    from benchrun.runner.report.model import CampaignModel, WorkloadView
+    from benchrun.runner.results.verdicts import StoredComparison
+    from benchrun.runner.store.records import RoundRow
 
 WHAT = ("all", "readings", "results")
 FORMATS = ("json", "csv")
@@ -143,7 +146,7 @@ def add_campaign_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--campaign-id", dest="campaign_id", type=int, help=argparse.SUPPRESS)
 
 
-def _csv(rows: list[tuple], header: tuple[str, ...]) -> str:
+def _csv(rows: list[tuple[object, ...]], header: tuple[str, ...]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
@@ -151,11 +154,160 @@ def _csv(rows: list[tuple], header: tuple[str, ...]) -> str:
     return buf.getvalue()
 
 
-def param_names(doc: dict) -> list[str]:
-    """The matrix parameters of an export document's workloads, in order of appearance."""
+@dataclass(frozen=True)
+class ExportRound:
+    """One stored round as the export writes it: the stored row and one flag per reading,
+    the flag the report model computed (runner/report/model.py ``WorkloadView.all_flags``:
+    warm-up, outlier, failed, contended or ``""``) followed by the flag stored with the
+    reading, after a comma (docs/export-format.md "Reading flags")."""
+
+    row: RoundRow
+    reading_flags: tuple[str, ...]
+
+    def node(self) -> str | None:
+        """The compute node that measured the round (its ``node`` fact, executor: slurm),
+        None for a round run on this machine."""
+        node = (self.row.facts or {}).get("node")
+        return None if node is None else str(node)
+
+
+@dataclass(frozen=True)
+class ExportWorkload:
+    """One workload of a campaign as both CSV forms write it: the report model's view
+    (name, matrix parameters, units, direction, the typed estimate), its rounds with their
+    reading flags, and its comparison with its baseline (None without one)."""
+
+    view: WorkloadView
+    rounds: tuple[ExportRound, ...]
+    baseline: StoredComparison | None
+
+    def head(self, params: list[str]) -> tuple[object, ...]:
+        """The cells every row of the workload starts with: its name, one cell per matrix
+        parameter of ``params`` (empty when it has none), its base unit, display unit and
+        factor, direction."""
+        v = self.view
+        du = v.display
+        return (
+            v.name,
+            *(v.params.get(p) for p in params),
+            v.unit,
+            du.label,
+            du.factor,
+            v.direction,
+        )
+
+    def reading_rows(self, params: list[str], steady_only: bool) -> list[tuple[object, ...]]:
+        """One row of ``--what readings`` per reading (:data:`READING_COLUMNS`); with
+        ``steady_only`` only the analysed ones."""
+        from benchrun.runner.importers.benchrun_export import ANALYSED
+
+        head = self.head(params)
+        rows = []
+        for er in self.rounds:
+            r = er.row
+            for i, (value, flag) in enumerate(zip(r.readings, er.reading_flags, strict=True)):
+                analysed = flag.split(",")[0] in ANALYSED
+                if steady_only and not analysed:
+                    continue
+                rows.append(
+                    (
+                        *head,
+                        int(bool(self.view.per_work)),
+                        r.seq,
+                        r.pass_,
+                        r.round_index,
+                        r.status,
+                        int(r.warmup),
+                        r.flags,
+                        r.cpus,
+                        r.work,
+                        r.started_at,
+                        r.wall_ns,
+                        r.user_s,
+                        r.sys_s,
+                        r.max_rss_kib,
+                        i,
+                        value,
+                        flag,
+                        int(analysed),
+                        er.node(),
+                        r.wait_ns,
+                        r.wait_source,
+                    )
+                )
+        return rows
+
+    def result_row(self, params: list[str], confidence: float) -> tuple[object, ...]:
+        """The row of ``--what results`` (:data:`RESULT_COLUMNS`): the estimate (base unit,
+        the campaign's ``confidence``; empty without one) and the baseline comparison."""
+        e = self.view.estimate
+        result: tuple[object, ...] = (
+            (None,) * 11
+            if e is None
+            else (
+                e.mean,
+                e.ci_low,
+                e.ci_high,
+                confidence,
+                e.variance,
+                e.n_q,
+                e.q,
+                e.n,
+                e.warmup_readings,
+                e.enough,
+                e.rel_half_width,
+            )
+        )
+        b = self.baseline
+        compared: tuple[object, ...] = (
+            (None,) * 8
+            if b is None
+            else (b.a, b.verdict, b.ratio, b.ratio_low, b.ratio_high, b.test, b.p_holm, b.headline)
+        )
+        return (*self.head(params), *result, *compared)
+
+
+def _export_rounds(
+    view: WorkloadView, rounds: list[RoundRow], stored: dict[tuple[int, int], str]
+) -> tuple[ExportRound, ...]:
+    """``rounds`` (one workload's, launch order) with their readings' flags: ``view.all_flags``
+    follows the readings of these rounds in order; a flag stored on a reading in the
+    database (``stored``, by round id and reading index) is appended after a comma."""
+    out = []
+    pos = 0
+    for r in rounds:
+        computed = view.all_flags[pos : pos + len(r.readings)]
+        pos += len(r.readings)
+        flags = tuple(
+            ",".join(x for x in (f, stored.get((r.id, i), "")) if x) for i, f in enumerate(computed)
+        )
+        out.append(ExportRound(r, flags))
+    return tuple(out)
+
+
+def export_workloads(model: CampaignModel) -> list[ExportWorkload]:
+    """Every workload of ``model`` (in its order) as an :class:`ExportWorkload`: the rounds
+    and reading flags of the model's own snapshot, the baseline comparison of the
+    campaign's comparisons (``model.verdicts``; the last one naming the workload as ``b``)."""
+    rounds_by: dict[str, list[RoundRow]] = {}
+    for r in model.rounds:
+        rounds_by.setdefault(model.names[r.workload_id], []).append(r)
+    baselines = {} if model.verdicts is None else {c.b: c for c in model.verdicts.baselines}
+    return [
+        ExportWorkload(
+            w,
+            _export_rounds(w, rounds_by.get(w.name, []), model.reading_flags),
+            baselines.get(w.name),
+        )
+        for w in model.workloads
+    ]
+
+
+def param_names(workloads: list[ExportWorkload]) -> list[str]:
+    """The matrix parameters of the workloads, in order of appearance."""
     names: dict[str, None] = {}
-    for w in doc["workloads"]:
-        for k in w.get("params") or {}:
+    for w in workloads:
+        for k in w.view.params:
             names.setdefault(str(k), None)
     return list(names)
 
@@ -164,101 +316,40 @@ def _with_params(columns: tuple[str, ...], params: list[str]) -> tuple[str, ...]
     return (columns[0], *(PARAM_PREFIX + p for p in params), *columns[1:])
 
 
-def readings_csv(doc: dict, steady_only: bool) -> str:
-    """One row per reading of an export document (values in the ``unit`` column, the base
-    unit; ``display_unit`` the workload's unit in benchrun's tables, ``display_factor`` one
-    of it in the base unit; ``analysed`` 1 for the readings the estimate used)."""
-    from benchrun.runner.importers.benchrun_export import ANALYSED
-
-    params = param_names(doc)
-    rows = []
-    for w in doc["workloads"]:
-        pv = [(w.get("params") or {}).get(p) for p in params]
-        du = w.get("display_unit") or {}
-        for r in w.get("rounds") or []:
-            for i, (v, f) in enumerate(zip(r["readings"], r["reading_flags"], strict=True)):
-                analysed = f.split(",")[0] in ANALYSED
-                if steady_only and not analysed:
-                    continue
-                rows.append(
-                    (
-                        w["name"],
-                        *pv,
-                        w["unit"],
-                        du.get("label"),
-                        du.get("factor"),
-                        w["direction"],
-                        int(bool(w["per_work"])),
-                        r["seq"],
-                        r["pass"],
-                        r["round_index"],
-                        r["status"],
-                        int(r["warmup"]),
-                        r["flags"],
-                        r["cpus"],
-                        r["work"],
-                        r["started_at"],
-                        r["wall_ns"],
-                        r["user_s"],
-                        r["sys_s"],
-                        r["max_rss_kib"],
-                        i,
-                        v,
-                        f,
-                        int(analysed),
-                        (r.get("facts") or {}).get("node"),
-                        r.get("wait_ns"),
-                        r.get("wait_source"),
-                    )
-                )
+def readings_csv(workloads: list[ExportWorkload], steady_only: bool) -> str:
+    """One row per reading (values in the ``unit`` column, the base unit; ``display_unit``
+    the workload's unit in benchrun's tables, ``display_factor`` one of it in the base unit;
+    ``analysed`` 1 for the readings the estimate used)."""
+    params = param_names(workloads)
+    rows = [row for w in workloads for row in w.reading_rows(params, steady_only)]
     return _csv(rows, _with_params(READING_COLUMNS, params))
 
 
-def _baseline_of(doc: dict) -> dict[str, dict]:
-    """Workload name -> its baseline comparison in the document's ``comparisons``."""
-    comparisons = (doc.get("comparisons") or {}).get("comparisons") or []
-    return {c["b"]: c for c in comparisons if c.get("kind") == "baseline"}
-
-
-def results_csv(doc: dict) -> str:
-    """One row per workload: the result (mean, CI, s_q², n_q, q; base unit) of an export
-    document and its comparison with its baseline (verdict, ratio and CI, test, Holm p)."""
-    params = param_names(doc)
-    base = _baseline_of(doc)
-    rows = []
-    for w in doc["workloads"]:
-        r = w.get("result") or {}
-        du = w.get("display_unit") or {}
-        b = base.get(w["name"]) or {}
-        rows.append(
-            (
-                w["name"],
-                *((w.get("params") or {}).get(p) for p in params),
-                w["unit"],
-                du.get("label"),
-                du.get("factor"),
-                w["direction"],
-                *(r.get(k) for k in RESULT_COLUMNS[5:16]),
-                b.get("a"),
-                b.get("verdict"),
-                b.get("ratio"),
-                b.get("ratio_low"),
-                b.get("ratio_high"),
-                b.get("test"),
-                b.get("p_holm"),
-                b.get("headline"),
-            )
-        )
+def results_csv(workloads: list[ExportWorkload], confidence: float) -> str:
+    """One row per workload: the result (mean, CI, s_q², n_q, q; base unit) and its
+    comparison with its baseline (verdict, ratio and CI, test, Holm p)."""
+    params = param_names(workloads)
+    rows = [w.result_row(params, confidence) for w in workloads]
     return _csv(rows, _with_params(RESULT_COLUMNS, params))
 
 
-def hooks_of(model: CampaignModel) -> list[dict[str, Any]]:
-    """The JSON export's ``hooks``: every stored run of the campaign's setup, prepare and
-    cleanup hooks, in the order they ran (runner/commands/show.py :func:`hook_dict`), as
-    read in the model's snapshot (runner/report/model.py)."""
+def json_text(model: CampaignModel, what: str) -> str:
+    """The JSON export of ``model`` (runner/report/exchange.py ``export_document``, the one
+    writer of the format) for ``--what``: ``results`` without rounds or hooks; ``readings``
+    without each workload's ``collected``, ``summary`` and ``result``; both with the
+    campaign's ``hooks`` (runner/commands/show.py ``hook_dict``) after ``events``."""
     from benchrun.runner.commands.show import hook_dict
+    from benchrun.runner.report.exchange import export_document
 
-    return [hook_dict(h, model.names) for h in model.hooks]
+    doc = export_document(model, with_rounds=what != "results")
+    if what != "results":
+        doc["hooks"] = [hook_dict(h, model.names) for h in model.hooks]
+    if what == "readings":
+        doc["workloads"] = [
+            {k: v for k, v in w.items() if k not in ("collected", "summary", "result")}
+            for w in doc["workloads"]
+        ]
+    return json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
 
 
 def main(args: argparse.Namespace) -> int:
@@ -269,26 +360,17 @@ def main(args: argparse.Namespace) -> int:
         raise UserError(f"unknown --what {args.what!r}; choose from {', '.join(WHAT)}")
     if fmt == "csv" and what == "all":
         what = "readings"
-    from benchrun.runner.report.exchange import export_document
     from benchrun.runner.report.model import load_campaign
 
     model = load_campaign(
         args.campaign, args.campaign_id, diagnostics=False, include_secrets=args.include_secrets
     )
-    doc = export_document(model, with_rounds=what != "results")
     if fmt == "json":
-        if what != "results":
-            doc["hooks"] = hooks_of(model)
-        if what == "readings":
-            doc["workloads"] = [
-                {k: v for k, v in w.items() if k not in ("collected", "summary", "result")}
-                for w in doc["workloads"]
-            ]
-        text = json.dumps(doc, indent=1, allow_nan=False, default=str) + "\n"
+        text = json_text(model, what)
     elif what == "readings":
-        text = readings_csv(doc, args.steady)
+        text = readings_csv(export_workloads(model), args.steady)
     else:
-        text = results_csv(doc)
+        text = results_csv(export_workloads(model), model.confidence)
     if args.out in (None, "-"):
         sys.stdout.write(text)
         return 0

@@ -19,10 +19,23 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NamedTuple
 
 from benchrun.runner.commands.compare import EXIT_REGRESSION, EXIT_UNDECIDED, fraction
 from benchrun.runner.ui.display import stdout_console
+
+if TYPE_CHECKING:
+    from benchrun.runner.results.history import HistorySeries, LatestCheck
+    from benchrun.stats.changepoint import ChangePoints
+
+
+class Analysed(NamedTuple):
+    """One series of the history, its change points (None: too few campaigns with a CI)
+    and, with ``--fail-on-change``, the latest revision's check (None without)."""
+
+    series: HistorySeries
+    result: ChangePoints | None
+    gate: LatestCheck | None
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -68,14 +81,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=main)
 
 
-def _sources(paths: list[Path]) -> tuple[list[Path], list[tuple[str, Any]]]:
+def _sources(paths: list[Path]) -> tuple[list[Path], list[tuple[str, object]]]:
     """The stores (campaign directories, ``benchrun.db`` files) and the benchrun JSON
     exports (read within the import size cap, docs/limits.md) among ``paths``."""
     from benchrun.runner.errors import UserError
     from benchrun.runner.importers.readfile import read_import_text
 
     stores: list[Path] = []
-    exports: list[tuple[str, Any]] = []
+    exports: list[tuple[str, object]] = []
     for path in paths:
         if path.is_file():
             with path.open("rb") as f:
@@ -93,7 +106,7 @@ def _sources(paths: list[Path]) -> tuple[list[Path], list[tuple[str, Any]]]:
     return stores, exports
 
 
-def _analyse(args: argparse.Namespace) -> list[dict[str, Any]]:
+def _analyse(args: argparse.Namespace) -> list[Analysed]:
     """Every series with its change points and, with ``--fail-on-change``, the gate."""
     from benchrun.runner.results.history import check_latest, find_series_changes, load_history
 
@@ -110,11 +123,11 @@ def _analyse(args: argparse.Namespace) -> list[dict[str, Any]]:
             start = result.changes[-1].index if result and result.changes else 0
             tau = result.tau if result is not None else (args.tau or 0.0)
             gate = check_latest(s, start, tau, args.fail_on_change, args.alpha)
-        out.append({"series": s, "result": result, "gate": gate})
+        out.append(Analysed(s, result, gate))
     return out
 
 
-def _print(items: list[dict[str, Any]]) -> None:
+def _print(items: list[Analysed]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
@@ -122,7 +135,7 @@ def _print(items: list[dict[str, Any]]) -> None:
 
     console = stdout_console()
     for item in items:
-        s, r = item["series"], item["result"]
+        s, r = item.series, item.result
         console.print(
             f"[bold]{escape(s.workload)}[/] of {escape(s.experiment)} on {escape(s.machine)}: "
             f"{len(s.points)} campaigns in {s.ordered_by}"
@@ -158,7 +171,7 @@ def _print(items: list[dict[str, Any]]) -> None:
                     f"[{c.ratio_low:.4f}, {c.ratio_high:.4f}] {change_word(c.ratio, s.direction)} "
                     f"(p {c.p_value:.2g}; {c.n_before} revisions before, {c.n_after} after; {tau})"
                 )
-        gate = item["gate"]
+        gate = item.gate
         if gate is not None:
             change = "-" if gate.change is None else f"{100 * gate.change:+.2f} %"
             console.print(
@@ -167,7 +180,7 @@ def _print(items: list[dict[str, Any]]) -> None:
         console.print()
 
 
-def _write_page(items: list[dict[str, Any]], out: Path) -> None:
+def _write_page(items: list[Analysed], out: Path) -> None:
     """The history page of the series and change points ``items`` (the ones the text and
     ``--json`` print), written to ``out``."""
     import time
@@ -175,7 +188,7 @@ def _write_page(items: list[dict[str, Any]], out: Path) -> None:
     from benchrun.runner.report.render import write_history_page
 
     t0 = time.perf_counter()
-    size = write_history_page([(i["series"], i["result"]) for i in items], out)
+    size = write_history_page([(i.series, i.result) for i in items], out)
     print(f"benchrun: wrote {out} ({size / 1024:.0f} KiB) in {time.perf_counter() - t0:.1f} s",
           file=sys.stderr)  # fmt: skip
 
@@ -187,18 +200,17 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         from benchrun.runner.report.history import series_doc
 
-        docs = [series_doc(i["series"], i["result"], i["gate"]) for i in items]
+        docs = [series_doc(i.series, i.result, i.gate) for i in items]
         print(json.dumps({"series": docs}, indent=2, allow_nan=False, default=str))
     else:
         _print(items)
     if args.fail_on_change is None:
         return 0
-    verdicts = [i["gate"].verdict for i in items]
-    worst = [i for i in items if i["gate"].verdict == "regression"]
+    gates = [(i.series, i.gate) for i in items if i.gate is not None]
+    verdicts = [g.verdict for _, g in gates]
+    worst = [(s, g) for s, g in gates if g.verdict == "regression"]
     if worst:
-        names = ", ".join(
-            f"{i['series'].workload} ({100 * i['gate'].change:+.1f} %)" for i in worst
-        )
+        names = ", ".join(f"{s.workload} ({100 * (g.change or 0.0):+.1f} %)" for s, g in worst)
         print(
             f"benchrun: the latest revision is worse beyond the threshold: {names}", file=sys.stderr
         )

@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 import time
-from typing import Any
 
+from benchrun.runner.commands.replies import QueueItem
 from benchrun.runner.daemon.paths import DaemonPaths
 from benchrun.runner.daemon.protocol import DaemonNotRunning, request
 from benchrun.runner.daemon.queue import QueueDB
@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=cmd_resume)
 
 
-def _when(ts: Any) -> str:
+def _when(ts: object) -> str:
     if not isinstance(ts, (int, float)):
         return "-"
     try:  # a value stored before submissions were range-checked may be out of range
@@ -41,11 +41,11 @@ def _when(ts: Any) -> str:
         return f"(bad time {ts!r})"
 
 
-def _entries() -> list[dict[str, Any]]:
+def _entries() -> list[QueueItem]:
     """The queue's entries from the daemon, or from its file when no daemon answers."""
     paths = DaemonPaths.from_env()
     try:
-        return list(request("queue", paths)["entries"])
+        return [QueueItem.from_json(e) for e in request("queue", paths)["entries"]]
     except DaemonNotRunning:
         # the data directory is checked like the daemon checks it: a queue file another
         # user could have planted is not read (nor written: opening may migrate it)
@@ -53,7 +53,7 @@ def _entries() -> list[dict[str, Any]]:
             raise  # no queue yet: say that the daemon is not running
     db = QueueDB.open(paths.queue_db)
     try:
-        entries = [e.to_json() for e in db.entries()]
+        entries = [QueueItem.from_json(e.to_json()) for e in db.entries()]
     finally:
         db.close()
     print(
@@ -67,22 +67,22 @@ def _entries() -> list[dict[str, Any]]:
 def cmd_queue(args: argparse.Namespace) -> int:
     entries = _entries()
     if args.json:
-        print(json.dumps(entries, indent=2))
+        print(json.dumps([e.raw for e in entries], indent=2))
         return 0
     if not entries:
         print("the queue is empty; add a campaign with `benchrun submit EXPERIMENT`")
         return 0
     print(f"{'id':>4}  {'state':<11}  {'prio':>4}  {'submitted':<11}  {'name':<20}  message")
     for e in entries:
-        state = e["state"]
-        msg = e.get("message") or ""
-        if state == "queued" and e.get("not_before") and e["not_before"] > time.time():
-            msg = f"not before {_when(e['not_before'])}" + (f"; {msg}" if msg else "")
+        msg = e.message or ""
+        later = e.not_before
+        if e.state == "queued" and isinstance(later, int | float) and later > time.time():
+            msg = f"not before {_when(later)}" + (f"; {msg}" if msg else "")
         print(
-            f"{e['id']:>4}  {state:<11}  {e['priority']:>4}  {_when(e['submitted_at']):<11}  "
-            f"{e['name']:<20}  {msg}"
+            f"{e.id:>4}  {e.state:<11}  {e.priority:>4}  {_when(e.submitted_at):<11}  "
+            f"{e.name:<20}  {msg}"
         )
-    if any(e["state"] in ("queued", "paused") for e in entries):
+    if any(e.state in ("queued", "paused") for e in entries):
         print(
             "queued campaigns run the experiment text as submitted: edit the file and submit again"
         )

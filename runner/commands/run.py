@@ -12,7 +12,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -45,6 +45,10 @@ from benchrun.runner.execute.reservation import (
 from benchrun.runner.files import make_campaign_dir
 from benchrun.runner.store.database import Store
 from benchrun.runner.ui.display import RichDisplay, stderr_console, stdout_console
+
+if TYPE_CHECKING:
+    from benchrun.runner.campaign.session import CampaignOutcome
+    from benchrun.runner.results.conditions import ConditionsComparison
 
 #: exit status of `benchrun run --fail-on-unmet` when a condition is unmet at the end
 EXIT_UNMET = 3
@@ -313,7 +317,7 @@ def _add_oneline_run_options(g: argparse._ArgumentGroup) -> None:
     )
 
 
-def executor_option(text: str | None) -> str | dict[str, Any] | None:
+def executor_option(text: str | None) -> str | dict[str, object] | None:
     """``--executor SPEC`` as the one-line experiment's ``executor:``: None for ``local``
     (or no option), ``"slurm"``, or the YAML mapping given (checked with the file's rules
     when the experiment is built)."""
@@ -714,7 +718,7 @@ def _run(
         executor = make_executor(experiment, on_message=display.message)
     local = isinstance(executor, LocalExecutor)
 
-    def metadata() -> dict[str, Any]:
+    def metadata() -> dict[str, object]:
         meta = collect_metadata(
             env_names=env_names,
             # the one-line form: the directory its commands run in
@@ -754,7 +758,7 @@ def _run(
 def _report_outcome(
     args: argparse.Namespace,
     experiment: Experiment,
-    outcome: Any,
+    outcome: CampaignOutcome,
     spec: OneLine | None,
     err: Console,
 ) -> int:
@@ -766,7 +770,7 @@ def _report_outcome(
     from benchrun.runner.commands.show import print_results, read_summary, summary_json
 
     summary = read_summary(outcome.db_path, outcome.campaign_id)
-    campaign, verdicts = summary.campaign, summary.verdicts
+    campaign, verdicts = summary.campaign, summary.stored
     conditions = _baseline_conditions(experiment, outcome)
     allow = bool(getattr(args, "allow_different_conditions", False))
     if args.json:  # only the JSON on stdout: the progress and messages are on stderr
@@ -801,7 +805,7 @@ def _report_outcome(
         return outcome.exit_code
     if not args.quiet:
         err.print(f"stored in {outcome.db_path}")
-    if args.fail_on_unmet and not (verdicts or {}).get("conditions_met"):
+    if args.fail_on_unmet and not (verdicts is not None and verdicts.conditions_met):
         print(
             f"benchrun: unmet at the end (--fail-on-unmet): {campaign.stop_reason}",
             file=sys.stderr,
@@ -812,7 +816,9 @@ def _report_outcome(
     return 0
 
 
-def _baseline_conditions(experiment: Experiment, outcome: Any) -> Any:
+def _baseline_conditions(
+    experiment: Experiment, outcome: CampaignOutcome
+) -> ConditionsComparison | None:
     """Both sides' conditions when the campaign had a baseline (runner/results/baseline.py
     ``baseline_conditions``), None without one or when the baseline is gone."""
     path = experiment.settings.baseline

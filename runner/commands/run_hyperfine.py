@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from benchrun.runner.config.experiment import Experiment
 from benchrun.runner.config.hyperfine import (
@@ -27,6 +27,9 @@ from benchrun.runner.config.hyperfine import (
 )
 from benchrun.runner.config.oneline import OneLine, command_sources, fill_params
 from benchrun.runner.errors import UserError
+
+if TYPE_CHECKING:
+    from benchrun.runner.results.hyperfine_export import HyperfineResult
 
 #: the hyperfine options (dest, as shown in messages): one-line form only
 HYPERFINE_ONLY = (
@@ -197,7 +200,24 @@ def hyperfine_given(args: argparse.Namespace) -> list[str]:
     return [shown for dest, shown in HYPERFINE_ONLY if getattr(args, dest, None)]
 
 
-def oneline_fields(args: argparse.Namespace) -> dict[str, Any]:
+class HyperfineFields(TypedDict):
+    """The :class:`OneLine` fields the hyperfine options stand for (their meaning is
+    :class:`runner.config.oneline.OneLine`'s)."""
+
+    overrides: tuple[str, ...]
+    params: tuple[tuple[str, str], ...]
+    shell: bool
+    shell_words: tuple[str, ...]
+    reference: str | None
+    reference_name: str | None
+    conclude: tuple[str, ...]
+    input: str | None
+    scan: str | None
+    ignore_failure: bool
+    setting_flags: tuple[tuple[str, str], ...]
+
+
+def oneline_fields(args: argparse.Namespace) -> HyperfineFields:
     """The :class:`OneLine` fields the hyperfine options stand for (with the ``-L``
     parameters, ``--set`` items and shell choice they change); raises a
     :class:`UserError` naming the option for a bad or contradictory one."""
@@ -371,7 +391,7 @@ def finish(
     return lines
 
 
-def _ignored_lines(results: Sequence[Any]) -> list[str]:
+def _ignored_lines(results: Sequence[HyperfineResult]) -> list[str]:
     """One line per command whose timed rounds include non-zero exits (``-i``)."""
     lines = []
     for r in results:

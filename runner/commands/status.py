@@ -8,9 +8,9 @@ import dataclasses
 import json
 import time
 from pathlib import Path
-from typing import Any
 
-from benchrun.runner.daemon.live import campaign_live, render
+from benchrun.runner.commands.replies import QueueItem
+from benchrun.runner.daemon.live import CampaignLive, campaign_live, render
 from benchrun.runner.daemon.protocol import request
 from benchrun.runner.format import format_duration
 
@@ -34,60 +34,53 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=main)
 
 
-def describe_entry(entry: dict[str, Any]) -> list[str]:
+def describe_entry(entry: QueueItem) -> list[str]:
     """The lines about one queue entry (state, files, message) and its live state."""
-    lines = [f"campaign {entry['id']} ({entry['name']}): {entry['state']}"]
-    lines.append(f"  experiment: {entry['experiment']}")
-    lines.append(f"  results:    {entry['db_path']}")
-    if entry.get("started_at"):
-        since = time.time() - float(entry["started_at"])
+    lines = [f"campaign {entry.id} ({entry.name}): {entry.state}"]
+    lines.append(f"  experiment: {entry.experiment}")
+    lines.append(f"  results:    {entry.db_path}")
+    if entry.started_at:
+        since = time.time() - entry.started_at
         lines.append(
-            f"  started:    {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(entry['started_at']))}"
-            f" ({format_duration(since)} ago, {entry['launches']} launch(es))"
+            f"  started:    {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(entry.started_at))}"
+            f" ({format_duration(since)} ago, {entry.launches} launch(es))"
         )
-    if entry.get("message"):
-        lines.append(f"  message:    {entry['message']}")
-    if _has_live(entry):
-        live = campaign_live(
-            Path(entry["db_path"]), entry.get("campaign_id"), entry.get("base_campaign_id") or 0
-        )
-        lines.extend(render(live))
+    if entry.message:
+        lines.append(f"  message:    {entry.message}")
+    if entry.has_live:
+        lines.extend(render(_live(entry)))
     return lines
 
 
-def _has_live(entry: dict[str, Any]) -> bool:
-    """Whether a queue entry has (or had) a campaign to read the live state of."""
-    return entry["state"] != "queued" or bool(entry.get("launches"))
+def _live(entry: QueueItem) -> CampaignLive:
+    """The live state of the entry's campaign, read from its store."""
+    return campaign_live(Path(entry.db_path), entry.campaign_id, entry.base_campaign_id)
 
 
-def status_doc(entry: dict[str, Any]) -> dict[str, Any]:
+def status_doc(entry: QueueItem) -> dict[str, object]:
     """``status --json`` of one queue entry: ``entry`` (the daemon's queue entry as it
-    sends it) and ``live`` (:class:`runner.daemon.live.CampaignLive` as a dict: the
+    sent it) and ``live`` (:class:`runner.daemon.live.CampaignLive` as a dict: the
     campaign's status, per workload the rounds, warm-up and failed rounds, target
     rounds, CI half-width relative to the mean and its target as fractions, done,
     rounds still needed; undecided pairs, elapsed_s, eta_s, the controller's reason), or
     None while the entry never launched."""
-    live = None
-    if _has_live(entry):
-        state = campaign_live(
-            Path(entry["db_path"]), entry.get("campaign_id"), entry.get("base_campaign_id") or 0
-        )
-        live = dataclasses.asdict(state)
-    return {"entry": entry, "live": live}
+    live = dataclasses.asdict(_live(entry)) if entry.has_live else None
+    return {"entry": entry.raw, "live": live}
 
 
 def main(args: argparse.Namespace) -> int:
     if args.id is None:
-        entry = request("current")["entry"]
-        if entry is None:
+        current = request("current")["entry"]
+        if current is None:
             queued = [e for e in request("queue")["entries"] if e["state"] == "queued"]
             if args.json:
                 print(json.dumps({"entry": None, "queued": len(queued)}, indent=2))
                 return 0
             print(f"no campaign is running; {len(queued)} queued (`benchrun queue` lists them)")
             return 0
+        entry = QueueItem.from_json(current)
     else:
-        entry = request("get", id=args.id)["entry"]
+        entry = QueueItem.from_json(request("get", id=args.id)["entry"])
     if args.json:
         print(json.dumps(status_doc(entry), indent=2, default=str))
         return 0

@@ -20,7 +20,7 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from benchrun.runner.commands import add_set_option
 
@@ -53,6 +53,33 @@ examples:
 The experiment's paths (a workload's cwd, ./programs) are taken in the revision's worktree:
 relative to the experiment file's place in the repository when the file lies inside it,
 else relative to the repository's top (settings.workdir moves that start)."""
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """One revision of a sweep: the commit, whether a finished campaign was reused, the
+    exit code of its ``benchrun run`` child (0 when reused), the campaign's id (None when
+    it failed to start), its status (``failed`` also when it stored no estimate) and each
+    workload's estimate."""
+
+    revision: Commit
+    reused: bool
+    exit_code: int
+    campaign: int | None
+    status: str
+    workloads: list[Estimate]
+
+    def to_json(self) -> dict[str, object]:
+        """The revision's entry of ``sweep --json``: the commit's fields, then ``reused``,
+        ``exit_code``, ``campaign``, ``status`` and ``workloads``."""
+        return {
+            **self.revision.to_dict(),
+            "reused": self.reused,
+            "exit_code": self.exit_code,
+            "campaign": self.campaign,
+            "status": self.status,
+            "workloads": [e.to_dict() for e in self.workloads],
+        }
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -187,10 +214,10 @@ def main(args: argparse.Namespace) -> int:
         check_commands=False,
     ).measurement_fingerprint()
 
-    def fits(c: Any) -> bool:
+    def fits(c: CampaignRow) -> bool:
         return bool(c.name == experiment.name and c.fingerprint == fingerprint)
 
-    rows: list[dict[str, Any]] = []
+    rows: list[SweepRow] = []
     failed = 0
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if args.json else print
     for i, rev in enumerate(revs, 1):
@@ -208,21 +235,20 @@ def main(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return 130
-        row: dict[str, Any] = {**rev.to_dict(), "reused": reused, "exit_code": code}
         found = [] if done is None else estimates(db, done.id)
-        row.update(campaign=None if done is None else done.id,
-                   status="failed" if done is None else done.status,
-                   workloads=[e.to_dict() for e in found])  # fmt: skip
+        status = "failed" if done is None else done.status
+        if done is not None and not any(e.mean is not None for e in found):
+            status = "failed"  # the build or every round failed
+        row = SweepRow(rev, reused, code, None if done is None else done.id, status, found)
         if done is None:
             say(f"{head}: campaign failed (exit {code}); its worktree is kept: {cache / rev.short}")
         elif not any(e.mean is not None for e in found):  # the build or every round failed
-            row["status"] = "failed"
             say(f"{head}: no estimate (campaign {done.id}: its setup or its rounds failed; "
                 f"benchrun show {campaign_dir} --campaign {done.id} --failures)")  # fmt: skip
         else:
             say(f"{head}: {_estimates_line(found)} "
                 f"(campaign {done.id}{', reused' if reused else ''})")  # fmt: skip
-        failed += row["status"] == "failed"
+        failed += row.status == "failed"
         rows.append(row)
     hint = f"benchrun history {campaign_dir}"
     if args.json:
@@ -230,7 +256,7 @@ def main(args: argparse.Namespace) -> int:
             "experiment": experiment.name,
             "repository": str(top),
             "store": str(db),
-            "revisions": rows,
+            "revisions": [r.to_json() for r in rows],
             "failed": failed,
             "history_command": hint,
         }

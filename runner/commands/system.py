@@ -16,7 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from benchrun.runner.config.cpulist import format_cpu_list, parse_kernel_cpu_list
 from benchrun.runner.errors import UserError
@@ -27,6 +29,11 @@ from benchrun.runner.machine.metadata import (
     noise_warnings,
     unknown_noise_settings,
 )
+
+if TYPE_CHECKING:
+    from benchrun.runner.execute.duet import DuetPlan
+    from benchrun.runner.execute.reservation import Holder
+    from benchrun.runner.machine.tuning_journal import Journal
 
 
 def register(subparsers: Any) -> None:
@@ -73,44 +80,68 @@ def _parse_cpus(text: str | None) -> list[int] | None:
     return cpus
 
 
-def duet_capability() -> dict[str, Any]:
-    """Whether this machine can run duets (docs/duet.md): the usable CPUs, the two a duet
-    would use with ``pin: auto`` and their SMT siblings, whether the runner must share a
-    CPU with a side, and the reason when it cannot."""
+@dataclass(frozen=True)
+class DuetCapability:
+    """Whether this machine can run duets (docs/duet.md): the usable CPUs and, when it can,
+    the plan of ``pin: auto`` (the two CPUs, their SMT siblings, where the runner stays);
+    when it cannot, the reason."""
+
+    usable_cpus: int
+    plan: DuetPlan | None
+    reason: str | None = None
+
+    @property
+    def sides_share_a_core(self) -> bool:
+        """The two sides' CPUs are SMT siblings of one core."""
+        p = self.plan
+        return p is not None and p.cpus[1] in p.smt.get(p.cpus[0], ())
+
+    def to_json(self) -> dict[str, object]:
+        """The ``duet`` entry of ``system --json``: ``usable_cpus``, ``possible``, then
+        the plan (``cpus``, ``runner_cpus``, ``runner_shares_cpu``, ``smt_siblings``,
+        ``reason``) and ``sides_share_a_core``, or the ``reason`` it is not possible."""
+        if self.plan is None:
+            return {"usable_cpus": self.usable_cpus, "possible": False, "reason": self.reason}
+        return {
+            "usable_cpus": self.usable_cpus,
+            "possible": True,
+            **self.plan.to_dict(),
+            "sides_share_a_core": self.sides_share_a_core,
+        }
+
+    def lines(self) -> list[str]:
+        """The lines of ``benchrun system``'s Duets section."""
+        p = self.plan
+        if p is None:
+            return [f"no: {self.reason or 'fewer than two CPUs'}"]
+        a, b = p.cpus
+        lines = [
+            f"yes: {self.usable_cpus} usable CPUs; a duet runs on CPUs {a} and {b} (pin: auto)",
+            f"SMT siblings: CPU {a}: {list(p.smt[a])}, CPU {b}: {list(p.smt[b])}"
+            + (" (one core: the sides share it)" if self.sides_share_a_core else ""),
+        ]
+        if p.shares:
+            lines.append(
+                "the runner shares a CPU with a side (no third CPU); duet may cost what it "
+                "gains (docs/duet.md)"
+            )
+        else:
+            runner = None if p.runner_cpus is None else list(p.runner_cpus)
+            lines.append(f"the runner stays on CPUs {runner}, off both sides")
+        return lines
+
+
+def duet_capability() -> DuetCapability:
+    """Whether this machine can run duets (:class:`DuetCapability`)."""
     from benchrun.runner.execute.duet import plan_duet
     from benchrun.runner.execute.pinning import allowed_cpus
 
     usable = allowed_cpus()
-    doc: dict[str, Any] = {"usable_cpus": len(usable), "possible": False}
     try:
         plan = plan_duet("auto", allowed=usable)
     except UserError as exc:
-        doc["reason"] = str(exc)
-        return doc
-    doc.update(plan.to_dict())
-    doc["possible"] = True
-    doc["sides_share_a_core"] = plan.cpus[1] in plan.smt.get(plan.cpus[0], ())
-    return doc
-
-
-def _duet_lines(duet: dict[str, Any]) -> list[str]:
-    if not duet.get("possible"):
-        return [f"no: {duet.get('reason', 'fewer than two CPUs')}"]
-    a, b = duet["cpus"]
-    smt = duet["smt_siblings"]
-    lines = [
-        f"yes: {duet['usable_cpus']} usable CPUs; a duet runs on CPUs {a} and {b} (pin: auto)",
-        f"SMT siblings: CPU {a}: {smt[str(a)]}, CPU {b}: {smt[str(b)]}"
-        + (" (one core: the sides share it)" if duet["sides_share_a_core"] else ""),
-    ]
-    if duet["runner_shares_cpu"]:
-        lines.append(
-            "the runner shares a CPU with a side (no third CPU); duet may cost what it gains "
-            "(docs/duet.md)"
-        )
-    else:
-        lines.append(f"the runner stays on CPUs {duet['runner_cpus']}, off both sides")
-    return lines
+        return DuetCapability(len(usable), None, str(exc))
+    return DuetCapability(len(usable), plan)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -123,15 +154,17 @@ def run(args: argparse.Namespace) -> int:
         return _reset(args.json)
     if getattr(args, "aslr", False):
         raise UserError("--aslr goes with `benchrun system tune`")
-    meta = collect_metadata(workload_cpus=cpus)
-    meta["containment"] = containment_record(probe_containment())
-    meta["duet"] = duet_capability()
-    meta["cpu_reservations"] = cpu_reservations()
-    meta["tuning"] = tuning_state()
+    record = SystemRecord(
+        collect_metadata(workload_cpus=cpus),
+        containment_record(probe_containment()),
+        duet_capability(),
+        cpu_reservations(),
+        tuning_state(),
+    )
     if args.json:
-        print(json.dumps(meta, indent=2, allow_nan=False))
+        print(json.dumps(record.to_json(), indent=2, allow_nan=False))
         return 0
-    _print_human(meta, cpus)
+    _print_human(record, cpus)
     return 0
 
 
@@ -209,48 +242,126 @@ def _reset(as_json: bool) -> int:
     return 1 if report.refused else 0
 
 
-def tuning_state() -> dict[str, Any]:
-    """What benchrun keeps tuned now (docs/tuning.md): the journal's path, and its owner
-    and entries when there is one; ``error`` when it cannot be read."""
+@dataclass(frozen=True)
+class TuningState:
+    """What benchrun keeps tuned now (docs/tuning.md): the journal's path and, when there
+    is one, the journal and whether a live process holds it; ``error`` when it cannot be
+    read."""
+
+    journal_path: str
+    journal: Journal | None = None
+    owner_running: bool = False
+    error: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """The ``tuning`` entry of ``system --json``: ``journal`` (the path), ``tuned``
+        (the journal, null without one), then ``error``, or ``owner`` and
+        ``owner_running``."""
+        out: dict[str, object] = {"journal": self.journal_path, "tuned": None}
+        if self.error is not None:
+            out["error"] = self.error
+        elif self.journal is not None:
+            out["tuned"] = self.journal.to_dict()
+            out["owner"] = self.journal.owner.describe()
+            out["owner_running"] = self.owner_running
+        return out
+
+    def lines(self) -> list[str]:
+        """The journal as lines: who tuned, each change (before -> after)."""
+        from benchrun.runner.machine.tuning import change_lines
+
+        if self.error is not None:
+            return [f"unknown: {self.error}"]
+        journal = self.journal
+        if journal is None:
+            return [f"nothing (no journal at {self.journal_path})"]
+        if journal.owner.kind == "campaign" and not self.owner_running:
+            how = (
+                "that campaign ended without restoring: the next benchrun run, the daemon's "
+                "start or `benchrun system reset` restores"
+            )
+        elif journal.owner.kind == "campaign":
+            how = "restored when that campaign ends"
+        else:
+            how = "`benchrun system reset` restores"
+        lines = [f"by {journal.owner.describe()}, journal {self.journal_path}; {how}"]
+        lines += [f"{line}" for line in change_lines(list(journal.entries))]
+        return lines
+
+
+def tuning_state() -> TuningState:
+    """What benchrun keeps tuned now (:class:`TuningState`)."""
     from benchrun.runner.machine.tuning import current_journal
     from benchrun.runner.machine.tuning_journal import journal_dir
 
     directory = journal_dir()
-    doc: dict[str, Any] = {"journal": str(directory / "tuning.json"), "tuned": None}
+    path = str(directory / "tuning.json")
     try:
         journal, live = current_journal(directory)
     except UserError as exc:
-        doc["error"] = exc.message
-        return doc
-    if journal is not None:
-        doc["tuned"] = journal.to_dict()
-        doc["owner"] = journal.owner.describe()
-        doc["owner_running"] = live
-    return doc
+        return TuningState(path, error=exc.message)
+    return TuningState(path, journal, live)
 
 
-def cpu_reservations() -> dict[str, Any]:
+@dataclass(frozen=True)
+class CpuReservations:
     """The CPU reservations of benchrun runs on this machine (docs/reservation.md): the
     lock directory and each live run's record (pid, user, campaign, CPUs, start time)."""
+
+    directory: str
+    runs: tuple[Holder, ...]
+
+    def to_json(self) -> dict[str, object]:
+        """The ``cpu_reservations`` entry of ``system --json``."""
+        return {
+            "directory": self.directory,
+            "runs": [
+                {
+                    "pid": h.pid,
+                    "user": h.user,
+                    "campaign": h.campaign,
+                    "cpus": list(h.cpus),
+                    "started": h.started,
+                }
+                for h in self.runs
+            ],
+        }
+
+
+def cpu_reservations() -> CpuReservations:
+    """The reservations of this machine's runs now (:class:`CpuReservations`)."""
     from benchrun.runner.execute.reservation import active_runs, lock_directory
 
     directory = lock_directory()
-    return {
-        "directory": str(directory),
-        "runs": [
-            {
-                "pid": h.pid,
-                "user": h.user,
-                "campaign": h.campaign,
-                "cpus": list(h.cpus),
-                "started": h.started,
-            }
-            for h in active_runs(directory)
-        ],
-    }
+    return CpuReservations(str(directory), tuple(active_runs(directory)))
 
 
-def _print_human(meta: dict[str, Any], cpus: list[int] | None) -> None:
+@dataclass(frozen=True)
+class SystemRecord:
+    """What ``benchrun system`` prints: the machine's record
+    (runner/machine/metadata.py ``collect_metadata``, the campaigns' metadata) and this
+    machine's containment of rounds (``kind``, ``detail``, ``wait_source``), duets, CPU
+    reservations and tuning."""
+
+    machine: Mapping[str, object]
+    containment: Mapping[str, str]
+    duet: DuetCapability
+    reservations: CpuReservations
+    tuning: TuningState
+
+    def to_json(self) -> dict[str, object]:
+        """``system --json``: the machine's record with ``containment``, ``duet``,
+        ``cpu_reservations`` and ``tuning`` added."""
+        return {
+            **self.machine,
+            "containment": dict(self.containment),
+            "duet": self.duet.to_json(),
+            "cpu_reservations": self.reservations.to_json(),
+            "tuning": self.tuning.to_json(),
+        }
+
+
+def _print_human(record: SystemRecord, cpus: list[int] | None) -> None:
     from rich.padding import Padding
     from rich.table import Table
     from rich.text import Text
@@ -259,6 +370,7 @@ def _print_human(meta: dict[str, Any], cpus: list[int] | None) -> None:
 
     console = SafeConsole()
     current: Table | None = None
+    meta = record.machine
     for section, label, text in describe_machine(meta):
         if current is None or current.title != section:
             if current is not None:
@@ -274,8 +386,8 @@ def _print_human(meta: dict[str, Any], cpus: list[int] | None) -> None:
         console.print(current)
     console.print()
     console.print(Text("Containment of rounds", style="bold"))
-    console.print(f"  {meta['containment']['detail']}")
-    source = meta["containment"].get("wait_source", "none")
+    console.print(f"  {record.containment['detail']}")
+    source = record.containment["wait_source"]
     console.print(
         "  each round's CPU wait (contended rounds, docs/contention.md): "
         + (source if source != "none" else "not measured on this machine")
@@ -283,26 +395,24 @@ def _print_human(meta: dict[str, Any], cpus: list[int] | None) -> None:
 
     console.print()
     console.print(Text("Duets (docs/duet.md)", style="bold"))
-    for line in _duet_lines(meta["duet"]):
+    for line in record.duet.lines():
         console.print(f"  {line}")
 
     console.print()
-    reservations = meta["cpu_reservations"]
+    reservations = record.reservations
     console.print(Text("CPU reservations (docs/reservation.md)", style="bold"))
-    console.print(f"  lock directory: {reservations['directory']}")
-    if not reservations["runs"]:
+    console.print(f"  lock directory: {reservations.directory}")
+    if not reservations.runs:
         console.print("  none: no other benchrun run holds CPUs")
-    for run in reservations["runs"]:
-        cpus_text = format_cpu_list(run["cpus"]) if run["cpus"] else "none (pin: none)"
+    for run in reservations.runs:
+        cpus_text = format_cpu_list(list(run.cpus)) if run.cpus else "none (pin: none)"
         console.print(
-            Text(
-                f"  pid {run['pid']} ({run['user']}): CPUs {cpus_text}, campaign {run['campaign']}"
-            )
+            Text(f"  pid {run.pid} ({run.user}): CPUs {cpus_text}, campaign {run.campaign}")
         )
 
     console.print()
     console.print(Text("Tuned by benchrun (docs/tuning.md)", style="bold"))
-    for line in _tuning_lines(meta["tuning"]):
+    for line in record.tuning.lines():
         console.print(Text(f"  {line}"), soft_wrap=True)
 
     warnings = noise_warnings(meta, cpus)
@@ -321,28 +431,3 @@ def _print_human(meta: dict[str, Any], cpus: list[int] | None) -> None:
         console.print(Text("Not checked (unknown)", style="bold"))
         for setting, reason in unknown:
             console.print(Padding(Text(f"? {setting}: {reason}"), (0, 0, 0, 2)))
-
-
-def _tuning_lines(doc: dict[str, Any]) -> list[str]:
-    """The journal as lines: who tuned, each change (before -> after)."""
-    from benchrun.runner.machine.tuning import change_lines
-    from benchrun.runner.machine.tuning_journal import Entry
-
-    if "error" in doc:
-        return [f"unknown: {doc['error']}"]
-    tuned = doc.get("tuned")
-    if not tuned:
-        return [f"nothing (no journal at {doc['journal']})"]
-    entries = [Entry(**e) for e in tuned["entries"]]
-    if tuned["owner"]["kind"] == "campaign" and not doc.get("owner_running"):
-        how = (
-            "that campaign ended without restoring: the next benchrun run, the daemon's "
-            "start or `benchrun system reset` restores"
-        )
-    elif tuned["owner"]["kind"] == "campaign":
-        how = "restored when that campaign ends"
-    else:
-        how = "`benchrun system reset` restores"
-    lines = [f"by {doc['owner']}, journal {doc['journal']}; {how}"]
-    lines += [f"{line}" for line in change_lines(entries)]
-    return lines

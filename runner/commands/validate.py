@@ -181,7 +181,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     (``--json``) as one JSON document on stdout."""
     exp, errors = validation_errors(args.file)
     if args.json:
-        doc: dict[str, Any] = {
+        doc: dict[str, object] = {
             "valid": exp is not None,
             "file": args.file,
             "errors": [e.as_dict() for e in errors],

@@ -35,6 +35,7 @@ from benchrun.runner.ui.fit import Col, fit_table, output_width
 from benchrun.runner.ui.terminal import SafeConsole, stdout_console
 
 if TYPE_CHECKING:
+    from benchrun.runner.control.decision import Decision
     from benchrun.runner.store.database import CampaignRow
     from benchrun.runner.ui.tables import (
         WorkInfo,
@@ -165,7 +166,9 @@ class RichDisplay:
     # ------------------------------------------------------------------ protocol
     def start(self, campaign: CampaignRow, targets: dict[str, int], done: dict[str, int]) -> None:
         self.t0 = self.last_line = self.clock()
-        self.estimate = bool(campaign.settings.get("adaptive", False))
+        from benchrun.runner.results.settings import campaign_settings
+
+        self.estimate = bool(campaign_settings(campaign.settings).adaptive)
         self.start_done = sum(done.values())
         if not self.quiet:
             resumed = sum(done.values())
@@ -204,7 +207,7 @@ class RichDisplay:
         elif not self.quiet:
             self._tick()
 
-    def show_decision(self, decision: Any, eta_s: float | None) -> None:
+    def show_decision(self, decision: Decision, eta_s: float | None) -> None:
         """After each adaptive pass (runner/campaign/adaptive.py): per workload the CI
         half-width now vs its target, the undecided pairs it waits for, the controller's
         estimate of its total rounds, and the estimated time to finish."""
@@ -218,14 +221,18 @@ class RichDisplay:
             row.total = row.done if row.finished else row.done + max(1, w.rounds_needed or 1)
             rel = w.rel_half_width
             width = "" if rel is None else f"±{100 * rel:.2g} %"
+            # (low, high, ratio) of the paired comparisons with a ratio CI
             ratios = [
-                p
+                (lo, hi, r)
                 for p in decision.pairs
-                if name in (p.a, p.b) and p.test == "paired" and p.ratio_low is not None
+                if name in (p.a, p.b) and p.test == "paired"
+                if (lo := p.ratio_low) is not None
+                and (hi := p.ratio_high) is not None
+                and (r := p.ratio) is not None
             ]
             if ratios and w.target is None:
                 # a paired workload: what the stopping rule bounds is its ratios' CIs
-                widest = max((p.ratio_high - p.ratio_low) / 2 / p.ratio for p in ratios)
+                widest = max((hi - lo) / 2 / r for lo, hi, r in ratios)
                 width = f"ratio ±{100 * widest:.2g} %"
             if w.target is not None and rel is not None:
                 width += f" / {100 * w.target:.2g} %" + (" ✓" if rel <= w.target else "")

@@ -27,7 +27,7 @@ from benchrun.runner.format import (
     display_unit,
     format_number,
     format_percent,
-    level_shift_text,
+    level_shift_words,
 )
 from benchrun.runner.results.estimate import Description
 from benchrun.runner.results.metrics import MetricSummary
@@ -94,7 +94,7 @@ class WorkInfo:
             return f"{used} ({file}{varied})"
         return None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, int | float | bool | None]:
         """JSON form: the amount used, the file's, whether calibrated and its target (s)."""
         return {
             "work": self.work,
@@ -112,9 +112,35 @@ def _num(n: int) -> str:
     return group_digits(n, KEEP)
 
 
-def _uses_work(spec: Mapping[str, Any]) -> bool:
+@dataclass(frozen=True)
+class Calibration:
+    """What a "calibrated" event says (runner/campaign/adaptive.py): the workload, the work
+    amount calibration chose, the round time it aimed at (seconds; None when not stored)
+    and whether it reached it (None in events stored before that was recorded)."""
+
+    workload: str
+    work: int
+    target_s: float | None
+    reached: bool | None
+
+    @classmethod
+    def from_event(cls, data: object) -> Calibration | None:
+        """The calibration of a stored event's data; None when it holds no work amount."""
+        if not isinstance(data, Mapping) or "work" not in data:
+            return None
+        target = data.get("target_s")
+        reached = data.get("reached")
+        return cls(
+            workload=str(data.get("workload")),
+            work=int(data["work"]),
+            target_s=float(target) if isinstance(target, int | float) else None,
+            reached=None if reached is None else bool(reached),
+        )
+
+
+def _uses_work(spec: Mapping[str, object]) -> bool:
     """Whether a stored workload spec has ``{work}`` in its command, hooks or environment."""
-    parts: list[Any] = [spec.get("command"), spec.get("env")]
+    parts: list[object] = [spec.get("command"), spec.get("env")]
     parts += [spec.get(kind) for kind in ("setup", "prepare", "cleanup")]
     return bool(_WORK.search(repr(parts)))
 
@@ -125,10 +151,10 @@ def workload_works(
     """The work amount of every workload of a campaign that has ``{work}`` (by name):
     read from its stored rounds (``round.work``), its spec's ``work`` (the file's value)
     and the "calibrated" events the adaptive loop stores (runner/campaign/adaptive.py)."""
-    calibrated: dict[str, dict[str, Any]] = {}
+    calibrated: dict[str, Calibration] = {}
     for e in events:
-        if e.kind == "calibrated" and isinstance(e.data, dict) and "work" in e.data:
-            calibrated[str(e.data.get("workload"))] = e.data
+        if e.kind == "calibrated" and (cal := Calibration.from_event(e.data)) is not None:
+            calibrated[cal.workload] = cal
     by_id: dict[int, list[RoundRow]] = {}
     for r in rounds:
         if r.work is not None and "calibration" not in r.flags.split(","):
@@ -147,19 +173,18 @@ def workload_works(
             last = max(steady, key=lambda r: r.seq).work
             work = int(last) if last is not None else works[-1]
         elif cal is not None:
-            works = [int(cal["work"])]
+            works = [cal.work]
             work = works[0]
         elif file is not None:
             works, work = [file], file
         else:
             continue
-        target = cal.get("target_s") if cal else None
         out[w.name] = WorkInfo(
             work=work,
             file=file,
             calibrated=cal is not None,
-            target_s=float(target) if isinstance(target, (int, float)) else None,
-            reached=bool(cal.get("reached")) if cal and "reached" in cal else None,
+            target_s=cal.target_s if cal else None,
+            reached=cal.reached if cal else None,
             low=min(works),
             high=max(works),
         )
@@ -179,7 +204,7 @@ def estimate_cell(r: WorkloadResult, du: DisplayUnit) -> tuple[str, str | None]:
         return "-", None
     mean, lo, hi = e.mean, e.interval_low, e.interval_high
     if lo is None or hi is None:
-        shift = level_shift_text(r.collected or {})
+        shift = level_shift_words(e.level_shift_at, e.level_shift_change)
         if shift:
             return (
                 f"{du.text(mean)} (no CI)",
@@ -536,7 +561,7 @@ class VerdictsTable:
         yield from note_lines([VERDICT_GLOSSARY], options.max_width)
 
 
-def verdicts_table(doc: StoredVerdicts | Mapping[str, Any]) -> VerdictsTable | None:
+def verdicts_table(doc: StoredVerdicts | Mapping[str, object]) -> VerdictsTable | None:
     """Comparisons of a campaign (the stored "verdicts" event, or a fixed campaign's
     computed ones: docs/methods.md §7, §6.4; docs/paired.md): the ratio headline with its
     CI first, then the verdict, the test that decided (paired or Welch) and its

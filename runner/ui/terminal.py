@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterable, Iterator
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 from rich.console import Console
 from rich.segment import Segment
@@ -81,10 +81,12 @@ class SafeConsole(Console):
     stream under ``sys.stdout`` (or ``sys.stderr`` with ``stderr=True``) unless given
     ``file``, so that those codes are not escaped by :class:`SafeStream`."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        if kwargs.get("file") is None:
-            kwargs["file"] = raw_stream(sys.stderr if kwargs.get("stderr") else sys.stdout)
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self, *args: Any, file: IO[str] | None = None, stderr: bool = False, **kwargs: Any
+    ) -> None:
+        if file is None:
+            file = raw_stream(sys.stderr if stderr else sys.stdout)
+        super().__init__(*args, file=file, stderr=stderr, **kwargs)
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         safe = (
