@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from benchrun.runner.machine.facts import MachineFacts
 from benchrun.runner.machine.metadata import collect_facts
@@ -89,11 +90,25 @@ def node_metadata(workload_cpus: Sequence[int] | None = None) -> dict[str, objec
     return node_facts(workload_cpus).to_json()
 
 
-def fact(record: Mapping[str, object], section: str, key: str) -> object:
-    """``record[section][key]`` of a stored record, or None where the record lacks it
-    (readers of one fact by name; :meth:`MachineFacts.from_stored` parses them all)."""
-    part = record.get(section)
-    return part.get(key) if isinstance(part, Mapping) else None
+class NodeEvent(NamedTuple):
+    """The data of a ``node-metadata`` event (runner/campaign/session.py stores it as
+    ``{"node": name, "record": record}``): the node's name and its record as the agent
+    sent it (the JSON object, for outputs that show it as stored; parse it with
+    :meth:`MachineFacts.from_stored`)."""
+
+    node: str
+    record: dict[str, object]
+
+    @classmethod
+    def from_data(cls, data: object) -> NodeEvent | None:
+        """The event's node and record; None when ``data`` names no node (not an object,
+        or its ``node`` is missing or empty); a record that is not an object is ``{}``."""
+        match data:
+            case {"node": node, "record": Mapping() as record} if node:
+                return cls(str(node), dict(record))
+            case {"node": node} if node:
+                return cls(str(node), {})
+        return None
 
 
 def _shown(value: object) -> str:
