@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from benchrun.runner.machine.revision import Revision
 from benchrun.runner.machine.storedfacts import (
     Facts,
     StoredSection,
@@ -580,9 +581,10 @@ class Stored:
     ``present``: there is a record (an object, not empty); ``sections``: those of
     :data:`SECTIONS` it holds (not null nor empty: one that is not an object is held,
     its facts unknown), in that order; ``unreadable``: how many facts of those sections it
-    lists as unreadable (their ``_unavailable`` entries); ``containment`` and ``tuning``:
-    the keys a campaign adds, how its rounds were contained and what ``settings.tune``
-    changed (:meth:`Entry.changes_of`, docs/tuning.md).
+    lists as unreadable (their ``_unavailable`` entries); ``containment``, ``tuning`` and
+    ``revision``: the keys a campaign adds, how its rounds were contained, what
+    ``settings.tune`` changed (:meth:`Entry.changes_of`, docs/tuning.md) and the revision
+    of the code it measured (:meth:`Revision.from_dict`; None when not recorded).
     """
 
     present: bool = False
@@ -590,6 +592,7 @@ class Stored:
     unreadable: int = 0
     containment: RoundContainment = field(default_factory=RoundContainment)
     tuning: tuple[Entry, ...] = ()
+    revision: Revision | None = None
 
     @classmethod
     def read(cls, s: StoredSection) -> Stored:
@@ -601,6 +604,7 @@ class Stored:
             unreadable=sum(s.section(k).listed for k in held),
             containment=RoundContainment.read(s.section("containment")),
             tuning=Entry.changes_of(s.section("tuning").raw),
+            revision=Revision.from_dict(s.section("revision").raw),
         )
 
 
@@ -646,9 +650,9 @@ class MachineFacts:
         Parameters
         ----------
         doc : object
-            The parsed JSON; of the keys a campaign adds, ``containment`` and ``tuning``
-            are read into ``stored`` (with which sections the object holds), the others
-            (``revision``, ``executor``, ...) are ignored.
+            The parsed JSON; of the keys a campaign adds, ``containment``, ``tuning`` and
+            ``revision`` are read into ``stored`` (with which sections the object holds),
+            the others (``executor``, ...) are ignored.
 
         Returns
         -------

@@ -837,9 +837,9 @@ def rules_checklist(
     return [RuleStatus(i + 1, RULES[i], st, d) for i, (st, d) in enumerate(out)]
 
 
-def machine_warnings(model: CampaignModel) -> list[dict[str, str]]:
-    """The noise warnings of ``benchrun system`` for the stored record (runner/metadata_noise)."""
-    meta = model.campaign.metadata
-    if not meta:
+def machine_warnings(record: MachineFacts) -> list[dict[str, str]]:
+    """The noise warnings of ``benchrun system`` (runner/machine/noise.py) for a campaign's
+    stored ``record``; none when no record was stored."""
+    if not record.stored.present:
         return []
-    return [w.to_dict() for w in noise_warnings(meta)]
+    return [w.to_dict() for w in noise_warnings(record)]

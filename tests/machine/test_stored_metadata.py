@@ -12,6 +12,7 @@ import pytest
 
 from benchrun.runner.machine.facts import MachineFacts
 from benchrun.runner.machine.nodes import NodeEvent
+from benchrun.runner.machine.revision import Revision
 from benchrun.runner.machine.tuning_journal import Entry
 
 RECORD = {
@@ -31,6 +32,7 @@ RECORD = {
         "changes": [{"setting": "turbo", "path": "sys/boost", "before": "1", "after": "0"}],
         "skipped": [],
     },
+    "revision": {"label": "v1.2", "commit": "abc1234", "source": "flag"},
 }
 
 
@@ -51,13 +53,14 @@ def test_a_full_record() -> None:
         "cpu.stat",
     )
     assert s.tuning == (Entry("turbo", "sys/boost", "1", "0"),)
+    assert s.revision == Revision("v1.2", commit="abc1234", source="flag")
 
 
 @pytest.mark.parametrize("doc", [None, {}, [], "text"])
 def test_no_record(doc: object) -> None:
     s = MachineFacts.from_stored(doc).stored
     assert not s.present and s.sections == () and s.unreadable == 0
-    assert s.containment.kind is None and s.tuning == ()
+    assert s.containment.kind is None and s.tuning == () and s.revision is None
 
 
 def test_missing_and_empty_sections_are_not_held() -> None:
@@ -73,6 +76,7 @@ def test_damaged_parts_read_as_unknown() -> None:
             "timer": {"clock": "", "measured_resolution_ns": "20", "overhead_ns": None},
             "containment": "cgroup",
             "tuning": {"changes": "all"},
+            "revision": {"commit": "abc1234"},  # no label: no revision
         }
     )
     # a section that is there is held; what it holds is read only when it is an object
@@ -80,7 +84,7 @@ def test_damaged_parts_read_as_unknown() -> None:
     assert not facts.timer.clock.clock  # an empty clock names none
     assert facts.timer.clock.measured_resolution_ns is None  # "20" is not a number
     assert facts.stored.containment.kind is None  # not an object: no kind
-    assert facts.stored.tuning == ()
+    assert facts.stored.tuning == () and facts.stored.revision is None
 
 
 def test_unreadable_facts_listed_as_a_list_are_counted() -> None:
