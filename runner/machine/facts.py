@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from benchrun.runner.machine.revision import Revision
 from benchrun.runner.machine.storedfacts import (
     Facts,
     StoredSection,
@@ -25,12 +26,16 @@ from benchrun.runner.machine.storedfacts import (
     jsonable,
     section_json,
 )
+from benchrun.runner.machine.tuning_journal import Entry
 
 __all__ = [
     "SCHEMA_VERSION",
     "Aslr",
     "Caches",
     "Clock",
+    "RoundContainment",
+    "SECTIONS",
+    "Stored",
     "Cores",
     "CpuIdentity",
     "EnvironmentFacts",
@@ -55,6 +60,8 @@ __all__ = [
 
 #: the version of the record's layout, stored as ``schema_version``
 SCHEMA_VERSION = 1
+#: the record's sections, in the order it stores them
+SECTIONS = ("hardware", "software", "timer", "environment")
 
 # ----------------------------------------------------------------------------- hardware
 
@@ -540,6 +547,67 @@ class EnvironmentFacts:
         )
 
 
+# ------------------------------------------------------------------ campaign's keys
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoundContainment(Facts):
+    """How each round's processes were contained (the ``containment`` a campaign adds to
+    its record, runner/execute/containment.py ``containment_record``): ``kind``
+    (``cgroup`` or ``process group``), a one-line ``detail``, and ``wait_source``, the
+    signal of each round's CPU wait."""
+
+    kind: str | None = None
+    detail: str | None = None
+    wait_source: str | None = None
+
+    @classmethod
+    def read(cls, s: StoredSection) -> RoundContainment:
+        """The stored ``containment`` object."""
+        return cls(
+            kind=s.text("kind"),
+            detail=s.text("detail"),
+            wait_source=s.text("wait_source"),
+            unavailable=s.reasons_of(cls.keys()),
+            absent=s.absent_of(cls.keys()),
+        )
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What a stored metadata object holds besides the record's facts (read by
+    :meth:`MachineFacts.from_stored`; nothing on a record collected here).
+
+    ``present``: there is a record (an object, not empty); ``sections``: those of
+    :data:`SECTIONS` it holds (not null nor empty: one that is not an object is held,
+    its facts unknown), in that order; ``unreadable``: how many facts of those sections it
+    lists as unreadable (their ``_unavailable`` entries); ``containment``, ``tuning`` and
+    ``revision``: the keys a campaign adds, how its rounds were contained, what
+    ``settings.tune`` changed (:meth:`Entry.changes_of`, docs/tuning.md) and the revision
+    of the code it measured (:meth:`Revision.from_dict`; None when not recorded).
+    """
+
+    present: bool = False
+    sections: tuple[str, ...] = ()
+    unreadable: int = 0
+    containment: RoundContainment = field(default_factory=RoundContainment)
+    tuning: tuple[Entry, ...] = ()
+    revision: Revision | None = None
+
+    @classmethod
+    def read(cls, s: StoredSection) -> Stored:
+        """What the stored object ``s`` holds (its facts are read by the sections)."""
+        held = tuple(k for k in SECTIONS if s.holds(k))
+        return cls(
+            present=bool(s.raw),
+            sections=held,
+            unreadable=sum(s.section(k).listed for k in held),
+            containment=RoundContainment.read(s.section("containment")),
+            tuning=Entry.changes_of(s.section("tuning").raw),
+            revision=Revision.from_dict(s.section("revision").raw),
+        )
+
+
 # ------------------------------------------------------------------------------ record
 
 
@@ -548,7 +616,9 @@ class MachineFacts:
     """The reproducibility record of one machine at one moment.
 
     ``schema_version``: :data:`SCHEMA_VERSION` when collected; ``collected_at``: UTC, ISO
-    8601 to the second; ``collection_seconds``: what collecting took.
+    8601 to the second; ``collection_seconds``: what collecting took; ``stored``: what
+    the stored metadata held besides these (empty when collected here, not written by
+    :meth:`to_json`).
     """
 
     hardware: HardwareFacts = field(default_factory=HardwareFacts)
@@ -558,6 +628,7 @@ class MachineFacts:
     schema_version: int | None = SCHEMA_VERSION
     collected_at: str | None = None
     collection_seconds: float | None = None
+    stored: Stored = field(default_factory=Stored)
 
     def to_json(self) -> dict[str, object]:
         """The JSON object stored as a campaign's metadata (before the keys the campaign
@@ -579,8 +650,9 @@ class MachineFacts:
         Parameters
         ----------
         doc : object
-            The parsed JSON; keys other than the record's (``revision``, ``tuning``, ...)
-            are ignored.
+            The parsed JSON; of the keys a campaign adds, ``containment``, ``tuning`` and
+            ``revision`` are read into ``stored`` (with which sections the object holds),
+            the others (``executor``, ...) are ignored.
 
         Returns
         -------
@@ -602,5 +674,6 @@ class MachineFacts:
                     s.integer("schema_version"),
                     s.text("collected_at"),
                     s.number("collection_seconds"),
+                    Stored.read(s),
                 )
         return cls(schema_version=None)

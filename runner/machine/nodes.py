@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from benchrun.runner.machine.facts import MachineFacts
 from benchrun.runner.machine.metadata import collect_facts
@@ -19,32 +20,21 @@ from benchrun.runner.machine.metadata import collect_facts
 
 @dataclass(frozen=True)
 class ComparedFact:
-    """One fact compared between nodes: its label, where the record stores it
-    (``section``, ``key``) and how to read it from a parsed record."""
+    """One fact compared between nodes: its label and how to read it from a parsed
+    record."""
 
     label: str
-    section: str
-    key: str
     read: Callable[[MachineFacts], object]
 
 
 #: the facts compared between nodes, in the order shown
 COMPARED_FACTS: tuple[ComparedFact, ...] = (
-    ComparedFact("cpu model", "hardware", "cpu_model", lambda m: m.hardware.identity.cpu_model),
-    ComparedFact("microcode", "hardware", "microcode", lambda m: m.hardware.identity.microcode),
-    ComparedFact(
-        "kernel", "software", "kernel_release", lambda m: m.software.kernel.kernel_release
-    ),
-    ComparedFact("governor", "hardware", "governor", lambda m: m.hardware.frequency.governor),
-    ComparedFact("smt", "hardware", "smt_active", lambda m: m.hardware.smt.smt_active),
-    ComparedFact(
-        "cpu count", "hardware", "cores_logical", lambda m: m.hardware.cores.cores_logical
-    ),
-)
-
-#: the facts compared between nodes: (label, section of the record, key)
-COMPARED: tuple[tuple[str, str, str], ...] = tuple(
-    (f.label, f.section, f.key) for f in COMPARED_FACTS
+    ComparedFact("cpu model", lambda m: m.hardware.identity.cpu_model),
+    ComparedFact("microcode", lambda m: m.hardware.identity.microcode),
+    ComparedFact("kernel", lambda m: m.software.kernel.kernel_release),
+    ComparedFact("governor", lambda m: m.hardware.frequency.governor),
+    ComparedFact("smt", lambda m: m.hardware.smt.smt_active),
+    ComparedFact("cpu count", lambda m: m.hardware.cores.cores_logical),
 )
 
 #: a node's record: parsed, or the JSON object stored in its ``node-metadata`` event
@@ -89,11 +79,25 @@ def node_metadata(workload_cpus: Sequence[int] | None = None) -> dict[str, objec
     return node_facts(workload_cpus).to_json()
 
 
-def fact(record: Mapping[str, object], section: str, key: str) -> object:
-    """``record[section][key]`` of a stored record, or None where the record lacks it
-    (readers of one fact by name; :meth:`MachineFacts.from_stored` parses them all)."""
-    part = record.get(section)
-    return part.get(key) if isinstance(part, Mapping) else None
+class NodeEvent(NamedTuple):
+    """The data of a ``node-metadata`` event (runner/campaign/session.py stores it as
+    ``{"node": name, "record": record}``): the node's name and its record as the agent
+    sent it (the JSON object, for outputs that show it as stored; parse it with
+    :meth:`MachineFacts.from_stored`)."""
+
+    node: str
+    record: dict[str, object]
+
+    @classmethod
+    def from_data(cls, data: object) -> NodeEvent | None:
+        """The event's node and record; None when ``data`` names no node (not an object,
+        or its ``node`` is missing or empty); a record that is not an object is ``{}``."""
+        match data:
+            case {"node": node, "record": Mapping() as record} if node:
+                return cls(str(node), dict(record))
+            case {"node": node} if node:
+                return cls(str(node), {})
+        return None
 
 
 def _shown(value: object) -> str:
@@ -105,8 +109,8 @@ def _shown(value: object) -> str:
 
 
 def node_differences(records: Mapping[str, NodeRecord]) -> list[str]:
-    """One line per compared fact (:data:`COMPARED`) whose value is not the same on every
-    node: ``"cpu model differs: vm1 X, vm2 Y"``, nodes in name order. A fact no node
+    """One line per compared fact (:data:`COMPARED_FACTS`) whose value is not the same on
+    every node: ``"cpu model differs: vm1 X, vm2 Y"``, nodes in name order. A fact no node
     reports is no difference; one some nodes report and others not is (shown
     ``unknown``). Fewer than two nodes: no lines."""
     if len(records) < 2:
@@ -125,8 +129,9 @@ def node_differences(records: Mapping[str, NodeRecord]) -> list[str]:
 
 
 def node_rows(records: Mapping[str, NodeRecord]) -> list[tuple[str, ...]]:
-    """One row per node, in name order: the node's name, then each :data:`COMPARED` fact
-    as shown (``unknown`` where its record lacks it); the report's table of nodes."""
+    """One row per node, in name order: the node's name, then each fact of
+    :data:`COMPARED_FACTS` as shown (``unknown`` where its record lacks it); the report's
+    table of nodes."""
     rows = []
     for name in sorted(records):
         parsed = MachineFacts.from_stored(records[name])

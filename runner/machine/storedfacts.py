@@ -106,6 +106,20 @@ class StoredSection:
                 return reason
         return None
 
+    @property
+    def listed(self) -> int:
+        """How many facts the section lists as unreadable: the entries of its stored
+        ``_unavailable`` (an object, or a list of keys); 0 when it has none."""
+        match self.raw:
+            case {"_unavailable": Mapping() | list() as gone}:
+                return len(gone)
+        return 0
+
+    def holds(self, key: str) -> bool:
+        """Whether this object stores something under ``key``: a value that is not null,
+        empty nor false (a value of the wrong kind is held all the same)."""
+        return bool(self.raw.get(key))
+
     def section(self, key: str) -> StoredSection:
         """The section stored under ``key`` of this object (an empty one when missing)."""
         return StoredSection(self._raw(key))

@@ -423,12 +423,11 @@ def recorded_changes(record: object) -> str | None:
     """The changes of a campaign's ``tuning`` metadata record (:meth:`TuneReport.to_dict`)
     as one line (:func:`change_lines`, joined by ``; ``); None when it names none. A
     change that is not an object of four strings (:meth:`Entry.from_stored`) is left out."""
-    match record:
-        case {"changes": list(changes)} if changes:
-            pass
-        case _:
-            return None
-    entries = [entry for entry in map(Entry.from_stored, changes) if entry is not None]
+    return changes_line(Entry.changes_of(record))
+
+
+def changes_line(entries: Sequence[Entry]) -> str | None:
+    """``entries`` as one line (:func:`change_lines`, joined by ``; ``); None when none."""
     return "; ".join(change_lines(entries)) or None
 
 

@@ -90,6 +90,16 @@ class Entry:
                 return cls(str(setting), str(path), str(before), str(after))
         return None
 
+    @classmethod
+    def changes_of(cls, record: object) -> tuple[Entry, ...]:
+        """The changes of a campaign's stored ``tuning`` record (``TuneReport.to_dict``:
+        ``{"changes": [entry, ...], ...}``), in order; a change that is not an object of
+        the four keys is left out, and anything else has none."""
+        match record:
+            case {"changes": list(changes)}:
+                return tuple(e for e in map(cls.from_stored, changes) if e is not None)
+        return ()
+
 
 @dataclass(frozen=True)
 class Owner:

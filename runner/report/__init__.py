@@ -8,7 +8,8 @@ One module per concern, as in hyperfine's exporters (docs/design.md "Models to f
   to the best, quantile regression, and for suites HPT, Speedup-Test, bootstrap, biplot),
   all by calling ``stats``.
 - :mod:`runner.report.methods`: the methods paragraph and Hoefler & Belli's twelve rules
-  (the machine record's facts they state read once by :mod:`runner.report.recorded`).
+  (the machine record's facts they state read once, as
+  :meth:`runner.machine.facts.MachineFacts.from_stored` reads every stored record).
 - :mod:`runner.report.plots`: matplotlib figures (PNG bytes).
 - :mod:`runner.report.html`, :mod:`runner.report.markdown`, :mod:`runner.report.tabular`:
   one renderer per output format behind :func:`runner.report.render.write_report`.

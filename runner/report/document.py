@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchrun.runner.machine.describe import describe_machine
+from benchrun.runner.machine.facts import MachineFacts
 from benchrun.runner.machine.nodes import node_differences
 from benchrun.runner.machine.noise import unknown_noise_settings
 from benchrun.runner.report import plots
@@ -345,7 +346,8 @@ def build_report(
     suite = find_suite(model, system_factor)
     if suite is not None:
         analyse_suite(suite, model.confidence, resamples)
-    meta = model.campaign.metadata or {}
+    record = MachineFacts.from_stored(model.campaign.metadata)
+    stored = record.stored.present
     fleet = find_fleet(model)
     if fleet is not None and suite is None:
         fleet.notes.append(
@@ -359,9 +361,9 @@ def build_report(
         suite=suite,
         methods=methods_paragraph(model, groups, suite),
         rules=rules_checklist(model, groups, suite),
-        warnings=machine_warnings(model),
-        unchecked=unknown_noise_settings(meta) if meta else [],
-        machine=describe_machine(meta) if meta else [],
+        warnings=machine_warnings(record),
+        unchecked=unknown_noise_settings(record) if stored else [],
+        machine=describe_machine(record) if stored else [],
         node_records=node_records(model),
         notes={w.name: workload_notes(model, w) for w in model.workloads},
         fleet=fleet,

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 
 from benchrun.runner.config.experiment import NODE_TYPE_PARAM
 from benchrun.runner.machine.describe import describe_machine
-from benchrun.runner.machine.nodes import fact, node_differences
+from benchrun.runner.machine.facts import MachineFacts
+from benchrun.runner.machine.nodes import NodeEvent, node_differences
 from benchrun.runner.report.model import CampaignModel, WorkloadView
 from benchrun.runner.report.verdicts import StoredComparison
 
@@ -136,13 +137,12 @@ def benchmark_label(view: WorkloadView) -> str:
 def node_records(model: CampaignModel) -> dict[str, Mapping[str, object]]:
     """Each node's record from the campaign's ``node-metadata`` events (first wins): the
     machine record as the node's agent sent it, walked by runner/machine/describe.py and
-    nodes.py; an event without a node is left out, one without a record gives ``{}``."""
+    nodes.py; an event without a node is left out, one without a record gives ``{}``
+    (:meth:`NodeEvent.from_data`)."""
     out: dict[str, Mapping[str, object]] = {}
     for e in model.events:
-        data = e.data or {}
-        if e.kind == "node-metadata" and data.get("node"):
-            record = data.get("record")
-            out.setdefault(str(data["node"]), dict(record) if isinstance(record, Mapping) else {})
+        if e.kind == "node-metadata" and (stored := NodeEvent.from_data(e.data)) is not None:
+            out.setdefault(stored.node, stored.record)
     return out
 
 
@@ -186,7 +186,7 @@ def find_fleet(model: CampaignModel) -> Fleet | None:
     return Fleet(types, nodes, records, benchmarks, verdicts, facts, within, notes)
 
 
-def _rows(record: Mapping[str, object]) -> dict[tuple[str, str], str]:
+def _rows(record: MachineFacts) -> dict[tuple[str, str], str]:
     """A node's facts shown side by side: (section, label) -> text."""
     out: dict[tuple[str, str], str] = {}
     for section, label, text in describe_machine(record):
@@ -195,8 +195,8 @@ def _rows(record: Mapping[str, object]) -> dict[tuple[str, str], str]:
         if label.startswith("Frequency"):
             text = _CURRENT_MHZ.sub("", text)
         out[(section, label)] = text
-    code = fact(record, "hardware", "microcode")
-    out[("Hardware", "Microcode")] = "unknown" if code is None else str(code)
+    code = record.hardware.identity.microcode
+    out[("Hardware", "Microcode")] = "unknown" if code is None else code
     return out
 
 
@@ -208,7 +208,10 @@ def side_by_side(
     A type's value of a fact is its nodes' common text, or ``node: text; ...`` when they
     disagree (then the type is in ``within``); a type without a record reads
     ``no record``. ``differs`` is True when two types' values are not equal."""
-    per_node = {n: _rows(records[n]) for ns in nodes.values() for n in ns if n in records}
+    parsed = {
+        n: MachineFacts.from_stored(records[n]) for ns in nodes.values() for n in ns if n in records
+    }
+    per_node = {n: _rows(record) for n, record in parsed.items()}
     keys: list[tuple[str, str]] = []
     for rows in per_node.values():
         keys.extend(k for k in rows if k not in keys)
@@ -238,6 +241,6 @@ def side_by_side(
         differs = len({values[t] for t in types if values[t] != "no record"}) > 1
         facts.append(FactRow(key[0], key[1], values, differs, within))
     within_lines = {
-        t: node_differences({n: records[n] for n in nodes[t] if n in records}) for t in types
+        t: node_differences({n: parsed[n] for n in nodes[t] if n in parsed}) for t in types
     }
     return facts, {t: lines for t, lines in within_lines.items() if lines}

@@ -362,7 +362,7 @@ def history_of(database: Path, experiment: str) -> list[SeriesView]:
     ``database`` (every workload on every machine, change points found with the defaults
     of ``benchrun history``), without figures; empty unless its finished campaigns
     measured two or more revisions (``--revision`` or git, docs/history.md)."""
-    from benchrun.runner.machine.revision import Revision
+    from benchrun.runner.machine.facts import MachineFacts
     from benchrun.runner.results.campaigns import DONE
     from benchrun.runner.store.database import Store
 
@@ -373,7 +373,7 @@ def history_of(database: Path, experiment: str) -> list[SeriesView]:
             rev.label
             for c in store.campaigns()
             if c.status == DONE and c.name == experiment
-            for rev in [Revision.from_dict((c.metadata or {}).get("revision"))]
+            for rev in [MachineFacts.from_stored(c.metadata).stored.revision]
             if rev is not None
         }
     if len(labels) < 2:

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 from benchrun.runner.config.experiment import Settings
 from benchrun.runner.format import format_percent, level_shift_text
+from benchrun.runner.machine.facts import SECTIONS, Clock, MachineFacts
 from benchrun.runner.machine.noise import noise_warnings
+from benchrun.runner.machine.tuning import changes_line
 from benchrun.runner.report.analysis import Group, Suite
 from benchrun.runner.report.model import CampaignModel, Estimate, WorkloadView
 from benchrun.runner.report.panels import display_of, workload_panels
-from benchrun.runner.report.recorded import SECTIONS, RecordedFacts, TimerFacts
 from benchrun.runner.report.verdicts import StoredVerdicts
 
 METHODS_REFERENCES = (
@@ -169,24 +170,22 @@ def _uncertified_sentence(views: list[WorkloadView], c: float, paired: set[str])
 
 def methods_paragraph(model: CampaignModel, groups: list[Group], suite: Suite | None) -> str:
     """One paragraph describing what was really done (module docstring)."""
-    recorded = RecordedFacts.from_metadata(model.campaign.metadata)
+    record = MachineFacts.from_stored(model.campaign.metadata)
     return " ".join(
         [
-            *_campaign_sentences(model, recorded),
+            *_campaign_sentences(model, record),
             *_warmup_sentences(model),
             *_estimate_sentences(model),
             *_test_sentences(model, groups, suite),
-            *_measurement_sentences(model, recorded.timer),
+            *_measurement_sentences(model, record.timer.clock),
         ]
     )
 
 
-def _tuning_sentence(record: object) -> str | None:
+def _tuning_sentence(record: MachineFacts) -> str | None:
     """What ``settings.tune`` changed for the campaign (its metadata's ``tuning``: the
     changes with their values before and after, docs/tuning.md), or None when nothing."""
-    from benchrun.runner.machine.tuning import recorded_changes
-
-    changes = recorded_changes(record)
+    changes = changes_line(record.stored.tuning)
     if changes is None:
         return None
     return (
@@ -195,9 +194,9 @@ def _tuning_sentence(record: object) -> str | None:
     )
 
 
-def _campaign_sentences(model: CampaignModel, recorded: RecordedFacts) -> list[str]:
-    """The campaign: workloads, rounds, pinning, containment (from the machine record
-    ``recorded``), order and how it ended."""
+def _campaign_sentences(model: CampaignModel, record: MachineFacts) -> list[str]:
+    """The campaign: workloads, rounds, pinning, containment (from the stored machine
+    ``record``), order and how it ended."""
     s = model.settings
     views = model.workloads
     out: list[str] = []
@@ -209,7 +208,7 @@ def _campaign_sentences(model: CampaignModel, recorded: RecordedFacts) -> list[s
         + (f" pinned to CPU {', '.join(model.cpus)}" if model.cpus else " (not pinned to CPUs)")
         + "."
     )
-    contained = recorded.containment
+    contained = record.stored.containment.kind
     if contained == "cgroup":
         out.append(
             "Each round ran in its own cgroup, and whatever it left running was killed "
@@ -220,7 +219,7 @@ def _campaign_sentences(model: CampaignModel, recorded: RecordedFacts) -> list[s
             "Each round ran in its own process group, killed at the end of the round "
             "(no cgroup was available, so a descendant that left the group could outlive it)."
         )
-    tuned = _tuning_sentence(recorded.tuning)
+    tuned = _tuning_sentence(record)
     if tuned:
         out.append(tuned)
     order = s.order
@@ -371,13 +370,13 @@ def _test_sentences(model: CampaignModel, groups: list[Group], suite: Suite | No
     return out
 
 
-def _measurement_sentences(model: CampaignModel, timer: TimerFacts) -> list[str]:
-    """The ``timer`` of the machine record and how costs and rates are summarised (Hoefler
-    & Belli's rule 3)."""
+def _measurement_sentences(model: CampaignModel, timer: Clock) -> list[str]:
+    """The ``timer`` of the machine record (its smallest measured step and the cost of one
+    call, ns) and how costs and rates are summarised (Hoefler & Belli's rule 3)."""
     views = model.workloads
     out: list[str] = []
     if timer.clock:
-        res, over = timer.resolution_ns, timer.overhead_ns
+        res, over = timer.measured_resolution_ns, timer.overhead_ns
         out.append(
             f"Times come from {timer.clock} ({timer.implementation or '-'})"
             + (f", smallest measured step {res:g} ns" if res is not None else "")
@@ -749,24 +748,24 @@ def _rule_percentiles(views: list[WorkloadView], groups: list[Group]) -> tuple[s
     return MET, detail
 
 
-def _rule_setup(model: CampaignModel, recorded: RecordedFacts) -> tuple[str, str]:
-    """Rule 9: the machine record (hardware, software, timer, environment: ``recorded``)
-    and the experiment file are stored."""
-    absent = [k for k in SECTIONS if k not in recorded.sections]
-    if not recorded.present:
+def _rule_setup(model: CampaignModel, record: MachineFacts) -> tuple[str, str]:
+    """Rule 9: the machine record (hardware, software, timer, environment: the sections
+    the stored ``record`` holds) and the experiment file are stored."""
+    absent = [k for k in SECTIONS if k not in record.stored.sections]
+    if not record.stored.present:
         return MISSING, "no machine record was stored with this campaign"
     if not model.campaign.config_text.strip():
         absent.append("the experiment file")
     if absent:
         return MISSING, f"not recorded: {', '.join(absent)}"
-    gone = recorded.unavailable
+    gone = record.stored.unreadable
     return MET, (
         "hardware, software, timer, environment and the full experiment file are recorded"
         + (f" ({gone} facts unreadable on this machine, listed)" if gone else "")
     )
 
 
-def _rule_techniques(timer: TimerFacts) -> tuple[str, str]:
+def _rule_techniques(timer: Clock) -> tuple[str, str]:
     """Rule 10: the timer (from the machine record) and the subsession sizes are stated."""
     if not timer.clock:
         return MISSING, "the timer is not recorded (no machine record of it)"
@@ -816,7 +815,7 @@ def rules_checklist(
     the machine's peak.
     """
     views = model.workloads
-    recorded = RecordedFacts.from_metadata(model.campaign.metadata)
+    record = MachineFacts.from_stored(model.campaign.metadata)
     out = [
         _rule_base_case(model, groups, suite),
         _rule_subset(views),
@@ -826,8 +825,8 @@ def rules_checklist(
         _rule_normality(views),
         _with_duet(model, _rule_compare(model, groups)),
         _rule_percentiles(views, groups),
-        _rule_setup(model, recorded),
-        _rule_techniques(recorded.timer),
+        _rule_setup(model, record),
+        _rule_techniques(record.timer.clock),
         (
             MISSING,
             "benchrun does not know this machine's peak; add an upper bound (peak "
@@ -838,9 +837,9 @@ def rules_checklist(
     return [RuleStatus(i + 1, RULES[i], st, d) for i, (st, d) in enumerate(out)]
 
 
-def machine_warnings(model: CampaignModel) -> list[dict[str, str]]:
-    """The noise warnings of ``benchrun system`` for the stored record (runner/metadata_noise)."""
-    meta = model.campaign.metadata
-    if not meta:
+def machine_warnings(record: MachineFacts) -> list[dict[str, str]]:
+    """The noise warnings of ``benchrun system`` (runner/machine/noise.py) for a campaign's
+    stored ``record``; none when no record was stored."""
+    if not record.stored.present:
         return []
-    return [w.to_dict() for w in noise_warnings(meta)]
+    return [w.to_dict() for w in noise_warnings(record)]

@@ -444,7 +444,7 @@ def compute_nodes(report: Report) -> Table | None:
     """The compute nodes a Slurm campaign's rounds ran on, each with the facts compared
     between nodes (runner/machine/nodes.py), and which of them differ; None for a
     campaign measured on this machine only."""
-    from benchrun.runner.machine.nodes import COMPARED, node_differences, node_rows
+    from benchrun.runner.machine.nodes import COMPARED_FACTS, node_differences, node_rows
 
     if not report.node_records:
         return None
@@ -462,7 +462,7 @@ def compute_nodes(report: Report) -> Table | None:
         caption = "Collected on the node by benchrun's agent (docs/slurm.md, Node metadata)."
     return Table(
         "compute nodes",
-        ("node", *(label for label, _, _ in COMPARED)),
+        ("node", *(f.label for f in COMPARED_FACTS)),
         node_rows(report.node_records),
         caption,
     )
