@@ -271,11 +271,12 @@ def _print(cmp: Comparison, args: argparse.Namespace) -> None:
         f"{sum(r.welch_p is not None for r in cmp.rows)} workloads, alpha {args.alpha:g}; "
         f"equivalent = TOST within ±{100 * args.margin:g} %."
     )
-    o = cmp.overall
-    if o is not None:
+    g = cmp.geomean
+    if g is not None:
+        o = g.interval
         console.print(
-            f"overall: ratio of geometric means new/old over {len(o['workloads'])} workloads "
-            f"{o['estimate']:.4g} [{pc} CI {o['low']:.4g}, {o['high']:.4g}] (bootstrap of "
+            f"overall: ratio of geometric means new/old over {len(g.workloads)} workloads "
+            f"{o.estimate:.4g} [{pc} CI {o.low:.4g}, {o.high:.4g}] (bootstrap of "
             "the independent units within each workload)"
         )
     for label, names in (("only in old", cmp.only_old), ("only in new", cmp.only_new)):
@@ -303,7 +304,7 @@ def _print_control(console: Console, cmp: Comparison, pc: str) -> None:
     if cmp.control_note:
         console.print(escape(cmp.control_note))
         return
-    normalised = [(r, n) for r in cmp.rows if (n := r.normalised)]
+    normalised = [(r, c.test) for r in cmp.rows if (c := r.control_ratio) is not None]
     if cmp.normalise_by_control:
         console.print(
             f"verdicts on each ratio divided by control {escape(cmp.control)}'s ratio "
@@ -313,7 +314,7 @@ def _print_control(console: Console, cmp: Comparison, pc: str) -> None:
     for r, n in normalised:
         console.print(
             f"divided by control {escape(cmp.control)}: {escape(r.name)} "
-            f"{n['ratio']:.3f}x [{pc} CI {n['low']:.3f}, {n['high']:.3f}]",
+            f"{n.ratio:.3f}x [{pc} CI {n.low:.3f}, {n.high:.3f}]",
             soft_wrap=True,
         )
 
