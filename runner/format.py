@@ -122,6 +122,50 @@ def level_shift_words(at: int | None, change: float | None) -> str | None:
     return f"level shift at round {at + 1}{size}"
 
 
+def estimate_text(
+    unit: str | DisplayUnit,
+    mean: float | None,
+    *,
+    low: float | None,
+    high: float | None,
+    certified: bool,
+    note: str | None = None,
+    readings_needed: int | None = None,
+    n: int | None = None,
+    nodes: str | None = None,
+    level_shift: str | None = None,
+) -> str:
+    """One workload's estimate as every output prints it.
+
+    ``unit``: the readings' unit (then shown in the unit :func:`display_unit` picks for
+    ``mean``) or a :class:`DisplayUnit`; ``low``/``high`` the interval (the certified CI,
+    or the uncertified interval of docs/methods.md §4.1 with ``note`` saying what it
+    assumes); ``nodes`` the sentence of a CI from node means; ``level_shift`` the words of
+    a level shift that leaves no interval. Returns ``"24.73 ms ± 0.61 ms"`` for a
+    certified CI, ``"24.73 ms ± 0.61 ms (independence not certified: assumes tau <= 2.4,
+    1.6x the i.i.d. width)"`` for an uncertified interval, ``"24.73 ms (no CI: need ~N
+    readings, have M)"`` only when there is no interval at all (fewer than 3 readings), and
+    ``"-"`` without a mean; a CI from node means is followed by "(CI from 3 node means:
+    nodes differ, F=12.3, p=0.0004)".
+    """
+    if mean is None:
+        return "-"
+    du = unit if isinstance(unit, DisplayUnit) else display_unit(unit, mean)
+    if low is None or high is None:
+        if level_shift:
+            return f"{du.text(mean)} (no CI: {level_shift})"
+        why = (
+            f"need ~{readings_needed} readings, have {n}" if readings_needed else "not enough data"
+        )
+        return f"{du.text(mean)} (no CI: {why})"
+    text = f"{du.text(mean)} ± {du.text((high - low) / 2.0)}"
+    if not certified and note:
+        text += f" ({note})"
+    if nodes:
+        text += f" ({nodes})"
+    return text
+
+
 def level_shift_text(collected: Mapping[str, object]) -> str | None:
     """:func:`level_shift_words` of the collector's stored or exported dict
     (:meth:`WorkloadStats.to_dict`: ``level_shift_at``, ``level_shift_change``); a value

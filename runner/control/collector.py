@@ -8,7 +8,7 @@ is built, and why rounds can be the subsessions: docs/controller.md "The collect
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from benchrun.runner.config.settings import DEFAULT_CONFIDENCE
 from benchrun.runner.control.nodelevel import node_dict, node_level
-from benchrun.runner.format import DisplayUnit, display_unit, level_shift_text
+from benchrun.runner.format import DisplayUnit, estimate_text, level_shift_words
 from benchrun.stats.autocorr import (
     MAX_SUBSESSIONS,
     MIN_SUBSESSIONS,
@@ -33,7 +33,7 @@ from benchrun.stats.levelshift import LevelShift, steady_start
 from benchrun.stats.uncertified import MIN_READINGS, uncertified_from
 from benchrun.stats.warmup import mser5, mser5_at_limit
 
-__all__ = ["WorkloadStats", "collect", "interval_text", "level_shift_text"]
+__all__ = ["WorkloadStats", "collect"]
 
 
 def _t_quantile(df: int, p: float) -> float:
@@ -109,7 +109,7 @@ class WorkloadStats:
 
     The controller reads only ``enough`` and ``ci_low``/``ci_high`` (None until
     certified), so it never stops on an uncertified interval; outputs print
-    :func:`interval_text`.
+    :meth:`interval_text`.
     """
 
     rounds: int
@@ -162,8 +162,25 @@ class WorkloadStats:
         return (self.ci_high - self.ci_low) / 2.0
 
     def interval_text(self, unit: str | DisplayUnit) -> str:
-        """The estimate as outputs print it (:func:`interval_text` of :meth:`to_dict`)."""
-        return interval_text(self.to_dict(), unit)
+        """The estimate as outputs print it (:func:`runner.format.estimate_text`)."""
+        nodes = self.nodes
+        node_text = (
+            str(nodes["text"])
+            if nodes and nodes.get("ci_from") == "nodes" and nodes.get("text")
+            else None
+        )
+        return estimate_text(
+            unit,
+            self.mean,
+            low=self.interval_low,
+            high=self.interval_high,
+            certified=self.certified,
+            note=self.interval_note,
+            readings_needed=self.readings_needed,
+            n=self.n,
+            nodes=node_text,
+            level_shift=level_shift_words(self.level_shift_at, self.level_shift_change),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dict (floats or None, no NaN)."""
@@ -200,43 +217,6 @@ class WorkloadStats:
             "level_shift_at": None if self.level_shift_at is None else int(self.level_shift_at),
             "level_shift_change": _opt(self.level_shift_change),
         }
-
-
-def interval_text(collected: Mapping[str, Any], unit: str | DisplayUnit) -> str:
-    """One workload's estimate as every output prints it, from :meth:`WorkloadStats.to_dict`.
-
-    ``unit``: the readings' unit (then shown in the unit :func:`~benchrun.runner.format.display_unit`
-    picks for the mean) or a :class:`~benchrun.runner.format.DisplayUnit`. Returns
-    ``"24.73 ms ± 0.61 ms"`` for a certified CI, ``"24.73 ms ± 0.61 ms (independence not
-    certified: assumes tau <= 2.4, 1.6x the i.i.d. width)"`` for an uncertified interval
-    (docs/methods.md §4.1), ``"24.73 ms (no CI: need ~N readings, have M)"`` only when there
-    is no interval at all (fewer than 3 readings), and ``"-"`` without a mean; a CI from node
-    means is followed by "(CI from 3 node means: nodes differ, F=12.3, p=0.0004)". Dicts
-    stored before the interval fields existed fall back to ``ci_low``/``ci_high``.
-    """
-    mean = collected.get("mean")
-    if mean is None:
-        return "-"
-    du = unit if isinstance(unit, DisplayUnit) else display_unit(unit, mean)
-    certified = collected.get("certified", collected.get("enough", False))
-    lo = collected.get("interval_low", collected.get("ci_low"))
-    hi = collected.get("interval_high", collected.get("ci_high"))
-    if lo is None or hi is None:
-        shift = level_shift_text(collected)
-        if shift:
-            return f"{du.text(mean)} (no CI: {shift})"
-        need = collected.get("readings_needed")
-        have = collected.get("n")
-        why = f"need ~{need} readings, have {have}" if need else "not enough data"
-        return f"{du.text(mean)} (no CI: {why})"
-    text = f"{du.text(mean)} ± {du.text((hi - lo) / 2.0)}"
-    note = collected.get("interval_note")
-    if not certified and note:
-        text += f" ({note})"
-    nodes = collected.get("nodes")
-    if nodes and nodes.get("ci_from") == "nodes" and nodes.get("text"):
-        text += f" ({nodes['text']})"
-    return text
 
 
 Warmup = Literal["mser5", "none"] | int

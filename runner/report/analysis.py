@@ -30,7 +30,6 @@ from typing import TypeVar
 
 import numpy as np
 
-from benchrun.runner.control.collector import interval_text
 from benchrun.runner.report.model import CampaignModel, WorkloadView
 from benchrun.runner.report.verdicts import StoredComparison
 from benchrun.runner.results.estimate import Estimate
@@ -74,7 +73,7 @@ class Row:
     ``rank`` 0: the workload is compared with nothing (``compare:``), so it has no rank.
     ``note`` says why a CI is missing when that is by design (paired comparisons).
     Values are in the base unit ``unit``; ``text`` is the estimate as every output prints
-    it (runner/control/collector.py ``interval_text``, in the workload's display unit
+    it (runner/format.py ``estimate_text``, in the workload's display unit
     ``display``, :attr:`runner.report.model.WorkloadView.display`).
 
     ``ci_low``/``ci_high`` and ``ratio_low``/``ratio_high`` are certified CIs (None
@@ -383,7 +382,7 @@ def _row(
         ratio_high=hi,
         verdict_next=verdict,
         note=note,
-        text=interval_text(w.collected or {}, du),
+        text=e.interval_text(du),
         display=du.label,
         certified=e.certified,
         interval_low=e.interval_low,

@@ -3,7 +3,7 @@
 Every value of a workload is shown in its one display unit (``WorkloadView.display``,
 chosen from its mean: "37.59 ms ± 1.991 ms", never seconds in one cell and milliseconds
 in the next); the estimate reads as every output prints it
-(runner/control/collector.py ``interval_text``); p-values have three significant digits;
+(runner/format.py ``estimate_text``); p-values have three significant digits;
 ratios are unitless.
 """
 
@@ -13,7 +13,6 @@ import math
 import shlex
 from typing import Any
 
-from benchrun.runner.control.collector import interval_text
 from benchrun.runner.format import display_unit, format_number, format_percent
 from benchrun.runner.report.analysis import Group, Row, Suite
 from benchrun.runner.report.document import Report
@@ -286,7 +285,7 @@ def workload_stats(w: WorkloadView) -> Table:
         ),
         ("readings analysed", str(e.n if e else 0)),
         ("warm-up readings discarded", str(e.warmup_readings if e else 0)),
-        ("mean ± CI", interval_text(w.collected or {}, du) if e else "-"),
+        ("mean ± CI", e.interval_text(du) if e else "-"),
         (SUBSESSIONS, f"{e.q} × {e.n_q}" if e and e.q else "-"),
         ("relative CI half-width", _rel_width(e)),
         ("integrated autocorrelation time", format_number(e.tau) if e else "-"),

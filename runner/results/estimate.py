@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from benchrun.runner.format import DisplayUnit, estimate_text, level_shift_words
+
 __all__ = ["Description", "Estimate", "NodeAnalysis", "description_from", "estimate_from"]
 
 
@@ -90,6 +92,27 @@ class Estimate:
             return self.rel_half_width
         assert self.interval_low is not None and self.interval_high is not None
         return (self.interval_high - self.interval_low) / 2.0 / abs(self.mean)
+
+    def interval_text(self, unit: str | DisplayUnit) -> str:
+        """The mean and its interval as every output prints it
+        (:func:`runner.format.estimate_text`), in ``unit``: "24.73 ms ± 0.61 ms", with
+        what an uncertified interval assumes, the node means' sentence of a CI from them,
+        "(no CI: ...)" only without any interval."""
+        nodes = self.node_analysis
+        return estimate_text(
+            unit,
+            self.mean,
+            low=self.interval_low,
+            high=self.interval_high,
+            certified=self.certified,
+            note=self.interval_note,
+            readings_needed=self.readings_needed,
+            n=self.n,
+            nodes=nodes.text
+            if nodes is not None and nodes.ci_from == "nodes" and nodes.text
+            else None,
+            level_shift=level_shift_words(self.level_shift_at, self.level_shift_change),
+        )
 
     @property
     def node_analysis(self) -> NodeAnalysis | None:

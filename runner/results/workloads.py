@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from benchrun import stats
-from benchrun.runner.control.collector import WorkloadStats, collect, interval_text
+from benchrun.runner.control.collector import WorkloadStats, collect
 from benchrun.runner.execute.contention import flagged_contended, left_out_as_contended
 from benchrun.runner.format import DisplayUnit, display_unit
 from benchrun.runner.results.estimate import (
@@ -83,7 +83,8 @@ class WorkloadResult:
         the i.i.d. width)" after an uncertified interval, "(no CI: ...)" only without any
         interval; from ``collected`` (else ``summary``), in ``unit`` (default: the one
         :func:`~benchrun.runner.format.display_unit` picks for the mean)."""
-        return interval_text(self.collected or {}, unit or self.display)
+        e = estimate_from(self.collected)
+        return "-" if e is None else e.interval_text(unit or self.display)
 
     @property
     def display(self) -> DisplayUnit:

@@ -194,7 +194,7 @@ def workload_works(
 def estimate_cell(r: WorkloadResult, du: DisplayUnit) -> tuple[str, str | None]:
     """(the mean ± half-width cell in ``du``, the note that goes under the table or None).
 
-    The cell is :func:`runner.control.collector.interval_text` without its parenthesis:
+    The cell is :func:`runner.format.estimate_text` without its parenthesis:
     "24.73 ms ± 0.61 ms", marked " *" when the interval's independence is not certified
     (the note says what it assumes) or when it is the CI from node means (the note says
     so, with the F test), "24.73 ms (no CI)" without an interval (the note says how many

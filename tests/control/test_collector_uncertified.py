@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from benchrun.runner.control.collector import collect, interval_text
+from benchrun.runner.control.collector import collect
 from benchrun.runner.control.controller import Controller, ControllerParams
-from benchrun.runner.format import DisplayUnit
+from benchrun.runner.format import DisplayUnit, estimate_text
+from benchrun.runner.results.estimate import estimate_from
 from benchrun.stats.uncertified import uncertified_mean_ci
 
 
@@ -33,7 +34,9 @@ def test_thirty_fixed_rounds_get_a_marked_interval() -> None:
     d = s.to_dict()
     json.dumps(d, allow_nan=False)
     du = DisplayUnit("s", "ms", 1e-3)
-    text = interval_text(d, "s")
+    e = estimate_from(d)
+    assert e is not None
+    text = e.interval_text("s")  # the stored dict, read back, prints the same
     assert text == f"{du.text(u.mean)} ± {du.text(u.half_width)} ({u.note})"
     assert text.startswith(f"{du.text(u.mean)} ± ") and "no CI" not in text
     assert s.interval_text(du) == text
@@ -46,7 +49,7 @@ def test_certified_interval_is_the_ci_and_prints_without_a_mark() -> None:
     assert (s.interval_low, s.interval_high) == (s.ci_low, s.ci_high)
     naive = sps.t.ppf(0.975, 399) * sps.sem(x)
     assert s.width_factor == pytest.approx(s.half_width / naive, rel=1e-12)
-    assert interval_text(s.to_dict(), "ms") == f"{s.mean:.4g} ms ± {s.half_width:.4g} ms"
+    assert s.interval_text("ms") == f"{s.mean:.4g} ms ± {s.half_width:.4g} ms"
 
 
 def test_round_to_round_variation_widens_the_uncertified_interval() -> None:
@@ -69,13 +72,16 @@ def test_round_to_round_variation_widens_the_uncertified_interval() -> None:
 def test_no_interval_below_three_readings_says_so() -> None:
     s = collect([[1.0], [2.0]], warmup="none")
     assert s.interval_low is None and not s.certified
-    assert interval_text(s.to_dict(), "s") == "1.5 s (no CI: need ~8 readings, have 2)"
-    assert interval_text({"mean": None}, "s") == "-"
+    assert s.interval_text("s") == "1.5 s (no CI: need ~8 readings, have 2)"
+    e = estimate_from(s.to_dict())
+    assert e is not None and e.interval_text("s") == "1.5 s (no CI: need ~8 readings, have 2)"
+    assert estimate_text("s", None, low=None, high=None, certified=False) == "-"
 
 
 def test_dicts_stored_before_the_fields_existed_still_print() -> None:
     old = {"mean": 0.5, "ci_low": 0.4, "ci_high": 0.6, "enough": True}
-    assert interval_text(old, "s") == "500 ms ± 100 ms"
+    e = estimate_from(old)
+    assert e is not None and e.interval_text("s") == "500 ms ± 100 ms"
 
 
 def test_the_controller_never_stops_on_an_uncertified_interval() -> None:
