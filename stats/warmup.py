@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
-from scipy.special import ndtri, stdtr
 
 from benchrun.stats.autocorr import integrated_autocorrelation_time
 from benchrun.stats.intervals import as_series
@@ -46,6 +45,8 @@ def _transient_p(head: np.ndarray, tail_mean: float, tail_sd: float, m: int, tau
     of freedom. For a single head batch and τ = 1 this is a prediction interval. The upper
     tail is ``stdtr(df, -|t|)``, the function ``scipy.stats.t.sf(|t|, df)`` evaluates."""
     t = (float(head.mean()) - tail_mean) / (tail_sd * np.sqrt(tau / head.size + tau / m))
+    from scipy.special import stdtr  # on first use: reading stored results needs none
+
     return 2.0 * float(stdtr(max(m / tau - 1.0, 1.0), -abs(t)))
 
 
@@ -162,6 +163,8 @@ def mser5(values: Iterable[float] | np.ndarray, *, alpha: float | None = 0.01) -
         # back) and the kept batch means count as independent
         tau = 1.0
     else:
+        from scipy.special import ndtri
+
         limit = float(-ndtri(alpha / 2.0)) * tail_sd  # scipy.stats.norm.isf(alpha / 2)
         while d > 0 and abs(z[d - 1] - tail_mean) < limit:
             d -= 1
