@@ -8,7 +8,6 @@ why the statistics are not imported before the first round: docs/loop.md.
 
 from __future__ import annotations
 
-import json
 import shutil
 import statistics
 import time
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from benchrun.runner.campaign.budget import Budget, campaign_budget
 from benchrun.runner.campaign.calibrate import calibrate, target_round_time
 from benchrun.runner.campaign.duets import duet_plan, finish_duet, run_pass
+from benchrun.runner.campaign.livestatus import LiveStatus, LiveWorkload
 from benchrun.runner.campaign.scheduler import pass_order
 from benchrun.runner.campaign.session import (
     CALIBRATION_FLAG,
@@ -106,61 +106,59 @@ def _stored(events: list[EventRow], kind: str) -> dict[str, Any]:
     return out
 
 
-def write_status(path: Path, doc: dict[str, Any]) -> None:
-    """Replace ``path`` with ``doc`` as JSON atomically (write a temporary file, rename)."""
+def write_status(path: Path, status: LiveStatus) -> None:
+    """Replace ``path`` with ``status`` as JSON atomically (write a temporary file, rename)."""
     try:
-        atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False, default=str))
+        atomic_write_text(path, status.to_json())
     except (OSError, ValueError):
         pass  # the live status is a convenience; the store holds the truth
 
 
-def status_doc(
+def live_status(
     campaign: CampaignRow,
     decision: Decision,
     states: dict[str, WorkloadState],
     elapsed_s: float,
     eta_s: float | None,
-) -> dict[str, Any]:
+) -> LiveStatus:
     """The live status of a running campaign (``status.json``; times in seconds)."""
-    d = decision.to_dict()
     workloads = {}
-    for name, w in d["workloads"].items():
+    for name, w in decision.workloads.items():
         st = states[name]
-        workloads[name] = {
-            "rounds": st.launched,
+        workloads[name] = LiveWorkload(
+            rounds=st.launched,
             # the rounds analysed (issue 27): a single-reading series shorter than its
             # rounds lost rounds to the collector's warm-up cut (n >= rounds otherwise)
-            "steady": st.steady_ok - max(0, w["rounds"] - w["n"]),
-            "failed": st.failed,
-            "contended": st.contended,  # ok non-warm-up rounds flagged contended
-            "mean": w["mean"],
-            "ci_low": w["ci_low"],
-            "ci_high": w["ci_high"],
-            "q": w["q"],
-            "n_q": w["n_q"],
-            "rel_half_width": w["rel_half_width"],
-            "target": w["target"],
-            "done": w["done"],
-            "active": w["active"],
-            "rounds_needed": w["rounds_needed"],
-            "unmet": w["unmet"],
-            "waiting_for": w["waiting_for"],
-            "stopped": st.stopped,
-        }
-    return {
-        "version": 1,
-        "campaign_id": campaign.id,
-        "name": campaign.name,
-        "updated_at": time.time(),
-        "elapsed_s": elapsed_s,
-        "eta_s": eta_s,
-        "stop": d["stop"],
-        "reason": d["reason"],
-        "workloads": workloads,
-        "undecided": [f"{p['a']}~{p['b']}" for p in d["pairs"] if p["verdict"] == "undecided"],
-        "pairs": d["pairs"],
-        "baselines": d["baselines"],
-    }
+            steady=st.steady_ok - max(0, w.rounds - w.n),
+            failed=st.failed,
+            contended=st.contended,  # ok non-warm-up rounds flagged contended
+            mean=w.mean,
+            ci_low=w.ci_low,
+            ci_high=w.ci_high,
+            q=w.q,
+            n_q=w.n_q,
+            rel_half_width=w.rel_half_width,
+            target=w.target,
+            done=w.done,
+            active=w.active,
+            rounds_needed=w.rounds_needed,
+            unmet=w.unmet,
+            waiting_for=w.waiting_for,
+            stopped=st.stopped,
+        )
+    return LiveStatus(
+        campaign_id=campaign.id,
+        name=campaign.name,
+        updated_at=time.time(),
+        elapsed_s=elapsed_s,
+        eta_s=eta_s,
+        stop=decision.stop,
+        reason=decision.reason,
+        workloads=workloads,
+        undecided=tuple(f"{p.a}~{p.b}" for p in decision.pairs if p.verdict == "undecided"),
+        pairs=decision.pairs,
+        baselines=decision.baselines,
+    )
 
 
 def eta_seconds(
@@ -482,7 +480,7 @@ class _Adaptive:
             self._status_at = now
             write_status(
                 self.status_path,
-                status_doc(self.campaign, decision, self.states, self.elapsed_s, eta),
+                live_status(self.campaign, decision, self.states, self.elapsed_s, eta),
             )
         self.decision = decision
         self._seen_seconds = sum(st.seconds for st in self.states.values())
