@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from benchrun.runner import __version__
 from benchrun.runner.daemon import handlers
 from benchrun.runner.daemon.connections import Conn, Connections
 from benchrun.runner.daemon.handlers import OPS, DaemonState, dispatch
@@ -97,6 +98,27 @@ def test_ping_and_status_describe_this_daemon(daemon: DaemonState) -> None:
     status = ask(daemon, op="daemon-status")
     assert status["socket"] == str(daemon.paths.socket)
     assert (status["running"], status["queued"], status["stopping"]) == (None, 0, False)
+
+
+def test_replies_keep_their_wire_format(daemon: DaemonState, tmp_path: Path) -> None:
+    """The reply records serialise to the bytes the protocol always sent: ``v``, ``ok``,
+    then the fields in their documented order (docs/daemon.md)."""
+    pid = os.getpid()
+    ping = dispatch(daemon, b'{"v":1,"op":"ping"}')
+    assert ping == f'{{"v":1,"ok":true,"pid":{pid},"version":"{__version__}"}}\n'.encode()
+    status = json.loads(dispatch(daemon, b'{"v":1,"op":"daemon_status"}'))
+    assert list(status) == [
+        "v", "ok", "pid", "version", "started_at", "rss_kib", "rss_at_start_kib", "socket",
+        "queue_db", "running", "queued", "quiet_load", "quiet_max_wait", "stopping",
+    ]  # fmt: skip
+    entry_id = submit(daemon, tmp_path, overrides=["rounds=3"])
+    got = json.loads(dispatch(daemon, f'{{"v":1,"op":"get","id":{entry_id}}}'.encode()))
+    assert list(got) == ["v", "ok", "entry", "events"]
+    assert got["entry"]["overrides"] == ["rounds=3"] and "config_text" not in got["entry"]
+    ((at, kind, message),) = daemon.queue.events(entry_id)
+    assert got["events"] == [{"at": at, "kind": kind, "message": message}]
+    stop = dispatch(daemon, b'{"v":1,"op":"stop"}')
+    assert stop == f'{{"v":1,"ok":true,"pid":{pid},"running":null}}\n'.encode()
 
 
 def test_submit_get_queue_resume_cancel(daemon: DaemonState, tmp_path: Path) -> None:
