@@ -19,6 +19,7 @@ from benchrun.runner.campaign.revisions import (
 )
 from benchrun.runner.campaign.worktrees import Commit
 from benchrun.runner.config.loader import parse_experiment
+from benchrun.runner.results.verdicts import StoredComparison, verdicts_from_dict
 
 
 def _commits(n: int) -> list[Commit]:
@@ -60,8 +61,12 @@ def test_bad_not_slower_and_undecided_stop_the_search() -> None:
     assert search.remaining == cands[15:31]  # after the newest good, up to the oldest bad
 
 
-def _cmp(verdict: str, ratio: float, low: float | None, high: float | None) -> dict:
-    return {"verdict": verdict, "ratio": ratio, "ratio_low": low, "ratio_high": high}
+def _cmp(verdict: str, ratio: float, low: float | None, high: float | None) -> StoredComparison:
+    """The baseline comparison of ``b@t`` with ``b@good`` as a stored verdicts event holds it."""
+    stored = {"name": "b@t", "baseline": "b@good", "verdict": verdict, "ratio": ratio,
+              "ratio_low": low, "ratio_high": high}  # fmt: skip
+    (comparison,) = verdicts_from_dict({"baselines": [stored]}).baselines
+    return comparison
 
 
 @pytest.mark.parametrize(
@@ -80,7 +85,7 @@ def _cmp(verdict: str, ratio: float, low: float | None, high: float | None) -> d
     ],
 )
 def test_a_step_is_bad_only_when_its_whole_ci_is_beyond_the_threshold(
-    comparison: dict | None, direction: str, expected: str
+    comparison: StoredComparison | None, direction: str, expected: str
 ) -> None:
     verdict, why, ratio, low, high = classify(comparison, direction, 0.05)
     assert verdict == expected, why
