@@ -24,6 +24,7 @@ from benchrun.runner.campaign.session import (
     CampaignOutcome,
     Display,
     RoundLauncher,
+    SessionOptions,
     WorkloadState,
     campaign_session,
     finish_campaign,
@@ -595,7 +596,10 @@ class _Adaptive:
 
 
 def run_adaptive(
-    experiment: Experiment, executor: Executor, display: Display, **options: Any
+    experiment: Experiment,
+    executor: Executor,
+    display: Display,
+    options: SessionOptions,
 ) -> CampaignOutcome:
     """Run (or resume) an adaptive campaign (module docstring); ``options`` as
     :func:`runner.campaign.session.campaign_session`. Never raises for a workload's failure."""
@@ -613,7 +617,7 @@ def run_adaptive(
                 "--campaign ID -o old.json` and give old.json"
             )
     with (
-        campaign_session(experiment, executor, display, **options) as launcher,
+        campaign_session(experiment, executor, display, options) as launcher,
         # the campaign's time across resumes: earlier runs' spans plus this run's (budget.py)
         campaign_budget(
             launcher.store,
@@ -623,7 +627,7 @@ def run_adaptive(
         ) as budget,
     ):
         store, campaign, states = launcher.store, launcher.campaign, launcher.states
-        if baseline is not None and not options.get("resume"):
+        if baseline is not None and not options.resume:
             store.add_event(
                 campaign.id,
                 "baseline",
