@@ -11,8 +11,9 @@ from __future__ import annotations
 import shutil
 import statistics
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from benchrun.runner.campaign.budget import Budget, campaign_budget
 from benchrun.runner.campaign.calibrate import calibrate, target_round_time
@@ -68,8 +69,12 @@ def uses_work(experiment: Experiment, name: str) -> bool:
     return w.work is not None and any("{work}" in part for part in w.command)
 
 
+#: a stored baseline result by workload: (mean, variance, n_q, q) (results/baseline.py)
+Baseline = Mapping[str, tuple[float, float, int, int]]
+
+
 def controller_for(
-    experiment: Experiment, events: list[EventRow], baseline: dict[str, Any] | None
+    experiment: Experiment, events: list[EventRow], baseline: Baseline | None
 ) -> Controller:
     """The stopping controller of ``experiment``, restored from the newest stored state.
 
@@ -81,10 +86,11 @@ def controller_for(
     from benchrun.runner.control.controller import Controller, ControllerParams
 
     state = None
-    for e in reversed(events):
-        if e.data and isinstance(e.data.get("state"), dict):
-            state = e.data["state"]
-            break
+    for e in reversed(events):  # the newest event that holds the controller's state
+        match e.data:
+            case {"state": dict() as found}:
+                state = found
+                break
     params = ControllerParams.from_settings(experiment.settings)
     return Controller(
         params,
@@ -98,13 +104,17 @@ def controller_for(
     )
 
 
-def _stored(events: list[EventRow], kind: str) -> dict[str, Any]:
-    """Data of the stored events of ``kind``, by workload (newest wins)."""
-    out: dict[str, Any] = {}
+def calibrated_works(events: list[EventRow]) -> dict[str, int]:
+    """The ``{work}`` each workload was calibrated to, from the stored "calibrated" events
+    (written by :meth:`_Adaptive.calibrate_all`: ``workload``, ``work``, ...; the newest
+    wins); an event without a workload name and an integer work is skipped."""
+    works: dict[str, int] = {}
     for e in events:
-        if e.kind == kind and e.data:
-            out[str(e.data.get("workload", ""))] = e.data
-    return out
+        if e.kind == "calibrated":
+            match e.data:
+                case {"workload": str(name), "work": int(work)}:
+                    works[name] = work
+    return works
 
 
 def write_status(path: Path, status: LiveStatus) -> None:
@@ -220,7 +230,7 @@ class _Adaptive:
         launcher: RoundLauncher,
         display: Display,
         executor: Executor,
-        baseline: dict[str, Any] | None,
+        baseline: Baseline | None,
         budget: Budget,
     ) -> None:
         experiment, store, campaign = launcher.experiment, launcher.store, launcher.campaign
@@ -237,9 +247,7 @@ class _Adaptive:
         self._events = events
         self._baseline = baseline
         self._controller: Controller | None = None  # made at the first decision
-        self.works: dict[str, int] = {
-            n: int(d["work"]) for n, d in _stored(events, "calibrated").items() if "work" in d
-        }
+        self.works = calibrated_works(events)
         overhead = [e.data for e in events if e.kind == "launch-overhead" and e.data]
         self.overhead_s: float | None = float(overhead[-1]["seconds"]) if overhead else None
         # the campaign's time across resumes, hooks, calibration and warm-up included

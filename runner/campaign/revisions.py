@@ -93,7 +93,10 @@ def workdir_in(worktree: Path, top: Path, anchor: Path) -> Path:
 
 def revision_of(campaign: CampaignRow) -> Revision | None:
     """The revision a stored campaign is tagged with."""
-    return Revision.from_dict((campaign.metadata or {}).get("revision"))
+    match campaign.metadata:
+        case {"revision": stored}:
+            return Revision.from_dict(stored)
+    return None
 
 
 def find_campaign(
@@ -235,36 +238,53 @@ def step_experiment(
     that directory (its own relative ``cwd:`` under it); named ``name``; its ``compare:`` and the settings that name workloads
     or paths of the user's file (``reference``, ``control``, ``baseline``, ``workdir``)
     dropped (the step sets its own)."""
-    data = yaml.safe_load(text)
-    entry = next(
-        (
-            w
-            for w in data.get("workloads") or []
-            if isinstance(w, dict) and w.get("name") == base_name
-        ),
-        None,
-    )
+    data = yaml.safe_load(text)  # the user's experiment (load_experiment checked it)
+    entry = None
+    match data:
+        case {"workloads": list(entries)}:
+            entry = _entry_named(entries, base_name)
     if entry is None:
         raise UserError(f"workload {base_name!r} is not an entry of the experiment file")
-    matrix = data.get("matrix") or {}
-    data["matrix"] = {k: [params[k]] for k in matrix if k in params}
-    if not data["matrix"]:
-        data.pop("matrix")
+    match data:
+        case {"matrix": dict(matrix)}:
+            narrowed = {k: [params[k]] for k in matrix if k in params}
+        case _:
+            narrowed = {}
+    if narrowed:
+        data["matrix"] = narrowed
+    else:
+        data.pop("matrix", None)
     data.pop("compare", None)
     data["name"] = name
-    settings = dict(data.get("settings") or {})
+    settings: dict[str, object] = {}
+    match data:
+        case {"settings": dict(given)}:
+            settings = dict(given)
     for key in ("reference", "control", "baseline", "workdir"):
         settings.pop(key, None)
     data["settings"] = settings
+    own = ""  # the entry's own cwd, relative to the worktree's place of the file
+    match entry:
+        case {"cwd": str(given_cwd)}:
+            own = given_cwd
     workloads = []
     for tag, directory in sides:
         w = dict(entry)
         w["name"] = f"{base_name}@{tag}"
-        own = entry.get("cwd")  # relative to the worktree's place of the file
-        w["cwd"] = str(directory / own) if isinstance(own, str) and own else str(directory)
+        w["cwd"] = str(directory / own) if own else str(directory)
         workloads.append(w)
     data["workloads"] = workloads
     return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+def _entry_named(entries: list[object], name: str) -> dict[str, object] | None:
+    """A copy of the entry named ``name`` in the ``workloads:`` list of a parsed
+    experiment file, or None."""
+    for w in entries:
+        match w:
+            case {"name": found} if found == name and isinstance(w, dict):
+                return dict(w)
+    return None
 
 
 @dataclass(frozen=True)

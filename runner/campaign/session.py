@@ -56,7 +56,7 @@ from benchrun.runner.execute.fleet import FleetExecutor
 from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.execute.slurm import SlurmExecutor
 from benchrun.runner.safefs import cannot, open_dir, open_file
-from benchrun.runner.store.database import CampaignRow, NewHook, NewRound, Store
+from benchrun.runner.store.database import CampaignRow, EventRow, NewHook, NewRound, Store
 
 __all__ = [
     "CALIBRATION_FLAG",
@@ -289,6 +289,10 @@ def load_states(
         states[w.name] = st
     by_id = {st.workload_id: st for st in states.values()}
     for r in store.rounds(campaign.id):
+        node = None  # where a round measured elsewhere ran (its facts say)
+        match r.facts:
+            case {"node": str(stored_node)}:
+                node = stored_node
         by_id[r.workload_id].record(
             r.status == "ok",
             r.warmup,
@@ -297,7 +301,7 @@ def load_states(
             r.work,
             r.flags,
             r.wall_ns,
-            (r.facts or {}).get("node"),
+            node,
             experiment.settings.contended,
         )
     return states
@@ -853,8 +857,9 @@ def store_node_metadata(store: Store, campaign_id: int, node: str, record: Any) 
     """Store ``node``'s metadata record as a ``node-metadata`` event, unless the campaign
     has one for that node already (a resumed campaign back on a node)."""
     for event in store.events(campaign_id):
-        if event.kind == "node-metadata" and (event.data or {}).get("node") == node:
-            return
+        match event:
+            case EventRow(kind="node-metadata", data={"node": stored}) if stored == node:
+                return
     store.add_event(
         campaign_id, "node-metadata", f"metadata of node {node}", {"node": node, "record": record}
     )

@@ -159,24 +159,25 @@ class SubmitRequest:
             that is no Unix time before the year 10000 (NaN and infinities refused); an
             override that is not a ``KEY=VALUE`` string.
         """
-        raw = req.fields
+        # every field as sent, or its default here when it was not (MISSING: required)
+        sent = {f.name: req.fields.get(f.name, f.default) for f in fields(cls)}
         texts: dict[str, str] = {}
         for key in SUBMIT_TEXTS:
-            value = raw.get(key)
+            value = sent[key]
             if not isinstance(value, str) or not value or "\0" in value:
                 raise ProtocolError(f"submit: {key} must be a non-empty string")
             texts[key] = value
         for key in SUBMIT_PATHS:
             if not os.path.isabs(texts[key]):
                 raise ProtocolError(f"submit: {key} must be an absolute path")
-        priority = raw.get("priority", 0)
+        priority = sent["priority"]
         if isinstance(priority, bool) or not isinstance(priority, int):
             raise ProtocolError("submit: priority must be an integer")
         if abs(priority) > MAX_PRIORITY:
             raise ProtocolError(
                 f"submit: priority must be between -{MAX_PRIORITY} and {MAX_PRIORITY}"
             )
-        not_before = raw.get("not_before")
+        not_before = sent["not_before"]
         if not_before is not None and (
             isinstance(not_before, bool)
             or not isinstance(not_before, int | float)
@@ -185,8 +186,8 @@ class SubmitRequest:
             raise ProtocolError(
                 "submit: not_before must be a Unix time in seconds before the year 10000, or null"
             )
-        overrides = raw.get("overrides", [])
-        if not isinstance(overrides, list) or not all(
+        overrides = sent["overrides"]
+        if not isinstance(overrides, list | tuple) or not all(
             isinstance(o, str) and "=" in o and "\0" not in o for o in overrides
         ):
             raise ProtocolError("submit: overrides must be a list of KEY=VALUE strings")

@@ -165,3 +165,18 @@ def test_a_step_is_the_chosen_workload_at_good_and_at_the_tested_revision(tmp_pa
     assert all(w.setup is not None and w.setup.command == ("make",) for w in e.workloads)
     assert e.settings.reference is None and e.settings.workdir is None
     assert step_names("parse[n=20]", "abc1234") == tuple(w.name for w in e.workloads)
+
+
+def test_a_step_of_an_entry_without_cwd_runs_in_the_worktree_and_a_missing_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    from benchrun.runner.campaign.revisions import step_experiment
+    from benchrun.runner.errors import UserError
+
+    good, tested = tmp_path / "good", tmp_path / "abc1234"
+    text = step_experiment(MATRIX, "s", "other", {"m": 2}, [("good", good), ("abc1234", tested)])
+    e = parse_experiment(text, base_dir=tmp_path, check_commands=False)
+    assert [w.cwd for w in e.workloads] == [str(good), str(tested)]
+    assert [w.command for w in e.workloads] == [("./other", "2")] * 2
+    with pytest.raises(UserError, match="'nope' is not an entry of the experiment file"):
+        step_experiment(MATRIX, "s", "nope", {}, [("good", good)])
