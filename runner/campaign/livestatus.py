@@ -66,15 +66,16 @@ _READERS: dict[str, Callable[[object], object]] = {
 _R = TypeVar("_R", bound="DataclassInstance")
 
 
-def _lenient(cls: type[_R], data: Mapping[str, object]) -> _R:
+def _lenient(cls: type[_R], data: Mapping[str, object], *, nested: tuple[str, ...] = ()) -> _R:
     """A record of ``cls`` from a parsed JSON object: each field read by its declared type
-    (:data:`_READERS`), a value of another type or a missing one giving None (or empty);
-    fields of other types keep their defaults."""
+    (:data:`_READERS`), a value of another type or a missing one giving None (or empty).
+    The fields named in ``nested`` keep their defaults (the caller reads them); any other
+    field whose type has no reader is a ``KeyError`` (a new field needs its reader)."""
     return cls(
         **{
             f.name: _READERS[str(f.type)](data.get(f.name))
             for f in fields(cls)
-            if str(f.type) in _READERS
+            if f.name not in nested
         }
     )
 
@@ -181,11 +182,9 @@ class LiveStatus:
             return None
         if not isinstance(data.get("campaign_id"), int | None):
             return None  # a campaign id that is not a number: no campaign's file
-        workloads = data.pop("workloads", None)
-        data.pop("pairs", None)
-        data.pop("baselines", None)
+        workloads = data.get("workloads")
         return replace(
-            _lenient(cls, data),
+            _lenient(cls, data, nested=("workloads", "pairs", "baselines")),
             workloads={
                 str(n): LiveWorkload.from_json(w)
                 for n, w in (workloads.items() if isinstance(workloads, dict) else ())
