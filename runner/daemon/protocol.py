@@ -14,10 +14,10 @@ import os
 import socket
 import struct
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from benchrun.runner.daemon.paths import DaemonPaths, owner_text
 from benchrun.runner.daemon.queue import Entry
@@ -194,6 +194,28 @@ class SubmitRequest:
         return cls(**texts, priority=priority, not_before=not_before, overrides=tuple(overrides))
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+#: the client's check of a reply field, by the field's declared type (fields of other
+#: types, queue entries, are not read back by :meth:`Reply.from_json`)
+_REPLY_CHECKS: dict[str, Callable[[object], bool]] = {
+    "int": _is_int,
+    "int | None": lambda v: v is None or _is_int(v),
+    "float": _is_number,
+    "float | None": lambda v: v is None or _is_number(v),
+    "str": lambda v: isinstance(v, str),
+    "bool": lambda v: isinstance(v, bool),
+}
+
+_R = TypeVar("_R", bound="Reply")
+
+
 @dataclass(frozen=True)
 class Reply:
     """A successful reply: the fields of each subclass are the reply's, in order (``ok``
@@ -205,6 +227,29 @@ class Reply:
         for f in fields(self):
             out[f.name] = _wire(getattr(self, f.name))
         return out
+
+    @classmethod
+    def from_json(cls: type[_R], reply: Mapping[str, object]) -> _R:
+        """The client's side of :meth:`to_json`: the record of a reply's JSON object, for
+        replies whose fields are numbers, strings, booleans or None (every op but
+        ``queue``, ``get`` and ``current``, which carry queue entries).
+
+        Raises
+        ------
+        UserError
+            A field missing or not of its declared type (exit code 1).
+        """
+        values: dict[str, object] = {}
+        for f in fields(cls):
+            value = reply.get(f.name)
+            check = _REPLY_CHECKS.get(str(f.type))
+            if check is None or not check(value):
+                raise UserError(
+                    f"the benchrun daemon sent an unreadable reply ({f.name}: {value!r:.40})",
+                    exit_code=1,
+                )
+            values[f.name] = value
+        return cls(**values)
 
 
 def _wire(value: object) -> object:
@@ -463,3 +508,22 @@ def request(
             code if isinstance(code, int) and code > 0 else 1,
         )
     return reply
+
+
+def call(
+    op: str,
+    reply_type: type[_R],
+    paths: DaemonPaths | None = None,
+    *,
+    timeout: float = 30.0,
+    **fields: object,
+) -> _R:
+    """:func:`request`, its reply read into the op's record (e.g. ``call("daemon-status",
+    StatusReply)``; :meth:`Reply.from_json` says which ops can be read so).
+
+    Raises
+    ------
+    UserError
+        As :func:`request`, and for a reply without the record's fields.
+    """
+    return reply_type.from_json(request(op, paths, timeout=timeout, **fields))

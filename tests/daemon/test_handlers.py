@@ -26,7 +26,7 @@ from benchrun.runner.daemon import handlers
 from benchrun.runner.daemon.connections import Conn, Connections
 from benchrun.runner.daemon.handlers import OPS, DaemonState, dispatch
 from benchrun.runner.daemon.paths import DaemonPaths
-from benchrun.runner.daemon.protocol import MAX_MESSAGE, encode
+from benchrun.runner.daemon.protocol import MAX_MESSAGE, StatusReply, encode
 from benchrun.runner.daemon.queue import QueueDB
 from benchrun.runner.daemon.supervisor import Outcome, Supervisor, outcome
 
@@ -111,6 +111,8 @@ def test_replies_keep_their_wire_format(daemon: DaemonState, tmp_path: Path) -> 
         "v", "ok", "pid", "version", "started_at", "rss_kib", "rss_at_start_kib", "socket",
         "queue_db", "running", "queued", "quiet_load", "quiet_max_wait", "stopping",
     ]  # fmt: skip
+    back = StatusReply.from_json(status)  # what the client reads of it
+    assert (back.pid, back.version, back.running, back.queued) == (pid, __version__, None, 0)
     entry_id = submit(daemon, tmp_path, overrides=["rounds=3"])
     got = json.loads(dispatch(daemon, f'{{"v":1,"op":"get","id":{entry_id}}}'.encode()))
     assert list(got) == ["v", "ok", "entry", "events"]
