@@ -15,13 +15,16 @@ import socket
 import struct
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from benchrun.runner.daemon.paths import DaemonPaths, owner_text
 from benchrun.runner.daemon.queue import Entry
 from benchrun.runner.errors import UserError
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 #: protocol version carried in every message
 VERSION = 1
@@ -202,18 +205,54 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-#: the client's check of a reply field, by the field's declared type (fields of other
-#: types, queue entries, are not read back by :meth:`Reply.from_json`)
-_REPLY_CHECKS: dict[str, Callable[[object], bool]] = {
+#: the client's check of a reply's scalar field, by its declared type
+_SCALARS: dict[str, Callable[[object], bool]] = {
     "int": _is_int,
-    "int | None": lambda v: v is None or _is_int(v),
     "float": _is_number,
-    "float | None": lambda v: v is None or _is_number(v),
     "str": lambda v: isinstance(v, str),
     "bool": lambda v: isinstance(v, bool),
 }
+#: the value on the client of a field the daemon leaves out of its replies
+_LEFT_OUT: dict[str, object] = {"config_text": ""}
 
 _R = TypeVar("_R", bound="Reply")
+_D = TypeVar("_D", bound="DataclassInstance")
+
+
+def _unreadable(name: str, value: object) -> UserError:
+    return UserError(
+        f"the benchrun daemon sent an unreadable reply ({name}: {value!r:.40})", exit_code=1
+    )
+
+
+def _read(kind: str, value: object, name: str) -> object:
+    """``value`` as the reply field ``name`` of declared type ``kind``: a scalar of
+    :data:`_SCALARS`, ``X | None``, ``tuple[X, ...]`` (a JSON list), or a queue record
+    (:class:`Entry`, :class:`QueueEvent`: a JSON object). :class:`UserError` otherwise."""
+    if kind.endswith(" | None"):
+        return None if value is None else _read(kind.removesuffix(" | None"), value, name)
+    if kind.startswith("tuple[") and kind.endswith(", ...]"):
+        if isinstance(value, list):
+            return tuple(_read(kind[len("tuple[") : -len(", ...]")], v, name) for v in value)
+    elif kind in _SCALARS:
+        if _SCALARS[kind](value):
+            return value
+    elif kind in _RECORDS and isinstance(value, dict):
+        return _record(_RECORDS[kind], value)
+    raise _unreadable(name, value)
+
+
+def _record(cls: type[_D], data: Mapping[str, object]) -> _D:
+    """A record of ``cls`` from a reply's JSON object, each field read by :func:`_read`; a
+    field not sent takes its default (or its :data:`_LEFT_OUT` value)."""
+    values = {}
+    for f in fields(cls):
+        absent = f.default if f.default is not MISSING else _LEFT_OUT.get(f.name, MISSING)
+        value = data.get(f.name, absent)
+        if value is MISSING:
+            raise _unreadable(f.name, None)
+        values[f.name] = value if value is absent else _read(str(f.type), value, f.name)
+    return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -230,26 +269,16 @@ class Reply:
 
     @classmethod
     def from_json(cls: type[_R], reply: Mapping[str, object]) -> _R:
-        """The client's side of :meth:`to_json`: the record of a reply's JSON object, for
-        replies whose fields are numbers, strings, booleans or None (every op but
-        ``queue``, ``get`` and ``current``, which carry queue entries).
+        """The client's side of :meth:`to_json`: the record of a reply's JSON object (queue
+        entries read back as :class:`Entry`, their ``config_text`` empty: replies leave it
+        out).
 
         Raises
         ------
         UserError
             A field missing or not of its declared type (exit code 1).
         """
-        values: dict[str, object] = {}
-        for f in fields(cls):
-            value = reply.get(f.name)
-            check = _REPLY_CHECKS.get(str(f.type))
-            if check is None or not check(value):
-                raise UserError(
-                    f"the benchrun daemon sent an unreadable reply ({f.name}: {value!r:.40})",
-                    exit_code=1,
-                )
-            values[f.name] = value
-        return cls(**values)
+        return _record(cls, reply)
 
 
 def _wire(value: object) -> object:
@@ -315,6 +344,10 @@ class QueueEvent:
     at: float
     kind: str
     message: str
+
+
+#: the records a reply holds, by the name their fields are declared with
+_RECORDS: dict[str, type[DataclassInstance]] = {"Entry": Entry, "QueueEvent": QueueEvent}
 
 
 @dataclass(frozen=True)
@@ -519,7 +552,7 @@ def call(
     **fields: object,
 ) -> _R:
     """:func:`request`, its reply read into the op's record (e.g. ``call("daemon-status",
-    StatusReply)``; :meth:`Reply.from_json` says which ops can be read so).
+    StatusReply)``, ``call("get", EntryEventsReply, id=3)``; :meth:`Reply.from_json`).
 
     Raises
     ------

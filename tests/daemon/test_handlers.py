@@ -7,6 +7,7 @@ tests beside this file check the same paths end to end.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import selectors
@@ -26,9 +27,17 @@ from benchrun.runner.daemon import handlers
 from benchrun.runner.daemon.connections import Conn, Connections
 from benchrun.runner.daemon.handlers import OPS, DaemonState, dispatch
 from benchrun.runner.daemon.paths import DaemonPaths
-from benchrun.runner.daemon.protocol import MAX_MESSAGE, StatusReply, encode
+from benchrun.runner.daemon.protocol import (
+    MAX_MESSAGE,
+    EntryEventsReply,
+    EntryReply,
+    QueueReply,
+    StatusReply,
+    encode,
+)
 from benchrun.runner.daemon.queue import QueueDB
 from benchrun.runner.daemon.supervisor import Outcome, Supervisor, outcome
+from benchrun.runner.errors import UserError
 
 
 @pytest.fixture
@@ -694,3 +703,21 @@ def test_idle_connections_are_evicted_to_let_a_new_client_in(tmp_path: Path) -> 
     conns.close_all()
     listener.close()
     sel.close()
+
+
+def test_the_client_reads_queue_replies_into_entries(daemon: DaemonState, tmp_path: Path) -> None:
+    """What the daemon sends of a queue entry reads back as the queue holds it (its
+    experiment's text is left out of replies: empty on the client)."""
+    first = submit(daemon, tmp_path, priority=3, overrides=["rounds=3", "seed=1"])
+    second = submit(daemon, tmp_path)
+    stored = daemon.queue.get(first)
+    assert stored is not None and stored.config_text == "name: e\n"
+    got = EntryEventsReply.from_json(ask(daemon, op="get", id=first))
+    assert got.entry == dataclasses.replace(stored, config_text="")
+    assert got.entry.overrides == ("rounds=3", "seed=1") and got.entry.priority == 3
+    assert [(e.at, e.kind, e.message) for e in got.events] == daemon.queue.events(first)
+    listed = QueueReply.from_json(ask(daemon, op="queue"))
+    assert [e.id for e in listed.entries] == [first, second] and listed.running is None
+    assert EntryReply.from_json(ask(daemon, op="current")) == EntryReply(None)
+    with pytest.raises(UserError, match=r"unreadable reply \(state: 5\)"):
+        EntryReply.from_json({"entry": {**ask(daemon, op="get", id=first)["entry"], "state": 5}})
