@@ -8,22 +8,24 @@ why the statistics are not imported before the first round: docs/loop.md.
 
 from __future__ import annotations
 
-import json
 import shutil
 import statistics
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from benchrun.runner.campaign.budget import Budget, campaign_budget
 from benchrun.runner.campaign.calibrate import calibrate, target_round_time
 from benchrun.runner.campaign.duets import duet_plan, finish_duet, run_pass
+from benchrun.runner.campaign.livestatus import LiveStatus, LiveWorkload
 from benchrun.runner.campaign.scheduler import pass_order
 from benchrun.runner.campaign.session import (
     CALIBRATION_FLAG,
     CampaignOutcome,
     Display,
     RoundLauncher,
+    SessionOptions,
     WorkloadState,
     campaign_session,
     finish_campaign,
@@ -67,8 +69,12 @@ def uses_work(experiment: Experiment, name: str) -> bool:
     return w.work is not None and any("{work}" in part for part in w.command)
 
 
+#: a stored baseline result by workload: (mean, variance, n_q, q) (results/baseline.py)
+Baseline = Mapping[str, tuple[float, float, int, int]]
+
+
 def controller_for(
-    experiment: Experiment, events: list[EventRow], baseline: dict[str, Any] | None
+    experiment: Experiment, events: list[EventRow], baseline: Baseline | None
 ) -> Controller:
     """The stopping controller of ``experiment``, restored from the newest stored state.
 
@@ -80,10 +86,11 @@ def controller_for(
     from benchrun.runner.control.controller import Controller, ControllerParams
 
     state = None
-    for e in reversed(events):
-        if e.data and isinstance(e.data.get("state"), dict):
-            state = e.data["state"]
-            break
+    for e in reversed(events):  # the newest event that holds the controller's state
+        match e.data:
+            case {"state": dict() as found}:
+                state = found
+                break
     params = ControllerParams.from_settings(experiment.settings)
     return Controller(
         params,
@@ -97,70 +104,72 @@ def controller_for(
     )
 
 
-def _stored(events: list[EventRow], kind: str) -> dict[str, Any]:
-    """Data of the stored events of ``kind``, by workload (newest wins)."""
-    out: dict[str, Any] = {}
+def calibrated_works(events: list[EventRow]) -> dict[str, int]:
+    """The ``{work}`` each workload was calibrated to, from the stored "calibrated" events
+    (written by :meth:`_Adaptive.calibrate_all`: ``workload``, ``work``, ...; the newest
+    wins); an event without a workload name and an integer work is skipped."""
+    works: dict[str, int] = {}
     for e in events:
-        if e.kind == kind and e.data:
-            out[str(e.data.get("workload", ""))] = e.data
-    return out
+        if e.kind == "calibrated":
+            match e.data:
+                case {"workload": str(name), "work": int(work)}:
+                    works[name] = work
+    return works
 
 
-def write_status(path: Path, doc: dict[str, Any]) -> None:
-    """Replace ``path`` with ``doc`` as JSON atomically (write a temporary file, rename)."""
+def write_status(path: Path, status: LiveStatus) -> None:
+    """Replace ``path`` with ``status`` as JSON atomically (write a temporary file, rename)."""
     try:
-        atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False, default=str))
+        atomic_write_text(path, status.to_json())
     except (OSError, ValueError):
         pass  # the live status is a convenience; the store holds the truth
 
 
-def status_doc(
+def live_status(
     campaign: CampaignRow,
     decision: Decision,
     states: dict[str, WorkloadState],
     elapsed_s: float,
     eta_s: float | None,
-) -> dict[str, Any]:
+) -> LiveStatus:
     """The live status of a running campaign (``status.json``; times in seconds)."""
-    d = decision.to_dict()
     workloads = {}
-    for name, w in d["workloads"].items():
+    for name, w in decision.workloads.items():
         st = states[name]
-        workloads[name] = {
-            "rounds": st.launched,
+        workloads[name] = LiveWorkload(
+            rounds=st.launched,
             # the rounds analysed (issue 27): a single-reading series shorter than its
             # rounds lost rounds to the collector's warm-up cut (n >= rounds otherwise)
-            "steady": st.steady_ok - max(0, w["rounds"] - w["n"]),
-            "failed": st.failed,
-            "contended": st.contended,  # ok non-warm-up rounds flagged contended
-            "mean": w["mean"],
-            "ci_low": w["ci_low"],
-            "ci_high": w["ci_high"],
-            "q": w["q"],
-            "n_q": w["n_q"],
-            "rel_half_width": w["rel_half_width"],
-            "target": w["target"],
-            "done": w["done"],
-            "active": w["active"],
-            "rounds_needed": w["rounds_needed"],
-            "unmet": w["unmet"],
-            "waiting_for": w["waiting_for"],
-            "stopped": st.stopped,
-        }
-    return {
-        "version": 1,
-        "campaign_id": campaign.id,
-        "name": campaign.name,
-        "updated_at": time.time(),
-        "elapsed_s": elapsed_s,
-        "eta_s": eta_s,
-        "stop": d["stop"],
-        "reason": d["reason"],
-        "workloads": workloads,
-        "undecided": [f"{p['a']}~{p['b']}" for p in d["pairs"] if p["verdict"] == "undecided"],
-        "pairs": d["pairs"],
-        "baselines": d["baselines"],
-    }
+            steady=st.steady_ok - max(0, w.rounds - w.n),
+            failed=st.failed,
+            contended=st.contended,  # ok non-warm-up rounds flagged contended
+            mean=w.mean,
+            ci_low=w.ci_low,
+            ci_high=w.ci_high,
+            q=w.q,
+            n_q=w.n_q,
+            rel_half_width=w.rel_half_width,
+            target=w.target,
+            done=w.done,
+            active=w.active,
+            rounds_needed=w.rounds_needed,
+            unmet=w.unmet,
+            waiting_for=w.waiting_for,
+            stopped=st.stopped,
+        )
+    return LiveStatus(
+        campaign_id=campaign.id,
+        name=campaign.name,
+        updated_at=time.time(),
+        elapsed_s=elapsed_s,
+        eta_s=eta_s,
+        stop=decision.stop,
+        reason=decision.reason,
+        workloads=workloads,
+        undecided=tuple(f"{p.a}~{p.b}" for p in decision.pairs if p.verdict == "undecided"),
+        pairs=decision.pairs,
+        baselines=decision.baselines,
+    )
 
 
 def eta_seconds(
@@ -221,7 +230,7 @@ class _Adaptive:
         launcher: RoundLauncher,
         display: Display,
         executor: Executor,
-        baseline: dict[str, Any] | None,
+        baseline: Baseline | None,
         budget: Budget,
     ) -> None:
         experiment, store, campaign = launcher.experiment, launcher.store, launcher.campaign
@@ -238,9 +247,7 @@ class _Adaptive:
         self._events = events
         self._baseline = baseline
         self._controller: Controller | None = None  # made at the first decision
-        self.works: dict[str, int] = {
-            n: int(d["work"]) for n, d in _stored(events, "calibrated").items() if "work" in d
-        }
+        self.works = calibrated_works(events)
         overhead = [e.data for e in events if e.kind == "launch-overhead" and e.data]
         self.overhead_s: float | None = float(overhead[-1]["seconds"]) if overhead else None
         # the campaign's time across resumes, hooks, calibration and warm-up included
@@ -482,7 +489,7 @@ class _Adaptive:
             self._status_at = now
             write_status(
                 self.status_path,
-                status_doc(self.campaign, decision, self.states, self.elapsed_s, eta),
+                live_status(self.campaign, decision, self.states, self.elapsed_s, eta),
             )
         self.decision = decision
         self._seen_seconds = sum(st.seconds for st in self.states.values())
@@ -597,7 +604,10 @@ class _Adaptive:
 
 
 def run_adaptive(
-    experiment: Experiment, executor: Executor, display: Display, **options: Any
+    experiment: Experiment,
+    executor: Executor,
+    display: Display,
+    options: SessionOptions,
 ) -> CampaignOutcome:
     """Run (or resume) an adaptive campaign (module docstring); ``options`` as
     :func:`runner.campaign.session.campaign_session`. Never raises for a workload's failure."""
@@ -615,7 +625,7 @@ def run_adaptive(
                 "--campaign ID -o old.json` and give old.json"
             )
     with (
-        campaign_session(experiment, executor, display, **options) as launcher,
+        campaign_session(experiment, executor, display, options) as launcher,
         # the campaign's time across resumes: earlier runs' spans plus this run's (budget.py)
         campaign_budget(
             launcher.store,
@@ -625,7 +635,7 @@ def run_adaptive(
         ) as budget,
     ):
         store, campaign, states = launcher.store, launcher.campaign, launcher.states
-        if baseline is not None and not options.get("resume"):
+        if baseline is not None and not options.resume:
             store.add_event(
                 campaign.id,
                 "baseline",

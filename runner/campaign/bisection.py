@@ -38,6 +38,8 @@ from benchrun.runner.config.loader import load_experiment, parse_experiment
 from benchrun.runner.errors import UserError
 from benchrun.runner.files import atomic_write_text, make_campaign_dir
 from benchrun.runner.results.comparisons import campaign_verdicts
+from benchrun.runner.results.settings import campaign_settings
+from benchrun.runner.results.verdicts import verdicts_from_dict
 from benchrun.runner.store.database import CampaignRow, Store
 
 #: settings a step sets itself (the pair, its level, the threshold as the TOST margin)
@@ -203,13 +205,13 @@ def measure_step(
     ).measurement_fingerprint()
 
     def fits(c: CampaignRow) -> bool:
-        s = c.settings
+        s = campaign_settings(c.settings)
         return bool(
             c.fingerprint == fingerprint
-            and s.get("reference") == good_name
-            and math.isclose(float(s.get("alpha", 0)), plan.alpha_step)
-            and math.isclose(float(s.get("confidence", 0)), 1 - plan.alpha_step)
-            and math.isclose(float(s.get("margin", 0)), req.threshold)
+            and s.reference == good_name
+            and math.isclose(float(s.alpha), plan.alpha_step)
+            and math.isclose(float(s.confidence), 1 - plan.alpha_step)
+            and math.isclose(float(s.margin), req.threshold)
         )
 
     done, unfinished = find_campaign(plan.db, rev.commit, fits)
@@ -246,17 +248,13 @@ def judge_step(plan: BisectPlan, req: BisectRequest, rev: Commit, done: Campaign
     classified against the threshold."""
     good_name, tested_name = step_names(plan.chosen.name, rev.short)
     with Store.open(plan.db) as store, store.snapshot():
-        verdicts = campaign_verdicts(store, done) or {}
-    pair = next(
-        (b for b in verdicts.get("baselines") or []
-         if b.get("name") == tested_name and b.get("baseline") == good_name),
-        None,
-    )  # fmt: skip
+        stored = campaign_verdicts(store, done)
+    verdicts = verdicts_from_dict(stored or {})
+    pair = next((b for b in verdicts.baselines if b.b == tested_name and b.a == good_name), None)
     verdict, why, ratio, low, high = classify(
-        pair, plan.chosen.direction, req.threshold, _why(verdicts.get("reason"), tested_name)
+        pair, plan.chosen.direction, req.threshold, _why(verdicts.reason, tested_name)
     )
     return StepResult(
         rev, done.id, str(plan.db), reused, ratio, low, high,
-        str(pair.get("verdict")) if pair else "none", verdict, why,
-        pair.get("passes") if pair else None,
+        pair.verdict if pair else "none", verdict, why, pair.passes if pair else None,
     )  # fmt: skip

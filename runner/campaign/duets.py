@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -36,7 +36,7 @@ from benchrun.runner.campaign.session import (
     Display,
     RoundLauncher,
 )
-from benchrun.runner.config.experiment import DuetSpec, Experiment
+from benchrun.runner.config.experiment import DuetSpec, Experiment, Workload
 from benchrun.runner.control.duet_asymmetry import (
     ASYMMETRY_EVENT,
     MULTI_CPU_EVENT,
@@ -47,6 +47,7 @@ from benchrun.runner.execute.contention import left_out_as_contended
 from benchrun.runner.execute.duet import DuetPlan, duet_cpus, plan_duet
 from benchrun.runner.execute.executor import RoundOutcome
 from benchrun.runner.execute.pinning import PinPlan, pinned_runner
+from benchrun.runner.store.database import RoundRow
 
 
 @contextmanager
@@ -253,7 +254,7 @@ def _check_one_cpu(
 
 
 def pair_values(
-    rounds: list[Any], workload_id: int, workload: Any, contended: str = "exclude"
+    rounds: Sequence[RoundRow], workload_id: int, workload: Workload, contended: str = "exclude"
 ) -> tuple[dict[int, float], dict[int, float]]:
     """Pass -> value of workload ``workload_id``'s ok rounds, for its duets (steady rounds
     with a ``duet`` fact) and for its solo passes (flagged ``duet-solo``); ``rounds`` are
@@ -262,8 +263,8 @@ def pair_values(
     # the pairing (and with it scipy) only at the campaign's end: docs/loop.md, Startup
     from benchrun.runner.control.pairing import round_values_by_pass
 
-    duet: list[Any] = []
-    solo: list[Any] = []
+    duet: list[RoundRow] = []
+    solo: list[RoundRow] = []
     for r in rounds:
         if r.workload_id != workload_id or r.status != "ok":
             continue
@@ -276,7 +277,7 @@ def pair_values(
             duet.append(r)
     per_work = bool(workload.per_work)
 
-    def values(rows: list[Any]) -> dict[int, float]:
+    def values(rows: list[RoundRow]) -> dict[int, float]:
         return round_values_by_pass(
             [r.readings for r in rows], [r.work for r in rows], [r.pass_ for r in rows], per_work
         )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
 
 from benchrun.runner.campaign.budget import Budget, campaign_budget
 from benchrun.runner.campaign.duets import duet_plan, finish_duet, run_pass
@@ -13,6 +12,7 @@ from benchrun.runner.campaign.session import (
     CampaignOutcome,
     Display,
     RoundLauncher,
+    SessionOptions,
     campaign_session,
     finish_campaign,
     last_pass,
@@ -23,14 +23,17 @@ from benchrun.runner.execute.executor import Executor
 
 
 def run_fixed(
-    experiment: Experiment, executor: Executor, display: Display, **options: Any
+    experiment: Experiment,
+    executor: Executor,
+    display: Display,
+    options: SessionOptions,
 ) -> CampaignOutcome:
     """Run (or resume) a fixed-mode campaign: ``settings.rounds`` steady ok rounds each,
     or fewer when ``settings.max_time`` runs out first (checked before every round). A
     workload's ``cleanup`` runs as soon as it has its rounds, the others' when the
     campaign ends.
 
-    ``options``: those of :func:`campaign_session`. Returns how it ended; never raises for
+    ``options``: how the session opens (:class:`runner.campaign.session.SessionOptions`). Returns how it ended; never raises for
     a workload's failure (those are stored rounds).
     """
     settings = experiment.settings
@@ -38,7 +41,7 @@ def run_fixed(
     # a workload that keeps failing now and then must still end: cap launches
     max_launches = 2 * target + settings.max_consecutive_failures
     with (
-        campaign_session(experiment, executor, display, **options) as launcher,
+        campaign_session(experiment, executor, display, options) as launcher,
         # the campaign's time across resumes: earlier runs' spans plus this run's (budget.py)
         campaign_budget(
             launcher.store,

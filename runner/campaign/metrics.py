@@ -4,8 +4,6 @@ this machine and executor can count its counter metrics (docs/metrics.md)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchrun.runner.config.experiment import COUNTER_METRICS, Experiment, Workload
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.counters import plan_counters
@@ -75,7 +73,7 @@ def round_metrics(workload: Workload, outcome: RoundOutcome) -> tuple[RoundMetri
     return tuple(out)
 
 
-def counter_sources(experiment: Experiment, executor: Executor) -> dict[str, Any]:
+def counter_sources(experiment: Experiment, executor: Executor) -> dict[str, dict[str, str]]:
     """metric -> {"source", "scope"} of every counter metric the experiment's workloads
     name, as this machine counts them (stored in the campaign's metadata), {} when none;
     one :class:`UserError` line when they cannot be counted: the executor is not the

@@ -23,10 +23,10 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 import yaml
 
@@ -35,6 +35,9 @@ from benchrun.runner.errors import UserError
 from benchrun.runner.machine.revision import Revision
 from benchrun.runner.results.campaigns import DONE
 from benchrun.runner.store.database import CampaignRow, Store
+
+if TYPE_CHECKING:
+    from benchrun.runner.results.verdicts import StoredComparison
 
 #: exit status of a child ``benchrun run`` stopped by Ctrl-C
 EXIT_INTERRUPTED = 130
@@ -90,11 +93,14 @@ def workdir_in(worktree: Path, top: Path, anchor: Path) -> Path:
 
 def revision_of(campaign: CampaignRow) -> Revision | None:
     """The revision a stored campaign is tagged with."""
-    return Revision.from_dict((campaign.metadata or {}).get("revision"))
+    match campaign.metadata:
+        case {"revision": stored}:
+            return Revision.from_dict(stored)
+    return None
 
 
 def find_campaign(
-    db: Path, commit: str, fits: Any
+    db: Path, commit: str, fits: Callable[[CampaignRow], bool]
 ) -> tuple[CampaignRow | None, CampaignRow | None]:
     """In the store ``db`` (when it exists): the newest finished campaign tagged with
     ``commit`` for which ``fits(campaign)`` holds, and the newest campaign when it is
@@ -150,6 +156,16 @@ def start_or_resume(
         raise CampaignInterrupted(commit) from None
 
 
+class EstimateJSON(TypedDict):
+    """:meth:`Estimate.to_dict`: a workload's estimate in a sweep's JSON output."""
+
+    workload: str
+    unit: str
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A workload's estimate in one campaign: ``mean`` and its interval in ``unit``."""
@@ -160,30 +176,31 @@ class Estimate:
     low: float | None
     high: float | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> EstimateJSON:
         """The JSON record."""
         return {"workload": self.workload, "unit": self.unit, "mean": self.mean,
                 "ci_low": self.low, "ci_high": self.high}  # fmt: skip
 
 
 def estimates(db: Path, campaign_id: int) -> list[Estimate]:
-    """Each workload's estimate in a stored campaign, as ``benchrun show`` gives it."""
+    """Each workload's estimate in a stored campaign, as ``benchrun show`` gives it: the
+    mean with its CI, or the uncertified interval where there is no CI (docs/methods.md
+    §4.1); no mean and no interval without an estimate."""
+    from benchrun.runner.results.settings import campaign_settings
     from benchrun.runner.results.workloads import workload_results
 
     out = []
     with Store.open(db) as store, store.snapshot():
         campaign = store.campaign(campaign_id)
-        confidence = float(campaign.settings.get("confidence", 0.95))
+        confidence = campaign_settings(campaign.settings).confidence
         for r in workload_results(store, campaign, confidence):
-            col = r.collected or {}
-            mean = col.get("mean")
+            e = r.estimate
+            if e is None:
+                out.append(Estimate(r.name, r.unit, None, None, None))
+                continue
             out.append(
                 Estimate(
-                    r.name,
-                    r.unit,
-                    float(mean) if isinstance(mean, int | float) else None,
-                    col.get("ci_low") or col.get("interval_low"),
-                    col.get("ci_high") or col.get("interval_high"),
+                    r.name, r.unit, e.mean, e.ci_low or e.interval_low, e.ci_high or e.interval_high
                 )
             )
     return out
@@ -212,7 +229,7 @@ def step_experiment(
     text: str,
     name: str,
     base_name: str,
-    params: dict[str, Any],
+    params: Mapping[str, object],
     sides: Sequence[tuple[str, Path]],
 ) -> str:
     """The experiment file of one bisection step: ``text`` (the user's experiment) with
@@ -221,36 +238,53 @@ def step_experiment(
     that directory (its own relative ``cwd:`` under it); named ``name``; its ``compare:`` and the settings that name workloads
     or paths of the user's file (``reference``, ``control``, ``baseline``, ``workdir``)
     dropped (the step sets its own)."""
-    data = yaml.safe_load(text)
-    entry = next(
-        (
-            w
-            for w in data.get("workloads") or []
-            if isinstance(w, dict) and w.get("name") == base_name
-        ),
-        None,
-    )
+    data = yaml.safe_load(text)  # the user's experiment (load_experiment checked it)
+    entry = None
+    match data:
+        case {"workloads": list(entries)}:
+            entry = _entry_named(entries, base_name)
     if entry is None:
         raise UserError(f"workload {base_name!r} is not an entry of the experiment file")
-    matrix = data.get("matrix") or {}
-    data["matrix"] = {k: [params[k]] for k in matrix if k in params}
-    if not data["matrix"]:
-        data.pop("matrix")
+    match data:
+        case {"matrix": dict(matrix)}:
+            narrowed = {k: [params[k]] for k in matrix if k in params}
+        case _:
+            narrowed = {}
+    if narrowed:
+        data["matrix"] = narrowed
+    else:
+        data.pop("matrix", None)
     data.pop("compare", None)
     data["name"] = name
-    settings = dict(data.get("settings") or {})
+    settings: dict[str, object] = {}
+    match data:
+        case {"settings": dict(given)}:
+            settings = dict(given)
     for key in ("reference", "control", "baseline", "workdir"):
         settings.pop(key, None)
     data["settings"] = settings
+    own = ""  # the entry's own cwd, relative to the worktree's place of the file
+    match entry:
+        case {"cwd": str(given_cwd)}:
+            own = given_cwd
     workloads = []
     for tag, directory in sides:
         w = dict(entry)
         w["name"] = f"{base_name}@{tag}"
-        own = entry.get("cwd")  # relative to the worktree's place of the file
-        w["cwd"] = str(directory / own) if isinstance(own, str) and own else str(directory)
+        w["cwd"] = str(directory / own) if own else str(directory)
         workloads.append(w)
     data["workloads"] = workloads
     return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+def _entry_named(entries: list[object], name: str) -> dict[str, object] | None:
+    """A copy of the entry named ``name`` in the ``workloads:`` list of a parsed
+    experiment file, or None."""
+    for w in entries:
+        match w:
+            case {"name": found} if found == name and isinstance(w, dict):
+                return dict(w)
+    return None
 
 
 @dataclass(frozen=True)
@@ -275,7 +309,7 @@ class StepResult:
     why: str
     passes: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> StepJSON:
         """The JSON record of the step."""
         return {
             "revision": self.revision.short,
@@ -295,11 +329,30 @@ class StepResult:
         }
 
 
+class StepJSON(TypedDict):
+    """:meth:`StepResult.to_dict`: one step in ``bisect --json``."""
+
+    revision: str
+    commit: str
+    date: str
+    subject: str
+    campaign: int
+    store: str
+    reused: bool
+    ratio: float | None
+    ratio_low: float | None
+    ratio_high: float | None
+    passes: int | None
+    comparison: str
+    verdict: str
+    why: str
+
+
 def classify(
-    comparison: dict[str, Any] | None, direction: str, threshold: float, reason: str = ""
+    comparison: StoredComparison | None, direction: str, threshold: float, reason: str = ""
 ) -> tuple[str, str, float | None, float | None, float | None]:
     """A step's verdict from the stored comparison of the tested side with GOOD (a
-    ``BaselineStatus`` record: ratio tested/GOOD with its CI).
+    baseline comparison: ratio tested/GOOD with its CI).
 
     ``bad``: the comparison says slower (worse in the metric's direction) and the whole CI
     of the worse-way ratio lies above ``1 + threshold``; ``good``: it says faster or
@@ -314,8 +367,8 @@ def classify(
     """
     if comparison is None:
         return "undecided", "the campaign stored no comparison of the pair", None, None, None
-    said = str(comparison.get("verdict"))
-    r, lo, hi = (comparison.get(k) for k in ("ratio", "ratio_low", "ratio_high"))
+    said = comparison.verdict
+    r, lo, hi = comparison.ratio, comparison.ratio_low, comparison.ratio_high
     if direction != "lower_is_better":  # worse = smaller: turn it round
         r, lo, hi = (None if x is None or x <= 0 else 1.0 / x for x in (r, hi, lo))
     limit = 1.0 + threshold

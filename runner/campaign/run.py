@@ -4,11 +4,17 @@ it when ``settings.tune`` asks (docs/tuning.md)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from benchrun.runner.campaign.fixed import run_fixed
-from benchrun.runner.campaign.session import CampaignOutcome, Display
+from benchrun.runner.campaign.session import (
+    CampaignOutcome,
+    Display,
+    MetadataFn,
+    RoundFactsFn,
+    SessionOptions,
+)
 from benchrun.runner.config.experiment import Experiment
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.executor import Executor
@@ -25,45 +31,64 @@ from benchrun.runner.store.database import Store
 
 
 def run_campaign(
-    experiment: Experiment, executor: Executor, display: Display, **kw: Any
+    experiment: Experiment,
+    executor: Executor,
+    display: Display,
+    *,
+    tuning_root: Path = Path("/"),
+    tuning_dir: Path | None = None,
+    resume: bool = False,
+    new: bool = False,
+    metadata_fn: MetadataFn | None = None,
+    round_facts_fn: RoundFactsFn | None = None,
+    workload_cpus: tuple[int, ...] | None = None,
+    resume_command: str | None = None,
+    on_start: Callable[[Store, int], None] | None = None,
 ) -> CampaignOutcome:
     """Run (or resume) a campaign in the experiment's mode: adaptive (the default, see
-    runner/campaign/adaptive.py) or fixed (``settings.adaptive: false``). Keyword arguments as
-    :func:`run_fixed`, and ``tuning_root`` / ``tuning_dir`` (the root of sysfs and procfs and
-    the tuning journal's directory: tests).
+    runner/campaign/adaptive.py) or fixed (``settings.adaptive: false``). The keyword
+    arguments after ``tuning_dir`` are the fields of
+    :class:`runner.campaign.session.SessionOptions`; ``tuning_root`` / ``tuning_dir``: the
+    root of sysfs and procfs and the tuning journal's directory (tests).
 
     First, what a campaign killed while it kept the machine tuned left is restored. With
     ``settings.tune`` (rounds on this machine), the machine is tuned for the campaign and
     restored at its end; the campaign's metadata and events record both."""
-    root: Path = kw.pop("tuning_root", Path("/"))
-    directory: Path | None = kw.pop("tuning_dir", None)
+    options = SessionOptions(
+        resume=resume,
+        new=new,
+        metadata_fn=metadata_fn,
+        round_facts_fn=round_facts_fn,
+        workload_cpus=workload_cpus,
+        resume_command=resume_command,
+        on_start=on_start,
+    )
     remote = isinstance(executor, (SlurmExecutor, FleetExecutor))
     if not experiment.settings.tune or remote:
-        recovered = _recover(display, root, directory)
+        recovered = _recover(display, tuning_root, tuning_dir)
         if experiment.settings.tune:
             display.message("tune: the rounds run on Slurm nodes; this machine is not tuned")
-        return _loop(experiment, executor, display, **_recorded(kw, recovered, None))
+        return _loop(experiment, executor, display, _recorded(options, recovered, None))
     restored: list[ResetReport] = []
     campaign = str(experiment.campaign_dir.absolute())
-    cpus = kw.get("workload_cpus")
     with campaign_tuning(
-        cpus, campaign, root=root, directory=directory, restored=restored
+        workload_cpus, campaign, root=tuning_root, directory=tuning_dir, restored=restored
     ) as tuning:
         _say_recovered(display, tuning.recovered)
         _say_tuned(display, tuning)
-        outcome = _loop(experiment, executor, display, **_recorded(kw, tuning.recovered, tuning))
+        outcome = _loop(experiment, executor, display, _recorded(options, tuning.recovered, tuning))
     return _after(outcome, display, restored[0] if restored else None)
 
 
 def _loop(
-    experiment: Experiment, executor: Executor, display: Display, **kw: Any
+    experiment: Experiment, executor: Executor, display: Display, options: SessionOptions
 ) -> CampaignOutcome:
     if experiment.settings.adaptive:
         # the controller and the statistics (scipy) only where they are used
         from benchrun.runner.campaign.adaptive import run_adaptive
 
-        return run_adaptive(experiment, executor, display, **kw)
-    return run_fixed(experiment, executor, display, **kw)
+        return run_adaptive(experiment, executor, display, options)
+    return run_fixed(experiment, executor, display, options)
 
 
 def _recover(display: Display, root: Path, directory: Path | None) -> ResetReport | None:
@@ -104,22 +129,21 @@ def _say_tuned(display: Display, tuning: CampaignTuning) -> None:
 
 
 def _recorded(
-    kw: dict[str, Any], recovered: ResetReport | None, tuning: CampaignTuning | None
-) -> dict[str, Any]:
+    options: SessionOptions, recovered: ResetReport | None, tuning: CampaignTuning | None
+) -> SessionOptions:
     """The session's options with the tuning recorded: the metadata of a new campaign gets
     ``tuning`` (before and after of each change), the campaign events ``tuned`` and
     ``tuning-restored`` (a dead campaign's journal restored at this start)."""
     if recovered is None and tuning is None:
-        return kw
-    out = dict(kw)
-    metadata_fn = kw.get("metadata_fn")
+        return options
+    metadata_fn = options.metadata_fn
     if tuning is not None and metadata_fn is not None:
 
-        def metadata() -> dict[str, Any]:
+        def metadata() -> dict[str, object]:
             return {**metadata_fn(), "tuning": tuning.to_dict()}
 
-        out["metadata_fn"] = metadata
-    on_start = kw.get("on_start")
+        options = dataclasses.replace(options, metadata_fn=metadata)
+    on_start = options.on_start
 
     def started(store: Store, campaign_id: int) -> None:
         if recovered is not None:
@@ -136,8 +160,7 @@ def _recorded(
         if on_start is not None:
             on_start(store, campaign_id)
 
-    out["on_start"] = started
-    return out
+    return dataclasses.replace(options, on_start=started)
 
 
 def _after(

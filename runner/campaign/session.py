@@ -21,7 +21,7 @@ import os
 import shlex
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -56,7 +56,7 @@ from benchrun.runner.execute.fleet import FleetExecutor
 from benchrun.runner.execute.local import LocalExecutor
 from benchrun.runner.execute.slurm import SlurmExecutor
 from benchrun.runner.safefs import cannot, open_dir, open_file
-from benchrun.runner.store.database import CampaignRow, NewHook, NewRound, Store
+from benchrun.runner.store.database import CampaignRow, EventRow, NewHook, NewRound, Store
 
 __all__ = [
     "CALIBRATION_FLAG",
@@ -289,6 +289,10 @@ def load_states(
         states[w.name] = st
     by_id = {st.workload_id: st for st in states.values()}
     for r in store.rounds(campaign.id):
+        node = None  # where a round measured elsewhere ran (its facts say)
+        match r.facts:
+            case {"node": str(stored_node)}:
+                node = stored_node
         by_id[r.workload_id].record(
             r.status == "ok",
             r.warmup,
@@ -297,7 +301,7 @@ def load_states(
             r.work,
             r.flags,
             r.wall_ns,
-            (r.facts or {}).get("node"),
+            node,
             experiment.settings.contended,
         )
     return states
@@ -326,7 +330,7 @@ class RoundLauncher:
         states: dict[str, WorkloadState],
         interrupts: _Interrupts,
         *,
-        round_facts_fn: Any = None,
+        round_facts_fn: RoundFactsFn | None = None,
         workload_cpus: tuple[int, ...] | None = None,
         resume_command: str | None = None,
     ) -> None:
@@ -477,7 +481,7 @@ class RoundLauncher:
         warmup: bool,
         flags: str = "",
         cpus: tuple[int, ...] | None = None,
-        extra_facts: dict[str, Any] | None = None,
+        extra_facts: Mapping[str, int | str] | None = None,
     ) -> RoundOutcome | None:
         """Run and store the next round of ``name``; None when it was interrupted (then it
         is not stored as a round but as an event, and is redone on resume). ``cpus``: pin
@@ -616,7 +620,7 @@ class RoundLauncher:
         warmup: bool,
         flags: str,
         hooks: list[NewHook],
-        extra_facts: dict[str, Any] | None = None,
+        extra_facts: Mapping[str, int | str] | None = None,
     ) -> RoundOutcome:
         """Commit a round (with the hooks that ran for it), account for it, and apply the
         failure rules. ``extra_facts``: added to the round's facts (a duet's id and partner)."""
@@ -681,8 +685,8 @@ class RoundLauncher:
         return outcome
 
     def _facts(
-        self, outcome: RoundOutcome, extra_facts: dict[str, Any] | None
-    ) -> dict[str, Any] | None:
+        self, outcome: RoundOutcome, extra_facts: Mapping[str, int | str] | None
+    ) -> Mapping[str, object] | None:
         """A round's facts: ``round_facts_fn(workload_cpus)``, ``extra_facts`` (a duet's id
         and partner), and where a round measured elsewhere ran (its node, its Slurm job)."""
         facts = self.round_facts_fn(self.workload_cpus) if self.round_facts_fn else None
@@ -700,7 +704,7 @@ def start_campaign(
     experiment: Experiment,
     resume: bool,
     new: bool,
-    metadata_fn: Any,
+    metadata_fn: MetadataFn | None,
     resume_command: str | None = None,
 ) -> tuple[CampaignRow, dict[str, WorkloadState]]:
     """Open (or resume) the campaign, record metadata for a new one, rebuild bookkeeping."""
@@ -760,29 +764,45 @@ def _finish(launcher: RoundLauncher, done_reason: str) -> CampaignOutcome:
     return CampaignOutcome(campaign.id, experiment.db_path, "done", 0, done_reason)
 
 
+#: the machine's metadata record of a new campaign (runner/machine/metadata.py)
+MetadataFn = Callable[[], Mapping[str, object]]
+#: a round's facts of this machine from the CPUs it is pinned to (load, frequency)
+RoundFactsFn = Callable[[tuple[int, ...] | None], Mapping[str, object] | None]
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """How :func:`campaign_session` opens a campaign: ``resume`` the unfinished one, or
+    start a ``new`` one over it; ``metadata_fn()`` the machine snapshot of a new campaign;
+    ``round_facts_fn(cpus)`` the facts of each round; ``workload_cpus`` where rounds are
+    pinned; ``resume_command`` the command the messages suggest to continue (default
+    :func:`default_resume_command`); ``on_start(store, campaign_id)`` called once the
+    campaign is open."""
+
+    resume: bool = False
+    new: bool = False
+    metadata_fn: MetadataFn | None = None
+    round_facts_fn: RoundFactsFn | None = None
+    workload_cpus: tuple[int, ...] | None = None
+    resume_command: str | None = None
+    on_start: Callable[[Store, int], None] | None = None
+
+
 @contextmanager
 def campaign_session(
     experiment: Experiment,
     executor: Executor,
     display: Display,
-    *,
-    resume: bool = False,
-    new: bool = False,
-    metadata_fn: Any = None,
-    round_facts_fn: Any = None,
-    workload_cpus: tuple[int, ...] | None = None,
-    resume_command: str | None = None,
-    on_start: Any = None,
+    options: SessionOptions,
 ) -> Iterator[RoundLauncher]:
     """Everything a campaign loop runs inside: the directory lock, the open store, the
     campaign (new, or resumed with its bookkeeping rebuilt), SIGINT/SIGTERM handling, and
-    the :class:`RoundLauncher` that launches and commits rounds. ``metadata_fn()`` gives
-    the machine snapshot of a new campaign; ``round_facts_fn(cpus)`` the facts of a round;
-    ``resume_command`` the command that continues the campaign, for the messages that
-    suggest it (default :func:`default_resume_command`); ``on_start(store, campaign_id)``
-    is called once the campaign is open (``benchrun run`` says there whether the machine
-    is loaded, docs/reservation.md), so that a refused start stays one line. Cleanups that
-    :func:`finish_campaign` did not run (the loop raised) run on the way out, unrecorded."""
+    the :class:`RoundLauncher` that launches and commits rounds; ``options`` as
+    :class:`SessionOptions` (``on_start`` is where ``benchrun run`` says whether the
+    machine is loaded, docs/reservation.md, so that a refused start stays one line).
+    Cleanups that :func:`finish_campaign` did not run (the loop raised) run on the way
+    out, unrecorded."""
+    metadata_fn = options.metadata_fn
     settings = experiment.settings
     with campaign_lock(experiment.campaign_dir), Store.create_or_open(experiment.db_path) as store:
         inflight = experiment.campaign_dir / INFLIGHT_FILE
@@ -795,7 +815,7 @@ def campaign_session(
         if counters and metadata_fn is not None:
             metadata_fn = functools.partial(_with_counters, metadata_fn, counters)
         campaign, states = start_campaign(
-            store, experiment, resume, new, metadata_fn, resume_command
+            store, experiment, options.resume, options.new, metadata_fn, options.resume_command
         )
         if isinstance(executor, LocalExecutor):
             executor.inflight_campaign = campaign.id
@@ -803,8 +823,8 @@ def campaign_session(
             executor.on_node = functools.partial(store_node_metadata, store, campaign.id)
         if ended:
             store.add_event(campaign.id, "leftovers", ended, {})
-        if on_start is not None:
-            on_start(store, campaign.id)
+        if options.on_start is not None:
+            options.on_start(store, campaign.id)
         with _Interrupts(executor, settings.on_interrupt == "kill") as interrupts:
             launcher = RoundLauncher(
                 store,
@@ -814,9 +834,9 @@ def campaign_session(
                 display,
                 states,
                 interrupts,
-                round_facts_fn=round_facts_fn,
-                workload_cpus=workload_cpus,
-                resume_command=resume_command,
+                round_facts_fn=options.round_facts_fn,
+                workload_cpus=options.workload_cpus,
+                resume_command=options.resume_command,
             )
             try:
                 yield launcher
@@ -825,7 +845,9 @@ def campaign_session(
                 discard_spare(inflight)
 
 
-def _with_counters(metadata_fn: Any, counters: dict[str, Any]) -> dict[str, Any]:
+def _with_counters(
+    metadata_fn: Callable[[], Mapping[str, object]], counters: Mapping[str, Mapping[str, str]]
+) -> dict[str, object]:
     """The machine snapshot of ``metadata_fn()`` with the campaign's counter metrics and
     their sources and scopes under ``"counters"``."""
     return {**metadata_fn(), "counters": counters}
@@ -835,8 +857,9 @@ def store_node_metadata(store: Store, campaign_id: int, node: str, record: Any) 
     """Store ``node``'s metadata record as a ``node-metadata`` event, unless the campaign
     has one for that node already (a resumed campaign back on a node)."""
     for event in store.events(campaign_id):
-        if event.kind == "node-metadata" and (event.data or {}).get("node") == node:
-            return
+        match event:
+            case EventRow(kind="node-metadata", data={"node": stored}) if stored == node:
+                return
     store.add_event(
         campaign_id, "node-metadata", f"metadata of node {node}", {"node": node, "record": record}
     )

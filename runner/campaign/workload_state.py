@@ -11,12 +11,15 @@ group commit, failure rules) and the loops.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from benchrun.runner.config.experiment import Workload
 from benchrun.runner.execute.contention import flagged_contended, left_out_as_contended
 from benchrun.runner.execute.executor import RoundOutcome
 from benchrun.runner.store.database import CampaignRow
+
+if TYPE_CHECKING:  # the controller (scipy) is imported at the first decision
+    from benchrun.runner.control.decision import Decision
 
 #: flag of the rounds that calibrated a workload's ``{work}`` (stored, never analysed)
 CALIBRATION_FLAG = "calibration"
@@ -40,7 +43,7 @@ class Display(Protocol):
 
     def message(self, text: str) -> None: ...
 
-    def show_decision(self, decision: Any, eta_s: float | None) -> None: ...
+    def show_decision(self, decision: Decision, eta_s: float | None) -> None: ...
 
     def stop(self) -> None: ...
 

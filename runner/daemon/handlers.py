@@ -11,14 +11,31 @@ import os
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import psutil
 
 from benchrun.runner import __version__
 from benchrun.runner.daemon.log import log
 from benchrun.runner.daemon.paths import DaemonPaths
-from benchrun.runner.daemon.protocol import ProtocolError, decode_request, encode, error_reply
+from benchrun.runner.daemon.protocol import (
+    EntryEventsReply,
+    EntryReply,
+    PingReply,
+    ProtocolError,
+    QueueEvent,
+    QueueReply,
+    Reply,
+    Request,
+    StateReply,
+    StatusReply,
+    StopReply,
+    SubmitReply,
+    SubmitRequest,
+    decode_request,
+    encode,
+    entry_id,
+    error_reply,
+)
 from benchrun.runner.daemon.queue import FINAL_STATES, Entry, QueueDB, queue_error
 from benchrun.runner.daemon.supervisor import Supervisor, unfinished
 from benchrun.runner.errors import UserError
@@ -37,9 +54,8 @@ class DaemonState:
     stop_requested: bool = False
 
 
-Request = dict[str, Any]
-#: a handler: (daemon, request) -> the reply's fields (``ok`` is added by :func:`dispatch`)
-Handler = Callable[[DaemonState, Request], dict[str, Any]]
+#: a handler: (daemon, request) -> its reply (``ok`` is added by :meth:`Reply.to_json`)
+Handler = Callable[[DaemonState, Request], Reply]
 
 
 def rss_kib() -> int:
@@ -47,121 +63,87 @@ def rss_kib() -> int:
     return int(psutil.Process().memory_info().rss // 1024)
 
 
-#: largest priority accepted (the queue stores it as a 64-bit integer)
-MAX_PRIORITY = 10**9
-#: the last second of the year 9999 (what datetime can show), Unix time
-MAX_TIMESTAMP = 253402300799
-
-
 def _entry(daemon: DaemonState, req: Request) -> Entry:
-    raw = req.get("id")
-    if isinstance(raw, bool) or not isinstance(raw, int) or not 0 < raw < 2**63:
-        shown = raw if not isinstance(raw, int) or raw.bit_length() < 70 else "(too large)"
-        raise UserError(f"bad campaign id {shown!r}; expected a number from `benchrun queue`")
-    entry = daemon.queue.get(raw)
+    """The queue entry a request names (:func:`entry_id`); :class:`UserError` if none."""
+    entry_number = entry_id(req)
+    entry = daemon.queue.get(entry_number)
     if entry is None:
-        raise UserError(f"no campaign {raw} in the queue; `benchrun queue` lists them")
+        raise UserError(f"no campaign {entry_number} in the queue; `benchrun queue` lists them")
     return entry
 
 
-def ping(daemon: DaemonState, req: Request) -> dict[str, Any]:
+def ping(daemon: DaemonState, req: Request) -> PingReply:
     """``ping``: the daemon's pid and benchrun version."""
-    return {"pid": os.getpid(), "version": __version__}
+    return PingReply(os.getpid(), __version__)
 
 
-def daemon_status(daemon: DaemonState, req: Request) -> dict[str, Any]:
+def daemon_status(daemon: DaemonState, req: Request) -> StatusReply:
     """``daemon-status``: pid, version, memory, files, running and queued campaigns."""
     sup = daemon.supervisor
-    return {
-        "pid": os.getpid(),
-        "version": __version__,
-        "started_at": daemon.started_at,
-        "rss_kib": rss_kib(),
-        "rss_at_start_kib": daemon.rss_at_start_kib,
-        "socket": str(daemon.paths.socket),
-        "queue_db": str(daemon.paths.queue_db),
-        "running": sup.running,
-        "queued": len(daemon.queue.entries(("queued",))),
-        "quiet_load": sup.quiet_load,
-        "quiet_max_wait": sup.quiet_max_wait,
-        "stopping": sup.stopping,
-    }
+    return StatusReply(
+        pid=os.getpid(),
+        version=__version__,
+        started_at=daemon.started_at,
+        rss_kib=rss_kib(),
+        rss_at_start_kib=daemon.rss_at_start_kib,
+        socket=str(daemon.paths.socket),
+        queue_db=str(daemon.paths.queue_db),
+        running=sup.running,
+        queued=len(daemon.queue.entries(("queued",))),
+        quiet_load=sup.quiet_load,
+        quiet_max_wait=sup.quiet_max_wait,
+        stopping=sup.stopping,
+    )
 
 
-def submit(daemon: DaemonState, req: Request) -> dict[str, Any]:
+def submit(daemon: DaemonState, req: Request) -> SubmitReply:
     """``submit``: queue a campaign (absolute paths, checked by ``benchrun submit``)."""
     if daemon.stop_requested:
         raise UserError("the daemon is stopping; submit again after it restarts", 1)
-    fields: dict[str, Any] = {}
-    for key in ("experiment", "name", "output", "db_path", "cwd", "config_text"):
-        value = req.get(key)
-        if not isinstance(value, str) or not value or "\0" in value:
-            raise ProtocolError(f"submit: {key} must be a non-empty string")
-        fields[key] = value
-    for key in ("experiment", "output", "db_path", "cwd"):
-        if not os.path.isabs(fields[key]):
-            raise ProtocolError(f"submit: {key} must be an absolute path")
-    priority = req.get("priority", 0)
-    if isinstance(priority, bool) or not isinstance(priority, int):
-        raise ProtocolError("submit: priority must be an integer")
-    if abs(priority) > MAX_PRIORITY:
-        raise ProtocolError(f"submit: priority must be between -{MAX_PRIORITY} and {MAX_PRIORITY}")
-    not_before = req.get("not_before")
-    if not_before is not None and (
-        isinstance(not_before, bool)
-        or not isinstance(not_before, (int, float))
-        or not 0 <= not_before <= MAX_TIMESTAMP  # refuses NaN and infinities too
-    ):
-        raise ProtocolError(
-            "submit: not_before must be a Unix time in seconds before the year 10000, or null"
-        )
-    overrides = req.get("overrides", [])
-    if not isinstance(overrides, list) or not all(
-        isinstance(o, str) and "=" in o and "\0" not in o for o in overrides
-    ):
-        raise ProtocolError("submit: overrides must be a list of KEY=VALUE strings")
-    entry_id = daemon.queue.add(
-        **fields,
-        priority=priority,
-        not_before=not_before,
+    sub = SubmitRequest.from_request(req)
+    entry_number = daemon.queue.add(
+        experiment=sub.experiment,
+        name=sub.name,
+        output=sub.output,
+        db_path=sub.db_path,
+        cwd=sub.cwd,
+        config_text=sub.config_text,
+        priority=sub.priority,
+        not_before=sub.not_before,
         log_dir=daemon.paths.logs_dir,
-        overrides=overrides,
+        overrides=sub.overrides,
     )
-    log(f"campaign {entry_id}: queued {fields['experiment']}")
-    return {"id": entry_id, "log_path": str(daemon.paths.campaign_log(entry_id))}
+    log(f"campaign {entry_number}: queued {sub.experiment}")
+    return SubmitReply(entry_number, str(daemon.paths.campaign_log(entry_number)))
 
 
-def queue(daemon: DaemonState, req: Request) -> dict[str, Any]:
+def queue(daemon: DaemonState, req: Request) -> QueueReply:
     """``queue``: every entry, and which one runs."""
-    entries = [e.to_json() for e in daemon.queue.entries()]
-    return {"entries": entries, "running": daemon.supervisor.running}
+    return QueueReply(tuple(daemon.queue.entries()), daemon.supervisor.running)
 
 
-def get(daemon: DaemonState, req: Request) -> dict[str, Any]:
+def get(daemon: DaemonState, req: Request) -> EntryEventsReply:
     """``get``: one entry and its queue log."""
     entry = _entry(daemon, req)
-    events = [{"at": at, "kind": k, "message": m} for at, k, m in daemon.queue.events(entry.id)]
-    return {"entry": entry.to_json(), "events": events}
+    events = tuple(QueueEvent(at, k, m) for at, k, m in daemon.queue.events(entry.id))
+    return EntryEventsReply(entry, events)
 
 
-def current(daemon: DaemonState, req: Request) -> dict[str, Any]:
+def current(daemon: DaemonState, req: Request) -> EntryReply:
     """``current``: the running entry, or null."""
     running = daemon.supervisor.running
-    if running is None:
-        return {"entry": None}
-    entry = daemon.queue.get(running)
-    return {"entry": entry.to_json() if entry else None}
+    return EntryReply(None if running is None else daemon.queue.get(running))
 
 
-def cancel(daemon: DaemonState, req: Request) -> dict[str, Any]:
+def cancel(daemon: DaemonState, req: Request) -> StateReply:
     """``cancel``: drop a waiting entry, or stop the running one (it commits)."""
     entry = _entry(daemon, req)
     if entry.state in FINAL_STATES:
         raise UserError(f"campaign {entry.id} is already {entry.state}; nothing to cancel")
-    return {"state": daemon.supervisor.cancel(entry)}
+    return StateReply(daemon.supervisor.cancel(entry))
 
 
-def resume(daemon: DaemonState, req: Request) -> dict[str, Any]:
+def resume(daemon: DaemonState, req: Request) -> StateReply:
     """``resume``: queue a paused or interrupted entry again, or a failed one whose
     campaign did not end (e.g. a Slurm campaign stopped by the cluster's faults)."""
     entry = _entry(daemon, req)
@@ -176,13 +158,13 @@ def resume(daemon: DaemonState, req: Request) -> dict[str, Any]:
     with daemon.queue.transaction():
         daemon.queue.update(entry.id, state="queued", resume=True, message=why)
         daemon.queue.log(entry.id, "requeued", why)
-    return {"state": "queued"}
+    return StateReply("queued")
 
 
-def stop(daemon: DaemonState, req: Request) -> dict[str, Any]:
+def stop(daemon: DaemonState, req: Request) -> StopReply:
     """``stop``: ask the daemon to stop (the event loop does it)."""
     daemon.stop_requested = True
-    return {"pid": os.getpid(), "running": daemon.supervisor.running}
+    return StopReply(os.getpid(), daemon.supervisor.running)
 
 
 #: op -> handler
@@ -211,12 +193,11 @@ def handle(daemon: DaemonState, req: Request) -> bytes:
     UserError
         A request the daemon refuses (unknown id, a campaign in the wrong state, ...).
     """
-    op = req["op"]
     # "_" has always been accepted for "-" (op names were method names)
-    handler = HANDLERS.get(op.replace("_", "-"))
+    handler = HANDLERS.get(req.op.replace("_", "-"))
     if handler is None:
-        raise ProtocolError(f"unknown op {op!r}; valid: {', '.join(OPS)}")
-    return encode({"ok": True, **handler(daemon, req)})
+        raise ProtocolError(f"unknown op {req.op!r}; valid: {', '.join(OPS)}")
+    return encode(handler(daemon, req).to_json())
 
 
 def dispatch(daemon: DaemonState, raw: bytes) -> bytes:

@@ -14,10 +14,11 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from benchrun.runner.campaign.livestatus import LiveStatus
 from benchrun.runner.daemon.child import CAMPAIGN_AFTER_SQL, connect_read_only
 from benchrun.runner.format import format_duration
+from benchrun.runner.results.settings import campaign_settings
 
 
 @dataclass
@@ -52,13 +53,7 @@ class CampaignLive:
     note: str | None = None
 
 
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
-
-
-def read_status_json(campaign_dir: Path) -> dict[str, Any] | None:
+def read_status_json(campaign_dir: Path) -> LiveStatus | None:
     """The campaign's ``status.json`` (written by adaptive runs after every round).
 
     Parameters
@@ -68,14 +63,15 @@ def read_status_json(campaign_dir: Path) -> dict[str, Any] | None:
 
     Returns
     -------
-    dict or None
-        None if the file is missing, unreadable or not a JSON object.
+    LiveStatus or None
+        None if the file is missing, unreadable or not a JSON object
+        (:meth:`runner.campaign.livestatus.LiveStatus.from_json`).
     """
     try:
-        data = json.loads((campaign_dir / "status.json").read_text(encoding="utf-8"))
+        text = (campaign_dir / "status.json").read_text(encoding="utf-8")
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    return LiveStatus.from_json(text)
 
 
 def campaign_live(db_path: Path, campaign_id: int | None, base_id: int = 0) -> CampaignLive:
@@ -116,16 +112,17 @@ def campaign_live(db_path: Path, campaign_id: int | None, base_id: int = 0) -> C
                 live.note = f"no campaign {campaign_id} in {db_path}"
                 return live
             live.status = row[0]
-            settings = json.loads(row[1]) if row[1] else {}
-            live.adaptive = bool(settings.get("adaptive"))
+            settings = campaign_settings(json.loads(row[1]) if row[1] else None)
+            live.adaptive = bool(settings.adaptive)
             target = warmup_target = None
-            if not live.adaptive and isinstance(settings.get("rounds"), int):
-                target = settings["rounds"]
-                warmup_target = int(settings.get("warmup_rounds") or 0)
+            # the stored values are as the campaign wrote them: checked, not trusted
+            if not live.adaptive and isinstance(settings.rounds, int):
+                target = settings.rounds
+                warmup_target = int(settings.warmup_rounds or 0)
             live.elapsed_s = time.time() - float(row[2])
             # steady: ok, not warm-up, not a contended round the analysis leaves out
             # (docs/contention.md; every contended round counts with contended: keep)
-            keep = 1 if settings.get("contended") == "keep" else 0
+            keep = 1 if settings.contended == "keep" else 0
             counts = conn.execute(
                 "SELECT w.name, sum(r.status = 'ok' AND r.warmup = 0 AND (? OR"
                 " (',' || r.flags || ',') NOT LIKE '%,contended,%')), sum(r.warmup),"
@@ -155,39 +152,31 @@ def campaign_live(db_path: Path, campaign_id: int | None, base_id: int = 0) -> C
 
 
 def _merge_status_json(live: CampaignLive, campaign_dir: Path) -> None:
-    data = read_status_json(campaign_dir)
-    if data is None:
+    status = read_status_json(campaign_dir)
+    if status is None:
         return
-    cid = data.get("campaign_id")
-    if cid is not None and cid != live.campaign_id:
+    if status.campaign_id is not None and status.campaign_id != live.campaign_id:
         return  # written by another campaign of the same directory
-    for key in ("eta_s", "elapsed_s"):
-        value = _num(data.get(key))
-        if value is not None:
-            setattr(live, key, value)
-    if isinstance(data.get("reason"), str):
-        live.reason = data["reason"]
-    undecided = data.get("undecided")
-    if isinstance(undecided, list):
-        live.undecided = [str(u) for u in undecided]
-    workloads = data.get("workloads")
-    if not isinstance(workloads, dict):
-        return
+    if status.eta_s is not None:
+        live.eta_s = status.eta_s
+    if status.elapsed_s is not None:
+        live.elapsed_s = status.elapsed_s
+    if status.reason is not None:
+        live.reason = status.reason
+    if status.undecided:
+        live.undecided = list(status.undecided)
     by_name = {w.name: w for w in live.workloads}
-    for name, info in workloads.items():
-        if not isinstance(info, dict):
-            continue
+    for name, info in status.workloads.items():
         w = by_name.get(name)
         if w is None:
-            w = WorkloadLive(str(name))
+            w = WorkloadLive(name)
             live.workloads.append(w)
-        w.rel_half_width = _num(info.get("rel_half_width"))
-        w.target_width = _num(info.get("target"))
-        if isinstance(info.get("done"), bool):
-            w.done = info["done"]
-        needed = info.get("rounds_needed")
-        if isinstance(needed, int) and not isinstance(needed, bool):
-            w.rounds_needed = needed
+        w.rel_half_width = info.rel_half_width
+        w.target_width = info.target
+        if info.done is not None:
+            w.done = info.done
+        if info.rounds_needed is not None:
+            w.rounds_needed = info.rounds_needed
 
 
 def _duration(seconds: float | None) -> str:

@@ -19,6 +19,7 @@ from benchrun.runner.campaign.revisions import (
 )
 from benchrun.runner.campaign.worktrees import Commit
 from benchrun.runner.config.loader import parse_experiment
+from benchrun.runner.results.verdicts import StoredComparison, verdicts_from_dict
 
 
 def _commits(n: int) -> list[Commit]:
@@ -60,8 +61,12 @@ def test_bad_not_slower_and_undecided_stop_the_search() -> None:
     assert search.remaining == cands[15:31]  # after the newest good, up to the oldest bad
 
 
-def _cmp(verdict: str, ratio: float, low: float | None, high: float | None) -> dict:
-    return {"verdict": verdict, "ratio": ratio, "ratio_low": low, "ratio_high": high}
+def _cmp(verdict: str, ratio: float, low: float | None, high: float | None) -> StoredComparison:
+    """The baseline comparison of ``b@t`` with ``b@good`` as a stored verdicts event holds it."""
+    stored = {"name": "b@t", "baseline": "b@good", "verdict": verdict, "ratio": ratio,
+              "ratio_low": low, "ratio_high": high}  # fmt: skip
+    (comparison,) = verdicts_from_dict({"baselines": [stored]}).baselines
+    return comparison
 
 
 @pytest.mark.parametrize(
@@ -80,7 +85,7 @@ def _cmp(verdict: str, ratio: float, low: float | None, high: float | None) -> d
     ],
 )
 def test_a_step_is_bad_only_when_its_whole_ci_is_beyond_the_threshold(
-    comparison: dict | None, direction: str, expected: str
+    comparison: StoredComparison | None, direction: str, expected: str
 ) -> None:
     verdict, why, ratio, low, high = classify(comparison, direction, 0.05)
     assert verdict == expected, why
@@ -160,3 +165,18 @@ def test_a_step_is_the_chosen_workload_at_good_and_at_the_tested_revision(tmp_pa
     assert all(w.setup is not None and w.setup.command == ("make",) for w in e.workloads)
     assert e.settings.reference is None and e.settings.workdir is None
     assert step_names("parse[n=20]", "abc1234") == tuple(w.name for w in e.workloads)
+
+
+def test_a_step_of_an_entry_without_cwd_runs_in_the_worktree_and_a_missing_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    from benchrun.runner.campaign.revisions import step_experiment
+    from benchrun.runner.errors import UserError
+
+    good, tested = tmp_path / "good", tmp_path / "abc1234"
+    text = step_experiment(MATRIX, "s", "other", {"m": 2}, [("good", good), ("abc1234", tested)])
+    e = parse_experiment(text, base_dir=tmp_path, check_commands=False)
+    assert [w.cwd for w in e.workloads] == [str(good), str(tested)]
+    assert [w.command for w in e.workloads] == [("./other", "2")] * 2
+    with pytest.raises(UserError, match="'nope' is not an entry of the experiment file"):
+        step_experiment(MATRIX, "s", "nope", {}, [("good", good)])

@@ -7,6 +7,7 @@ tests beside this file check the same paths end to end.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import selectors
@@ -21,13 +22,22 @@ from typing import Any
 
 import pytest
 
+from benchrun.runner import __version__
 from benchrun.runner.daemon import handlers
 from benchrun.runner.daemon.connections import Conn, Connections
 from benchrun.runner.daemon.handlers import OPS, DaemonState, dispatch
 from benchrun.runner.daemon.paths import DaemonPaths
-from benchrun.runner.daemon.protocol import MAX_MESSAGE, encode
+from benchrun.runner.daemon.protocol import (
+    MAX_MESSAGE,
+    EntryEventsReply,
+    EntryReply,
+    QueueReply,
+    StatusReply,
+    encode,
+)
 from benchrun.runner.daemon.queue import QueueDB
 from benchrun.runner.daemon.supervisor import Outcome, Supervisor, outcome
+from benchrun.runner.errors import UserError
 
 
 @pytest.fixture
@@ -97,6 +107,29 @@ def test_ping_and_status_describe_this_daemon(daemon: DaemonState) -> None:
     status = ask(daemon, op="daemon-status")
     assert status["socket"] == str(daemon.paths.socket)
     assert (status["running"], status["queued"], status["stopping"]) == (None, 0, False)
+
+
+def test_replies_keep_their_wire_format(daemon: DaemonState, tmp_path: Path) -> None:
+    """The reply records serialise to the bytes the protocol always sent: ``v``, ``ok``,
+    then the fields in their documented order (docs/daemon.md)."""
+    pid = os.getpid()
+    ping = dispatch(daemon, b'{"v":1,"op":"ping"}')
+    assert ping == f'{{"v":1,"ok":true,"pid":{pid},"version":"{__version__}"}}\n'.encode()
+    status = json.loads(dispatch(daemon, b'{"v":1,"op":"daemon_status"}'))
+    assert list(status) == [
+        "v", "ok", "pid", "version", "started_at", "rss_kib", "rss_at_start_kib", "socket",
+        "queue_db", "running", "queued", "quiet_load", "quiet_max_wait", "stopping",
+    ]  # fmt: skip
+    back = StatusReply.from_json(status)  # what the client reads of it
+    assert (back.pid, back.version, back.running, back.queued) == (pid, __version__, None, 0)
+    entry_id = submit(daemon, tmp_path, overrides=["rounds=3"])
+    got = json.loads(dispatch(daemon, f'{{"v":1,"op":"get","id":{entry_id}}}'.encode()))
+    assert list(got) == ["v", "ok", "entry", "events"]
+    assert got["entry"]["overrides"] == ["rounds=3"] and "config_text" not in got["entry"]
+    ((at, kind, message),) = daemon.queue.events(entry_id)
+    assert got["events"] == [{"at": at, "kind": kind, "message": message}]
+    stop = dispatch(daemon, b'{"v":1,"op":"stop"}')
+    assert stop == f'{{"v":1,"ok":true,"pid":{pid},"running":null}}\n'.encode()
 
 
 def test_submit_get_queue_resume_cancel(daemon: DaemonState, tmp_path: Path) -> None:
@@ -670,3 +703,21 @@ def test_idle_connections_are_evicted_to_let_a_new_client_in(tmp_path: Path) -> 
     conns.close_all()
     listener.close()
     sel.close()
+
+
+def test_the_client_reads_queue_replies_into_entries(daemon: DaemonState, tmp_path: Path) -> None:
+    """What the daemon sends of a queue entry reads back as the queue holds it (its
+    experiment's text is left out of replies: empty on the client)."""
+    first = submit(daemon, tmp_path, priority=3, overrides=["rounds=3", "seed=1"])
+    second = submit(daemon, tmp_path)
+    stored = daemon.queue.get(first)
+    assert stored is not None and stored.config_text == "name: e\n"
+    got = EntryEventsReply.from_json(ask(daemon, op="get", id=first))
+    assert got.entry == dataclasses.replace(stored, config_text="")
+    assert got.entry.overrides == ("rounds=3", "seed=1") and got.entry.priority == 3
+    assert [(e.at, e.kind, e.message) for e in got.events] == daemon.queue.events(first)
+    listed = QueueReply.from_json(ask(daemon, op="queue"))
+    assert [e.id for e in listed.entries] == [first, second] and listed.running is None
+    assert EntryReply.from_json(ask(daemon, op="current")) == EntryReply(None)
+    with pytest.raises(UserError, match=r"unreadable reply \(state: 5\)"):
+        EntryReply.from_json({"entry": {**ask(daemon, op="get", id=first)["entry"], "state": 5}})

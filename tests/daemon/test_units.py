@@ -15,7 +15,13 @@ import pytest
 from benchrun.runner.commands.submit import parse_not_before
 from benchrun.runner.daemon.child import last_error_line
 from benchrun.runner.daemon.live import CampaignLive, campaign_live, render
-from benchrun.runner.daemon.protocol import MAX_MESSAGE, ProtocolError, decode_request, encode
+from benchrun.runner.daemon.protocol import (
+    MAX_MESSAGE,
+    ProtocolError,
+    Request,
+    decode_request,
+    encode,
+)
 from benchrun.runner.daemon.queue import QueueDB
 from benchrun.runner.errors import UserError
 from benchrun.runner.execute.executor import RoundSpec
@@ -113,7 +119,7 @@ def test_quiet_settings_from_experiment_or_daemon_environment() -> None:
 def test_protocol_round_trip_and_limits() -> None:
     raw = encode({"op": "ping", "x": [1, "é"]})
     assert raw.endswith(b"\n") and raw.count(b"\n") == 1
-    assert decode_request(raw.rstrip(b"\n")) == {"v": 1, "op": "ping", "x": [1, "é"]}
+    assert decode_request(raw.rstrip(b"\n")) == Request("ping", {"x": [1, "é"]})
     with pytest.raises(ProtocolError, match="too large"):
         decode_request(b"{" + b" " * MAX_MESSAGE + b"}")
     for bad, why in (
