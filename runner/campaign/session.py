@@ -271,6 +271,7 @@ def open_campaign(
         ],
         benchrun_version=__version__,
         command_line=argv,
+        experiment=experiment,
     )
     return store.campaign(campaign_id), False
 

@@ -93,6 +93,19 @@ def test_fixed_mode_stores_warmup_plus_rounds_in_the_scheduled_order(tmp_path: P
     assert [s.workload for s in fake.launched] == expected
 
 
+def test_a_campaign_stores_its_parsed_experiment(tmp_path: Path) -> None:
+    """The session writes the parsed experiment (schema 6), so readers need not parse
+    the YAML again: what it stored reads back as the experiment that ran."""
+    from benchrun.runner.results.comparisons import stored_experiment
+
+    exp = experiment(tmp_path, FIXED)
+    run_campaign(exp, FakeExecutor({"a": constant(0.25), "b": constant(0.5)}), NullDisplay())
+    campaign, _, _ = stored(exp)
+    assert campaign.experiment_json not in (None, "null")
+    back = stored_experiment(campaign, ("a", "b"))
+    assert back is not None and back.workloads == exp.workloads and back.name == "fake"
+
+
 def test_fixed_mode_wall_times_are_the_scripted_ones(tmp_path: Path) -> None:
     exp = experiment(tmp_path, FIXED)
     fake = FakeExecutor({"a": constant(0.25), "b": constant(0.5)})
