@@ -9,6 +9,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 #: SI prefixes for display, largest first: (factor relative to the base unit, prefix)
 _TIME_SCALES = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
@@ -164,6 +165,47 @@ def estimate_text(
     if nodes:
         text += f" ({nodes})"
     return text
+
+
+class IntervalFields(Protocol):
+    """What :func:`interval_line` reads of an estimate: the collector's ``WorkloadStats``
+    while a campaign runs, results' ``Estimate`` when read (the same field names)."""
+
+    @property
+    def mean(self) -> float | None: ...
+    @property
+    def interval_low(self) -> float | None: ...
+    @property
+    def interval_high(self) -> float | None: ...
+    @property
+    def certified(self) -> bool: ...
+    @property
+    def interval_note(self) -> str | None: ...
+    @property
+    def readings_needed(self) -> int | None: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def level_shift_at(self) -> int | None: ...
+    @property
+    def level_shift_change(self) -> float | None: ...
+
+
+def interval_line(e: IntervalFields, unit: str | DisplayUnit, nodes: str | None = None) -> str:
+    """:func:`estimate_text` of the estimate ``e`` in ``unit``; ``nodes``: the sentence of
+    a CI from node means, if it is one."""
+    return estimate_text(
+        unit,
+        e.mean,
+        low=e.interval_low,
+        high=e.interval_high,
+        certified=e.certified,
+        note=e.interval_note,
+        readings_needed=e.readings_needed,
+        n=e.n,
+        nodes=nodes,
+        level_shift=level_shift_words(e.level_shift_at, e.level_shift_change),
+    )
 
 
 def level_shift_text(collected: Mapping[str, object]) -> str | None:

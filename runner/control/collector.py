@@ -16,7 +16,7 @@ import numpy as np
 
 from benchrun.runner.config.settings import DEFAULT_CONFIDENCE
 from benchrun.runner.control.nodelevel import node_dict, node_level
-from benchrun.runner.format import DisplayUnit, estimate_text, level_shift_words
+from benchrun.runner.format import DisplayUnit, interval_line
 from benchrun.stats.autocorr import (
     MAX_SUBSESSIONS,
     MIN_SUBSESSIONS,
@@ -169,18 +169,7 @@ class WorkloadStats:
             if nodes and nodes.get("ci_from") == "nodes" and nodes.get("text")
             else None
         )
-        return estimate_text(
-            unit,
-            self.mean,
-            low=self.interval_low,
-            high=self.interval_high,
-            certified=self.certified,
-            note=self.interval_note,
-            readings_needed=self.readings_needed,
-            n=self.n,
-            nodes=node_text,
-            level_shift=level_shift_words(self.level_shift_at, self.level_shift_change),
-        )
+        return interval_line(self, unit, node_text)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dict (floats or None, no NaN)."""

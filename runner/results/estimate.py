@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from benchrun.runner.format import DisplayUnit, estimate_text, level_shift_words
+from benchrun.runner.format import DisplayUnit, interval_line
 
 __all__ = ["Description", "Estimate", "NodeAnalysis", "description_from", "estimate_from"]
 
@@ -99,20 +99,8 @@ class Estimate:
         what an uncertified interval assumes, the node means' sentence of a CI from them,
         "(no CI: ...)" only without any interval."""
         nodes = self.node_analysis
-        return estimate_text(
-            unit,
-            self.mean,
-            low=self.interval_low,
-            high=self.interval_high,
-            certified=self.certified,
-            note=self.interval_note,
-            readings_needed=self.readings_needed,
-            n=self.n,
-            nodes=nodes.text
-            if nodes is not None and nodes.ci_from == "nodes" and nodes.text
-            else None,
-            level_shift=level_shift_words(self.level_shift_at, self.level_shift_change),
-        )
+        text = nodes.text if nodes is not None and nodes.ci_from == "nodes" and nodes.text else None
+        return interval_line(self, unit, text)
 
     @property
     def node_analysis(self) -> NodeAnalysis | None:
