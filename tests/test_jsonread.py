@@ -1,4 +1,4 @@
-"""The reader of JSON objects from outside (runner/execute/json_fields.py): each field of
+"""The reader of JSON objects from outside (runner/jsonread.py): each field of
 the type asked for, or one error naming the field."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from benchrun.runner.execute.json_fields import FieldError, JsonFields
+from benchrun.runner.jsonread import FieldError, JsonFields
 
 
 def fields(text: str) -> JsonFields:
