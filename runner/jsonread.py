@@ -67,16 +67,24 @@ def shown(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _fits(value: object, kind: type) -> bool:
+    """Whether ``value`` (parsed JSON) is a ``kind`` (``int``, ``float``, ``str`` or
+    ``bool``): an integer counts as a float, ``true``/``false`` as no number."""
+    if isinstance(value, bool):
+        return kind is bool
+    if kind is float:
+        return isinstance(value, int | float)
+    return isinstance(value, kind)
+
+
 def _typed(value: object, kind: type[T]) -> T | None:
-    """``value`` as ``kind`` when it is one (an int counts as a float, a bool as no
-    number), else None."""
-    if isinstance(value, bool) and kind is not bool:
+    """``value`` as ``kind`` when it is one (:func:`_fits`; an integer read as a float
+    becomes one), else None."""
+    if not _fits(value, kind):
         return None
     if kind is float and isinstance(value, int):
         return kind(value)
-    if isinstance(value, kind):
-        return value
-    return None
+    return value if isinstance(value, kind) else None
 
 
 def _name(kind: type) -> str:
@@ -299,17 +307,11 @@ def _decode(value: object, hint: object, where: str) -> object:
         if not isinstance(value, str):
             raise _bad(where, f"expected a path, found {shown(value, 40)}")
         return Path(value)
-    if hint is float:
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-    elif hint is int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif hint in (str, bool):
-        ok = isinstance(value, hint)
-    else:  # pragma: no cover - a field type no record uses
-        raise _bad(where, f"cannot read a value of type {hint}")
-    if not ok:
-        raise _bad(where, f"expected {getattr(hint, '__name__', hint)}, found {shown(value, 40)}")
-    return value
+    if not isinstance(hint, type) or hint not in (int, float, str, bool):  # pragma: no cover
+        raise _bad(where, f"cannot read a value of type {hint}")  # a type no record uses
+    if not _fits(value, hint):
+        raise _bad(where, f"expected {hint.__name__}, found {shown(value, 40)}")
+    return value  # as parsed: an integer stored for a float field stays the integer it was
 
 
 def record_fields(
