@@ -12,12 +12,11 @@ The parsed document is then read once, at each importer's boundary, into typed r
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from benchrun.runner.errors import UserError
 
 
-def parse_json(text: str, source: str) -> Any:
+def parse_json(text: str, source: str) -> object:
     """The parsed JSON document of ``text`` read from ``source`` (a file name).
 
     Raises
