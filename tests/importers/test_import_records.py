@@ -88,7 +88,7 @@ def test_pyperf_runs_with_samples_warmups_and_calibration() -> None:
          "p.json: benchmarks[0].runs[0]: metadata unit must be text, got null"),
         ({"values": "1.0"}, "p.json: benchmarks[0].runs[0].values: expected an array, got text"),
         ({"samples": {"a": 1}},
-         "p.json: benchmarks[0].runs[0].values: expected an array, got an object"),
+         "p.json: benchmarks[0].runs[0].samples: expected an array, got an object"),
         ({"values": [1.0], "warmups": 2},
          "p.json: benchmarks[0].runs[0].warmups: expected an array, got a number"),
         ({"values": [1.0, None]},
