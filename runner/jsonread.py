@@ -310,7 +310,7 @@ def _decode(value: object, hint: object, where: str) -> object:
     if not isinstance(hint, type) or hint not in (int, float, str, bool):  # pragma: no cover
         raise _bad(where, f"cannot read a value of type {hint}")  # a type no record uses
     if not _fits(value, hint):
-        raise _bad(where, f"expected {hint.__name__}, found {shown(value, 40)}")
+        raise _bad(where, f"expected {_name(hint)}, found {shown(value, 40)}")
     return value  # as parsed: an integer stored for a float field stays the integer it was
 
 
@@ -342,7 +342,7 @@ def record_from_json(cls: type[R], value: object, where: str = "", *, lenient: b
     missing field takes its default, an unknown key is ignored.
 
     A value not of its field's type raises :class:`FieldError` naming where it is
-    (``where.workloads[0].command[1]: expected str, found 1``), or with ``lenient`` takes
+    (``where.workloads[0].command[1]: expected a string, found 1``), or with ``lenient`` takes
     the field's default (a record written by an older benchrun, read as it was). What the
     record receives is checked against the same hints mypy checks its users with."""
     return cls(**record_fields(cls, value, where, lenient=lenient))

@@ -138,13 +138,13 @@ def test_a_record_is_read_by_its_type_hints() -> None:
 @pytest.mark.parametrize(
     ("doc", "message"),
     [
-        ({"name": 1}, "w.name: expected str, found 1"),
-        ({"name": "a", "count": True}, "w.count: expected int, found true"),
-        ({"name": "a", "ratio": "2"}, 'w.ratio: expected float, found "2"'),
-        ({"name": "a", "inner": {"cpus": [1, "x"]}}, 'w.inner.cpus[1]: expected int, found "x"'),
+        ({"name": 1}, "w.name: expected a string, found 1"),
+        ({"name": "a", "count": True}, "w.count: expected an integer, found true"),
+        ({"name": "a", "ratio": "2"}, 'w.ratio: expected a number, found "2"'),
+        ({"name": "a", "inner": {"cpus": [1, "x"]}}, 'w.inner.cpus[1]: expected an integer, found "x"'),
         ({"name": "a", "inner": {"mode": "on"}}, "w.inner.mode: expected one of 'auto', 'off'"),
         ({"name": "a", "inner": []}, "w.inner: expected an object, found []"),
-        ({"name": "a", "pin": 3}, "w.pin: expected str, found 3"),
+        ({"name": "a", "pin": 3}, "w.pin: expected a string, found 3"),
         ([1], "w: expected an object, found [1]"),
     ],
 )
