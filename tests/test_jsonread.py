@@ -141,7 +141,10 @@ def test_a_record_is_read_by_its_type_hints() -> None:
         ({"name": 1}, "w.name: expected a string, found 1"),
         ({"name": "a", "count": True}, "w.count: expected an integer, found true"),
         ({"name": "a", "ratio": "2"}, 'w.ratio: expected a number, found "2"'),
-        ({"name": "a", "inner": {"cpus": [1, "x"]}}, 'w.inner.cpus[1]: expected an integer, found "x"'),
+        (
+            {"name": "a", "inner": {"cpus": [1, "x"]}},
+            'w.inner.cpus[1]: expected an integer, found "x"',
+        ),
         ({"name": "a", "inner": {"mode": "on"}}, "w.inner.mode: expected one of 'auto', 'off'"),
         ({"name": "a", "inner": []}, "w.inner: expected an object, found []"),
         ({"name": "a", "pin": 3}, "w.pin: expected a string, found 3"),
