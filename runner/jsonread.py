@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, overload
 
-__all__ = ["FieldError", "JsonFields", "MISSING", "record_from_json", "shown"]
+__all__ = ["FieldError", "JsonFields", "MISSING", "record_fields", "record_from_json"]
 
 T = TypeVar("T", int, float, str, bool)
 W = TypeVar("W", bound=str)
@@ -56,7 +56,7 @@ class _Missing:
 MISSING = _Missing()
 
 
-def shown(value: object, limit: int = 80) -> str:
+def _shown(value: object, limit: int = 80) -> str:
     """``value`` (parsed JSON) as an error message shows it: its JSON text, at most
     ``limit`` characters, with the characters a terminal acts on replaced by ``?``."""
     try:
@@ -185,6 +185,8 @@ class JsonFields:
         for word in allowed:
             if value == word:
                 return word
+        if value is None:
+            raise FieldError(f"{self.what}: field {key!r} is missing")
         raise FieldError(
             f"{self.what}: field {key!r} is {_repr(value)}, not one of {', '.join(allowed)}"
         )
@@ -267,7 +269,7 @@ def _decode(value: object, hint: object, where: str) -> object:
         return value
     if hint is type(None):
         if value is not None:
-            raise _bad(where, f"expected null, found {shown(value, 40)}")
+            raise _bad(where, f"expected null, found {_shown(value, 40)}")
         return None
     if origin in (Union, types.UnionType):
         if value is None and type(None) in args:
@@ -284,12 +286,12 @@ def _decode(value: object, hint: object, where: str) -> object:
     if origin is Literal:
         if value not in args:
             raise _bad(
-                where, f"expected one of {', '.join(map(repr, args))}, found {shown(value, 40)}"
+                where, f"expected one of {', '.join(map(repr, args))}, found {_shown(value, 40)}"
             )
         return value
     if origin is tuple:
         if not isinstance(value, list):
-            raise _bad(where, f"expected a list, found {shown(value, 40)}")
+            raise _bad(where, f"expected a list, found {_shown(value, 40)}")
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(_decode(v, args[0], f"{where}[{i}]") for i, v in enumerate(value))
         if len(value) != len(args):
@@ -299,18 +301,18 @@ def _decode(value: object, hint: object, where: str) -> object:
         )
     if origin in (Mapping, dict):
         if not isinstance(value, dict):
-            raise _bad(where, f"expected an object, found {shown(value, 40)}")
+            raise _bad(where, f"expected an object, found {_shown(value, 40)}")
         return {k: _decode(v, args[1], f"{where}.{k}") for k, v in value.items()}
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return record_from_json(hint, value, where)
     if hint is Path:
         if not isinstance(value, str):
-            raise _bad(where, f"expected a path, found {shown(value, 40)}")
+            raise _bad(where, f"expected a path, found {_shown(value, 40)}")
         return Path(value)
     if not isinstance(hint, type) or hint not in (int, float, str, bool):  # pragma: no cover
         raise _bad(where, f"cannot read a value of type {hint}")  # a type no record uses
     if not _fits(value, hint):
-        raise _bad(where, f"expected {_name(hint)}, found {shown(value, 40)}")
+        raise _bad(where, f"expected {_name(hint)}, found {_shown(value, 40)}")
     return value  # as parsed: an integer stored for a float field stays the integer it was
 
 
@@ -321,7 +323,7 @@ def record_fields(
     decoded by its field's type hint (:func:`record_from_json`), but the fields named in
     ``skip`` (the caller passes those)."""
     if not isinstance(value, Mapping):
-        raise _bad(where, f"expected an object, found {shown(value, 40)}")
+        raise _bad(where, f"expected an object, found {_shown(value, 40)}")
     hints = _hints(cls)
     out: dict[str, object] = {}
     for f in dataclasses.fields(cls):
