@@ -67,7 +67,7 @@ class CampaignRow:
     config_text: str
     fingerprint: str
     settings: dict[str, Any]
-    metadata: dict[str, Any] | None
+    metadata: dict[str, object] | None
     benchrun_version: str
     command_line: str | None
     stop_reason: str | None
