@@ -28,8 +28,8 @@ __all__ = [
 ]
 
 
-#: a stored verdict record that is not one this controller wrote (the one-line message names
-#: the field); the reader's error, under the name the controller's modules catch
+#: a stored verdict record that is not one this controller wrote: the reader's
+#: :class:`FieldError` (a ValueError whose one-line message names the field), by its old name
 BadRecord = FieldError
 
 
