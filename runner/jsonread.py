@@ -46,10 +46,13 @@ class FieldError(ValueError):
 
 class _Missing:
     """The value of a field an object does not have (a field written as ``null`` is None,
-    which some readers refuse and others read as their default)."""
+    which some readers refuse and others read as their default); false, as None is."""
 
     def __repr__(self) -> str:
         return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
 
 
 #: what :meth:`JsonFields.value` gives for a field the object does not have

@@ -179,8 +179,8 @@ class ExportRound:
             flags=f.check("flags", _round_flags),
             work=f.check("work", _work),
             # not checked (as before): what analysed_rounds and contended_rounds need of them
-            status="ok" if not f.has("status") else str(f.value("status")),
-            warmup=f.has("warmup") and bool(f.value("warmup")),
+            status=str(f.value("status")) if f.has("status") else "ok",
+            warmup=bool(f.value("warmup")),
         )
         if r.reading_flags is not None and len(r.reading_flags) != len(r.readings):
             raise UserError(

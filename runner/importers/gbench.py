@@ -56,10 +56,6 @@ def looks_like_gbench(doc: object) -> bool:
     )
 
 
-def _optional_text(v: object, where: str) -> str | None:
-    return v if isinstance(v, str) else None
-
-
 @dataclass(frozen=True)
 class EntryKind:
     """What says whether an entry of ``benchmarks[]`` is a reading, read without refusing
@@ -68,7 +64,7 @@ class EntryKind:
     it, or when it is not text), ``aggregate_name`` present, ``name`` (None when not
     text), whether it reported an error or was skipped."""
 
-    run_type: object
+    run_type: str | None
     aggregate_name: bool
     name: str | None
     error_occurred: bool
@@ -78,11 +74,11 @@ class EntryKind:
     def from_json(cls, entry: Mapping[str, object], where: str) -> EntryKind:
         f = JsonFields(entry, where)
         return cls(
-            run_type=f.value("run_type") if f.has("run_type") else None,
+            run_type=f.loose("run_type", str),
             aggregate_name=f.has("aggregate_name"),
-            name=f.check("name", _optional_text),
-            error_occurred=f.has("error_occurred") and bool(f.value("error_occurred")),
-            skipped=f.has("skipped") and bool(f.value("skipped")),
+            name=f.loose("name", str),
+            error_occurred=bool(f.value("error_occurred")),
+            skipped=bool(f.value("skipped")),
         )
 
     def aggregate(self, names: set[str]) -> bool:

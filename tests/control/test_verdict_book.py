@@ -45,6 +45,13 @@ def test_an_own_look_baseline_record_round_trips() -> None:
     assert BaselineRecord.from_json(json.loads(BASE_JSON)) == rec
 
 
+def test_an_own_look_record_without_certified_is_not_certified() -> None:
+    d = json.loads(BASE_JSON)
+    del d["certified"]
+    own = BaselineRecord.from_json(d).own
+    assert own is not None and own.certified is False and own.passes == 40
+
+
 def test_an_old_record_without_test_reads_as_welch() -> None:
     d = json.loads(PAIR_JSON)
     del d["test"]

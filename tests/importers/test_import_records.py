@@ -40,6 +40,17 @@ def test_gbench_aggregates_and_failed_entries_are_left_out_before_any_check() ->
     )
 
 
+def test_gbench_a_run_type_that_is_no_text_reads_as_missing() -> None:
+    doc = _gbench(
+        {"name": "f", "run_type": 7, "real_time": 2.0},  # a reading, by its name
+        {"name": "f", "real_time": 4.0},
+        {"name": "f_mean", "run_type": ["aggregate"], "real_time": 3.0},  # by its suffix
+    )
+    ds = from_document(doc, "g.json")
+    assert np.array_equal(ds.groups[(None, "f", None)], [2.0, 4.0])
+    assert ds.notes[0] == "1 aggregate entries (mean/median/stddev...) excluded"
+
+
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
