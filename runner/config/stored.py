@@ -14,27 +14,24 @@ campaign starts (:func:`experiment_to_json`) and read back into the typed record
 :func:`experiment_from_json`, so nothing parses YAML when a campaign is read. The JSON holds
 every field of the :class:`Experiment` and its dataclasses except ``settings`` (stored on
 their own, ``campaign.settings_json``) and ``source_text`` (``campaign.config_text``); it is
-built from the dataclasses' fields and read back by their type hints, so a field added to
-them is stored and read without a change here. Never pickle: the store is a file another
+built from the dataclasses' fields and read back by their type hints
+(:func:`runner.jsonread.record_from_json`), so a field added to them is stored and read
+without a change here. Never pickle: the store is a file another
 user may write (docs/security.md); the reader checks every value's type.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
-import types
-import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from benchrun.runner.config.experiment import Experiment, Settings
 from benchrun.runner.errors import UserError
+from benchrun.runner.jsonread import record_fields
 
 __all__ = [
-    "record_from_json",
     "experiment_from_json",
     "experiment_to_json",
     "stored_experiment_text",
@@ -43,8 +40,6 @@ __all__ = [
 
 #: fields of :class:`Experiment` the JSON leaves out: stored in columns of their own
 _NOT_STORED = ("settings", "source_text")
-
-_R = TypeVar("_R")
 
 
 def stored_settings(settings: Mapping[str, object]) -> dict[str, object]:
@@ -109,117 +104,6 @@ def experiment_to_json(experiment: Experiment) -> str:
     return json.dumps(doc, sort_keys=True, allow_nan=False)
 
 
-class _Bad(ValueError):
-    """A stored value that does not have its field's type: ``where`` it is, and what."""
-
-    def __init__(self, where: str, what: str) -> None:
-        super().__init__(f"{where or 'the top level'}: {what}")
-
-
-def _shown(value: object) -> str:
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-@functools.cache
-def _hints(cls: type) -> dict[str, object]:
-    """The resolved type hints of a dataclass's fields (their annotations are strings)."""
-    return typing.get_type_hints(cls)
-
-
-def _decode(value: object, hint: object, where: str) -> object:
-    """``value`` (parsed JSON) as a value of the type ``hint`` (a field's type hint of the
-    experiment's dataclasses): lists become tuples, objects dataclasses, text a path; raises
-    :class:`_Bad` where a value does not have the type."""
-    origin, args = get_origin(hint), get_args(hint)
-    if hint is Any or hint is object:
-        return value
-    if hint is type(None):
-        if value is not None:
-            raise _Bad(where, f"expected null, found {_shown(value)}")
-        return None
-    if origin in (Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        problems = []
-        for member in args:
-            if member is type(None):
-                continue
-            try:
-                return _decode(value, member, where)
-            except _Bad as exc:
-                problems.append(exc)
-        raise problems[0]
-    if origin is Literal:
-        if value not in args:
-            raise _Bad(
-                where, f"expected one of {', '.join(map(repr, args))}, found {_shown(value)}"
-            )
-        return value
-    if origin is tuple:
-        if not isinstance(value, list):
-            raise _Bad(where, f"expected a list, found {_shown(value)}")
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_decode(v, args[0], f"{where}[{i}]") for i, v in enumerate(value))
-        if len(value) != len(args):
-            raise _Bad(where, f"expected a list of {len(args)}, found {len(value)} items")
-        return tuple(
-            _decode(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(value, args, strict=True))
-        )
-    if origin in (Mapping, dict):
-        if not isinstance(value, dict):
-            raise _Bad(where, f"expected an object, found {_shown(value)}")
-        return {k: _decode(v, args[1], f"{where}.{k}") for k, v in value.items()}
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return record_from_json(hint, value, where)
-    if hint is Path:
-        if not isinstance(value, str):
-            raise _Bad(where, f"expected a path, found {_shown(value)}")
-        return Path(value)
-    if hint is float:
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-    elif hint is int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif hint in (str, bool):
-        ok = isinstance(value, hint)
-    else:  # pragma: no cover - a field type the experiment's dataclasses do not use
-        raise _Bad(where, f"cannot read a value of type {hint}")
-    if not ok:
-        raise _Bad(where, f"expected {getattr(hint, '__name__', hint)}, found {_shown(value)}")
-    return value
-
-
-def _fields(
-    value: object, cls: type, where: str, skip: tuple[str, ...] = (), lenient: bool = False
-) -> dict[str, object]:
-    """The keyword arguments of dataclass ``cls`` from the JSON object ``value``: each
-    stored field decoded by its type hint; a field the object lacks keeps its default
-    (a store written before the field existed), keys of no field are ignored;
-    ``lenient``: so is a value not of its field's type."""
-    if not isinstance(value, Mapping):
-        raise _Bad(where, f"expected an object, found {_shown(value)}")
-    hints = _hints(cls)
-    out: dict[str, object] = {}
-    for f in dataclasses.fields(cls):
-        if f.name in skip or f.name not in value:
-            continue
-        try:
-            out[f.name] = _decode(value[f.name], hints[f.name], f"{where}.{f.name}".lstrip("."))
-        except _Bad:
-            if not lenient:
-                raise
-    return out
-
-
-def record_from_json(cls: type[_R], value: object, where: str = "", *, lenient: bool = False) -> _R:
-    """The dataclass ``cls`` (of runner/config/) from the parsed JSON object ``value``, each
-    field decoded by its type hint (lists as tuples, objects as dataclasses; module
-    docstring): a missing field takes its default, an unknown key is ignored. A value not of
-    its field's type raises :class:`ValueError` naming where it is, or with ``lenient``
-    takes the field's default (a record written by an older benchrun, read as it was)."""
-    return cls(**_fields(value, cls, where, lenient=lenient))
-
-
 def experiment_from_json(
     text: str, *, settings: Settings, source_text: str, display: str
 ) -> Experiment:
@@ -230,7 +114,7 @@ def experiment_from_json(
     not JSON or a value is not of its field's type."""
     try:
         doc = json.loads(text)
-        fields = _fields(doc, Experiment, "", skip=_NOT_STORED)
+        fields = record_fields(Experiment, doc, skip=_NOT_STORED)
         return Experiment(**fields, settings=settings, source_text=source_text)  # type: ignore[arg-type]
     except (ValueError, RecursionError, TypeError) as exc:
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)

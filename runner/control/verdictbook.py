@@ -12,12 +12,11 @@ stored record's shape. The JSON keys are the store's format (docs/export-format.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, TypeVar, get_args
+from typing import Literal, get_args
 
 from benchrun.runner.control.decision import BaselineVerdict, PairVerdict, TestKind
+from benchrun.runner.jsonread import FieldError, JsonFields
 
 __all__ = [
     "OwnLook",
@@ -29,26 +28,9 @@ __all__ = [
 ]
 
 
-class BadRecord(ValueError):
-    """A stored verdict record that is not one this controller wrote."""
-
-
-def _str(d: Mapping[str, object], key: str) -> str:
-    v = d.get(key)
-    if not isinstance(v, str):
-        raise BadRecord(f"verdict record: {key!r} is not a string")
-    return v
-
-
-L = TypeVar("L", bound=str)
-
-
-def _one_of(d: Mapping[str, object], key: str, allowed: tuple[L, ...]) -> L:
-    v = d.get(key)
-    for a in allowed:
-        if v == a:
-            return a
-    raise BadRecord(f"verdict record: {key!r} is not one of {', '.join(allowed)}")
+#: a stored verdict record that is not one this controller wrote: the reader's
+#: :class:`FieldError` (a ValueError whose one-line message names the field), by its old name
+BadRecord = FieldError
 
 
 #: the verdicts a record holds (an undecided comparison has no record)
@@ -77,28 +59,6 @@ def as_base_declared(verdict: str) -> BaselineVerdict:
     raise ValueError(f"not a declared baseline verdict: {verdict!r}")
 
 
-def _int(d: Mapping[str, object], key: str) -> int:
-    v = d.get(key)
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise BadRecord(f"verdict record: {key!r} is not an integer")
-    return v
-
-
-def _float(d: Mapping[str, object], key: str, *, none: bool = False) -> float | None:
-    v = d.get(key)
-    if v is None and none:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-        raise BadRecord(f"verdict record: {key!r} is not a finite number")
-    return float(v)
-
-
-def _real(d: Mapping[str, object], key: str) -> float:
-    v = _float(d, key)
-    assert v is not None  # _float without none=True never returns None
-    return v
-
-
 @dataclass(frozen=True)
 class OwnLook:
     """What a verdict declared at a comparison's own looks adds (docs/paired.md): the
@@ -124,17 +84,17 @@ class OwnLook:
         }
 
     @classmethod
-    def from_json(cls, d: Mapping[str, object]) -> OwnLook | None:
+    def from_json(cls, d: JsonFields) -> OwnLook | None:
         """The own-look part of a stored record; None when it has none (no ``passes``)."""
-        if "passes" not in d:
+        if not d.has("passes"):
             return None
         return cls(
-            paired_test=_str(d, "paired_test"),
-            estimand=_str(d, "estimand"),
-            passes=_int(d, "passes"),
-            units=_int(d, "units"),
-            q=_int(d, "q"),
-            certified=bool(d.get("certified")),
+            paired_test=d.required("paired_test", str),
+            estimand=d.required("estimand", str),
+            passes=d.required("passes", int),
+            units=d.required("units", int),
+            q=d.required("q", int),
+            certified=bool(d.value("certified")),
         )
 
 
@@ -183,19 +143,18 @@ class PairRecord:
     @classmethod
     def from_json(cls, d: object) -> PairRecord:
         """The record :meth:`to_json` wrote; :class:`BadRecord` for any other shape."""
-        if not isinstance(d, Mapping):
-            raise BadRecord("verdict record: not an object")
+        f = JsonFields(d, "verdict record")
         return cls(
-            a=_str(d, "a"),
-            b=_str(d, "b"),
-            verdict=_one_of(d, "verdict", DECLARED),
-            look=_int(d, "look"),
-            alpha=_real(d, "alpha"),
-            welch_p_holm=_real(d, "welch_p_holm"),
-            tost_p=_real(d, "tost_p"),
-            relative_difference=_float(d, "relative_difference", none=True),
-            test=_one_of(d, "test", TESTS) if "test" in d else "welch",
-            own=OwnLook.from_json(d),
+            a=f.required("a", str),
+            b=f.required("b", str),
+            verdict=f.one_of("verdict", DECLARED),
+            look=f.required("look", int),
+            alpha=f.finite("alpha"),
+            welch_p_holm=f.finite("welch_p_holm"),
+            tost_p=f.finite("tost_p"),
+            relative_difference=f.optional_finite("relative_difference"),
+            test=f.one_of("test", TESTS) if f.has("test") else "welch",
+            own=OwnLook.from_json(f),
         )
 
 
@@ -237,17 +196,16 @@ class BaselineRecord:
     @classmethod
     def from_json(cls, d: object) -> BaselineRecord:
         """The record :meth:`to_json` wrote; :class:`BadRecord` for any other shape."""
-        if not isinstance(d, Mapping):
-            raise BadRecord("baseline verdict record: not an object")
+        f = JsonFields(d, "baseline verdict record")
         return cls(
-            name=_str(d, "name"),
-            baseline=_str(d, "baseline"),
-            verdict=_one_of(d, "verdict", BASE_DECLARED),
-            look=_int(d, "look"),
-            alpha=_real(d, "alpha"),
-            relative_change=_float(d, "relative_change", none=True),
-            welch_p_holm=_real(d, "welch_p_holm"),
-            tost_p=_real(d, "tost_p"),
-            test=_one_of(d, "test", TESTS) if "test" in d else "welch",
-            own=OwnLook.from_json(d),
+            name=f.required("name", str),
+            baseline=f.required("baseline", str),
+            verdict=f.one_of("verdict", BASE_DECLARED),
+            look=f.required("look", int),
+            alpha=f.finite("alpha"),
+            relative_change=f.optional_finite("relative_change"),
+            welch_p_holm=f.finite("welch_p_holm"),
+            tost_p=f.finite("tost_p"),
+            test=f.one_of("test", TESTS) if f.has("test") else "welch",
+            own=OwnLook.from_json(f),
         )

@@ -49,7 +49,7 @@ from typing import ClassVar, Literal
 from benchrun.runner import __version__
 from benchrun.runner.config.experiment import Direction, PinSpec, ReadingsSpec
 from benchrun.runner.execute.executor import RoundOutcome, RoundSpec, RoundStatus
-from benchrun.runner.execute.json_fields import FieldError, JsonFields
+from benchrun.runner.jsonread import FieldError, JsonFields
 
 #: version of the message protocol; the submit host refuses an agent speaking another
 PROTOCOL = 1

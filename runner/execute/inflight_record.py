@@ -20,7 +20,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from benchrun.runner.execute.json_fields import FieldError, JsonFields
+from benchrun.runner.jsonread import FieldError, JsonFields
 
 
 def _pgid(fields: JsonFields, key: str) -> int | None:

@@ -34,7 +34,6 @@ from pathlib import Path
 
 from benchrun.runner.config.cpulist import format_cpu_list
 from benchrun.runner.errors import UserError
-from benchrun.runner.execute.json_fields import FieldError, JsonFields
 from benchrun.runner.execute.pinning import (
     SYSFS_CPU,
     PinPlan,
@@ -42,6 +41,7 @@ from benchrun.runner.execute.pinning import (
     physical_cores,
     plan_pinning,
 )
+from benchrun.runner.jsonread import FieldError, JsonFields
 
 __all__ = [
     "ENV_LOCK_DIR",

@@ -13,8 +13,8 @@ unit than the first are left out, and a note says which.
 
 The file is parsed once, at this boundary, into :class:`ExportDocument` (its
 :class:`ExportWorkload` entries with their :class:`ExportResult` and :class:`ExportRound`
-records): every field a reader uses is checked there, each field's check declared once in
-a table beside its record.
+records): every field a reader uses is checked there, each field through its check
+(:meth:`runner.jsonread.JsonFields.check`), the record built with typed keywords.
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ from benchrun.runner.importers.dataset import (
     json_type,
     parse_number,
 )
-from benchrun.runner.importers.jsontext import MISSING, FieldCheck, checked_fields, parse_json
+from benchrun.runner.importers.jsontext import parse_json
 from benchrun.runner.importers.readfile import read_import_text
+from benchrun.runner.jsonread import MISSING, JsonFields
 
 FORMAT = "benchrun-export"
 VERSION = 1
@@ -88,16 +89,18 @@ class ExportResult:
         (``where.variance``...) when one is not what it should be."""
         if not isinstance(raw, Mapping):
             raise UserError(f"{where}: expected an object, got {_kind(raw)}")
-        result = cls(**checked_fields(raw, _RESULT_CHECKS, where))
+        f = JsonFields(raw, where)
+        result = cls(
+            mean=f.check("mean", _number),
+            variance=f.check("variance", _number),
+            ci_low=f.check("ci_low", _number),
+            ci_high=f.check("ci_high", _number),
+            n_q=f.check("n_q", _whole),
+            q=f.check("q", _whole),
+        )
         if result.variance is not None and result.variance < 0:
             raise UserError(f"{where}.variance: a variance cannot be negative ({raw['variance']})")
         return result
-
-
-_RESULT_CHECKS: dict[str, FieldCheck] = {
-    **dict.fromkeys(("mean", "variance", "ci_low", "ci_high"), _number),
-    **dict.fromkeys(("n_q", "q"), _whole),
-}
 
 
 def _readings(v: object, where: str) -> tuple[float, ...]:
@@ -167,7 +170,18 @@ class ExportRound:
         the field when one is not what it should be."""
         if not isinstance(raw, Mapping):
             raise UserError(f"{where}: expected a round object, got {_kind(raw)}")
-        r = cls(**checked_fields(raw, _ROUND_CHECKS, where))
+        f = JsonFields(raw, where)
+        r = cls(
+            readings=f.check("readings", _readings),
+            reading_flags=f.check("reading_flags", _reading_flags),
+            wait_ns=f.check("wait_ns", _wait_ns),
+            wait_source=f.check("wait_source", _wait_source),
+            flags=f.check("flags", _round_flags),
+            work=f.check("work", _work),
+            # not checked (as before): what analysed_rounds and contended_rounds need of them
+            status=str(f.value("status")) if f.has("status") else "ok",
+            warmup=bool(f.value("warmup")),
+        )
         if r.reading_flags is not None and len(r.reading_flags) != len(r.readings):
             raise UserError(
                 f"{where}.reading_flags: {len(r.reading_flags)} flags for "
@@ -179,19 +193,6 @@ class ExportRound:
     def marks(self) -> list[str]:
         """The round's flags, one by one (``contended``...)."""
         return self.flags.split(",")
-
-
-_ROUND_CHECKS: dict[str, FieldCheck] = {
-    "readings": _readings,
-    "reading_flags": _reading_flags,
-    "wait_ns": _wait_ns,
-    "wait_source": _wait_source,
-    "flags": _round_flags,
-    "work": _work,
-    # not checked (as before): what analysed_rounds and contended_rounds need of them
-    "status": lambda v, _: "ok" if v is MISSING else str(v),
-    "warmup": lambda v, _: v is not MISSING and bool(v),
-}
 
 
 def _name(v: object, where: str) -> str:
@@ -257,17 +258,15 @@ class ExportWorkload:
         field when one is not what it should be."""
         if not isinstance(raw, Mapping):
             raise UserError(f"{where}: expected a workload object, got {_kind(raw)}")
-        return cls(**checked_fields(raw, _WORKLOAD_CHECKS, where))
-
-
-_WORKLOAD_CHECKS: dict[str, FieldCheck] = {
-    "name": _name,
-    "unit": _unit,
-    "direction": _direction,
-    "per_work": _per_work,
-    "result": _result,
-    "rounds": _rounds,
-}
+        f = JsonFields(raw, where)
+        return cls(
+            name=f.check("name", _name),
+            unit=f.check("unit", _unit),
+            direction=f.check("direction", _direction),
+            per_work=f.check("per_work", _per_work),
+            result=f.check("result", _result),
+            rounds=f.check("rounds", _rounds),
+        )
 
 
 def _version(v: object, source: str) -> int:
@@ -320,15 +319,13 @@ class ExportDocument:
         ``source`` and the field (module docstring)."""
         if not isinstance(doc, Mapping) or not looks_like_export(doc):
             raise UserError(f'{source}: not a benchrun export (no "format": "{FORMAT}")')
-        return cls(**checked_fields(doc, _DOCUMENT_CHECKS, source, field_place=False))
-
-
-#: the document's fields, checked in this order (the messages name the file: ``source``)
-_DOCUMENT_CHECKS: dict[str, FieldCheck] = {
-    "version": _version,
-    "campaign": _campaign,
-    "workloads": _workloads,
-}
+        # checked in this order; the messages name the file, ``source``
+        f = JsonFields(doc, source)
+        return cls(
+            version=f.check("version", _version, place=False),
+            campaign=f.check("campaign", _campaign, place=False),
+            workloads=f.check("workloads", _workloads, place=False),
+        )
 
 
 def looks_like_export(doc: object) -> bool:

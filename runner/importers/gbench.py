@@ -29,7 +29,7 @@ import numpy as np
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.importers.dataset import Dataset, GroupKey, json_type, parse_number
-from benchrun.runner.importers.jsontext import MISSING, FieldCheck, checked_fields
+from benchrun.runner.jsonread import JsonFields
 
 #: seconds per unit of Google Benchmark's ``time_unit``
 TIME_UNITS: dict[str, float] = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -56,10 +56,6 @@ def looks_like_gbench(doc: object) -> bool:
     )
 
 
-def _optional_text(v: object, where: str) -> str | None:
-    return v if isinstance(v, str) else None
-
-
 @dataclass(frozen=True)
 class EntryKind:
     """What says whether an entry of ``benchmarks[]`` is a reading, read without refusing
@@ -68,7 +64,7 @@ class EntryKind:
     it, or when it is not text), ``aggregate_name`` present, ``name`` (None when not
     text), whether it reported an error or was skipped."""
 
-    run_type: object
+    run_type: str | None
     aggregate_name: bool
     name: str | None
     error_occurred: bool
@@ -76,7 +72,14 @@ class EntryKind:
 
     @classmethod
     def from_json(cls, entry: Mapping[str, object], where: str) -> EntryKind:
-        return cls(**checked_fields(entry, _KIND_FIELDS, where))
+        f = JsonFields(entry, where)
+        return cls(
+            run_type=f.loose("run_type", str),
+            aggregate_name=f.has("aggregate_name"),
+            name=f.loose("name", str),
+            error_occurred=bool(f.value("error_occurred")),
+            skipped=bool(f.value("skipped")),
+        )
 
     def aggregate(self, names: set[str]) -> bool:
         """An aggregate the library computed (mean, median, stddev, cv, BigO, RMS): by
@@ -90,14 +93,6 @@ class EntryKind:
         if name is None:
             return False
         return any(name.endswith(s) and name[: -len(s)] in names for s in _AGGREGATE_SUFFIXES)
-
-
-_KIND_FIELDS: dict[str, FieldCheck] = {
-    "run_type": lambda v, _: None if v is MISSING else v,
-    "aggregate_name": lambda v, _: v is not MISSING,
-    "name": _optional_text,
-    **dict.fromkeys(("error_occurred", "skipped"), lambda v, _: v is not MISSING and bool(v)),
-}
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import numpy as np
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.importers.dataset import Dataset, GroupKey, json_type, parse_number
-from benchrun.runner.importers.jsontext import MISSING, FieldCheck, checked_fields
+from benchrun.runner.jsonread import MISSING, JsonFields
 
 
 def _results(doc: object) -> list[object]:
@@ -86,7 +86,13 @@ class HyperfineEntry:
                 f"got {json_type(command)}"
             )
         where = f"{source}: results[{index}] ({command})"
-        return cls(command, **checked_fields(result, _CHECKS, where, field_place=False))
+        f = JsonFields(result, where)
+        return cls(
+            command,
+            times=f.check("times", _times, place=False),
+            parameters=f.check("parameters", _parameters, place=False),
+            exit_codes=f.check("exit_codes", _exit_codes, place=False),
+        )
 
     @property
     def workload(self) -> str | None:
@@ -97,13 +103,6 @@ class HyperfineEntry:
     def failed(self) -> int:
         """Runs that exited non-zero (hyperfine ``-i``)."""
         return sum(1 for c in self.exit_codes if c not in (0, None))
-
-
-_CHECKS: dict[str, FieldCheck] = {
-    "times": _times,
-    "parameters": _parameters,
-    "exit_codes": _exit_codes,
-}
 
 
 def read_hyperfine(doc: Mapping[str, object], source: str) -> Dataset:

@@ -25,6 +25,7 @@ import numpy as np
 
 from benchrun.runner.errors import UserError
 from benchrun.runner.importers.dataset import Dataset, GroupKey, json_type, parse_number
+from benchrun.runner.jsonread import MISSING, JsonFields
 
 #: pyperf unit names -> benchrun unit strings
 PYPERF_UNITS: dict[str, str] = {"second": "s", "byte": "B", "integer": ""}
@@ -55,6 +56,14 @@ def _metadata(obj: object) -> dict[str, object]:
     return {str(k): v for k, v in meta.items()} if isinstance(meta, Mapping) else {}
 
 
+def _array(v: object, where: str) -> list[object]:
+    """An array of a run (its values or warm-ups); [] when absent, null or empty."""
+    items = [] if v is MISSING or not v else v
+    if not isinstance(items, list):
+        raise UserError(f"{where}: expected an array, got {json_type(items)}")
+    return items
+
+
 @dataclass(frozen=True)
 class PyperfRun:
     """One run (one worker process) of a pyperf benchmark, checked: its ``metadata``
@@ -76,13 +85,11 @@ class PyperfRun:
         unit = meta.setdefault("unit", "second")
         if not isinstance(unit, str):
             raise UserError(f"{where}: metadata unit must be text, got {json_type(unit)}")
-        values = run.get("values", run.get("samples")) or []
-        if not isinstance(values, list):
-            raise UserError(f"{where}.values: expected an array, got {json_type(values)}")
-        warmups = run.get("warmups") or []
-        if not isinstance(warmups, list):
-            raise UserError(f"{where}.warmups: expected an array, got {json_type(warmups)}")
-        parsed = tuple(parse_number(v, f"{where}.values[{i}]") for i, v in enumerate(values))
+        f = JsonFields(run, where)
+        key = "samples" if f.has("samples") and not f.has("values") else "values"  # old pyperf
+        values = f.check(key, _array)
+        warmups = f.check("warmups", _array)
+        parsed = tuple(parse_number(v, f"{where}.{key}[{i}]") for i, v in enumerate(values))
         return cls(meta, parsed, len(warmups))
 
     @property

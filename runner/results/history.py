@@ -17,12 +17,13 @@ from __future__ import annotations
 import datetime as dt
 import math
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from benchrun.runner.errors import UserError
+from benchrun.runner.jsonread import JsonFields
 from benchrun.runner.machine.revision import SAFE_GIT_OPTIONS, Revision
 from benchrun.runner.results.campaigns import DONE
 from benchrun.runner.results.conditions import fingerprint_of
@@ -193,21 +194,14 @@ class ExportedWorkload:
         entry is not an object."""
         if not isinstance(raw, Mapping):
             return None
-        values = {
-            f.name: _WORKLOAD_CONVERT[f.name](raw.get(_WORKLOAD_KEYS.get(f.name, f.name)))
-            for f in fields(cls)
-        }
-        return cls(**values)
-
-
-#: the exported key of each field of :class:`ExportedWorkload` whose name differs
-_WORKLOAD_KEYS = {"estimate": "collected"}
-_WORKLOAD_CONVERT: dict[str, Callable[[object], Any]] = {
-    "name": str,
-    "unit": lambda v: "" if v is None else str(v),
-    "direction": lambda v: "lower_is_better" if v is None else str(v),
-    "estimate": lambda v: estimate_from(v) if isinstance(v, Mapping) else None,
-}
+        f = JsonFields(raw, "workload")
+        collected = f.value("collected")
+        return cls(
+            name=f.loose("name", str) or "?",
+            unit=f.loose("unit", str) or "",
+            direction=f.loose("direction", str) or "lower_is_better",
+            estimate=estimate_from(collected) if isinstance(collected, Mapping) else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -228,8 +222,16 @@ class ExportedCampaign:
     def from_json(cls, raw: Mapping[str, object]) -> ExportedCampaign:
         """The campaign of an export's ``campaign`` object (values of another type read as
         missing)."""
-        values = {f.name: _CAMPAIGN_CONVERT[f.name](raw.get(f.name)) for f in fields(cls)}
-        campaign = cls(**values)
+        f = JsonFields(raw, "campaign")
+        name, metadata = f.loose("name", str), f.value("metadata")
+        campaign = cls(
+            name="?" if name is None else name,
+            fingerprint=f.loose("fingerprint", str) or "",
+            status=f.loose("status", str),
+            id=f.loose("id", int) or 0,
+            created_at=f.loose("created_at", float) or 0.0,
+            metadata=metadata if isinstance(metadata, Mapping) else None,
+        )
         if not campaign.fingerprint:
             return replace(campaign, fingerprint=f"name:{campaign.name}")
         return campaign
@@ -240,26 +242,17 @@ class ExportedCampaign:
         return _revision(self.metadata)
 
 
-_CAMPAIGN_CONVERT: dict[str, Callable[[object], Any]] = {
-    "name": lambda v: "?" if v is None else str(v),
-    "fingerprint": lambda v: str(v or ""),
-    "status": lambda v: None if v is None else str(v),
-    "id": lambda v: v if isinstance(v, int) and not isinstance(v, bool) else 0,
-    "created_at": lambda v: float(v) if isinstance(v, int | float) else 0.0,
-    "metadata": lambda v: v if isinstance(v, Mapping) else None,
-}
-
-
 def _export_points(doc: object, source: str) -> dict[SeriesKey, list[HistoryPoint]]:
     """The points of one benchrun export (docs/export-format.md) as :func:`_points` gives
     them for a store: the campaign's estimate of each workload (its ``collected``), its
     revision and machine from ``campaign.metadata``; a campaign that did not finish gives
     none. An export without ``campaign.fingerprint`` (before issue 31) is keyed by its
     experiment's name."""
-    raw = doc.get("campaign") if isinstance(doc, Mapping) else None
-    if not isinstance(doc, Mapping) or not isinstance(raw, Mapping):
+    f = JsonFields(doc, source) if isinstance(doc, Mapping) else None
+    raw = None if f is None else f.value("campaign")
+    if f is None or not isinstance(raw, Mapping):
         raise UserError(f"{source}: not a benchrun export (no campaign object)")
-    workloads = doc.get("workloads")
+    workloads = f.value("workloads")
     if not isinstance(workloads, list):
         raise UserError(f"{source}: not a benchrun export (no workloads list)")
     c = ExportedCampaign.from_json(raw)

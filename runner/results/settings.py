@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from benchrun.runner.config.experiment import Settings
-from benchrun.runner.config.stored import record_from_json
+from benchrun.runner.jsonread import record_from_json
 
 __all__ = ["MISSING", "StoredSettings", "campaign_settings"]
 
@@ -35,7 +35,7 @@ def campaign_settings(stored: StoredSettings | None) -> Settings:
     the defaults.
 
     Built field by field from the fields' type hints
-    (:func:`runner.config.stored.record_from_json`: JSON lists as tuples, ``duet`` as a
+    (:func:`runner.jsonread.record_from_json`: JSON lists as tuples, ``duet`` as a
     :class:`DuetSpec`, ``pin`` a word or a tuple of CPUs): a stored key overrides the
     default, a missing one takes :data:`MISSING` or the field's default, unknown keys are
     ignored, and so is a value not of its field's type (the field's default). No other

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from benchrun.runner.jsonread import record_from_json
+
 
 @dataclass(frozen=True)
 class StoredEnvironment:
@@ -65,7 +67,7 @@ class CampaignRow:
     config_text: str
     fingerprint: str
     settings: dict[str, Any]
-    metadata: dict[str, Any] | None
+    metadata: dict[str, object] | None
     benchrun_version: str
     command_line: str | None
     stop_reason: str | None
@@ -77,8 +79,6 @@ class CampaignRow:
     @functools.cached_property
     def sections(self) -> MetadataSections:
         """The metadata sections the outputs read (:class:`MetadataSections`), parsed once."""
-        from benchrun.runner.config.stored import record_from_json
-
         return record_from_json(MetadataSections, self.metadata or {}, lenient=True)
 
 
@@ -99,8 +99,6 @@ class WorkloadRow:
     @functools.cached_property
     def typed_spec(self) -> WorkloadSpec:
         """What readers use of :attr:`spec` (:class:`WorkloadSpec`), parsed once."""
-        from benchrun.runner.config.stored import record_from_json
-
         return record_from_json(WorkloadSpec, self.spec, lenient=True)
 
 

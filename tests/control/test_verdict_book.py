@@ -45,6 +45,13 @@ def test_an_own_look_baseline_record_round_trips() -> None:
     assert BaselineRecord.from_json(json.loads(BASE_JSON)) == rec
 
 
+def test_an_own_look_record_without_certified_is_not_certified() -> None:
+    d = json.loads(BASE_JSON)
+    del d["certified"]
+    own = BaselineRecord.from_json(d).own
+    assert own is not None and own.certified is False and own.passes == 40
+
+
 def test_an_old_record_without_test_reads_as_welch() -> None:
     d = json.loads(PAIR_JSON)
     del d["test"]
@@ -52,29 +59,35 @@ def test_an_old_record_without_test_reads_as_welch() -> None:
 
 
 @pytest.mark.parametrize(
-    "change",
+    ("change", "said"),
     [
-        {"verdict": "undecided"},  # an undecided comparison has no record
-        {"verdict": 1},
-        {"look": "3"},
-        {"look": True},
-        {"alpha": float("nan")},
-        {"alpha": None},
-        {"a": None},
-        {"test": "anova"},
-        {"passes": 4},  # own-look keys come together
+        # an undecided comparison has no record
+        (
+            {"verdict": "undecided"},
+            "field 'verdict' is 'undecided', not one of separated, equivalent",
+        ),
+        ({"verdict": 1}, "field 'verdict' is 1, not one of separated, equivalent"),
+        ({"look": "3"}, "field 'look' is '3', not an integer"),
+        ({"look": True}, "field 'look' is True, not an integer"),
+        ({"alpha": float("nan")}, "field 'alpha' is nan, not a finite number"),
+        ({"alpha": None}, "field 'alpha' is missing"),
+        ({"relative_difference": float("inf")}, "field 'relative_difference' is inf, not a finite"),
+        ({"a": None}, "field 'a' is missing"),
+        ({"test": "anova"}, "field 'test' is 'anova', not one of "),
+        ({"passes": 4}, "field 'paired_test' is missing"),  # own-look keys come together
     ],
 )
-def test_a_record_of_another_shape_is_refused(change: dict[str, object]) -> None:
+def test_a_record_of_another_shape_is_refused(change: dict[str, object], said: str) -> None:
     d = {**json.loads(PAIR_JSON), **change}
-    with pytest.raises(BadRecord):
+    with pytest.raises(BadRecord) as refused:
         PairRecord.from_json(d)
+    assert str(refused.value).startswith("verdict record: " + said)
 
 
 def test_not_an_object_is_refused() -> None:
-    with pytest.raises(BadRecord):
+    with pytest.raises(BadRecord, match="^verdict record: not a JSON object$"):
         PairRecord.from_json([1, 2])
-    with pytest.raises(BadRecord):
+    with pytest.raises(BadRecord, match="^baseline verdict record: not a JSON object$"):
         BaselineRecord.from_json("faster")
     with pytest.raises(ValueError):
         as_declared("undecided")

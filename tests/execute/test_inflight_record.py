@@ -12,7 +12,7 @@ import pytest
 
 from benchrun.runner.execute.containment import end_leftovers
 from benchrun.runner.execute.inflight_record import InflightGroup, InflightRecord
-from benchrun.runner.execute.json_fields import FieldError
+from benchrun.runner.jsonread import FieldError
 
 
 def test_the_file_is_the_one_it_always_was() -> None:

@@ -40,6 +40,17 @@ def test_gbench_aggregates_and_failed_entries_are_left_out_before_any_check() ->
     )
 
 
+def test_gbench_a_run_type_that_is_no_text_reads_as_missing() -> None:
+    doc = _gbench(
+        {"name": "f", "run_type": 7, "real_time": 2.0},  # a reading, by its name
+        {"name": "f", "real_time": 4.0},
+        {"name": "f_mean", "run_type": ["aggregate"], "real_time": 3.0},  # by its suffix
+    )
+    ds = from_document(doc, "g.json")
+    assert np.array_equal(ds.groups[(None, "f", None)], [2.0, 4.0])
+    assert ds.notes[0] == "1 aggregate entries (mean/median/stddev...) excluded"
+
+
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
@@ -88,7 +99,7 @@ def test_pyperf_runs_with_samples_warmups_and_calibration() -> None:
          "p.json: benchmarks[0].runs[0]: metadata unit must be text, got null"),
         ({"values": "1.0"}, "p.json: benchmarks[0].runs[0].values: expected an array, got text"),
         ({"samples": {"a": 1}},
-         "p.json: benchmarks[0].runs[0].values: expected an array, got an object"),
+         "p.json: benchmarks[0].runs[0].samples: expected an array, got an object"),
         ({"values": [1.0], "warmups": 2},
          "p.json: benchmarks[0].runs[0].warmups: expected an array, got a number"),
         ({"values": [1.0, None]},

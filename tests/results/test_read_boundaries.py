@@ -101,6 +101,16 @@ def test_an_exported_campaign_gives_one_point_per_workload_with_an_estimate() ->
     assert (p.ci_low, p.ci_high, p.certified) == (0.09, 0.11, True)
 
 
+def test_exported_names_units_and_directions_of_another_type_read_as_missing() -> None:
+    doc = _export({"mean": 0.1}, name=7, status="done", created_at=True)
+    doc["workloads"] = [{"unit": 3, "direction": ["up"], "collected": {"mean": 0.1}}]
+    (series,) = load_history([], [("x.json", doc)])
+    # no experiment name, no workload name: "?"; no text unit: none; no direction: lower
+    assert (series.experiment, series.workload, series.unit, series.direction) == (
+        "?", "?", "", "lower_is_better")  # fmt: skip
+    assert series.points[0].started == 0.0  # true is no start time
+
+
 def test_an_uncertified_interval_gives_the_standard_error_of_its_half_width() -> None:
     col = {"mean": 1.0, "ci_low": None, "interval_low": 0.9, "interval_high": 1.1,
            "certified": False, "confidence": 0.95}  # fmt: skip
