@@ -6,7 +6,8 @@ measured script does 10 % more: ``sh bench.sh`` sleeps the time read from ``dela
 sleep's wake-up delay under load is a few ms), ``python3 spin.py`` counts to the number in
 ``work`` (3.5 M, then 3.85 M). The truth is therefore known from the repository, not from
 benchrun: bisect (paired, wall time of the sleep) must name commit K, and a sweep around K
-followed by history must show exactly one change, at K. The sweep measures the count's
+followed by history must show exactly one change, at K (to within one commit: a
+campaign disturbed by other jobs can move the estimated location by one). The sweep measures the count's
 CPU time: separate campaigns do not cancel the machine's load as a paired step does, and a
 sleep's wall time moved 5 % between campaigns of one revision when other jobs ran.
 """
@@ -158,9 +159,15 @@ def test_sweep_then_history_shows_one_change_at_the_slower_commit(
     (series,) = json.loads(h.stdout)["series"]
     assert series["ordered_by"] == "commit order"
     assert [p["commit"] for p in series["points"]] == commits[K - 7 : K + 7]
-    assert [c["revision"] for c in series["changes"]] == [git(path, "rev-parse", "--short",
-                                                              commits[K])]  # fmt: skip
+    # exactly one change, at K; a campaign disturbed by the load beside it (CI's other
+    # worker) can move the estimated location by one commit (CI saw it at K + 1 once),
+    # which the separate campaigns of a sweep cannot cancel: the location is asserted to
+    # within one commit, the count of changes and the step's size exactly
+    near = [git(path, "rev-parse", "--short", c) for c in commits[K - 1 : K + 2]]
+    points = [(p["commit"][:7], p.get("mean")) for p in series["points"]]
+    assert len(series["changes"]) == 1, (series["changes"], points)
     (change,) = series["changes"]
+    assert change["revision"] in near, (change, near, points)
     assert 1.03 < change["ratio"] < 1.2
     # rerun: every revision reused, no campaign added
     again = cli("sweep", str(exp), "--repo", str(path), f"{commits[K - 8]}..{commits[K + 6]}",
