@@ -1,15 +1,21 @@
 """benchrun sweep and bisect on a real git repository (issue 31, item 5).
 
 The repository has 32 commits; commit i writes i to a file, and from commit K on each
-measured script does 10 % more: ``sh bench.sh`` sleeps the time read from ``delay``
-(100 ms, then 110 ms; 100 ms rather than 10 ms because this 2-core VM is shared, and a
-sleep's wake-up delay under load is a few ms), ``python3 spin.py`` counts to the number in
-``work`` (3.5 M, then 3.85 M). The truth is therefore known from the repository, not from
+measured script does more: ``sh bench.sh`` sleeps the time read from ``delay`` (100 ms,
+then 110 ms; 100 ms rather than 10 ms because this 2-core VM is shared, and a sleep's
+wake-up delay under load is a few ms), ``python3 spin.py`` counts to the number in
+``work`` (3.5 M, then 7 M). The truth is therefore known from the repository, not from
 benchrun: bisect (paired, wall time of the sleep) must name commit K, and a sweep around K
-followed by history must show exactly one change, at K (to within one commit: a
-campaign disturbed by other jobs can move the estimated location by one). The sweep measures the count's
-CPU time: separate campaigns do not cancel the machine's load as a paired step does, and a
-sleep's wall time moved 5 % between campaigns of one revision when other jobs ran.
+followed by history must show the step at K, of its size, and no other step.
+
+The sweep measures the count's CPU time in separate campaigns, which do not cancel the
+machine's state as a paired step does: on this VM a campaign's mean moves by about 3 %
+(5 % with the other test worker beside it) between campaigns of one revision, with some
+drift over the minute a sweep takes. A 10 % loop step (about 5 % of CPU time with the
+interpreter's start) was missed in 1 of 4 sweeps, and a 20 % one was placed two commits
+early once in 5; the sweep's loop therefore doubles, a step no drift of the machine can
+imitate. How small a step history finds at this noise is docs/history.md's simulation,
+not this test's question.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from e2e_util import benchrun_argv, cli, query, rounds_stored, write_experiment
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
-#: the commit whose script is 10 % slower than its parent's
+#: the commit whose scripts are slower than its parent's (sleep 10 %, loop 2x)
 K = 20
 N_COMMITS = 32
 
@@ -59,7 +65,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     for i in range(N_COMMITS):
         (path / "counter.txt").write_text(f"{i}\n")
         (path / "delay").write_text("0.110\n" if i >= K else "0.100\n")
-        (path / "work").write_text("3850000\n" if i >= K else "3500000\n")
+        (path / "work").write_text("7000000\n" if i >= K else "3500000\n")
         git(path, "add", "-A")
         date = f"2026-01-01T00:{i:02d}:00+00:00"
         git(path, "commit", "-q", "-m", f"commit {i}", env={"GIT_COMMITTER_DATE": date,
@@ -159,16 +165,18 @@ def test_sweep_then_history_shows_one_change_at_the_slower_commit(
     (series,) = json.loads(h.stdout)["series"]
     assert series["ordered_by"] == "commit order"
     assert [p["commit"] for p in series["points"]] == commits[K - 7 : K + 7]
-    # exactly one change, at K; a campaign disturbed by the load beside it (CI's other
-    # worker) can move the estimated location by one commit (CI saw it at K + 1 once),
-    # which the separate campaigns of a sweep cannot cancel: the location is asserted to
-    # within one commit, the count of changes and the step's size exactly
-    near = [git(path, "rev-parse", "--short", c) for c in commits[K - 1 : K + 2]]
+    # the step: one change at K, of the step's size (the loop doubles, so CPU time grows
+    # by 1.6-1.9x with the interpreter's start); at alpha 0.05 over 14 campaigns the
+    # detector may add a small change (a campaign's mean moves by up to 5 % under the
+    # other worker's load): no other change may be a step
+    k = git(path, "rev-parse", "--short", commits[K])
     points = [(p["commit"][:7], p.get("mean")) for p in series["points"]]
-    assert len(series["changes"]) == 1, (series["changes"], points)
-    (change,) = series["changes"]
-    assert change["revision"] in near, (change, near, points)
-    assert 1.03 < change["ratio"] < 1.2
+    steps = [c for c in series["changes"] if c["revision"] == k]
+    assert len(steps) == 1, (series["changes"], points)
+    (change,) = steps
+    assert 1.4 < change["ratio"] < 2.2, (change, points)
+    others = [c for c in series["changes"] if c is not change]
+    assert all(abs(c["ratio"] - 1) < 0.1 for c in others), (others, points)
     # rerun: every revision reused, no campaign added
     again = cli("sweep", str(exp), "--repo", str(path), f"{commits[K - 8]}..{commits[K + 6]}",
                 "-q", "--json", timeout=120)  # fmt: skip
