@@ -37,7 +37,7 @@ import numpy as np
 
 from benchrun.runner.config.experiment import Settings
 from benchrun.runner.errors import UserError
-from benchrun.runner.format import DisplayUnit, display_unit, level_shift_text, printable
+from benchrun.runner.format import DisplayUnit, display_unit, printable
 from benchrun.runner.importers.dataset import Dataset, display_name
 from benchrun.runner.importers.processes import plural, summarize_processes
 from benchrun.runner.report.exported import ExportDocument
@@ -201,7 +201,7 @@ def _from_campaign(path: Path) -> Side:
             empty.append(w.name)
             continue
         marked = _estimate_uncertified(e)
-        shift = level_shift_text(w.collected or {})
+        shift = e.level_shift
         entries[w.name] = Entry(
             name=w.name,
             unit=w.unit,

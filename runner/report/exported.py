@@ -17,8 +17,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchrun.runner.errors import UserError
-from benchrun.runner.format import level_shift_text
 from benchrun.runner.results.conditions import is_contended, runs_python
 from benchrun.runner.results.estimate import Estimate, estimate_from
 
@@ -68,9 +66,10 @@ class ExportedWorkload:
     python: bool
 
     @classmethod
-    def from_json(cls, raw: Mapping[str, object], where: str) -> ExportedWorkload:
-        """The workload ``raw`` of a checked export (``where`` names it in an error:
-        ``run.json: workloads[2]``)."""
+    def from_json(cls, raw: Mapping[str, object]) -> ExportedWorkload:
+        """The workload ``raw`` of a checked export (:func:`check_export` has checked its
+        fields; a value of another type in its ``result`` reads as missing, as
+        :func:`runner.results.estimate.estimate_from` reads it)."""
         from benchrun.runner.importers.benchrun_export import analysed_readings
 
         result = raw.get("result")
@@ -79,8 +78,10 @@ class ExportedWorkload:
         rounds = rounds if isinstance(rounds, list) else []
         spec = raw.get("spec")
         command = (spec.get("command") if isinstance(spec, Mapping) else None) or raw.get("command")
-        estimate = None if result is None else _estimate(result, f"{where}.result")
-        shift = None if estimate is None else estimate.level_shift_at
+        # the export writes the variance as ``variance``, the reader knows it as ``s2_q``
+        estimate = (
+            None if result is None else estimate_from({**result, "s2_q": result.get("variance")})
+        )
         return cls(
             name=str(raw["name"]),
             unit=str(raw.get("unit", "")),
@@ -88,28 +89,10 @@ class ExportedWorkload:
             estimate=estimate,
             readings=analysed_readings(dict(raw)) if rounds else None,
             rounds=tuple(ExportedRound.from_json(r) for r in rounds if isinstance(r, Mapping)),
-            level_shift=None if result is None else _shift_text(result),
-            level_shift_at=int(shift) if isinstance(shift, int | float) else None,
+            level_shift=None if estimate is None else estimate.level_shift,
+            level_shift_at=None if estimate is None else estimate.level_shift_at,
             python=runs_python(command),
         )
-
-
-def _estimate(result: Mapping[str, object], where: str) -> Estimate | None:
-    """The :class:`Estimate` of an exported ``result`` (None without a mean). The stored
-    form the reader knows names the variance ``s2_q``; the export writes ``variance``."""
-    try:
-        return estimate_from({**result, "s2_q": result.get("variance")})
-    except (TypeError, ValueError) as exc:
-        raise UserError(f"{where}: not a result this version reads ({exc})") from None
-
-
-def _shift_text(result: Mapping[str, object]) -> str | None:
-    """The level shift of an exported ``result`` in words (:func:`level_shift_text`); None
-    without one, or when its round or size is not a number (as its conditions read it)."""
-    try:
-        return level_shift_text(result)
-    except (TypeError, ValueError):
-        return None
 
 
 @dataclass(frozen=True)
@@ -137,7 +120,6 @@ class ExportDocument:
             campaign_id=cid if isinstance(cid, int) and not isinstance(cid, bool) else None,
             metadata=metadata if isinstance(metadata, Mapping) else None,
             workloads=tuple(
-                ExportedWorkload.from_json(w, f"{source}: workloads[{i}]")
-                for i, w in enumerate(checked["workloads"])
+                ExportedWorkload.from_json(w) for i, w in enumerate(checked["workloads"])
             ),
         )

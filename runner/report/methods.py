@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from benchrun.runner.config.experiment import Settings
-from benchrun.runner.format import format_percent, level_shift_text
+from benchrun.runner.format import format_percent
 from benchrun.runner.machine.facts import SECTIONS, Clock, MachineFacts
 from benchrun.runner.machine.noise import noise_warnings
 from benchrun.runner.machine.tuning import changes_line
@@ -269,9 +269,9 @@ def _warmup_sentences(model: CampaignModel) -> list[str]:
             + (f", which discarded {within} readings in total." if within else "; it found none.")
         )
     shifts = [
-        f"{w.name} ({level_shift_text(w.collected)})"
+        f"{w.name} ({w.estimate.level_shift})"
         for w in views
-        if w.collected and level_shift_text(w.collected)
+        if w.estimate is not None and w.estimate.level_shift
     ]
     if shifts:
         out.append(

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from benchrun.runner.format import DisplayUnit, interval_line
+from benchrun.runner.format import DisplayUnit, interval_line, level_shift_words
 
 __all__ = ["Description", "Estimate", "NodeAnalysis", "description_from", "estimate_from"]
 
@@ -101,6 +101,12 @@ class Estimate:
         nodes = self.node_analysis
         text = nodes.text if nodes is not None and nodes.ci_from == "nodes" and nodes.text else None
         return interval_line(self, unit, text)
+
+    @property
+    def level_shift(self) -> str | None:
+        """The level shift in words ("level shift at round 18 (+135 %)",
+        :func:`runner.format.level_shift_words`); None without one."""
+        return level_shift_words(self.level_shift_at, self.level_shift_change)
 
     @property
     def node_analysis(self) -> NodeAnalysis | None:
