@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from benchrun.runner.jsonread import JsonFields
 from benchrun.stats.nodes import NodeVariation, node_variation
 
 __all__ = ["NODE_CI_NOTE", "POOLING_ALPHA", "node_dict", "node_groups", "node_level", "node_note"]
@@ -89,11 +90,6 @@ def node_level(
     return res, f"{what} within each of {res.k} nodes{left}"
 
 
-def _number(v: object) -> float | None:
-    """``v`` as a float when it is a JSON number, else None."""
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
-
-
 def node_note(res: NodeVariation | Mapping[str, object]) -> str:
     """ "CI from 3 node means: nodes differ, F=12.3, p=0.0004" or "nodes do not differ
     (F=0.8, p=0.47): CI from the 24 pooled means" for a result or its stored ``to_dict``."""
@@ -102,8 +98,9 @@ def node_note(res: NodeVariation | Mapping[str, object]) -> str:
         k: object = res.k
         n: object = res.n
     else:
-        f, p = _number(res.get("f")), _number(res.get("p_value"))
-        from_nodes, k, n = res.get("ci_from") == "nodes", res.get("k"), res.get("n")
+        d = JsonFields(res, "node analysis")
+        f, p = d.loose("f", float), d.loose("p_value", float)
+        from_nodes, k, n = d.loose("ci_from", str) == "nodes", res.get("k"), res.get("n")
     ftext = "F=inf" if f is None and p == 0 else (f"F={f:.3g}" if f is not None else "F=n/a")
     ptext = f"p={p:.2g}" if p is not None else "p=n/a"
     if from_nodes:
