@@ -13,10 +13,14 @@ Hodges-Lehmann estimate of the centre of d with its distribution-free confidence
   estimate and interval rest on the same n values, and a zero still pushes the other ranks
   up (a run of exact ties between A and B is evidence of no difference, not missing data).
 - Null distribution: conditional on the ``|d_i|`` (a permutation test over the 2^n sign
-  patterns, valid for any ties or zeros). Exact when at most 50 values are non-zero (or all
-  non-zero ``|d_i|`` are equal: then it is the sign test's binomial), else the normal
+  patterns, valid for any ties or zeros). Exact when at most 200 values are non-zero (or
+  all non-zero ``|d_i|`` are equal: then it is the sign test's binomial), else the normal
   approximation with the conditional mean ``ΣR_i/2`` and variance ``ΣR_i²/4`` over the
-  non-zero values, which is the usual tie correction plus Pratt's zero correction.
+  non-zero values (the usual tie correction plus Pratt's zero correction) and the
+  Edgeworth term of the statistic's fourth cumulant ``-ΣR_i⁴/8``: W+ is a sum of bounded
+  terms, lighter-tailed than the normal, so the plain normal p overstates the far tail
+  (by 65 % at 200 values and p = 1e-7, 20 % at 1 000), which costs a sequential test at
+  small levels passes; the corrected p is within 15 % of the exact one there.
 - Estimate: ``θ̂ = median{(d_i + d_j)/2 : i <= j}`` (Hodges & Lehmann 1963), the
   pseudo-median of d. ``exp(θ̂)`` is the median per-pass ratio b/a when d is symmetric;
   ``exp(mean d)`` (stats.paired) is the geometric-mean ratio.
@@ -40,8 +44,9 @@ from benchrun.stats.results import AsDict, HasPValue
 
 __all__ = ["SignedRankTest", "signed_rank_test", "signed_rank_p", "hodges_lehmann"]
 
-#: at most this many non-zero values: the exact (permutation) null distribution
-EXACT_MAX_N = 50
+#: at most this many non-zero values: the exact (permutation) null distribution (its
+#: convolution costs about 2-3 ms at 200 values on this project's VM, 30-80 ms at 400)
+EXACT_MAX_N = 200
 #: at most this many values: every Walsh average is formed and np.partition selects;
 #: above it, order statistics of the Walsh averages are found by counting (O(n log n) each).
 #: Both give the same values; on this project's 2-core VM four order statistics cost about
@@ -138,7 +143,27 @@ def _signed_rank(x: np.ndarray) -> tuple[float, float, float, float, bool]:
         less = float(pmf[: t + 1].sum())
         greater = float(pmf[t:].sum())
         return w2 / 2.0, z, min(1.0, greater), min(1.0, less), True
-    return w2 / 2.0, z, float(ndtr(-z)), float(ndtr(z)), False
+    r2f = r2.astype(np.float64)
+    g2 = -2.0 * float(np.sum(r2f**4)) / float(np.sum(r2f**2)) ** 2
+    return w2 / 2.0, z, _edgeworth_sf(z, g2), _edgeworth_sf(-z, g2), False
+
+
+def _edgeworth_sf(z: float, g2: float) -> float:
+    """P[Z >= z] for a standardised symmetric statistic of excess kurtosis ``g2 <= 0``: the
+    one-term Edgeworth expansion ``Φ(-z) + g2/24·(z³ - 3z)·φ(z)`` (Kendall & Stuart,
+    *The Advanced Theory of Statistics* 1, 4th ed., 1977, §6.18), at least ``Φ(-z)/2``
+    (far out, where the expansion would go below that and then negative) and at most 1.
+
+    For the signed-rank statistic ``g2 = -2ΣR_i⁴/(ΣR_i²)²`` (each term ``±R_i/2`` has
+    fourth cumulant ``-R_i⁴/8``), about ``-1.2/n`` without ties. Against the exact law
+    without ties at 201-600 values the result is within 15 % of the exact p for p >= 1e-8,
+    where the plain normal p is up to 65 % above it; the floor takes over near p = 6e-8 at
+    201 values (3e-9 at 300, 4e-12 at 600), 14 % below the exact p there and above it
+    farther out (tests/stats/test_signedrank.py).
+    """
+    normal = float(ndtr(-z))
+    tail = normal + g2 / 24.0 * (z**3 - 3.0 * z) * math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+    return min(1.0, max(0.5 * normal, tail))
 
 
 def signed_rank_p(
@@ -160,18 +185,19 @@ def signed_rank_p(
     -------
     tuple of (float, bool)
         ``(p, exact)``: the p-value and whether it comes from the exact null distribution
-        (False: the normal approximation).
+        (False: the Edgeworth-corrected normal approximation).
 
     Notes
     -----
     Ranks of ``|d_i - shift|`` over all n values (midranks for ties; zeros ranked and then
     counted for neither sign, Pratt 1959). The null law is that of ``Σ R_i·B_i`` over the
     non-zero values with independent fair coins ``B_i`` (sign flips): computed exactly by
-    convolution when at most 50 values are non-zero, or as a binomial when their ``|d_i|``
+    convolution when at most 200 values are non-zero, or as a binomial when their ``|d_i|``
     are all equal; otherwise ``z = (W+ - ΣR_i/2)/sqrt(ΣR_i²/4)`` against the normal
-    distribution, without continuity correction. Two-sided: twice the smaller tail, at most 1.
-    Without ties or zeros this is ``scipy.stats.wilcoxon`` (method "exact" up to 50 values,
-    "asymptotic" above); with them, scipy's "exact" rounds the statistic and uses the untied
+    distribution with the Edgeworth term of the fourth cumulant (:func:`_edgeworth_sf`),
+    without continuity correction. Two-sided: twice the smaller tail, at most 1.
+    Without ties or zeros this is ``scipy.stats.wilcoxon`` (method "exact") up to 200
+    values, and within 15 % of it above (scipy's "asymptotic" is the plain normal p); with them, scipy's "exact" rounds the statistic and uses the untied
     law (not exact), so this conditional law is used instead (it equals scipy's
     permutation test, which scipy runs only up to 13 values).
 
@@ -192,7 +218,8 @@ def signed_rank_p(
     >>> signed_rank_p([0.01, 0.02, 0.015, 0.03, 0.011, 0.007, 0.02, 0.05, 0.012, 0.018])
     (0.001953125, True)
 
-    The same p as ``scipy.stats.wilcoxon`` without ties (exact and asymptotic):
+    The same p as ``scipy.stats.wilcoxon``'s exact law without ties, and close to it above
+    200 values:
 
     >>> from scipy import stats as sps
     >>> rng = np.random.default_rng(1)
@@ -200,9 +227,10 @@ def signed_rank_p(
     >>> p, exact = signed_rank_p(d, alternative="greater")
     >>> exact, bool(abs(p - sps.wilcoxon(d, alternative="greater").pvalue) < 1e-12)
     (True, True)
-    >>> d = rng.normal(0.01, 0.02, 200)
+    >>> d = rng.normal(0.003, 0.02, 400)
     >>> p, exact = signed_rank_p(d, shift=0.005)
-    >>> exact, bool(abs(p - sps.wilcoxon(d - 0.005).pvalue) < 1e-12)
+    >>> ref = sps.wilcoxon(d - 0.005, method="exact").pvalue
+    >>> exact, bool(abs(p / ref - 1) < 0.01)
     (False, True)
     """
     if alternative not in _ALTERNATIVES:
@@ -448,7 +476,8 @@ class SignedRankTest(HasPValue, AsDict):
             counted for neither sign).
         z: standardised W+ (tie- and zero-corrected), positive when d tends to be > 0.
         p_value: two-sided p of "d is symmetric about 0".
-        exact: p_value from the exact null distribution (else the normal approximation).
+        exact: p_value from the exact null distribution (else the Edgeworth-corrected
+            normal approximation).
         estimate: Hodges-Lehmann estimate, the pseudo-median of d (``exp`` of it is the
             median per-pass ratio b/a for symmetric d).
         ci_low, ci_high: distribution-free CI of the pseudo-median at ``confidence``
