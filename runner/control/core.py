@@ -390,8 +390,10 @@ class ControllerCore:
             return cached[1]
         if d.size < 2:
             return None
-        units, q, inflation = look_units(d, s.tau)
         p = self.params
+        units, q, inflation = look_units(
+            d, s.tau, shift=p.pair_lag1_shift, full_until=p.pair_lag1_full
+        )
         r = look_tests(units, q, p.paired_test, p.margin, p.confidence, inflation)  # type: ignore[arg-type]
         self.units[(a, b)] = (d.size, r)
         return r

@@ -56,6 +56,8 @@ FIRST_SHARE = 0.02
 LAG1_Z = 1.645
 #: standard errors added to the units' lag-1 estimate before it sets the inflation
 LAG1_SHIFT = 1.0
+#: passes up to which that allowance is whole; beyond, it shrinks as LAG1_FULL/n
+LAG1_FULL = math.inf
 #: a separation must also hold on means of two consecutive units (see look_tests)
 CONFIRM_2Q = False
 #: exponent of the horizon-free spending after the first look (docs/methods.md §10.1)
@@ -122,6 +124,7 @@ def look_units(
     tau_factor: float = 5.0,
     z: float = LAG1_Z,
     shift: float = LAG1_SHIFT,
+    full_until: float = LAG1_FULL,
 ) -> tuple[np.ndarray, int, float]:
     """The units a look tests and the variance inflation their tests allow for.
 
@@ -133,7 +136,9 @@ def look_units(
     units remain). The inflation is the AR(1) integrated autocorrelation time
     ``(1 + r)/(1 - r)`` of the units' own rank lag-1 ``r1u``, raised by ``shift`` standard
     errors, ``r = max(0, r1u + shift/√m)`` over m units: what is left of the correlation,
-    allowed for in the p-values and the CI. Below 16 passes nothing can be checked: the
+    allowed for in the p-values and the CI. Beyond ``full_until`` passes the allowance
+    shrinks as ``full_until/n`` (``shift·full_until/(n·√m)``): the lag-1 estimate is then
+    precise and the looks spend little α. Below 16 passes nothing can be checked: the
     passes, inflation 1. Returns (units, q, inflation); the last incomplete group is
     dropped.
     """
@@ -150,7 +155,8 @@ def look_units(
         units = d if q == 1 else d[: k * q].reshape(k, q).mean(axis=1)
         if q > 1:
             r1 = _rank_lag1(units)
-    r = min(0.9, max(0.0, r1 + shift / math.sqrt(units.size)))
+    allowance = shift / math.sqrt(units.size) * min(1.0, full_until / n)
+    r = min(0.9, max(0.0, r1 + allowance))
     return units, q, (1.0 + r) / (1.0 - r)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from benchrun.runner.config.schema import SETTINGS_KEYS, check_simple
 from benchrun.runner.config.settings import Settings
-from benchrun.runner.control.pairlooks import FIRST_SHARE, SPEND_RHO
+from benchrun.runner.control.pairlooks import FIRST_SHARE, LAG1_FULL, LAG1_SHIFT, SPEND_RHO
 from benchrun.runner.errors import UserError
 from benchrun.stats.autocorr import MIN_SUBSESSIONS
 from benchrun.stats.sequential import SPENDING_KINDS
@@ -42,7 +42,10 @@ class ControllerParams:
     runner/control/pairlooks.py) or "campaign" (at the campaign's looks, α split evenly,
     on the subsession summary: the rule before issue 28); ``pair_look_ratio`` the growth
     of a comparison's own looks; ``pair_first_share``, ``pair_spend_rho`` their α
-    spending (runner/control/pairlooks.py ``cumulative_spend``); ``extend_rounds``: a
+    spending (runner/control/pairlooks.py ``cumulative_spend``); ``pair_lag1_shift`` the
+    standard errors added to the lag-1 correlation of a comparison's units before it sets
+    the variance allowance of its tests (``look_units``), whole up to ``pair_lag1_full``
+    passes and shrinking beyond; ``extend_rounds``: a
     paired comparison estimated to decide within the time left of ``max_time`` keeps its
     workloads running past ``max_rounds`` (None: on when ``max_rounds`` is the default).
     """
@@ -68,6 +71,8 @@ class ControllerParams:
     extend_rounds: bool | None = _DEFAULTS.extend_rounds
     pair_first_share: float = FIRST_SHARE
     pair_spend_rho: float = SPEND_RHO
+    pair_lag1_shift: float = LAG1_SHIFT
+    pair_lag1_full: float = LAG1_FULL
 
     def __post_init__(self) -> None:
         """Refuse a bad value with one line naming the key: the settings' values checked
@@ -98,6 +103,10 @@ class ControllerParams:
             raise bad("pair_first_share", f"must be in (0, 1), got {self.pair_first_share}")
         if not self.pair_spend_rho > 0:
             raise bad("pair_spend_rho", f"must be > 0, got {self.pair_spend_rho}")
+        if not 0 <= self.pair_lag1_shift <= 5:
+            raise bad("pair_lag1_shift", f"must be in [0, 5], got {self.pair_lag1_shift}")
+        if not self.pair_lag1_full >= 16:
+            raise bad("pair_lag1_full", f"must be >= 16 passes, got {self.pair_lag1_full}")
         if not 0 < self.allocation_share <= 0.5:
             raise bad("allocation_share", f"must be in (0, 0.5], got {self.allocation_share}")
         if self.extend_rounds is None:  # as the loader resolves it: on at the default cap

@@ -66,6 +66,8 @@ def test_params_from_settings_and_validation() -> None:
         ControllerParams(alpha=0.7)
     with pytest.raises(UserError, match="max_rounds"):
         ControllerParams(min_rounds=10, max_rounds=5)
+    with pytest.raises(UserError, match=r"pair_lag1_shift: must be in \[0, 5\], got -1"):
+        ControllerParams(pair_lag1_shift=-1.0)
     with pytest.raises(ValueError, match="direction"):
         Controller(p, [("a", "faster")])
     with pytest.raises(ValueError, match="unknown workload"):

@@ -362,3 +362,25 @@ def test_reference_comparisons_keep_their_family_error_rate() -> None:
     print(f"{wrong} of 100 campaigns declared a workload equal to the reference different")
     assert wrong <= 4
     assert sps.binom.sf(4, 100, 0.01) < 0.004
+
+
+def test_the_lag1_allowance_setting_reaches_the_pair_looks() -> None:
+    """``pair_lag1_shift`` (standard errors added to the units' lag-1 before it sets the
+    variance allowance, runner/control/pairlooks.py ``look_units``) decides how soon an
+    iid pair 2 % apart is separated: with no allowance beyond the estimate sooner than with
+    three standard errors, the same data fed to both."""
+    rng = np.random.default_rng(5)
+    n = 1500
+    data = {
+        "a": 100 * np.exp(rng.normal(0, 0.05, n)),
+        "b": 102 * np.exp(rng.normal(0, 0.05, n)),
+    }
+    fed = {}
+    for shift in (0.0, 3.0):
+        params = ControllerParams(
+            max_time=None, max_rounds=n, ci_rel_width=None, pair_lag1_shift=shift
+        )
+        ctrl = Controller(params, [("a", "lower_is_better"), ("b", "lower_is_better")])
+        d, _, fed[shift] = _drive(ctrl, data)
+        assert (d.pairs[0].a, d.pairs[0].verdict) == ("a", "separated")
+    assert fed[0.0] < fed[3.0]
