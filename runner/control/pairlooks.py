@@ -57,7 +57,7 @@ LAG1_Z = 1.645
 #: standard errors added to the units' lag-1 estimate before it sets the inflation
 LAG1_SHIFT = 1.0
 #: passes up to which that allowance is whole; beyond, it shrinks as LAG1_FULL/n
-LAG1_FULL = math.inf
+LAG1_FULL = 100.0
 #: a separation must also hold on means of two consecutive units (see look_tests)
 CONFIRM_2Q = False
 #: exponent of the horizon-free spending after the first look (docs/methods.md §10.1)

@@ -67,7 +67,7 @@ class ControllerParams:
     comparison: str = _DEFAULTS.comparison
     paired_test: str = _DEFAULTS.paired_test
     pair_looks: str = "own"
-    pair_look_ratio: float = 1.1
+    pair_look_ratio: float = 1.05
     extend_rounds: bool | None = _DEFAULTS.extend_rounds
     pair_first_share: float = FIRST_SHARE
     pair_spend_rho: float = SPEND_RHO

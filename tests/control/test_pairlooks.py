@@ -11,6 +11,7 @@ from scipy import stats
 
 from benchrun.runner.control.pairlooks import (
     FIRST_SHARE,
+    LAG1_FULL,
     LAG1_SHIFT,
     SPEND_RHO,
     PairLookState,
@@ -60,8 +61,14 @@ def test_independent_passes_are_their_own_units_and_correlated_ones_are_batched(
     assert q == 1 and units is iid
     ranks = stats.rankdata(iid) - (iid.size + 1) / 2
     r1 = float(np.dot(ranks[:-1], ranks[1:]) / np.dot(ranks, ranks))
-    r = max(0.0, r1 + LAG1_SHIFT / math.sqrt(iid.size))  # raised by its standard error
+    # raised by its standard error, whole up to LAG1_FULL passes and shrinking beyond
+    allowance = LAG1_SHIFT / math.sqrt(iid.size) * min(1.0, LAG1_FULL / iid.size)
+    r = max(0.0, r1 + allowance)
     assert inflation == pytest.approx((1 + r) / (1 - r))  # AR(1)'s tau at that lag-1
+    for shift, full in ((1.0, math.inf), (0.5, 100.0), (2.0, 50.0)):
+        r = max(0.0, r1 + shift / math.sqrt(iid.size) * min(1.0, full / iid.size))
+        got = look_units(iid, tau=1.1, shift=shift, full_until=full)[2]
+        assert got == pytest.approx((1 + r) / (1 - r))
     # AR(1) with phi 0.7: tau = (1 + phi)/(1 - phi) = 5.7, q = 1 + ceil(5 (tau - 1))
     e = rng.normal(0.0, 0.08, 400)
     x = np.empty(400)
@@ -73,7 +80,8 @@ def test_independent_passes_are_their_own_units_and_correlated_ones_are_batched(
     assert q == 1 + math.ceil(5 * (tau - 1))
     ranks = stats.rankdata(units) - (units.size + 1) / 2
     r1 = float(np.dot(ranks[:-1], ranks[1:]) / np.dot(ranks, ranks))
-    r = min(0.9, max(0.0, r1 + LAG1_SHIFT / math.sqrt(units.size)))
+    allowance = LAG1_SHIFT / math.sqrt(units.size) * min(1.0, LAG1_FULL / x.size)
+    r = min(0.9, max(0.0, r1 + allowance))
     assert inflation == pytest.approx((1 + r) / (1 - r))
     k = 400 // q
     assert np.allclose(units, x[: k * q].reshape(k, q).mean(axis=1))
