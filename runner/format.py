@@ -7,7 +7,6 @@ import functools
 import math
 import re
 import unicodedata
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -205,18 +204,6 @@ def interval_line(e: IntervalFields, unit: str | DisplayUnit, nodes: str | None 
         n=e.n,
         nodes=nodes,
         level_shift=level_shift_words(e.level_shift_at, e.level_shift_change),
-    )
-
-
-def level_shift_text(collected: Mapping[str, object]) -> str | None:
-    """:func:`level_shift_words` of the collector's stored or exported dict
-    (:meth:`WorkloadStats.to_dict`: ``level_shift_at``, ``level_shift_change``); a value
-    that is not a number counts as absent."""
-    at = collected.get("level_shift_at")
-    change = collected.get("level_shift_change")
-    return level_shift_words(
-        int(at) if isinstance(at, int | float) else None,
-        float(change) if isinstance(change, int | float) else None,
     )
 
 

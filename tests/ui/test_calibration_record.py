@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchrun.runner.format import level_shift_text, level_shift_words
+from benchrun.runner.format import level_shift_words
 from benchrun.runner.store.records import EventRow, RoundRow, WorkloadRow
 from benchrun.runner.ui.tables import Calibration, workload_works
 
@@ -68,12 +68,4 @@ def test_level_shift_words() -> None:
     assert level_shift_words(None, 1.35) is None
     assert level_shift_words(17, 1.35) == "level shift at round 18 (+135 %)"
     assert level_shift_words(0, None) == "level shift at round 1"
-    # the collector's stored dict; a value that is not a number counts as absent
-    assert level_shift_text({"level_shift_at": 3, "level_shift_change": -0.2}) == (
-        "level shift at round 4 (-20 %)"
-    )
-    assert level_shift_text({"level_shift_at": None}) is None
-    assert level_shift_text({"level_shift_at": "3"}) is None
-    assert level_shift_text({"level_shift_at": 3, "level_shift_change": "big"}) == (
-        "level shift at round 4"
-    )
+    assert level_shift_words(3, -0.2) == "level shift at round 4 (-20 %)"
