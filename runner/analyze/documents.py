@@ -88,12 +88,18 @@ class BenchrunSummaryJson(SummaryJson, total=False):
     estimate: str
 
 
-class _GroupRequired(TypedDict):
+class GroupKey(TypedDict):
+    """A group's name, its key (system, benchmark, workload) and its number of readings:
+    the keys every :class:`GroupRow` starts with."""
+
     name: str
     system: str | None
     benchmark: str | None
     workload: str | None
     readings: int
+
+
+class _GroupRequired(GroupKey):
     summary: SummaryJson | None
     error: str | None
     display_unit: DisplayUnitJson

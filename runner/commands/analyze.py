@@ -42,6 +42,7 @@ from benchrun.runner.analyze.documents import (
     CompareDoc,
     DisplayUnitJson,
     ExcludedJson,
+    GroupKey,
     GroupRow,
     Header,
     HptDoc,
@@ -241,19 +242,21 @@ def _group(
     from benchrun.runner.importers.processes import as_summary, summarize_processes
 
     values = ds.groups[key]
-    name, readings = views_name(key), int(values.size)
     system, benchmark, workload = key
+    head: GroupKey = {
+        "name": views_name(key),
+        "system": system,
+        "benchmark": benchmark,
+        "workload": workload,
+        "readings": int(values.size),
+    }
     split = ds.process_values(key)
     by_round = ds.round_values(key)
     try:
         if by_round is not None:
             doc, means = _benchrun_summary(by_round, args.confidence)
             row: GroupRow = {
-                "name": name,
-                "system": system,
-                "benchmark": benchmark,
-                "workload": workload,
-                "readings": readings,
+                **head,
                 "summary": doc,
                 "error": None,
                 "rounds": len(by_round),
@@ -270,11 +273,7 @@ def _group(
             result = as_summary(ps)
             summary: SummaryJson = as_dict(result)
             row = {
-                "name": name,
-                "system": system,
-                "benchmark": benchmark,
-                "workload": workload,
-                "readings": readings,
+                **head,
                 "unit_of_observation": ds.process_word,
                 "processes": ps.n,
                 "summary": summary,
@@ -286,22 +285,14 @@ def _group(
         summary = as_dict(result)
     except ValueError as exc:
         row = {
-            "name": name,
-            "system": system,
-            "benchmark": benchmark,
-            "workload": workload,
-            "readings": readings,
+            **head,
             "summary": None,
             "error": str(exc),
             "display_unit": _display_json(ds.unit, None),
         }
         return Group(row)
     row = {
-        "name": name,
-        "system": system,
-        "benchmark": benchmark,
-        "workload": workload,
-        "readings": readings,
+        **head,
         "summary": summary,
         "error": None,
         "display_unit": _display_json(ds.unit, summary),
