@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, TypeVar
 
+from benchrun.runner.jsonread import JsonFields
+
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
@@ -27,39 +29,19 @@ __all__ = ["LiveStatus", "LiveWorkload", "STATUS_VERSION"]
 STATUS_VERSION = 1
 
 
-def _number(value: object) -> float | None:
-    """``value`` as a float when it is a JSON number (not a bool), else None."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
-def _count(value: object) -> int | None:
-    """``value`` when it is a JSON integer (not a bool), else None."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _flag(value: object) -> bool | None:
-    """``value`` when it is a JSON boolean, else None."""
-    return value if isinstance(value, bool) else None
-
-
-def _text(value: object) -> str | None:
-    """``value`` when it is a JSON string, else None."""
-    return value if isinstance(value, str) else None
-
-
-def _texts(value: object) -> tuple[str, ...]:
-    """A JSON list as strings (anything else: empty)."""
+def _texts(fields: JsonFields, key: str) -> tuple[str, ...]:
+    """The field ``key``, a JSON list, as strings (anything else: empty)."""
+    value = fields.value(key)
     return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
 
-#: how a JSON value becomes a field's, by the field's declared type
-_READERS: dict[str, Callable[[object], object]] = {
-    "int | None": _count,
-    "float | None": _number,
-    "bool | None": _flag,
-    "str | None": _text,
+#: how a field is read, by its declared type: a value of another type is None
+#: (:meth:`JsonFields.loose`)
+_READERS: dict[str, Callable[[JsonFields, str], object]] = {
+    "int | None": lambda j, key: j.loose(key, int),
+    "float | None": lambda j, key: j.loose(key, float),
+    "bool | None": lambda j, key: j.loose(key, bool),
+    "str | None": lambda j, key: j.loose(key, str),
     "tuple[str, ...]": _texts,
 }
 
@@ -71,12 +53,9 @@ def _lenient(cls: type[_R], data: Mapping[str, object], *, nested: tuple[str, ..
     (:data:`_READERS`), a value of another type or a missing one giving None (or empty).
     The fields named in ``nested`` keep their defaults (the caller reads them); any other
     field whose type has no reader is a ``KeyError`` (a new field needs its reader)."""
+    read = JsonFields(data, "status.json")
     return cls(
-        **{
-            f.name: _READERS[str(f.type)](data.get(f.name))
-            for f in fields(cls)
-            if f.name not in nested
-        }
+        **{f.name: _READERS[str(f.type)](read, f.name) for f in fields(cls) if f.name not in nested}
     )
 
 
